@@ -1,0 +1,1 @@
+//! Budgeted cursor reads (not written yet).

@@ -1,0 +1,1 @@
+//! The read model (not written yet).

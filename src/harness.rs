@@ -1,0 +1,1 @@
+//! The conformance harness: one `Op` vocabulary and one `check(ops)` (not written yet).

@@ -1,0 +1,1 @@
+//! A simulated disk with live and durable images behind `parkline::Storage` (not written yet).

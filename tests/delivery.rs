@@ -1,0 +1,1 @@
+//! Delivery-side conformance tests (differential, exhaustive, crash, kill -9, corpus).

@@ -1,0 +1,4 @@
+//! parkline's integration tests, one binary with a module per concern.
+
+mod delivery;
+mod read;
