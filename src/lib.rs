@@ -5,5 +5,6 @@ pub mod check;
 pub mod drive;
 pub mod harness;
 pub mod inspect;
+pub mod read_harness;
 pub mod replay;
 pub mod simdisk;
