@@ -1,9 +1,337 @@
-//! `parkline drive` (not written yet).
+//! `parkline drive <mirror>`: apply ops read as JSON lines on stdin to a real `parkline::Queue`
+//! on `<mirror>`, and print one JSON line of effect per op on stdout, flushed at once.
+//!
+//! The protocol is `spec/drive.md`. A reply is printed only after the op returned, so a reply the
+//! parent has read is an acknowledgement: the kill -9 test reads replies, kills the process at a
+//! random moment, reopens the mirror and checks that everything acknowledged survived.
 
+use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
+use parkline::{Budget, Config, Outcome, Queue, RequestId};
+use serde::{Deserialize, Serialize};
+
+const USAGE: &str = "\
+usage: parkline drive <mirror> [--failures-max N] [--line-bytes-max N]
+
+Opens (creating or recovering) the mirror, then reads one JSON op per line on stdin:
+  {\"op\":\"park\",\"request\":7,\"line\":\"...\"}
+  {\"op\":\"boundary\",\"budget\":4000}
+  {\"op\":\"settle\",\"batch\":3,\"outcomes\":[\"delivered\",\"failed\"]}
+  {\"op\":\"state\"}
+and prints one JSON effect per line on stdout, flushed after each op. See spec/drive.md.";
+
+/// One op of the drive protocol (one JSON line on stdin).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Command {
+    /// `Queue::park(request, line)`.
+    Park {
+        /// The request id.
+        request: u64,
+        /// The line, verbatim.
+        line: String,
+    },
+    /// `Queue::boundary(budget)`.
+    Boundary {
+        /// The budget in characters.
+        budget: usize,
+    },
+    /// `Queue::settle(batch, outcomes)`.
+    Settle {
+        /// The batch id.
+        batch: u64,
+        /// One outcome per item, in item order.
+        outcomes: Vec<OutcomeWord>,
+    },
+    /// Print the queue's state (changes nothing).
+    State,
+}
+
+/// An item's outcome in the protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeWord {
+    /// Handed over and notified.
+    Delivered,
+    /// Hand-over or notified event failed.
+    Failed,
+}
+
+/// An item as the protocol shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemJson {
+    /// Arrival order number.
+    pub seq: u64,
+    /// The request id.
+    pub request: u64,
+    /// The line, verbatim.
+    pub line: String,
+    /// Failed hand-overs so far.
+    pub failures: u32,
+}
+
+/// A notified event as the protocol shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotifiedJson {
+    /// The request id.
+    pub request: u64,
+    /// The item's seq.
+    pub seq: u64,
+    /// The batch id.
+    pub batch: u64,
+    /// The hand-over's attempt.
+    pub attempt: u32,
+    /// `attempt > 1`.
+    pub repeat: bool,
+}
+
+/// A batch as the protocol shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchJson {
+    /// The batch id.
+    pub id: u64,
+    /// The attempt (as stored, for an in-flight batch shown by `state`).
+    pub attempt: u32,
+    /// `attempt > 1`.
+    pub repeat: bool,
+    /// The items, in order.
+    pub items: Vec<ItemJson>,
+    /// Lines parked at the boundary not in this batch.
+    pub remaining: usize,
+    /// The exact turn text.
+    pub text: String,
+    /// One notified event per item.
+    pub notified: Vec<NotifiedJson>,
+}
+
+/// The queue's state as the protocol shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateJson {
+    /// Parked items in seq order (excluding the batch in flight).
+    pub parked: Vec<ItemJson>,
+    /// The persisted, unsettled batch.
+    pub in_flight: Option<BatchJson>,
+    /// Dead letters.
+    pub dead_letters: Vec<ItemJson>,
+}
+
+/// One effect line on stdout.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum Reply {
+    /// First line: the mirror was opened (created or recovered) and holds this state.
+    Opened {
+        /// The recovered state.
+        state: StateJson,
+    },
+    /// `park` returned `Ok`: the line is durable.
+    Parked {
+        /// Its seq.
+        seq: u64,
+    },
+    /// `boundary` returned: the batch (durable), or none.
+    Batch {
+        /// The batch to hand over, if any.
+        batch: Option<BatchJson>,
+    },
+    /// `settle` returned: durable.
+    Settled {
+        /// Seqs delivered.
+        delivered: Vec<u64>,
+        /// Seqs failed and still parked.
+        failed: Vec<u64>,
+        /// Seqs moved to the dead letters.
+        dead: Vec<u64>,
+    },
+    /// The state, for `{"op":"state"}`.
+    State {
+        /// The state.
+        state: StateJson,
+    },
+    /// The op failed; nothing it did is acknowledged.
+    Error {
+        /// The error kind, as `parkline::ErrorKind`'s `Debug` (`"Poisoned"`, `"BatchInFlight"`,
+        /// ...), or `"BadInput"` for a line that is not a valid op.
+        kind: String,
+        /// The error's message.
+        message: String,
+    },
+}
+
+fn item_json(item: &parkline::Item) -> ItemJson {
+    ItemJson {
+        seq: item.seq.0,
+        request: item.request.0,
+        line: item.line.clone(),
+        failures: item.failures,
+    }
+}
+
+fn batch_json(batch: &parkline::Batch) -> BatchJson {
+    BatchJson {
+        id: batch.id.0,
+        attempt: batch.attempt.0,
+        repeat: batch.is_repeat(),
+        items: batch.items.iter().map(item_json).collect(),
+        remaining: batch.remaining,
+        text: batch.text(),
+        notified: batch
+            .notified()
+            .iter()
+            .map(|n| NotifiedJson {
+                request: n.request.0,
+                seq: n.seq.0,
+                batch: n.batch.0,
+                attempt: n.attempt.0,
+                repeat: n.repeat,
+            })
+            .collect(),
+    }
+}
+
+/// The state of `queue` in the protocol's terms.
+pub fn state_json<S: parkline::Storage>(queue: &Queue<S>) -> StateJson {
+    StateJson {
+        parked: queue.parked().iter().map(item_json).collect(),
+        in_flight: queue.in_flight().map(batch_json),
+        dead_letters: queue.dead_letters().iter().map(item_json).collect(),
+    }
+}
+
+fn error_reply(e: &parkline::Error) -> Reply {
+    Reply::Error {
+        kind: format!("{:?}", e.kind()),
+        message: e.to_string(),
+    }
+}
+
+/// Apply one command to `queue`.
+pub fn apply<S: parkline::Storage>(queue: &mut Queue<S>, command: &Command) -> Reply {
+    match command {
+        Command::Park { request, line } => match queue.park(RequestId(*request), line) {
+            Ok(seq) => Reply::Parked { seq: seq.0 },
+            Err(e) => error_reply(&e),
+        },
+        Command::Boundary { budget } => match queue.boundary(Budget(*budget)) {
+            Ok(batch) => Reply::Batch {
+                batch: batch.as_ref().map(batch_json),
+            },
+            Err(e) => error_reply(&e),
+        },
+        Command::Settle { batch, outcomes } => {
+            let outcomes: Vec<Outcome> = outcomes
+                .iter()
+                .map(|o| match o {
+                    OutcomeWord::Delivered => Outcome::Delivered,
+                    OutcomeWord::Failed => Outcome::Failed,
+                })
+                .collect();
+            match queue.settle(parkline::BatchId(*batch), &outcomes) {
+                Ok(s) => Reply::Settled {
+                    delivered: s.delivered.iter().map(|s| s.0).collect(),
+                    failed: s.failed.iter().map(|s| s.0).collect(),
+                    dead: s.dead.iter().map(|s| s.0).collect(),
+                },
+                Err(e) => error_reply(&e),
+            }
+        }
+        Command::State => Reply::State {
+            state: state_json(queue),
+        },
+    }
+}
+
+fn print(out: &mut impl Write, reply: &Reply) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, reply)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+fn parse_args(args: &[String]) -> Result<(String, Config), String> {
+    let mut mirror = None;
+    let mut config = Config::default();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--failures-max" | "--line-bytes-max" => {
+                let value = rest.next().ok_or_else(|| format!("{arg} needs a value"))?;
+                let parsed: usize = value
+                    .parse()
+                    .map_err(|_| format!("{arg}: not a number: {value}"))?;
+                if arg == "--failures-max" {
+                    config.failures_max =
+                        u32::try_from(parsed).map_err(|_| format!("{arg}: too large: {value}"))?;
+                } else {
+                    config.line_bytes_max = parsed;
+                }
+            }
+            flag if flag.starts_with('-') => return Err(format!("unknown flag {flag}")),
+            path if mirror.is_none() => mirror = Some(path.to_owned()),
+            extra => return Err(format!("unexpected argument {extra}")),
+        }
+    }
+    let mirror = mirror.ok_or_else(|| "missing <mirror>".to_owned())?;
+    Ok((mirror, config))
+}
+
 /// Entry point of `parkline drive`.
-pub fn main(_args: &[String]) -> ExitCode {
-    eprintln!("parkline drive: not implemented yet");
-    ExitCode::from(2)
+pub fn main(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let (mirror, config) = match parse_args(args) {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            eprintln!("parkline drive: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&mirror, config) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("parkline drive: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(mirror: &str, config: Config) -> io::Result<ExitCode> {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut queue = match Queue::open_with(mirror, config) {
+        Ok(queue) => queue,
+        Err(e) => {
+            print(&mut out, &error_reply(&e))?;
+            return Ok(ExitCode::from(1));
+        }
+    };
+    print(
+        &mut out,
+        &Reply::Opened {
+            state: state_json(&queue),
+        },
+    )?;
+    for line in io::stdin().lock().lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let reply = match serde_json::from_str::<Command>(&line) {
+            Ok(command) => apply(&mut queue, &command),
+            Err(e) => {
+                print(
+                    &mut out,
+                    &Reply::Error {
+                        kind: "BadInput".to_owned(),
+                        message: e.to_string(),
+                    },
+                )?;
+                return Ok(ExitCode::from(2));
+            }
+        };
+        print(&mut out, &reply)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,9 +1,366 @@
-//! `parkline inspect` (not written yet).
+//! `parkline inspect <mirror> [--json]`: what a mirror holds, for an operator or a script.
+//!
+//! Prints the parked lines, the batch in flight (with its attempt) and the dead letters as tables,
+//! or as one JSON object with `--json`. It never modifies the file: it reads the bytes once with
+//! `std::fs::read` and decodes them with `parkline::mirror::decode_log`, the decoder `open` uses.
+//!
+//! It takes no lock, on purpose. The exclusive lock (spec/mirror.md M8) protects writers from each
+//! other; a reader needs no protection from the writer, because the writer only appends whole
+//! records and replaces the file by an atomic rename (M5), so one `read` sees a consistent prefix:
+//! every complete record it sees is valid, and an append in progress shows as a torn final record
+//! that is reported, not treated as damage. Taking the exclusive lock would make inspect fail
+//! (`Locked`) on every live session, exactly when an operator needs it; a shared lock would need
+//! the lock file to exist or be created (a write) and `flock` would still refuse it while the
+//! daemon holds the exclusive one. What inspect prints is the mirror as of the moment it read it.
+//!
+//! Exit status: 0 success, 1 the file cannot be read, 2 usage, 3 the mirror is damaged.
 
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
+use parkline::mirror::{self, Decoded};
+use parkline::{Error, ErrorKind, Item};
+
+const USAGE: &str = "\
+usage: parkline inspect <mirror> [--json]
+
+Prints what the mirror file holds: parked lines, the batch in flight (with its attempt), dead
+letters. Never modifies the file and takes no lock, so it works on a live session.
+
+  --json   one JSON object on stdout instead of tables
+
+exit status: 0 ok, 1 cannot read the file, 2 usage, 3 damaged mirror";
+
+/// The longest line shown in a table cell, in characters; `--json` shows lines whole.
+const CELL_CHARS_MAX: usize = 72;
+
 /// Entry point of `parkline inspect`.
-pub fn main(_args: &[String]) -> ExitCode {
-    eprintln!("parkline inspect: not implemented yet");
-    ExitCode::from(2)
+pub fn main(args: &[String]) -> ExitCode {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    ExitCode::from(run(args, &mut stdout.lock(), &mut stderr.lock()))
+}
+
+/// Runs `parkline inspect` with `args`, writing to `out` and `err`; returns the exit status.
+pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let mut json = false;
+    let mut path = None;
+    for arg in args {
+        match arg.as_str() {
+            "--json" => json = true,
+            "-h" | "--help" => {
+                let _ = writeln!(out, "{USAGE}");
+                return 0;
+            }
+            flag if flag.starts_with('-') => {
+                let _ = writeln!(err, "parkline inspect: unknown flag {flag:?}\n\n{USAGE}");
+                return 2;
+            }
+            other if path.is_none() => path = Some(other.to_owned()),
+            other => {
+                let _ = writeln!(
+                    err,
+                    "parkline inspect: unexpected argument {other:?}\n\n{USAGE}"
+                );
+                return 2;
+            }
+        }
+    }
+    let Some(path) = path else {
+        let _ = writeln!(err, "{USAGE}");
+        return 2;
+    };
+    let path = Path::new(&path);
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            let _ = writeln!(err, "parkline inspect: cannot read {}: {e}", path.display());
+            return 1;
+        }
+    };
+    match mirror::decode_log(&bytes) {
+        Ok(decoded) => {
+            let written = if json {
+                writeln!(out, "{}", json_report(path, bytes.len(), &decoded))
+            } else {
+                write!(out, "{}", table_report(path, bytes.len(), &decoded))
+            };
+            if written.is_err() {
+                return 1;
+            }
+            0
+        }
+        Err(e) => {
+            // decode_log sees bytes, not a file: name the file the way `open` does.
+            let e = e.with_path(path);
+            if json {
+                let _ = writeln!(out, "{}", json_error(&e));
+            }
+            let _ = writeln!(err, "parkline inspect: {e}");
+            let _ = writeln!(err, "{}", advice(&e));
+            3
+        }
+    }
+}
+
+/// What an operator can do about a damaged mirror (spec/mirror.md section 6).
+fn advice(e: &Error) -> String {
+    let offset = e.offset().unwrap_or(0);
+    let record = e.record().unwrap_or(0);
+    if e.kind() != ErrorKind::Corrupt {
+        return "the file was not changed".to_owned();
+    }
+    let intact = if record <= 1 {
+        "- the header itself is damaged, so no record is usable as it stands; if this is not a parkline\n\
+         \x20 mirror (for instance the daemon's old deferred-input.json), point the daemon elsewhere;".to_owned()
+    } else {
+        format!(
+            "- records 1..{before} (bytes 0..{offset}) are intact; if record {record} is the last one and you accept\n\
+             \x20 losing it, `truncate -s {offset} <mirror>` and reopen;",
+            before = record - 1,
+        )
+    };
+    format!(
+        "the file was not changed, and the queue will not open it (spec/mirror.md M11). What you can do:\n\
+         - keep a copy of the file first;\n\
+         {intact}\n\
+         - otherwise move the file aside (the daemon then starts a new mirror) and recover the lines of the\n\
+         \x20 intact records by hand: `head -c {offset} <mirror> > intact && parkline inspect intact`"
+    )
+}
+
+fn json_error(e: &Error) -> serde_json::Value {
+    serde_json::json!({
+        "error": {
+            "kind": format!("{:?}", e.kind()),
+            "path": e.path().map(|p| p.display().to_string()),
+            "record": e.record(),
+            "offset": e.offset(),
+            "reason": e.context(),
+            "message": e.to_string(),
+        }
+    })
+}
+
+fn json_report(path: &Path, bytes: usize, decoded: &Decoded) -> serde_json::Value {
+    let state = &decoded.state;
+    serde_json::json!({
+        "path": path.display().to_string(),
+        "version": mirror::VERSION,
+        "bytes": bytes,
+        "records": decoded.records,
+        "torn_bytes": decoded.torn_len,
+        "next_seq": state.next_seq,
+        "next_batch": state.next_batch,
+        "parked": state.parked,
+        "in_flight": state.in_flight.as_ref().map(|batch| serde_json::json!({
+            "id": batch.id,
+            "attempt": batch.attempt,
+            "next_attempt": batch.attempt.0.saturating_add(1),
+            "remaining": batch.remaining,
+            "items": batch.items,
+        })),
+        "dead_letters": state.dead_letters,
+    })
+}
+
+fn table_report(path: &Path, bytes: usize, decoded: &Decoded) -> String {
+    let state = &decoded.state;
+    let mut text = format!(
+        "mirror {}: format version {}, {} records, {bytes} bytes; next seq {}, next batch {}\n",
+        path.display(),
+        mirror::VERSION,
+        decoded.records,
+        state.next_seq,
+        state.next_batch,
+    );
+    if decoded.torn_len > 0 {
+        text.push_str(&format!(
+            "note: the last {} bytes are a record without its newline: an append in progress, or one a crash\n\
+             interrupted (never acknowledged); opening the queue cuts it (spec/mirror.md M7)\n",
+            decoded.torn_len
+        ));
+    }
+    text.push_str(&format!("\nparked: {}\n", state.parked.len()));
+    text.push_str(&items_table(&state.parked));
+    match &state.in_flight {
+        None => text.push_str("\nin flight: none\n"),
+        Some(batch) => {
+            text.push_str(&format!(
+                "\nin flight: batch {} attempt {}, {} items, {} parked behind it at its boundary\n\
+                 (persisted, not settled: the next boundary hands it over again as attempt {}, a repeat)\n",
+                batch.id,
+                batch.attempt,
+                batch.items.len(),
+                batch.remaining,
+                batch.attempt.0.saturating_add(1),
+            ));
+            text.push_str(&items_table(&batch.items));
+        }
+    }
+    text.push_str(&format!("\ndead letters: {}\n", state.dead_letters.len()));
+    text.push_str(&items_table(&state.dead_letters));
+    text
+}
+
+fn items_table(items: &[Item]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut rows = vec![[
+        "seq".to_owned(),
+        "request".to_owned(),
+        "failures".to_owned(),
+        "chars".to_owned(),
+        "line".to_owned(),
+    ]];
+    for item in items {
+        rows.push([
+            item.seq.to_string(),
+            item.request.to_string(),
+            item.failures.to_string(),
+            item.line.chars().count().to_string(),
+            cell(&item.line),
+        ]);
+    }
+    let widths: Vec<usize> = (0..4)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut text = String::new();
+    for row in &rows {
+        text.push_str("  ");
+        for (c, width) in widths.iter().enumerate() {
+            text.push_str(&format!("{:>width$}  ", row[c]));
+        }
+        text.push_str(&row[4]);
+        text.push('\n');
+    }
+    text
+}
+
+/// A line for a terminal: control characters escaped (a line is data, not terminal commands),
+/// cut to `CELL_CHARS_MAX` characters with an ellipsis.
+fn cell(line: &str) -> String {
+    let mut shown = String::new();
+    for (n, c) in line.chars().enumerate() {
+        if n == CELL_CHARS_MAX {
+            shown.push('\u{2026}');
+            break;
+        }
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parkline::{Budget, Outcome, Queue, RequestId};
+
+    fn run_on(args: &[&str]) -> (u8, String, String) {
+        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let status = run(&args, &mut out, &mut err);
+        (
+            status,
+            String::from_utf8_lossy(&out).into_owned(),
+            String::from_utf8_lossy(&err).into_owned(),
+        )
+    }
+
+    /// A mirror with one parked line, a batch in flight and a dead letter; returns its path.
+    fn sample(dir: &Path) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+        let path = dir.join("s1.mirror");
+        let mut config = parkline::Config::default();
+        config.failures_max = 1;
+        let mut queue = Queue::open_with(&path, config)?;
+        queue.park(RequestId(7), "doomed")?;
+        let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+        queue.settle(batch.id, &[Outcome::Failed])?;
+        queue.park(RequestId(8), "in flight\x1b[31m")?;
+        queue.park(RequestId(9), "parked behind")?;
+        queue.boundary(Budget(5))?;
+        queue.park(RequestId(10), "late")?;
+        Ok(path)
+    }
+
+    /// M11, M8: inspect works while the queue holds the lock, prints the three sections, and
+    /// leaves the file unchanged.
+    #[test]
+    fn inspect_prints_tables_without_modifying_or_locking() -> Result<(), Box<dyn std::error::Error>>
+    {
+        let dir = tempfile::tempdir()?;
+        let path = sample(dir.path())?;
+        let _live = Queue::open(&path)?; // a live daemon holds the lock
+        let before = std::fs::read(&path)?;
+        let (status, out, err) = run_on(&[path.to_str().ok_or("utf-8")?]);
+        assert_eq!(status, 0, "{err}");
+        assert!(out.contains("parked: 2\n"), "{out}");
+        assert!(
+            out.contains("in flight: batch 2 attempt 1, 1 items, 1 parked behind it"),
+            "{out}"
+        );
+        assert!(out.contains("dead letters: 1\n"), "{out}");
+        assert!(out.contains("doomed") && out.contains("late"), "{out}");
+        assert!(
+            out.contains("in flight\\u{1b}[31m"),
+            "control characters escaped: {out}"
+        );
+        assert_eq!(std::fs::read(&path)?, before);
+        Ok(())
+    }
+
+    /// `--json` carries the whole state for machines.
+    #[test]
+    fn inspect_json_has_the_state() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = sample(dir.path())?;
+        let (status, out, _) = run_on(&[path.to_str().ok_or("utf-8")?, "--json"]);
+        assert_eq!(status, 0);
+        let value: serde_json::Value = serde_json::from_str(&out)?;
+        assert_eq!(value["in_flight"]["attempt"], 1);
+        assert_eq!(value["in_flight"]["next_attempt"], 2);
+        assert_eq!(value["in_flight"]["items"][0]["line"], "in flight\x1b[31m");
+        assert_eq!(value["parked"].as_array().map(Vec::len), Some(2));
+        assert_eq!(value["dead_letters"][0]["failures"], 1);
+        assert_eq!(value["next_seq"], 5);
+        Ok(())
+    }
+
+    /// M11: a damaged mirror exits 3 with the typed error and advice; the file is unchanged.
+    #[test]
+    fn inspect_reports_a_damaged_mirror() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = sample(dir.path())?;
+        let mut bytes = std::fs::read(&path)?;
+        let at = bytes
+            .windows(6)
+            .position(|w| w == b"doomed")
+            .ok_or("present")?;
+        bytes[at] = b'D';
+        std::fs::write(&path, &bytes)?;
+        let (status, out, err) = run_on(&[path.to_str().ok_or("utf-8")?, "--json"]);
+        assert_eq!(status, 3);
+        assert!(err.contains("corrupt mirror"), "{err}");
+        assert!(err.contains("checksum mismatch"), "{err}");
+        assert!(err.contains("truncate -s"), "{err}");
+        let value: serde_json::Value = serde_json::from_str(&out)?;
+        assert_eq!(value["error"]["kind"], "Corrupt");
+        assert_eq!(value["error"]["record"], 3);
+        assert_eq!(std::fs::read(&path)?, bytes);
+        Ok(())
+    }
+
+    /// Usage errors and a missing file.
+    #[test]
+    fn inspect_usage_and_missing_file() {
+        assert_eq!(run_on(&[]).0, 2);
+        assert_eq!(run_on(&["--bogus"]).0, 2);
+        assert_eq!(run_on(&["/nonexistent/parkline/x.mirror"]).0, 1);
+    }
 }

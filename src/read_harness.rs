@@ -1,1 +1,627 @@
-//! Read-side conformance: the crate's read windows checked against the read model (not written yet).
+//! Read-side conformance: one [`ReadOp`] vocabulary and one [`check`] that drives the production
+//! crate's `parkline::read::Transcript` and the reference (`parkline_model::read`) side by side,
+//! and compares every read's answer.
+//!
+//! The same `check` is called by the differential proptest (`tests/read.rs`), the fuzz target
+//! and the known-bad tests, so a finding of any of them replays through all of them.
+//!
+//! What is compared at every read: the whole result. For an answer: the exact response text
+//! (R14), the turns returned whole, the excerpt, the omitted turns (count, first, last), the
+//! in-flight part, the request counts, the next cursor (as text) and the characters used. For an
+//! error: its kind, and for a budget error the budget that would do.
+//!
+//! Besides the comparison, the read requirements are asserted directly on the crate's answers,
+//! so a mistake shared by the crate and the reference is still caught: R1 (the text is at most
+//! `max_chars`), and along the chain of cursors the caller follows, R5 (every turn up to the
+//! cursor was given, whole or as an excerpt naming its rest), R6 (no turn given twice) and R8
+//! (a read with unread turns moves the cursor).
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use arbitrary::Arbitrary;
+use parkline::RequestId;
+use parkline::read::{
+    ChildId, Cursor, InFlight, ReadError, ReadErrorKind, ReadKnownBad, ReadRequest, RequestHistory,
+    Selector, Transcript, TurnId, TurnSeq, Window,
+};
+use parkline_model::read::{
+    RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector, RefTranscript,
+    RefTurn, RefWindow, cursor_text, read,
+};
+use proptest::prelude::*;
+
+/// The child every scenario reads.
+pub const CHILD: &str = "s980-1";
+
+/// Another child, whose cursors the reads of [`CHILD`] must refuse.
+pub const OTHER_CHILD: &str = "s978-5";
+
+/// The characters the in-flight part grows with: multi-byte ones (budgets count characters, not
+/// bytes), a newline, and the brackets of the framing.
+pub const ALPHABET: [char; 8] = ['a', 'b', 'é', '😀', '\n', ' ', '[', ']'];
+
+/// Characters one [`ReadOp::Grow`] adds at most.
+pub const GROW_CHARS_MAX: usize = 60;
+
+/// The largest `max_chars` the ops use. Small enough that turns are excerpted and omitted often.
+pub const BUDGET_MAX: usize = 520;
+
+/// One step of a read scenario, in the words of `spec/read.md`. Small integers pick among the
+/// things that exist; each is reduced modulo what is there, so every op sequence is valid.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Arbitrary)]
+pub enum ReadOp {
+    /// The child works: its in-flight part grows by `len % (GROW_CHARS_MAX + 1)` characters of
+    /// [`ALPHABET`] starting at `letter`.
+    Grow {
+        /// How many characters.
+        len: u8,
+        /// Which character first.
+        letter: u8,
+    },
+    /// The in-flight part (empty if none) completes as a turn; its seq is the latest plus
+    /// `1 + gap % 3` (seqs need not be consecutive).
+    Complete {
+        /// Seq gap.
+        gap: u8,
+    },
+    /// The child opens a request with a record of `len % 40` characters.
+    OpenRequest {
+        /// Record length.
+        len: u8,
+    },
+    /// The open request picked by `pick` terminates.
+    TerminateRequest {
+        /// Which open request.
+        pick: u8,
+    },
+    /// The caller follows its cursor: `since:<cursor>`, and keeps the next cursor.
+    ReadSince {
+        /// `max_chars` = `budget % (BUDGET_MAX + 1)`.
+        budget: u16,
+        /// Request history: 0 open, 1 all, 2 none.
+        history: u8,
+    },
+    /// A `since` read with a cursor handed out earlier (stale), picked by `pick`.
+    ReadStale {
+        /// Which earlier cursor.
+        pick: u8,
+        /// Budget, as for `ReadSince`.
+        budget: u16,
+    },
+    /// `n:<k>` with `k = n % 4`.
+    ReadLatest {
+        /// How many.
+        n: u8,
+        /// Budget, as for `ReadSince`.
+        budget: u16,
+        /// Request history, as for `ReadSince`.
+        history: u8,
+    },
+    /// `turn:<id>` of the turn picked by `pick` (or an unknown id when there is none), from
+    /// offset `offset % (chars + 2)` (one past the end is out of range).
+    ReadTurn {
+        /// Which turn.
+        pick: u8,
+        /// Offset.
+        offset: u16,
+        /// Budget, as for `ReadSince`.
+        budget: u16,
+    },
+    /// A `since` read with the followed cursor's text changed at one character.
+    ReadDamaged {
+        /// Which character.
+        position: u8,
+        /// Its replacement, from `0-9a-f.v`.
+        replacement: u8,
+    },
+    /// A `since` read with a cursor of [`OTHER_CHILD`].
+    ReadForeign {
+        /// The foreign cursor's seq.
+        seq: u8,
+    },
+    /// A `since` read with a cursor of this child ahead of its latest turn.
+    ReadAhead {
+        /// How far ahead (at least 1).
+        by: u8,
+    },
+}
+
+fn budget(value: u16) -> usize {
+    usize::from(value) % (BUDGET_MAX + 1)
+}
+
+fn history(value: u8) -> (RequestHistory, RefHistory) {
+    match value % 3 {
+        0 => (RequestHistory::Open, RefHistory::Open),
+        1 => (RequestHistory::All, RefHistory::All),
+        _ => (RequestHistory::None, RefHistory::None),
+    }
+}
+
+/// A proptest strategy for one [`ReadOp`], weighted towards the child working and the caller
+/// following its cursor.
+pub fn read_op_strategy() -> impl Strategy<Value = ReadOp> {
+    let budget = any::<u16>();
+    prop_oneof![
+        4 => (any::<u8>(), any::<u8>()).prop_map(|(len, letter)| ReadOp::Grow { len, letter }),
+        3 => any::<u8>().prop_map(|gap| ReadOp::Complete { gap }),
+        1 => any::<u8>().prop_map(|len| ReadOp::OpenRequest { len }),
+        1 => any::<u8>().prop_map(|pick| ReadOp::TerminateRequest { pick }),
+        5 => (budget, any::<u8>()).prop_map(|(budget, history)| ReadOp::ReadSince { budget, history }),
+        1 => (any::<u8>(), budget).prop_map(|(pick, budget)| ReadOp::ReadStale { pick, budget }),
+        2 => (any::<u8>(), budget, any::<u8>())
+            .prop_map(|(n, budget, history)| ReadOp::ReadLatest { n, budget, history }),
+        2 => (any::<u8>(), any::<u16>(), budget)
+            .prop_map(|(pick, offset, budget)| ReadOp::ReadTurn { pick, offset, budget }),
+        1 => (any::<u8>(), any::<u8>())
+            .prop_map(|(position, replacement)| ReadOp::ReadDamaged { position, replacement }),
+        1 => any::<u8>().prop_map(|seq| ReadOp::ReadForeign { seq }),
+        1 => any::<u8>().prop_map(|by| ReadOp::ReadAhead { by }),
+    ]
+}
+
+/// A proptest strategy for a scenario of up to `len_max` ops.
+pub fn read_ops_strategy(len_max: usize) -> impl Strategy<Value = Vec<ReadOp>> {
+    proptest::collection::vec(read_op_strategy(), 0..=len_max)
+}
+
+/// What a passing check saw, so tests can assert the interesting cases were reached.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadReport {
+    /// Ops applied.
+    pub steps: usize,
+    /// Reads answered (both sides agreed on an answer).
+    pub windows: usize,
+    /// Reads refused (both sides agreed on the error).
+    pub errors: usize,
+    /// Answers holding an excerpt.
+    pub excerpts: usize,
+    /// Answers with omitted turns.
+    pub omissions: usize,
+    /// Answers with the in-flight part cut or omitted.
+    pub in_flight_cuts: usize,
+    /// Completed turns given along the followed cursor chain.
+    pub followed_turns: usize,
+}
+
+/// The crate and the reference disagreed, or a read requirement failed on the crate's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    /// Index of the op at which it was found.
+    pub step: usize,
+    /// The op.
+    pub op: ReadOp,
+    /// What differed, with the requirement id.
+    pub message: String,
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "step {} ({:?}): {}", self.step, self.op, self.message)
+    }
+}
+
+impl std::error::Error for Divergence {}
+
+/// Apply `ops` to the crate and the reference and compare every read.
+///
+/// # Errors
+///
+/// The first [`Divergence`].
+pub fn check(ops: &[ReadOp]) -> Result<ReadReport, Divergence> {
+    check_with(ops, None)
+}
+
+/// [`check`] against a crate running the known-bad behaviour `known_bad` (the reference stays
+/// correct, so the check must find a divergence).
+///
+/// # Errors
+///
+/// The first [`Divergence`].
+pub fn check_with(
+    ops: &[ReadOp],
+    known_bad: Option<ReadKnownBad>,
+) -> Result<ReadReport, Divergence> {
+    let mut pair = Pair::new(known_bad).map_err(|message| Divergence {
+        step: 0,
+        op: ReadOp::Complete { gap: 0 },
+        message,
+    })?;
+    for (step, op) in ops.iter().enumerate() {
+        pair.report.steps += 1;
+        pair.apply(op).map_err(|message| Divergence {
+            step,
+            op: op.clone(),
+            message,
+        })?;
+    }
+    Ok(pair.report)
+}
+
+/// The crate's transcript and the reference's, kept equal, and the caller's cursors.
+struct Pair {
+    crate_side: Transcript,
+    model: RefTranscript,
+    /// The cursor the caller follows (text), and every cursor handed out so far.
+    followed: String,
+    issued: Vec<String>,
+    /// Seqs given along the followed chain (R5, R6).
+    given: BTreeSet<u64>,
+    report: ReadReport,
+}
+
+fn id(text: &str) -> Result<TurnId, String> {
+    TurnId::new(text).map_err(|e| format!("turn id {text}: {e}"))
+}
+
+impl Pair {
+    fn new(known_bad: Option<ReadKnownBad>) -> Result<Pair, String> {
+        let child = ChildId::new(CHILD).map_err(|e| e.to_string())?;
+        let mut crate_side = Transcript::new(child);
+        crate_side.set_known_bad(known_bad);
+        let followed = crate_side.start_cursor().to_string();
+        if followed != cursor_text(CHILD, 0) {
+            return Err(format!(
+                "R7: start cursor {followed} differs from the reference's {}",
+                cursor_text(CHILD, 0)
+            ));
+        }
+        Ok(Pair {
+            crate_side,
+            model: RefTranscript {
+                child: CHILD.into(),
+                ..RefTranscript::default()
+            },
+            issued: vec![followed.clone()],
+            followed,
+            given: BTreeSet::new(),
+            report: ReadReport::default(),
+        })
+    }
+
+    fn latest(&self) -> u64 {
+        self.model.turns.last().map_or(0, |turn| turn.seq)
+    }
+
+    fn apply(&mut self, op: &ReadOp) -> Result<(), String> {
+        match *op {
+            ReadOp::Grow { len, letter } => {
+                let len = usize::from(len) % (GROW_CHARS_MAX + 1);
+                let grow: String = (0..len)
+                    .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
+                    .collect();
+                let partial = format!("{}{grow}", self.model.in_flight.as_deref().unwrap_or(""));
+                self.crate_side.set_in_flight(Some(partial.clone()));
+                self.model.in_flight = Some(partial);
+                Ok(())
+            }
+            ReadOp::Complete { gap } => {
+                let seq = self.latest() + 1 + u64::from(gap % 3);
+                let text = self.model.in_flight.take().unwrap_or_default();
+                let turn = format!("t{seq}");
+                self.crate_side
+                    .push_turn(id(&turn)?, TurnSeq(seq), text.clone())
+                    .map_err(|e| format!("push_turn: {e}"))?;
+                self.crate_side.set_in_flight(None);
+                self.model.turns.push(RefTurn {
+                    id: turn,
+                    seq,
+                    text,
+                });
+                Ok(())
+            }
+            ReadOp::OpenRequest { len } => {
+                let request = self.model.requests.len() as u64 + 1;
+                let record: String = format!("request {request} ")
+                    .chars()
+                    .chain("é".repeat(usize::from(len) % 40).chars())
+                    .collect();
+                self.crate_side
+                    .open_request(RequestId(request), record.clone())
+                    .map_err(|e| format!("open_request: {e}"))?;
+                self.model.requests.push(RefRequest {
+                    id: request,
+                    open: true,
+                    record,
+                });
+                Ok(())
+            }
+            ReadOp::TerminateRequest { pick } => {
+                let open: Vec<usize> = (0..self.model.requests.len())
+                    .filter(|&i| self.model.requests[i].open)
+                    .collect();
+                if open.is_empty() {
+                    return Ok(());
+                }
+                let request = &mut self.model.requests[open[usize::from(pick) % open.len()]];
+                request.open = false;
+                request.record.push_str(" done");
+                self.crate_side
+                    .terminate_request(RequestId(request.id), request.record.clone())
+                    .map_err(|e| format!("terminate_request: {e}"))
+            }
+            ReadOp::ReadSince {
+                budget: b,
+                history: h,
+            } => {
+                let cursor = self.followed.clone();
+                let window = self.compare(RefSelector::Since(cursor), budget(b), h)?;
+                if let Some(window) = window {
+                    self.follow(&window)?;
+                }
+                Ok(())
+            }
+            ReadOp::ReadStale { pick, budget: b } => {
+                let cursor = self.issued[usize::from(pick) % self.issued.len()].clone();
+                self.compare(RefSelector::Since(cursor), budget(b), 0)
+                    .map(drop)
+            }
+            ReadOp::ReadLatest {
+                n,
+                budget: b,
+                history: h,
+            } => self
+                .compare(RefSelector::Latest(usize::from(n % 4)), budget(b), h)
+                .map(drop),
+            ReadOp::ReadTurn {
+                pick,
+                offset,
+                budget: b,
+            } => {
+                let (turn, chars) = match self.model.turns.len() {
+                    0 => ("t0".to_string(), 0),
+                    count => {
+                        let turn = &self.model.turns[usize::from(pick) % count];
+                        (turn.id.clone(), turn.text.chars().count())
+                    }
+                };
+                let offset = usize::from(offset) % (chars + 2);
+                self.compare(RefSelector::Turn { id: turn, offset }, budget(b), 0)
+                    .map(drop)
+            }
+            ReadOp::ReadDamaged {
+                position,
+                replacement,
+            } => {
+                let mut chars: Vec<char> = self.followed.chars().collect();
+                let at = usize::from(position) % chars.len();
+                let choices: Vec<char> = "0123456789abcdef.v".chars().collect();
+                chars[at] = choices[usize::from(replacement) % choices.len()];
+                let cursor: String = chars.into_iter().collect();
+                self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
+                    .map(drop)
+            }
+            ReadOp::ReadForeign { seq } => {
+                let cursor = cursor_text(OTHER_CHILD, u64::from(seq) % (self.latest() + 1));
+                self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
+                    .map(drop)
+            }
+            ReadOp::ReadAhead { by } => {
+                let cursor = cursor_text(CHILD, self.latest() + 1 + u64::from(by % 4));
+                self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
+                    .map(drop)
+            }
+        }
+    }
+
+    /// R5, R6, R8 along the followed chain, checked on the crate's answer alone.
+    fn follow(&mut self, window: &Window) -> Result<(), String> {
+        let before: u64 = Cursor::parse(&self.followed)
+            .map_err(|e| format!("R7: the followed cursor does not parse: {e}"))?
+            .seq()
+            .0;
+        for turn in &window.whole {
+            if !self.given.insert(turn.seq.0) {
+                return Err(format!(
+                    "R6: turn {} given twice along the cursors",
+                    turn.id
+                ));
+            }
+            self.report.followed_turns += 1;
+        }
+        if let Some(excerpt) = &window.excerpt {
+            let reference = format!("rest at turn:{} offset {}", excerpt.turn.id, excerpt.to);
+            if excerpt.to < excerpt.total && !window.text.contains(&reference) {
+                return Err(format!(
+                    "R8: excerpt of turn {} without its reference",
+                    excerpt.turn.id
+                ));
+            }
+            if !self.given.insert(excerpt.turn.seq.0) {
+                return Err(format!(
+                    "R6: turn {} given twice along the cursors",
+                    excerpt.turn.id
+                ));
+            }
+            self.report.followed_turns += 1;
+        }
+        let Some(next) = window.next else {
+            return Err("R4: a since read returned no next cursor".into());
+        };
+        let after = next.seq().0;
+        for turn in &self.model.turns {
+            if turn.seq <= after && !self.given.contains(&turn.seq) {
+                return Err(format!(
+                    "R5: the cursor passed turn {} (seq {}) without giving it",
+                    turn.id, turn.seq
+                ));
+            }
+        }
+        if self.latest() > before && after <= before {
+            return Err(format!(
+                "R8: a read with unread turns left the cursor at seq {before}"
+            ));
+        }
+        self.followed = next.to_string();
+        Ok(())
+    }
+
+    /// Read on both sides and compare; the crate's window when both answered.
+    fn compare(
+        &mut self,
+        selector: RefSelector,
+        max_chars: usize,
+        history_pick: u8,
+    ) -> Result<Option<Window>, String> {
+        let (crate_history, model_history) = history(history_pick);
+        let model = read(
+            &self.model,
+            &RefReadRequest {
+                selector: selector.clone(),
+                max_chars,
+                history: model_history,
+            },
+        );
+        let crate_selector = match &selector {
+            RefSelector::Latest(n) => Ok(Selector::Latest { n: *n }),
+            RefSelector::Since(text) => Cursor::parse(text).map(Selector::Since),
+            RefSelector::Turn { id: turn, offset } => Ok(Selector::Turn {
+                id: id(turn)?,
+                offset: *offset,
+            }),
+        };
+        let answer = crate_selector.and_then(|selector| {
+            self.crate_side.read(&ReadRequest {
+                selector,
+                max_chars,
+                requests: crate_history,
+            })
+        });
+        match (answer, model) {
+            (Ok(window), Ok(expected)) => {
+                same_window(&window, &expected)?;
+                if window.chars > max_chars || window.text.chars().count() > max_chars {
+                    return Err(format!(
+                        "R1: {} chars for max_chars {max_chars}",
+                        window.text.chars().count()
+                    ));
+                }
+                self.report.windows += 1;
+                self.report.excerpts += usize::from(window.excerpt.is_some());
+                self.report.omissions += usize::from(window.omitted.count > 0);
+                self.report.in_flight_cuts += usize::from(matches!(
+                    window.in_flight,
+                    InFlight::Cut { .. } | InFlight::Omitted { .. }
+                ));
+                if let Some(next) = window.next {
+                    let text = next.to_string();
+                    if !self.issued.contains(&text) {
+                        self.issued.push(text);
+                    }
+                }
+                Ok(Some(window))
+            }
+            (Err(error), Err(expected)) => {
+                same_error(&error, expected)?;
+                self.report.errors += 1;
+                Ok(None)
+            }
+            (Ok(window), Err(expected)) => Err(format!(
+                "the crate answered but the reference refuses ({expected:?}); crate text:\n{}",
+                window.text
+            )),
+            (Err(error), Ok(expected)) => Err(format!(
+                "the crate refuses ({error}) but the reference answers:\n{}",
+                expected.text
+            )),
+        }
+    }
+}
+
+fn same_error(error: &ReadError, expected: RefReadError) -> Result<(), String> {
+    let (kind, needed) = match expected {
+        RefReadError::CursorDamaged => (ReadErrorKind::CursorDamaged, None),
+        RefReadError::CursorOtherChild => (ReadErrorKind::CursorOtherChild, None),
+        RefReadError::CursorAhead => (ReadErrorKind::CursorAhead, None),
+        RefReadError::UnknownTurn => (ReadErrorKind::UnknownTurn, None),
+        RefReadError::OffsetOutOfRange => (ReadErrorKind::OffsetOutOfRange, None),
+        RefReadError::BudgetTooSmall { needed } => (ReadErrorKind::BudgetTooSmall, Some(needed)),
+    };
+    if error.kind() != kind || error.needed_chars() != needed {
+        return Err(format!(
+            "R7: the crate refuses with {:?} (needed {:?}), the reference with {expected:?}",
+            error.kind(),
+            error.needed_chars()
+        ));
+    }
+    Ok(())
+}
+
+fn same_window(window: &Window, expected: &RefWindow) -> Result<(), String> {
+    if window.text != expected.text {
+        return Err(format!(
+            "R14: response texts differ\n--- crate\n{}--- reference\n{}",
+            window.text, expected.text
+        ));
+    }
+    let whole: Vec<u64> = window.whole.iter().map(|turn| turn.seq.0).collect();
+    if whole != expected.whole {
+        return Err(format!(
+            "R4: whole turns {whole:?}, reference {:?}",
+            expected.whole
+        ));
+    }
+    let excerpt = window
+        .excerpt
+        .as_ref()
+        .map(|e| (e.turn.seq.0, e.from, e.to, e.total));
+    let expected_excerpt = expected.excerpt.map(|e| (e.seq, e.from, e.to, e.total));
+    if excerpt != expected_excerpt {
+        return Err(format!(
+            "R8: excerpt {excerpt:?}, reference {expected_excerpt:?}"
+        ));
+    }
+    let omitted = (
+        window.omitted.count,
+        window.omitted.first.as_ref().map(|turn| turn.seq.0),
+        window.omitted.last.as_ref().map(|turn| turn.seq.0),
+    );
+    let expected_omitted = (
+        expected.omitted.len(),
+        expected.omitted.first().copied(),
+        expected.omitted.last().copied(),
+    );
+    if omitted != expected_omitted {
+        return Err(format!(
+            "R3: omitted {omitted:?}, reference {expected_omitted:?}"
+        ));
+    }
+    let in_flight = match window.in_flight {
+        InFlight::Absent => RefInFlight::Absent,
+        InFlight::Whole { chars } => RefInFlight::Whole(chars),
+        InFlight::Cut { shown, total } => RefInFlight::Cut { shown, total },
+        InFlight::Omitted { total } => RefInFlight::Omitted(total),
+    };
+    if in_flight != expected.in_flight {
+        return Err(format!(
+            "R10: in-flight {in_flight:?}, reference {:?}",
+            expected.in_flight
+        ));
+    }
+    if (window.requests_shown, window.requests_omitted)
+        != (expected.requests_shown, expected.requests_omitted)
+    {
+        return Err(format!(
+            "R13: requests shown/omitted {}/{}, reference {}/{}",
+            window.requests_shown,
+            window.requests_omitted,
+            expected.requests_shown,
+            expected.requests_omitted
+        ));
+    }
+    let next = window.next.map(|cursor| cursor.to_string());
+    let expected_next = expected.next.map(|seq| cursor_text(CHILD, seq));
+    if next != expected_next {
+        return Err(format!(
+            "R4: next cursor {next:?}, reference {expected_next:?}"
+        ));
+    }
+    if window.chars != expected.chars {
+        return Err(format!(
+            "R1: chars {}, reference {}",
+            window.chars, expected.chars
+        ));
+    }
+    Ok(())
+}

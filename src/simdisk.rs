@@ -1,1 +1,464 @@
-//! A simulated disk with live and durable images behind `parkline::Storage` (not written yet).
+//! A simulated disk behind `parkline::Storage` that keeps a live and a durable image, so a test
+//! can cut the power at any moment and reopen the queue from what a real disk would still hold.
+//!
+//! The model of the medium is the one `spec/mirror.md` assumes:
+//!
+//! - a file's bytes become durable only through `sync(name)`; appended bytes that were not synced
+//!   survive a power loss as a PREFIX (possibly empty, possibly torn mid-record), never reordered
+//!   or corrupted in the middle;
+//! - a truncate that was not synced may be lost (the file comes back with its durable bytes);
+//! - directory entries (create, rename, remove) become durable only through `sync_dir()`; a rename
+//!   is atomic: after a power loss the directory is either the durable one or the live one, never
+//!   a mix;
+//! - syncing a file does not make its directory entry durable (a file created and synced but whose
+//!   directory was not synced may vanish).
+//!
+//! Files are inodes: the directory maps names to inode numbers, and an inode keeps its `live` and
+//! `durable` bytes. A rename moves the inode, so data synced under the temporary name stays
+//! durable under the new one.
+//!
+//! Crash points are enumerated with a sync counter: [`SimDisk::crash_at_sync`] arms a power loss
+//! at the n-th `sync`/`sync_dir` call from now; that call does not take effect and fails, and so
+//! does every later call, until the test takes the image with [`SimDisk::crash`]. I/O errors are
+//! injected with [`SimDisk::fail_at_call`] (fail-stop tests): the n-th mutating or syncing call
+//! from now fails once, without a power loss.
+//!
+//! `SimDisk` is a shared handle (`Rc`): cloning it gives a second handle on the same disk, so a
+//! test keeps one while the queue owns the other. [`SimDisk::snapshot`] makes an independent copy.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io;
+use std::rc::Rc;
+
+/// A simulated directory of files with live and durable images, shared behind `Rc`.
+#[derive(Clone, Debug, Default)]
+pub struct SimDisk {
+    inner: Rc<RefCell<Disk>>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Inode {
+    live: Vec<u8>,
+    durable: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Disk {
+    inodes: BTreeMap<u64, Inode>,
+    inode_next: u64,
+    live_dir: BTreeMap<String, u64>,
+    durable_dir: BTreeMap<String, u64>,
+    /// Number of `sync` and `sync_dir` calls so far (including one that hit the power loss).
+    syncs: u64,
+    /// Number of calls of any kind except `read` so far.
+    calls: u64,
+    /// Number of `rename` calls so far.
+    renames: u64,
+    /// The value of `syncs` at which the power goes out.
+    power_loss_at_sync: Option<u64>,
+    /// The value of `calls` at which one call fails with an I/O error.
+    fail_at_call: Option<u64>,
+    /// The power went out: every later call fails and nothing becomes durable.
+    powered_off: bool,
+}
+
+/// Counters of what a disk has seen, for reports and for enumerating crash points.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DiskStats {
+    /// `sync` and `sync_dir` calls.
+    pub syncs: u64,
+    /// Calls that write or sync (append, truncate, sync, rename, remove, sync_dir).
+    pub calls: u64,
+    /// `rename` calls (the crate's mirror rewrites).
+    pub renames: u64,
+}
+
+fn power_lost() -> io::Error {
+    io::Error::other("simulated power loss")
+}
+
+fn injected() -> io::Error {
+    io::Error::other("simulated I/O error")
+}
+
+/// A tiny deterministic generator (SplitMix64) for the choices of a torn crash.
+#[derive(Clone, Debug)]
+pub struct SplitMix(u64);
+
+impl SplitMix {
+    /// A generator started from `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A value in `0..=max`.
+    pub fn upto(&mut self, max: usize) -> usize {
+        let span = max as u64 + 1;
+        usize::try_from(self.next_u64() % span).unwrap_or(max)
+    }
+}
+
+impl Disk {
+    /// Count one mutating call; fail it if the power is out or an error was injected here.
+    fn enter(&mut self) -> io::Result<()> {
+        if self.powered_off {
+            return Err(power_lost());
+        }
+        self.calls += 1;
+        if self.fail_at_call == Some(self.calls) {
+            self.fail_at_call = None;
+            return Err(injected());
+        }
+        Ok(())
+    }
+
+    /// Count one sync; return false if the power goes out at it (the sync does not take effect).
+    fn enter_sync(&mut self) -> io::Result<()> {
+        self.enter()?;
+        self.syncs += 1;
+        if self.power_loss_at_sync == Some(self.syncs) {
+            self.powered_off = true;
+            return Err(power_lost());
+        }
+        Ok(())
+    }
+
+    fn new_inode(&mut self) -> u64 {
+        self.inode_next += 1;
+        self.inodes.insert(self.inode_next, Inode::default());
+        self.inode_next
+    }
+
+    /// The image after a power loss; `choose(max)` picks a value in `0..=max` for each choice.
+    fn crashed(&self, choose: &mut dyn FnMut(usize) -> usize) -> Disk {
+        // A rename is atomic and the directory is one unit: either every unsynced entry change
+        // reached the disk or none did.
+        let dir = if self.live_dir != self.durable_dir && choose(1) == 1 {
+            &self.live_dir
+        } else {
+            &self.durable_dir
+        };
+        // The counters go on across the power loss, so a test can count per op.
+        let mut out = Disk {
+            syncs: self.syncs,
+            calls: self.calls,
+            renames: self.renames,
+            ..Disk::default()
+        };
+        for (name, ino) in dir {
+            let Some(inode) = self.inodes.get(ino) else {
+                continue;
+            };
+            let bytes = if inode.live.starts_with(&inode.durable) {
+                // Unsynced appends survive as a prefix.
+                let tail = &inode.live[inode.durable.len()..];
+                let keep = choose(tail.len()).min(tail.len());
+                let mut bytes = inode.durable.clone();
+                bytes.extend_from_slice(&tail[..keep]);
+                bytes
+            } else {
+                // Truncated (and maybe appended) since the last sync: the truncate is lost.
+                inode.durable.clone()
+            };
+            let fresh = out.new_inode();
+            if let Some(node) = out.inodes.get_mut(&fresh) {
+                node.live = bytes.clone();
+                node.durable = bytes;
+            }
+            out.live_dir.insert(name.clone(), fresh);
+            out.durable_dir.insert(name.clone(), fresh);
+        }
+        out
+    }
+}
+
+impl SimDisk {
+    /// An empty disk.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An independent copy of this disk (live and durable images, counters and armed faults).
+    pub fn snapshot(&self) -> Self {
+        Self {
+            inner: Rc::new(RefCell::new(self.inner.borrow().clone())),
+        }
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> DiskStats {
+        let disk = self.inner.borrow();
+        DiskStats {
+            syncs: disk.syncs,
+            calls: disk.calls,
+            renames: disk.renames,
+        }
+    }
+
+    /// Arm a power loss at the `n`-th sync call from now (`n >= 1`): that call does not take
+    /// effect and fails, and so does every later call. `None` disarms.
+    pub fn crash_at_sync(&self, n: Option<u64>) {
+        let mut disk = self.inner.borrow_mut();
+        disk.power_loss_at_sync = n.map(|n| disk.syncs + n.max(1));
+    }
+
+    /// Arm a one-off I/O error at the `n`-th writing or syncing call from now (`n >= 1`).
+    /// `None` disarms.
+    pub fn fail_at_call(&self, n: Option<u64>) {
+        let mut disk = self.inner.borrow_mut();
+        disk.fail_at_call = n.map(|n| disk.calls + n.max(1));
+    }
+
+    /// Whether an armed power loss has happened.
+    pub fn powered_off(&self) -> bool {
+        self.inner.borrow().powered_off
+    }
+
+    /// The disk after a power loss now, in the strictest outcome: the durable directory, each
+    /// file with its durable bytes only (every unsynced change lost).
+    pub fn crash(&self) -> SimDisk {
+        self.crash_choosing(&mut |_| 0)
+    }
+
+    /// The disk after a power loss now, with every unsynced change that can survive surviving
+    /// (the live directory, every unsynced append whole).
+    pub fn crash_keeping(&self) -> SimDisk {
+        self.crash_choosing(&mut |max| max)
+    }
+
+    /// The disk after a power loss now, with the choices (directory changes kept or not, how
+    /// long a prefix of each file's unsynced appends survives) drawn from `seed`.
+    pub fn crash_with(&self, seed: u64) -> SimDisk {
+        let mut rng = SplitMix::new(seed);
+        self.crash_choosing(&mut |max| rng.upto(max))
+    }
+
+    /// The disk after a power loss now; `choose(max)` returns a value in `0..=max` for each
+    /// choice: first whether the directory changes survive (1) or not (0), then for each file in
+    /// name order how many of its unsynced appended bytes survive.
+    pub fn crash_choosing(&self, choose: &mut dyn FnMut(usize) -> usize) -> SimDisk {
+        let crashed = self.inner.borrow().crashed(choose);
+        SimDisk {
+            inner: Rc::new(RefCell::new(crashed)),
+        }
+    }
+
+    /// The live bytes of `name`, if it exists (what a reader sees now).
+    pub fn live(&self, name: &str) -> Option<Vec<u8>> {
+        let disk = self.inner.borrow();
+        let ino = disk.live_dir.get(name)?;
+        disk.inodes.get(ino).map(|inode| inode.live.clone())
+    }
+
+    /// The names in the live directory, in order.
+    pub fn names(&self) -> Vec<String> {
+        self.inner.borrow().live_dir.keys().cloned().collect()
+    }
+
+    /// Replace (or create) `name` with `bytes`, durable at once (to seed a damaged mirror).
+    pub fn put_durable(&self, name: &str, bytes: &[u8]) {
+        let mut disk = self.inner.borrow_mut();
+        let ino = disk.new_inode();
+        if let Some(node) = disk.inodes.get_mut(&ino) {
+            node.live = bytes.to_vec();
+            node.durable = bytes.to_vec();
+        }
+        disk.live_dir.insert(name.to_owned(), ino);
+        disk.durable_dir.insert(name.to_owned(), ino);
+    }
+}
+
+fn not_found(name: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, format!("no such file: {name}"))
+}
+
+impl parkline::Storage for SimDisk {
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        let disk = self.inner.borrow();
+        if disk.powered_off {
+            return Err(power_lost());
+        }
+        Ok(disk
+            .live_dir
+            .get(name)
+            .and_then(|ino| disk.inodes.get(ino))
+            .map(|inode| inode.live.clone()))
+    }
+
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let mut disk = self.inner.borrow_mut();
+        disk.enter()?;
+        let ino = match disk.live_dir.get(name) {
+            Some(&ino) => ino,
+            None => {
+                let ino = disk.new_inode();
+                disk.live_dir.insert(name.to_owned(), ino);
+                ino
+            }
+        };
+        if let Some(inode) = disk.inodes.get_mut(&ino) {
+            inode.live.extend_from_slice(bytes);
+        }
+        Ok(())
+    }
+
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        let mut disk = self.inner.borrow_mut();
+        disk.enter()?;
+        let ino = *disk.live_dir.get(name).ok_or_else(|| not_found(name))?;
+        let len = usize::try_from(len).map_err(io::Error::other)?;
+        if let Some(inode) = disk.inodes.get_mut(&ino) {
+            inode.live.resize(len, 0);
+        }
+        Ok(())
+    }
+
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        let mut disk = self.inner.borrow_mut();
+        disk.enter_sync()?;
+        let ino = *disk.live_dir.get(name).ok_or_else(|| not_found(name))?;
+        if let Some(inode) = disk.inodes.get_mut(&ino) {
+            inode.durable = inode.live.clone();
+        }
+        Ok(())
+    }
+
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        let mut disk = self.inner.borrow_mut();
+        disk.enter()?;
+        disk.renames += 1;
+        let ino = disk.live_dir.remove(from).ok_or_else(|| not_found(from))?;
+        disk.live_dir.insert(to.to_owned(), ino);
+        Ok(())
+    }
+
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        let mut disk = self.inner.borrow_mut();
+        disk.enter()?;
+        disk.live_dir.remove(name).ok_or_else(|| not_found(name))?;
+        Ok(())
+    }
+
+    fn sync_dir(&mut self) -> io::Result<()> {
+        let mut disk = self.inner.borrow_mut();
+        disk.enter_sync()?;
+        disk.durable_dir = disk.live_dir.clone();
+        // Inodes no directory refers to any more can go.
+        let referenced: Vec<u64> = disk.live_dir.values().copied().collect();
+        disk.inodes.retain(|ino, _| referenced.contains(ino));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parkline::Storage;
+
+    #[test]
+    fn unsynced_append_is_lost_and_synced_append_survives() {
+        let mut disk = SimDisk::new();
+        disk.append("m", b"abc").unwrap();
+        disk.sync("m").unwrap();
+        disk.sync_dir().unwrap();
+        disk.append("m", b"def").unwrap();
+        assert_eq!(disk.crash().live("m").unwrap(), b"abc");
+        assert_eq!(disk.crash_keeping().live("m").unwrap(), b"abcdef");
+        let torn = (0..64)
+            .map(|seed| disk.crash_with(seed).live("m").unwrap())
+            .collect::<Vec<_>>();
+        assert!(
+            torn.iter()
+                .all(|bytes| b"abcdef".starts_with(bytes) && bytes.len() >= 3)
+        );
+        assert!(
+            torn.iter()
+                .any(|bytes| bytes.len() == 4 || bytes.len() == 5)
+        );
+    }
+
+    #[test]
+    fn created_file_needs_directory_sync() {
+        let mut disk = SimDisk::new();
+        disk.append("m", b"abc").unwrap();
+        disk.sync("m").unwrap();
+        assert_eq!(disk.crash().live("m"), None);
+        assert_eq!(disk.crash_keeping().live("m").unwrap(), b"abc");
+        disk.sync_dir().unwrap();
+        assert_eq!(disk.crash().live("m").unwrap(), b"abc");
+    }
+
+    #[test]
+    fn rename_is_atomic_and_durable_after_directory_sync() {
+        let mut disk = SimDisk::new();
+        disk.append("m", b"old").unwrap();
+        disk.sync("m").unwrap();
+        disk.sync_dir().unwrap();
+        disk.append("m.tmp", b"new").unwrap();
+        disk.sync("m.tmp").unwrap();
+        disk.rename("m.tmp", "m").unwrap();
+        assert_eq!(disk.live("m").unwrap(), b"new");
+        assert_eq!(disk.crash().live("m").unwrap(), b"old");
+        assert_eq!(disk.crash().live("m.tmp"), None);
+        assert_eq!(disk.crash_keeping().live("m").unwrap(), b"new");
+        disk.sync_dir().unwrap();
+        assert_eq!(disk.crash().live("m").unwrap(), b"new");
+        assert_eq!(disk.crash().names(), vec!["m".to_owned()]);
+    }
+
+    #[test]
+    fn unsynced_truncate_is_lost() {
+        let mut disk = SimDisk::new();
+        disk.append("m", b"abcdef").unwrap();
+        disk.sync("m").unwrap();
+        disk.sync_dir().unwrap();
+        disk.truncate("m", 2).unwrap();
+        assert_eq!(disk.live("m").unwrap(), b"ab");
+        assert_eq!(disk.crash_keeping().live("m").unwrap(), b"abcdef");
+        disk.sync("m").unwrap();
+        assert_eq!(disk.crash().live("m").unwrap(), b"ab");
+    }
+
+    #[test]
+    fn power_loss_at_the_nth_sync_freezes_durability() {
+        let mut disk = SimDisk::new();
+        disk.crash_at_sync(Some(2));
+        disk.append("m", b"abc").unwrap();
+        disk.sync("m").unwrap();
+        assert!(disk.sync_dir().is_err());
+        assert!(disk.powered_off());
+        assert!(disk.append("m", b"x").is_err());
+        assert_eq!(disk.stats().syncs, 2);
+        assert_eq!(disk.crash().live("m"), None);
+    }
+
+    #[test]
+    fn injected_error_fails_one_call() {
+        let mut disk = SimDisk::new();
+        disk.fail_at_call(Some(2));
+        disk.append("m", b"abc").unwrap();
+        assert!(disk.sync("m").is_err());
+        disk.sync("m").unwrap();
+        assert_eq!(disk.stats().calls, 3);
+    }
+
+    #[test]
+    fn clones_share_and_snapshots_do_not() {
+        let mut disk = SimDisk::new();
+        let handle = disk.clone();
+        let copy = disk.snapshot();
+        disk.append("m", b"abc").unwrap();
+        assert_eq!(handle.live("m").unwrap(), b"abc");
+        assert_eq!(copy.live("m"), None);
+    }
+}

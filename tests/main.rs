@@ -1,4 +1,6 @@
 //! parkline's integration tests, one binary with a module per concern.
 
 mod delivery;
+mod kill;
 mod read;
+mod replay;

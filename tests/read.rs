@@ -1,1 +1,838 @@
-//! Read-side conformance tests.
+//! Read-side conformance tests: seed acceptance 4, one test per requirement of `spec/read.md`
+//! (R1..R14), the differential proptest of the crate (`parkline::read`) against the reference
+//! (`parkline_model::read`) through `read_harness::check`, and the known-bad read switches each
+//! caught by that same check.
+
+use std::collections::BTreeSet;
+
+use parkline::RequestId;
+use parkline::read::{
+    ChildId, Cursor, InFlight, ReadErrorKind, ReadKnownBad, ReadRequest, RequestHistory, Selector,
+    Transcript, TurnId, TurnSeq, Window,
+};
+use parkline_conformance::read_harness::{self, ReadOp, check, check_with};
+use proptest::prelude::*;
+use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestRunner};
+
+/// `name` from the environment as a number, or `default`.
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Differential cases: `PARKLINE_READ_CASES` (each case runs up to 60 ops, every read on both
+/// sides; the reference renders every candidate answer, so a case costs far more than a
+/// delivery case).
+fn cases() -> u32 {
+    u32::try_from(env_usize("PARKLINE_READ_CASES", 1000)).unwrap_or(u32::MAX)
+}
+
+fn child(name: &str) -> Transcript {
+    Transcript::new(ChildId::new(name).expect("valid child id"))
+}
+
+fn turn_id(id: &str) -> TurnId {
+    TurnId::new(id).expect("valid turn id")
+}
+
+fn push(transcript: &mut Transcript, seq: u64, text: &str) {
+    transcript
+        .push_turn(turn_id(&format!("t{seq}")), TurnSeq(seq), text)
+        .expect("seqs increase");
+}
+
+fn read(transcript: &Transcript, selector: Selector, max_chars: usize) -> Window {
+    transcript
+        .read(&ReadRequest::new(selector, max_chars))
+        .expect("the read fits")
+}
+
+fn since(transcript: &Transcript, cursor: Cursor, max_chars: usize) -> Window {
+    read(transcript, Selector::Since(cursor), max_chars)
+}
+
+fn seqs(window: &Window) -> Vec<u64> {
+    window.whole.iter().map(|turn| turn.seq.0).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed acceptance 4
+// ---------------------------------------------------------------------------------------------
+
+/// Seed acceptance 4: `agent_read{sid, since:<cursor>}` on a working child returns only unread
+/// turns plus in-flight; `n:1` behaviour unchanged (the "latest, may repeat" read).
+///
+/// The scenario is the seed's: a planner peeks at a working child (s980-1) again and again.
+#[test]
+fn acceptance_4_since_cursor_returns_only_unread_turns_plus_in_flight() {
+    let mut s980 = child("s980-1");
+    let finished = "x".repeat(2500); // the seed's 2-3 k char turn re-sent on every n:1 peek
+    push(&mut s980, 1, &finished);
+    s980.set_in_flight(Some("step 1 of 3".into()));
+    let budget = 8000;
+
+    // First peek with since: the finished turn and the in-flight part.
+    let first = since(&s980, s980.start_cursor(), budget);
+    assert_eq!(seqs(&first), [1]);
+    assert_eq!(first.in_flight, InFlight::Whole { chars: 11 });
+    assert!(first.text.contains(&finished));
+    assert!(first.text.contains("[in-flight: 11 chars]\nstep 1 of 3\n"));
+    let cursor = first.next.expect("since reads return a next cursor");
+
+    // The child keeps working; no turn completes. Peeking again returns no completed turn,
+    // only the in-flight part: the finished turn is NOT re-sent.
+    s980.set_in_flight(Some("step 2 of 3".into()));
+    let second = since(&s980, cursor, budget);
+    assert!(second.whole.is_empty() && second.excerpt.is_none());
+    assert!(!second.text.contains(&finished));
+    assert!(second.text.contains("step 2 of 3"));
+    assert_eq!(second.next, Some(cursor), "nothing new: the cursor stays");
+
+    // A turn completes and the next one is in flight: only the new turn plus in-flight.
+    push(&mut s980, 2, "second turn done");
+    s980.set_in_flight(Some("step 3 of 3".into()));
+    let third = since(&s980, cursor, budget);
+    assert_eq!(seqs(&third), [2]);
+    assert!(!third.text.contains(&finished));
+    assert!(third.text.contains("second turn done") && third.text.contains("step 3 of 3"));
+
+    // n:1 behaves as before: the latest completed turn plus in-flight, on every peek, whether
+    // or not the caller has it already ("latest, may repeat").
+    let peek = read(&s980, Selector::Latest { n: 1 }, budget);
+    let again = read(&s980, Selector::Latest { n: 1 }, budget);
+    assert_eq!(seqs(&peek), [2]);
+    assert_eq!(peek, again, "n:1 repeats the same turn");
+    assert!(peek.text.contains("second turn done") && peek.text.contains("step 3 of 3"));
+    assert!(peek.text.starts_with("[parkline read s980-1 n:1]\n"));
+
+    // The cost the seed measured: six n:1 peeks of a 2.5 k turn re-send it six times; six
+    // since peeks send it once.
+    let mut s = child("s980-1");
+    push(&mut s, 1, &finished);
+    s.set_in_flight(Some("working".into()));
+    let n1_chars: usize = (0..6)
+        .map(|_| read(&s, Selector::Latest { n: 1 }, budget).chars)
+        .sum();
+    let mut cursor = s.start_cursor();
+    let mut since_chars = 0;
+    for _ in 0..6 {
+        let window = since(&s, cursor, budget);
+        since_chars += window.chars;
+        cursor = window.next.expect("since cursor");
+    }
+    assert!(
+        n1_chars > 6 * 2500 && since_chars < 2500 + 6 * 200,
+        "{n1_chars} vs {since_chars}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// One test per requirement id
+// ---------------------------------------------------------------------------------------------
+
+fn busy_child() -> Transcript {
+    let mut c = child("c");
+    for seq in 1..=3 {
+        push(&mut c, seq, &format!("turn {seq} text ").repeat(4));
+    }
+    c.set_in_flight(Some("partial output ".repeat(5)));
+    c.open_request(RequestId(1), "build the model")
+        .expect("new");
+    c.open_request(RequestId(2), "write the spec").expect("new");
+    c.terminate_request(RequestId(2), "write the spec: done")
+        .expect("open");
+    c
+}
+
+#[test]
+fn r1_one_budget_bounds_framing_turns_in_flight_and_requests_together() {
+    let c = busy_child();
+    let selectors = [
+        Selector::Since(c.start_cursor()),
+        Selector::Latest { n: 2 },
+        Selector::Turn {
+            id: turn_id("t2"),
+            offset: 5,
+        },
+    ];
+    let mut answered = 0;
+    for selector in selectors {
+        for max_chars in 0..700 {
+            let mut request = ReadRequest::new(selector.clone(), max_chars);
+            request.requests = RequestHistory::All;
+            match c.read(&request) {
+                Ok(window) => {
+                    answered += 1;
+                    assert!(window.chars <= max_chars, "{} > {max_chars}", window.chars);
+                    assert_eq!(window.chars, window.text.chars().count());
+                }
+                Err(error) => {
+                    assert_eq!(error.kind(), ReadErrorKind::BudgetTooSmall);
+                    assert!(
+                        error
+                            .needed_chars()
+                            .is_some_and(|needed| needed > max_chars)
+                    );
+                }
+            }
+        }
+    }
+    assert!(answered > 1000);
+    // The pre-parkline meaning (max_chars bounds turns only) would have given more: with a
+    // budget that the turns alone fill, the requests and in-flight part are left out here.
+    let window = since(&c, c.start_cursor(), 300);
+    assert!(window.chars <= 300);
+    assert!(window.requests_omitted > 0 || window.in_flight != InFlight::Whole { chars: 75 });
+}
+
+#[test]
+fn r2_a_read_at_the_end_of_a_long_history_returns_only_what_follows_the_cursor() {
+    let mut c = child("c");
+    let turns = 100_000;
+    for seq in 1..=turns {
+        push(&mut c, seq, "x");
+    }
+    let first = since(&c, c.start_cursor(), 1000);
+    let cursor = first.next.expect("cursor");
+    assert!(cursor.seq().0 < 100);
+    assert_eq!(first.omitted.count as u64, turns - cursor.seq().0);
+    assert_eq!(
+        first.omitted.last.as_ref().map(|t| t.seq),
+        Some(TurnSeq(turns))
+    );
+    // Locate the end of the history by following n:1's cursor, then read what follows it:
+    // seq lookup is a binary search, the answer holds only the new turns.
+    let at_end = read(&c, Selector::Latest { n: 1 }, 1000)
+        .next
+        .expect("cursor");
+    push(&mut c, turns + 1, "new");
+    for _ in 0..1000 {
+        let window = since(&c, at_end, 1000);
+        assert_eq!(seqs(&window), [turns + 1]);
+        assert_eq!(window.omitted.count, 0);
+    }
+}
+
+#[test]
+fn r3_what_did_not_fit_is_reported_by_count_and_turn_id_in_allocation_order() {
+    let c = busy_child();
+    // Room for the framing and one turn: the other two selected turns are omitted and named.
+    let window = since(&c, c.start_cursor(), 330);
+    assert_eq!(seqs(&window), [1]);
+    assert_eq!(window.omitted.count, 2);
+    assert_eq!(
+        window.omitted.first.as_ref().map(|t| t.id.as_str()),
+        Some("t2")
+    );
+    assert_eq!(
+        window.omitted.last.as_ref().map(|t| t.id.as_str()),
+        Some("t3")
+    );
+    assert!(
+        window
+            .text
+            .contains("1 whole, 0 excerpt, 2 omitted (turn:t2 to turn:t3)")
+    );
+    // Turns come before the in-flight part and the requests: what is left is given to the
+    // in-flight part (its newest characters), and the request that no longer fits is reported.
+    assert!(matches!(window.in_flight, InFlight::Cut { total: 75, .. }));
+    assert!(window.text.contains(", 1 requests omitted;"));
+    // With a little less room, the in-flight part is left out and reported too.
+    let tighter = (250..330)
+        .filter_map(|max_chars| {
+            c.read(&ReadRequest::new(
+                Selector::Since(c.start_cursor()),
+                max_chars,
+            ))
+            .ok()
+        })
+        .find(|w| seqs(w) == [1] && w.in_flight == InFlight::Omitted { total: 75 })
+        .expect("a budget with room for one turn but not the in-flight marker");
+    assert!(
+        tighter
+            .text
+            .contains(", in-flight omitted, 1 requests omitted;")
+    );
+    // With more room the in-flight part comes next, then the open request.
+    let roomy = since(&c, c.start_cursor(), 2000);
+    let positions: Vec<usize> = [
+        "[turn t3",
+        "[in-flight:",
+        "[request 1 open]",
+        "[parkline read end",
+    ]
+    .iter()
+    .map(|marker| roomy.text.find(marker).expect("present"))
+    .collect();
+    assert!(positions.windows(2).all(|pair| pair[0] < pair[1]));
+    // n:k gives the newest turns priority and omits the older ones.
+    let latest = (200..400)
+        .filter_map(|max_chars| {
+            c.read(&ReadRequest::new(Selector::Latest { n: 3 }, max_chars))
+                .ok()
+        })
+        .find(|w| !w.whole.is_empty())
+        .expect("a budget with room for one turn");
+    assert_eq!(seqs(&latest), [3]);
+    assert_eq!(latest.omitted.count, 2);
+    assert!(latest.text.contains("2 omitted (turn:t1 to turn:t2)"));
+}
+
+#[test]
+fn r4_since_returns_only_the_turns_after_the_cursor_plus_in_flight_and_a_next_cursor() {
+    let c = busy_child();
+    let first = since(&c, c.start_cursor(), 2000);
+    assert_eq!(seqs(&first), [1, 2, 3]);
+    let next = first.next.expect("cursor");
+    assert_eq!(next.seq(), TurnSeq(3));
+    let rest = since(&c, next, 2000);
+    assert!(rest.whole.is_empty());
+    assert!(matches!(rest.in_flight, InFlight::Whole { .. }));
+    assert_eq!(rest.next, Some(next));
+}
+
+/// Follows the cursor through a child that grows between reads, under a small budget, and
+/// returns the seqs given (whole or as an excerpt) in order, reassembling excerpts.
+fn follow(budget: usize, sizes: &[usize]) -> (Vec<u64>, Vec<String>) {
+    let mut c = child("c");
+    let mut cursor = c.start_cursor();
+    let mut given = Vec::new();
+    let mut texts = Vec::new();
+    let mut seq = 0;
+    for (i, &size) in sizes.iter().enumerate() {
+        seq += 1 + (i as u64 % 2); // seqs with gaps
+        let text: String = (0..size).map(|k| ['a', 'é', '\n'][k % 3]).collect();
+        push(&mut c, seq, &text);
+        c.set_in_flight(Some("y".repeat(size)));
+        if i % 2 == 0 {
+            continue; // two turns complete between some reads
+        }
+        loop {
+            let window = since(&c, cursor, budget);
+            for turn in &window.whole {
+                given.push(turn.seq.0);
+                texts.push(
+                    c.turns()
+                        .iter()
+                        .find(|t| t.seq == turn.seq)
+                        .expect("turn")
+                        .text
+                        .clone(),
+                );
+            }
+            if let Some(excerpt) = &window.excerpt {
+                given.push(excerpt.turn.seq.0);
+                // Read the rest by exact location and reassemble it.
+                let mut text = String::new();
+                let mut part = excerpt.clone();
+                loop {
+                    let turn = &c
+                        .turns()
+                        .iter()
+                        .find(|t| t.seq == part.turn.seq)
+                        .expect("turn")
+                        .text;
+                    text.extend(turn.chars().skip(part.from).take(part.to - part.from));
+                    let Some(rest) = part.rest() else { break };
+                    part = read(&c, rest, budget).excerpt.expect("rest is an excerpt");
+                }
+                texts.push(text);
+            }
+            let next = window.next.expect("since cursor");
+            if next == cursor {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    (given, texts)
+}
+
+#[test]
+fn r5_r6_following_the_cursors_gives_every_turn_exactly_once_under_a_small_budget() {
+    let sizes = [3, 40, 250, 7, 0, 500, 60, 61, 2, 130];
+    for budget in [260, 300, 420, 900] {
+        let (given, texts) = follow(budget, &sizes);
+        let mut expected_seqs = Vec::new();
+        let mut seq = 0;
+        for i in 0..sizes.len() {
+            seq += 1 + (i as u64 % 2);
+            expected_seqs.push(seq);
+        }
+        assert_eq!(given, expected_seqs, "budget {budget}: skip or repeat");
+        let unique: BTreeSet<u64> = given.iter().copied().collect();
+        assert_eq!(unique.len(), given.len());
+        for (text, size) in texts.iter().zip(sizes) {
+            assert_eq!(
+                text.chars().count(),
+                size,
+                "budget {budget}: reassembled turn"
+            );
+        }
+    }
+}
+
+#[test]
+fn r7_a_damaged_a_foreign_or_an_ahead_cursor_gets_a_typed_error() {
+    let c = busy_child();
+    let good = since(&c, c.start_cursor(), 2000).next.expect("cursor");
+    let text = good.to_string();
+    // Damaged: every single-character change of the text.
+    for (i, original) in text.char_indices() {
+        for replacement in ['0', '7', 'a', 'f', '.', 'v', 'z'] {
+            if replacement == original {
+                continue;
+            }
+            let mut damaged = text.clone();
+            damaged.replace_range(i..i + 1, &replacement.to_string());
+            let error = Cursor::parse(&damaged).expect_err(&damaged);
+            assert_eq!(error.kind(), ReadErrorKind::CursorDamaged, "{damaged}");
+        }
+    }
+    for cut in [&text[..text.len() - 1], "", "v1", "since:v1.0.0.0"] {
+        assert_eq!(
+            Cursor::parse(cut).map_err(|e| e.kind()),
+            Err(ReadErrorKind::CursorDamaged)
+        );
+    }
+    // Another child's cursor parses but is refused by this child.
+    let other = child("s978-5");
+    let foreign = other.start_cursor();
+    let error = c
+        .read(&ReadRequest::new(Selector::Since(foreign), 2000))
+        .expect_err("foreign");
+    assert_eq!(error.kind(), ReadErrorKind::CursorOtherChild);
+    // A cursor ahead of the transcript: from a longer history of the same child.
+    let mut longer = busy_child();
+    push(&mut longer, 4, "later");
+    let ahead = since(&longer, longer.start_cursor(), 3000)
+        .next
+        .expect("cursor");
+    let error = c
+        .read(&ReadRequest::new(Selector::Since(ahead), 2000))
+        .expect_err("ahead");
+    assert_eq!(error.kind(), ReadErrorKind::CursorAhead);
+    // The text form round-trips, and a good cursor is accepted.
+    assert_eq!(Cursor::parse(&text).expect("parses"), good);
+    assert!(
+        c.read(&ReadRequest::new(Selector::Since(good), 2000))
+            .is_ok()
+    );
+}
+
+#[test]
+fn r8_a_turn_larger_than_the_budget_is_a_marked_excerpt_and_the_cursor_moves_past_it() {
+    let mut c = child("c");
+    let big: String = "0123456789".repeat(100);
+    push(&mut c, 1, &big);
+    push(&mut c, 2, "small");
+    let window = since(&c, c.start_cursor(), 300);
+    let excerpt = window.excerpt.clone().expect("excerpt");
+    assert_eq!(
+        (excerpt.turn.seq, excerpt.from, excerpt.total),
+        (TurnSeq(1), 0, 1000)
+    );
+    assert!(excerpt.to > 0 && excerpt.to < 1000);
+    let marker = format!(
+        "[turn t1 seq 1: excerpt chars 0..{} of 1000, rest at turn:t1 offset {}]\n",
+        excerpt.to, excerpt.to
+    );
+    assert!(window.text.contains(&marker), "{}", window.text);
+    assert!(window.chars <= 300);
+    // The cursor moves past the excerpted turn: the next read gives turn 2, no loop.
+    let next = window.next.expect("cursor");
+    assert_eq!(next.seq(), TurnSeq(1));
+    assert_eq!(seqs(&since(&c, next, 300)), [2]);
+    // The rest, by exact location, until the turn is whole again.
+    let mut text: String = big.chars().take(excerpt.to).collect();
+    let mut rest = excerpt.rest();
+    while let Some(selector) = rest {
+        let part = read(&c, selector, 300).excerpt.expect("excerpt");
+        text.extend(big.chars().skip(part.from).take(part.to - part.from));
+        rest = part.rest();
+    }
+    assert_eq!(text, big);
+}
+
+#[test]
+fn r9_reads_have_no_side_effects_and_a_collected_turn_is_not_consumed() {
+    let c = busy_child();
+    let request = ReadRequest::new(Selector::Since(c.start_cursor()), 500);
+    let first = c.read(&request).expect("fits");
+    let again = c.read(&request).expect("fits");
+    assert_eq!(first, again);
+    // Turn 1 was collected by the since read; n:3 and turn:t1 still return it.
+    let latest = read(&c, Selector::Latest { n: 3 }, 2000);
+    assert_eq!(seqs(&latest), [1, 2, 3]);
+    let exact = read(
+        &c,
+        Selector::Turn {
+            id: turn_id("t1"),
+            offset: 0,
+        },
+        2000,
+    );
+    assert_eq!(seqs(&exact), [1]);
+}
+
+#[test]
+fn r10_the_in_flight_part_is_cut_to_its_newest_characters_and_never_moves_the_cursor() {
+    let mut c = child("c");
+    push(&mut c, 1, "done");
+    let partial: String = (0..400)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    c.set_in_flight(Some(partial.clone()));
+    let start = c.start_cursor();
+    let window = since(&c, start, 300);
+    let InFlight::Cut { shown, total } = window.in_flight else {
+        panic!("in-flight not cut: {:?}", window.in_flight);
+    };
+    assert_eq!(total, 400);
+    let tail: String = partial.chars().skip(400 - shown).collect();
+    assert!(
+        window
+            .text
+            .contains(&format!("[in-flight: last {shown} of 400 chars]\n{tail}\n"))
+    );
+    assert_eq!(window.next.map(|cursor| cursor.seq()), Some(TurnSeq(1)));
+    let after = since(&c, window.next.expect("cursor"), 300);
+    assert_eq!(after.next, window.next, "in-flight never moves the cursor");
+}
+
+#[test]
+fn r11_latest_is_the_may_repeat_read() {
+    let mut c = child("c");
+    push(&mut c, 1, "one");
+    push(&mut c, 2, "two");
+    let one = read(&c, Selector::Latest { n: 1 }, 500);
+    assert_eq!(seqs(&one), [2]);
+    assert_eq!(read(&c, Selector::Latest { n: 1 }, 500), one);
+    assert_eq!(seqs(&read(&c, Selector::Latest { n: 5 }, 500)), [1, 2]);
+    assert!(read(&c, Selector::Latest { n: 0 }, 500).whole.is_empty());
+    // Its cursor starts a since chain from the latest turn.
+    let next = one.next.expect("cursor");
+    assert_eq!(next.seq(), TurnSeq(2));
+    push(&mut c, 3, "three");
+    assert_eq!(seqs(&since(&c, next, 500)), [3]);
+}
+
+#[test]
+fn r12_turn_reads_locate_exactly_and_do_not_avoid_repeats() {
+    let mut c = child("c");
+    push(&mut c, 1, "héllo wörld");
+    let selector = Selector::Turn {
+        id: turn_id("t1"),
+        offset: 6,
+    };
+    let window = read(&c, selector.clone(), 500);
+    assert_eq!(window.next, None, "turn reads give no cursor");
+    let excerpt = window.excerpt.clone().expect("from an offset: an excerpt");
+    assert_eq!((excerpt.from, excerpt.to, excerpt.total), (6, 11, 11));
+    assert!(
+        window
+            .text
+            .contains("[turn t1 seq 1: excerpt chars 6..11 of 11]\nwörld\n")
+    );
+    assert_eq!(read(&c, selector, 500), window, "the same turn again");
+    let unknown = c.read(&ReadRequest::new(
+        Selector::Turn {
+            id: turn_id("t9"),
+            offset: 0,
+        },
+        500,
+    ));
+    assert_eq!(
+        unknown.map_err(|e| e.kind()).err(),
+        Some(ReadErrorKind::UnknownTurn)
+    );
+    let past = c.read(&ReadRequest::new(
+        Selector::Turn {
+            id: turn_id("t1"),
+            offset: 12,
+        },
+        500,
+    ));
+    assert_eq!(
+        past.map_err(|e| e.kind()).err(),
+        Some(ReadErrorKind::OffsetOutOfRange)
+    );
+}
+
+#[test]
+fn r13_terminated_requests_are_attached_only_on_demand() {
+    let c = busy_child();
+    let default = read(&c, Selector::Latest { n: 1 }, 2000);
+    assert!(default.text.contains("[request 1 open] build the model\n"));
+    assert!(!default.text.contains("[request 2"));
+    assert_eq!((default.requests_shown, default.requests_omitted), (1, 0));
+    let mut all = ReadRequest::new(Selector::Latest { n: 1 }, 2000);
+    all.requests = RequestHistory::All;
+    let history = c.read(&all).expect("fits");
+    assert!(history.text.contains(
+        "[request 1 open] build the model\n[request 2 terminated] write the spec: done\n"
+    ));
+    all.requests = RequestHistory::None;
+    let none = c.read(&all).expect("fits");
+    assert!(!none.text.contains("[request"));
+}
+
+#[test]
+fn r14_the_response_text_is_exactly_the_specified_format() {
+    let mut c = child("s972-1");
+    push(&mut c, 1, "first");
+    push(&mut c, 2, "second");
+    c.set_in_flight(Some("third, half done".into()));
+    c.open_request(RequestId(7), "review").expect("new");
+    let start = c.start_cursor();
+    let window = since(&c, start, 2000);
+    let next = window.next.expect("cursor");
+    let expected = format!(
+        "[parkline read s972-1 since:{start}]\n\
+         [turn t1 seq 1: 5 chars]\nfirst\n\
+         [turn t2 seq 2: 6 chars]\nsecond\n\
+         [in-flight: 16 chars]\nthird, half done\n\
+         [request 7 open] review\n\
+         [parkline read end: 2 whole, 0 excerpt, 0 omitted; next since:{next}]\n"
+    );
+    assert_eq!(window.text, expected);
+    assert_eq!(
+        start.to_string(),
+        "v1.0.".to_string() + &start.to_string()[5..]
+    );
+    // A turn read ends with "next none".
+    let exact = read(
+        &c,
+        Selector::Turn {
+            id: turn_id("t2"),
+            offset: 0,
+        },
+        2000,
+    );
+    assert_eq!(
+        exact.text,
+        "[parkline read s972-1 turn:t2 offset 0]\n[turn t2 seq 2: 6 chars]\nsecond\n\
+         [request 7 open] review\n[parkline read end: 1 whole, 0 excerpt, 0 omitted; next none]\n"
+    );
+}
+
+#[test]
+fn budget_too_small_says_the_smallest_budget_that_works() {
+    let c = busy_child();
+    for selector in [
+        Selector::Since(c.start_cursor()),
+        Selector::Latest { n: 2 },
+        Selector::Turn {
+            id: turn_id("t3"),
+            offset: 3,
+        },
+    ] {
+        let error = c
+            .read(&ReadRequest::new(selector.clone(), 5))
+            .expect_err("5 chars hold nothing");
+        let needed = error.needed_chars().expect("needed");
+        assert!(c.read(&ReadRequest::new(selector.clone(), needed)).is_ok());
+        assert!(c.read(&ReadRequest::new(selector, needed - 1)).is_err());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Differential: the crate against the reference
+// ---------------------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn differential_reads_match_the_reference(ops in read_harness::read_ops_strategy(60)) {
+        let report = check(&ops).map_err(|d| TestCaseError::fail(d.to_string()))?;
+        prop_assert_eq!(report.steps, ops.len());
+    }
+}
+
+/// The generated scenarios do reach the interesting cases (so the differential is not vacuous).
+#[test]
+fn differential_scenarios_reach_excerpts_omissions_cuts_and_errors() {
+    let mut runner = TestRunner::deterministic();
+    let strategy = read_harness::read_ops_strategy(60);
+    let mut total = read_harness::ReadReport::default();
+    for _ in 0..64 {
+        let ops =
+            proptest::strategy::ValueTree::current(&strategy.new_tree(&mut runner).expect("tree"));
+        let report = check(&ops).expect("no divergence");
+        total.windows += report.windows;
+        total.errors += report.errors;
+        total.excerpts += report.excerpts;
+        total.omissions += report.omissions;
+        total.in_flight_cuts += report.in_flight_cuts;
+        total.followed_turns += report.followed_turns;
+    }
+    assert!(total.windows > 100, "{total:?}");
+    assert!(total.errors > 20, "{total:?}");
+    assert!(total.excerpts > 10, "{total:?}");
+    assert!(total.omissions > 10, "{total:?}");
+    assert!(total.in_flight_cuts > 10, "{total:?}");
+    assert!(total.followed_turns > 20, "{total:?}");
+}
+
+/// A scenario every known-bad read switch gets wrong: a turn larger than the budget, then two
+/// short turns that do not fit one read, with an in-flight part and an open request.
+fn known_bad_scenario() -> Vec<ReadOp> {
+    vec![
+        ReadOp::OpenRequest { len: 5 },
+        ReadOp::Grow { len: 60, letter: 0 },
+        ReadOp::Grow { len: 60, letter: 1 },
+        ReadOp::Grow { len: 60, letter: 2 },
+        ReadOp::Complete { gap: 0 },
+        ReadOp::Grow { len: 30, letter: 0 },
+        ReadOp::Complete { gap: 0 },
+        ReadOp::Grow { len: 30, letter: 0 },
+        ReadOp::Complete { gap: 0 },
+        ReadOp::Grow { len: 50, letter: 3 },
+        ReadOp::ReadSince {
+            budget: 330,
+            history: 0,
+        },
+        ReadOp::ReadSince {
+            budget: 330,
+            history: 0,
+        },
+        ReadOp::ReadSince {
+            budget: 330,
+            history: 0,
+        },
+    ]
+}
+
+const KNOWN_BAD: [(ReadKnownBad, &str); 3] = [
+    (ReadKnownBad::ExcerptWithoutReference, "R14"),
+    (ReadKnownBad::AdvanceBeforeBuild, "R14"),
+    (ReadKnownBad::TurnsOnlyBudget, "R14"),
+];
+
+#[test]
+fn the_known_bad_scenario_passes_on_the_correct_crate() {
+    let report = check(&known_bad_scenario()).expect("correct crate");
+    assert!(report.excerpts >= 1 && report.omissions >= 1, "{report:?}");
+}
+
+#[test]
+fn every_known_bad_read_switch_is_caught_by_the_differential_check() {
+    for (bad, id) in KNOWN_BAD {
+        let divergence = check_with(&known_bad_scenario(), Some(bad)).expect_err("caught");
+        assert!(divergence.message.starts_with(id), "{bad:?}: {divergence}");
+    }
+}
+
+/// The same switches found by the random search alone, with no hand-written scenario.
+#[test]
+fn every_known_bad_read_switch_is_found_by_the_proptest_search() {
+    for (bad, _) in KNOWN_BAD {
+        let mut runner = TestRunner::new(ProptestConfig {
+            cases: 512,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        });
+        let result = runner.run(&read_harness::read_ops_strategy(60), |ops| {
+            check_with(&ops, Some(bad))
+                .map(drop)
+                .map_err(|d| TestCaseError::fail(d.to_string()))
+        });
+        assert!(result.is_err(), "{bad:?} not found in 512 cases");
+    }
+}
+
+/// The crate's own checks on the followed chain catch a broken crate even where the texts
+/// are not compared: the switches violate R5 or R1 on the crate's answers alone.
+#[test]
+fn the_known_bad_switches_break_their_requirement_on_the_crates_answers_alone() {
+    // AdvanceBeforeBuild: the cursor passes turns that did not fit.
+    let mut c = child("c");
+    c.set_known_bad(Some(ReadKnownBad::AdvanceBeforeBuild));
+    for seq in 1..=3 {
+        push(&mut c, seq, &"z".repeat(60));
+    }
+    let window = since(&c, c.start_cursor(), 260);
+    assert!(window.omitted.count > 0);
+    assert_eq!(
+        window.next.map(|cursor| cursor.seq()),
+        Some(TurnSeq(3)),
+        "R5 broken"
+    );
+    // ExcerptWithoutReference: the cut turn has no reference to its rest.
+    let mut c = child("c");
+    c.set_known_bad(Some(ReadKnownBad::ExcerptWithoutReference));
+    push(&mut c, 1, &"z".repeat(1000));
+    let window = since(&c, c.start_cursor(), 300);
+    assert!(
+        window.excerpt.is_none() && !window.text.contains("rest at turn:t1"),
+        "R8 broken"
+    );
+    // TurnsOnlyBudget: the text is longer than max_chars.
+    let mut c = busy_child();
+    c.set_known_bad(Some(ReadKnownBad::TurnsOnlyBudget));
+    let window = since(&c, c.start_cursor(), 300);
+    assert!(window.chars > 300, "R1 broken");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The spec's worked examples are the crate's output
+// ---------------------------------------------------------------------------------------------
+
+/// The fenced block after `<!-- read-example: {name} -->` in `spec/read.md`.
+fn spec_example(spec: &str, name: &str) -> String {
+    let marker = format!("<!-- read-example: {name} -->\n```text\n");
+    let start = spec
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no example {name}"))
+        + marker.len();
+    let end = start + spec[start..].find("```").expect("closed block");
+    spec[start..end].to_string()
+}
+
+/// R14: every worked example of `spec/read.md` section 7 is exactly what the crate answers.
+#[test]
+fn r14_the_spec_examples_are_the_crates_answers() {
+    let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/read.md"))
+        .expect("spec/read.md");
+    let mut small = child("s972-1");
+    push(&mut small, 1, "first");
+    push(&mut small, 2, "second");
+    small.set_in_flight(Some("third, half done".into()));
+    small.open_request(RequestId(7), "review").expect("new");
+    let whole = since(&small, small.start_cursor(), 2000);
+    assert_eq!(whole.text, spec_example(&spec, "whole"));
+    assert_eq!(whole.chars, 264);
+
+    let mut c = child("s972-1");
+    push(&mut c, 1, &"0123456789".repeat(30));
+    push(&mut c, 2, "short answer");
+    push(&mut c, 3, "another answer");
+    c.set_in_flight(Some("working on step 4 of 9".into()));
+    c.open_request(RequestId(7), "review").expect("new");
+    let oversized = since(&c, c.start_cursor(), 300);
+    assert_eq!(oversized.text, spec_example(&spec, "oversized"));
+    let next = oversized.next.expect("cursor");
+    let continued = since(&c, next, 300);
+    assert_eq!(continued.text, spec_example(&spec, "continue"));
+    let again = since(&c, continued.next.expect("cursor"), 300);
+    assert_eq!(again.text, spec_example(&spec, "nothing-new"));
+    let rest = oversized.excerpt.and_then(|e| e.rest()).expect("rest");
+    assert_eq!(read(&c, rest, 300).text, spec_example(&spec, "rest"));
+    assert_eq!(
+        read(&c, Selector::Latest { n: 1 }, 300).text,
+        spec_example(&spec, "latest")
+    );
+    let error = c
+        .read(&ReadRequest::new(Selector::Latest { n: 1 }, 100))
+        .expect_err("too small");
+    assert!(
+        spec.contains(&format!("`{error}`").replace("read\nneeds", "read needs")) || {
+            // The spec wraps the message over two lines.
+            let flat = spec.replace("read\nneeds", "read needs");
+            flat.contains(&format!("`{error}`"))
+        }
+    );
+}

@@ -1,5 +1,128 @@
 //! parkline: crash-safe parked completion lines, delivered as one batch turn per boundary, and
 //! budgeted cursor reads for `agent_read`.
+//!
+//! While a parent session is mid-turn, the daemon [`park`](Queue::park)s each completion line
+//! that arrives; `park` returns once the line is durable. When the turn ends, the daemon asks for
+//! the next [`boundary`](Queue::boundary) batch: every line parked at that moment (split under a
+//! budget), persisted before it is returned. The daemon hands the batch's [`text`](Batch::text)
+//! over as one turn, records one [`notified`](Batch::notified) event per item, and
+//! [`settle`](Queue::settle)s each item's outcome. A crash anywhere loses nothing a `park`
+//! acknowledged: a batch persisted but not settled comes back first in the next life, as a
+//! repeat (same id, attempt + 1).
+//!
+//! The contract (vocabulary, split, turn text, boundary and settle) is in ARCHITECTURE.md; the
+//! requirements are in spec/delivery.md (D1..) and the file format in spec/mirror.md (M1..).
+//!
+//! # The daemon's loop, end to end
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use parkline::{Budget, Outcome, Queue, RequestId};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("session-s966.mirror");
+//! let mut queue = Queue::open(&path)?;
+//!
+//! // The parent is mid-turn: completions are parked, each durable when `park` returns.
+//! for request in 1..=3 {
+//!     queue.park(RequestId(request), &format!("[r{request}] turn t{request}: ok"))?;
+//! }
+//!
+//! // The turn ended: one batch holds every parked line.
+//! let batch = queue.boundary(Budget(4096))?.expect("three lines parked");
+//! assert_eq!(batch.items.len(), 3);
+//! let turn = batch.text(); // hand this over as ONE turn
+//! assert!(turn.starts_with("[parkline batch 1 attempt 1: 3 of 3 parked lines]\n"));
+//! let events = batch.notified(); // record one delegation_notified per request
+//! assert_eq!(events.len(), 3);
+//!
+//! // Hand-over and every notified event succeeded: clear the batch.
+//! queue.settle(batch.id, &[Outcome::Delivered; 3])?;
+//! assert!(queue.parked().is_empty() && queue.in_flight().is_none());
+//!
+//! // Next turn: one more line, and the daemon crashes after the boundary, before the settle.
+//! queue.park(RequestId(4), "[r4] turn t4: failed")?;
+//! let batch = queue.boundary(Budget(4096))?.expect("one line parked");
+//! drop(queue); // crash: nothing after the boundary reached the mirror
+//!
+//! // Next life: the unsettled batch comes back first, recognisable as a repeat.
+//! let mut queue = Queue::open(&path)?;
+//! let repeat = queue.boundary(Budget(4096))?.expect("recovered batch");
+//! assert_eq!((repeat.id, repeat.items.clone()), (batch.id, batch.items.clone()));
+//! assert_eq!(repeat.attempt.0, 2);
+//! assert!(repeat.is_repeat() && repeat.notified()[0].repeat);
+//! assert!(repeat.text().starts_with("[parkline batch 2 attempt 2, repeat: 1 of 1 parked lines]"));
+//! queue.settle(repeat.id, &[Outcome::Delivered])?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Use from an async daemon
+//!
+//! A [`Queue`] is synchronous and single-owner: every call that writes waits for an fsync
+//! (hundreds of microseconds on an SSD, far more on a busy disk). An async daemon keeps one queue
+//! per parent session, each behind its own `std::sync::Mutex` (not an async mutex: the lock is
+//! never held across an `.await`), and runs each call on a blocking thread, for instance
+//! `tokio::task::spawn_blocking(move || queue.lock().unwrap().park(request, &line))`. Queues of
+//! different sessions never contend. The example below shows the same shape with plain threads:
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::{Arc, Mutex};
+//! use parkline::{Budget, Queue, RequestId};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let sessions: Vec<Arc<Mutex<Queue>>> = (0..4)
+//!     .map(|s| Queue::open(dir.path().join(format!("s{s}.mirror"))).map(|q| Arc::new(Mutex::new(q))))
+//!     .collect::<Result<_, _>>()?;
+//! let workers: Vec<_> = sessions
+//!     .iter()
+//!     .enumerate()
+//!     .map(|(s, queue)| {
+//!         let queue = Arc::clone(queue);
+//!         // With tokio: tokio::task::spawn_blocking(move || ...).
+//!         std::thread::spawn(move || {
+//!             let mut queue = queue.lock().map_err(|_| "poisoned mutex")?;
+//!             queue.park(RequestId(s as u64), "done").map_err(|e| e.to_string())?;
+//!             Ok::<_, String>(())
+//!         })
+//!     })
+//!     .collect();
+//! for worker in workers {
+//!     worker.join().map_err(|_| "worker panicked")??;
+//! }
+//! let mut first = sessions[0].lock().map_err(|_| "poisoned mutex")?;
+//! assert_eq!(first.boundary(Budget(100))?.map(|b| b.items.len()), Some(1));
+//! # Ok(()) }
+//! ```
+//!
+//! # Failure model
+//!
+//! - A failed write or fsync poisons the queue ([`ErrorKind::Poisoned`] from then on); reopening
+//!   it reads what the mirror kept. An fsync is never retried (M10).
+//! - A damaged mirror gets [`ErrorKind::Corrupt`] naming the file, record and byte offset, and is
+//!   never written (M11). `parkline inspect <mirror>` shows what it holds.
+//! - A second handle on the same mirror gets [`ErrorKind::Locked`] (M8).
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
+mod config;
+mod core;
+mod error;
+pub mod mirror;
+mod queue;
 pub mod read;
+mod storage;
+mod types;
+
+pub use config::Config;
+#[cfg(feature = "known-bad")]
+pub use config::KnownBad;
+pub use error::{Error, ErrorKind, Result};
+pub use queue::{COMPACT_SLACK_BYTES, Queue};
+pub use storage::{FsStorage, MemStorage, Storage};
+pub use types::{
+    Attempt, Batch, BatchId, Budget, Item, Notified, Outcome, RequestId, Seq, Settlement, split,
+};
+
+#[cfg(test)]
+mod tests;

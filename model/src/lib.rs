@@ -2,5 +2,9 @@
 //! a plain transition function usable as the oracle in differential tests and fuzz targets.
 //! This crate does no I/O.
 
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
 pub mod delivery;
 pub mod read;
+pub mod search;

@@ -1,0 +1,131 @@
+//! A boundary on a real file: batch, hand-over (turn text and notified events), settle, for 1,
+//! 13, 100, 1,000 and 10,000 parked lines. Time per line, and fsyncs per boundary counted by a
+//! [`Counting`](parkline_benches::counting::Counting) storage around `parkline::FsStorage`.
+//!
+//! Baselines in the same run: the floor (one `write` + `fsync` of the batch's bytes), and today's
+//! pop-front `deferred-input.json` (one whole-file rewrite per delivered line; up to 100 lines,
+//! beyond which one boundary takes seconds).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
+use parkline::{Budget, Outcome};
+use parkline_benches::counting::Counts;
+use parkline_benches::fixture::{self, CountedQueue, bench_dir, completion_line, mirror_line};
+use parkline_benches::floor::AppendFloor;
+use parkline_benches::json_mirror::JsonMirror;
+use tempfile::TempDir;
+
+const LINES: [u64; 5] = [1, 13, 100, 1_000, 10_000];
+const JSON_LINES_MAX: u64 = 100;
+/// Large enough for every fixture's batch to be delivered whole.
+const BUDGET: Budget = Budget(usize::MAX);
+
+struct Fixture {
+    _dir: TempDir,
+    queue: CountedQueue,
+    counts: Counts,
+}
+
+fn fixture(n: u64) -> Fixture {
+    let dir = bench_dir().expect("temporary directory");
+    let (queue, counts) =
+        fixture::parked_queue(&dir.path().join("s966.mirror"), n).expect("fixture");
+    Fixture {
+        _dir: dir,
+        queue,
+        counts,
+    }
+}
+
+/// One boundary as the daemon runs it: batch, turn text and notified events, settle all
+/// delivered. Returns the number of lines delivered.
+fn boundary(queue: &mut CountedQueue) -> usize {
+    let batch = queue.boundary(BUDGET).expect("boundary").expect("a batch");
+    let text = batch.text();
+    let notified = batch.notified();
+    black_box((&text, &notified));
+    let outcomes = vec![Outcome::Delivered; batch.items.len()];
+    queue.settle(batch.id, &outcomes).expect("settle");
+    batch.items.len()
+}
+
+fn report_fsyncs() {
+    for n in LINES {
+        let mut f = fixture(n);
+        let before = f.counts.snapshot();
+        let delivered = boundary(&mut f.queue);
+        let cost = f.counts.snapshot().since(before);
+        assert_eq!(delivered as u64, n, "the whole fixture fits the budget");
+        assert!(f.queue.parked().is_empty(), "a settled boundary clears");
+        println!(
+            "boundary fsyncs: {n} lines: {} fsyncs per boundary ({} file, {} directory), {} bytes appended",
+            cost.fsyncs(),
+            cost.syncs,
+            cost.dir_syncs,
+            cost.appended_bytes
+        );
+    }
+}
+
+fn bench_boundary(c: &mut Criterion) {
+    report_fsyncs();
+    let mut group = c.benchmark_group("boundary");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for n in LINES {
+        group.throughput(Throughput::Elements(n));
+        group.bench_function(BenchmarkId::new("parkline", n), |b| {
+            b.iter_batched_ref(
+                || fixture(n),
+                |f| boundary(&mut f.queue),
+                BatchSize::PerIteration,
+            )
+        });
+        group.bench_function(BenchmarkId::new("floor_write_fsync", n), |b| {
+            // The batch's lines, newline-separated; `append_durable` adds the last newline.
+            let lines: Vec<String> = (0..n).map(completion_line).collect();
+            let text = lines.join("\n");
+            b.iter_batched_ref(
+                || {
+                    let dir = bench_dir().expect("temporary directory");
+                    let floor = AppendFloor::create(&dir.path().join("floor.log")).expect("file");
+                    (dir, floor)
+                },
+                |(_, floor)| {
+                    floor
+                        .append_durable(black_box(&text))
+                        .expect("write + fsync")
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        if n <= JSON_LINES_MAX {
+            group.bench_function(BenchmarkId::new("json_mirror_pop_front", n), |b| {
+                b.iter_batched_ref(
+                    || {
+                        let dir = bench_dir().expect("temporary directory");
+                        let mut mirror = JsonMirror::new(dir.path());
+                        mirror.extend((0..n).map(mirror_line));
+                        mirror.persist().expect("write");
+                        (dir, mirror)
+                    },
+                    |(_, mirror)| {
+                        while let Some(line) = mirror.pop_front().expect("rewrite") {
+                            black_box(line);
+                        }
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion::criterion_group!(benches, bench_boundary);
+criterion::criterion_main!(benches);

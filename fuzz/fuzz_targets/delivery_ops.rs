@@ -1,0 +1,23 @@
+//! A scenario of delivery ops with crash and I/O-error injection, applied to the crate and the
+//! reference by `harness::check_with`; any divergence is a crash of the target.
+//!
+//! `PARKLINE_KNOWN_BAD=<switch>` in the environment fuzzes a deliberately broken crate instead
+//! (`ClearBeforeHandOver`, `PopFront`, `NoAttemptCounter`, `NoDirSync`), to show a campaign finds
+//! it.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use parkline_conformance::harness::{Op, Setup, check_with, setup_from_env};
+
+fn setup() -> &'static Setup {
+    static SETUP: OnceLock<Setup> = OnceLock::new();
+    SETUP.get_or_init(|| setup_from_env().unwrap_or_else(|message| panic!("{message}")))
+}
+
+fuzz_target!(|ops: Vec<Op>| {
+    if let Err(divergence) = check_with(&ops, setup()) {
+        panic!("{divergence}");
+    }
+});

@@ -1,0 +1,11 @@
+//! Any bytes given to the mirror decoder: a typed error or a valid state, never a panic; a decoded
+//! state re-encodes to bytes that decode to an equal state (`harness::check_mirror_bytes`).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Err(message) = parkline_conformance::harness::check_mirror_bytes(data) {
+        panic!("{message}");
+    }
+});

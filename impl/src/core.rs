@@ -1,0 +1,277 @@
+//! The sans-I/O core: a deterministic state that turns the daemon's inputs (park, boundary,
+//! settle) into records to persist, and advances only once the driver says they are durable.
+//!
+//! The core never touches storage; [`crate::Queue`] writes its records through
+//! [`crate::Storage`] and then calls [`Core::commit`].
+
+use std::collections::BTreeSet;
+
+use crate::config::{Config, KnownBadSwitch};
+use crate::error::{Error, ErrorKind, Result};
+use crate::mirror::{MirrorState, Record};
+use crate::types::{Attempt, Batch, BatchId, Budget, Outcome, RequestId, Seq, Settlement, split};
+
+/// The durable state plus what only this life knows.
+#[derive(Clone, Debug)]
+pub(crate) struct Core {
+    /// What the mirror holds (after every committed record).
+    pub(crate) state: MirrorState,
+    /// True once the in-flight batch was handed over in this life; a batch recovered from the
+    /// file starts as not handed.
+    handed: bool,
+    /// Only under `KnownBad::ClearBeforeHandOver`: the batch handed over although the mirror
+    /// already forgot it.
+    cleared_early: Option<Batch>,
+    /// The bytes of the lines the state holds: a lower bound of its snapshot's length, kept
+    /// without a pass over the state, so a settle decides cheaply that no compaction is due.
+    line_bytes: u64,
+    pub(crate) config: Config,
+}
+
+/// What the driver must persist, and what the daemon gets once it is durable.
+#[derive(Debug)]
+pub(crate) struct Step<T> {
+    pub(crate) records: Vec<Record>,
+    pub(crate) value: T,
+}
+
+impl Core {
+    pub(crate) fn new(state: MirrorState, config: Config) -> Self {
+        let items = state
+            .parked
+            .iter()
+            .chain(&state.dead_letters)
+            .chain(state.in_flight.iter().flat_map(|batch| &batch.items));
+        let line_bytes = items.map(|item| item.line.len() as u64).sum();
+        Core {
+            state,
+            handed: false,
+            cleared_early: None,
+            line_bytes,
+            config,
+        }
+    }
+
+    /// A lower bound of the length of this state's snapshot.
+    pub(crate) fn snapshot_bytes_floor(&self) -> u64 {
+        self.line_bytes
+    }
+
+    pub(crate) fn park(&self, request: RequestId, line: &str) -> Result<Step<Seq>> {
+        // D3: a line is one line; it is never rewritten to fit, so one with `\n` is refused.
+        if line.contains('\n') {
+            return Err(Error::new(
+                ErrorKind::InvalidLine,
+                format!("line of request {request} contains a newline"),
+            ));
+        }
+        if line.len() > self.config.line_bytes_max {
+            return Err(Error::new(
+                ErrorKind::InvalidLine,
+                format!(
+                    "line of request {request} has {} bytes, more than line_bytes_max {}",
+                    line.len(),
+                    self.config.line_bytes_max
+                ),
+            ));
+        }
+        let seq = self.state.next_seq;
+        Ok(Step {
+            records: vec![Record::Park {
+                seq,
+                request,
+                line: line.to_owned(),
+                failures: 0,
+            }],
+            value: seq,
+        })
+    }
+
+    pub(crate) fn boundary(&self, budget: Budget) -> Result<Step<Option<Batch>>> {
+        if let Some(batch) = &self.cleared_early {
+            return Err(in_flight_error(batch.id));
+        }
+        if let Some(batch) = &self.state.in_flight {
+            if self.handed {
+                return Err(in_flight_error(batch.id));
+            }
+            // D10: a batch recovered from a previous life goes first, same id, items and
+            // remaining, attempt + 1, persisted before it is handed over (M3).
+            let mut repeat = batch.clone();
+            if self.config.is_bad(KnownBadSwitch::NoAttemptCounter) {
+                return Ok(Step {
+                    records: Vec::new(),
+                    value: Some(repeat),
+                });
+            }
+            repeat.attempt = Attempt(batch.attempt.0.saturating_add(1));
+            return Ok(Step {
+                records: vec![Record::Attempt {
+                    batch: batch.id,
+                    attempt: repeat.attempt,
+                }],
+                value: Some(repeat),
+            });
+        }
+        let parked = &self.state.parked;
+        if parked.is_empty() {
+            return Ok(Step {
+                records: Vec::new(),
+                value: None,
+            });
+        }
+        // D1, D11: every line parked now, split by the pure function.
+        let mut k = split(parked, budget);
+        if self.config.is_bad(KnownBadSwitch::PopFront) {
+            k = k.min(1);
+        }
+        let batch = Batch {
+            id: self.state.next_batch,
+            attempt: Attempt(1),
+            items: parked[..k].to_vec(),
+            remaining: parked.len() - k,
+        };
+        let seqs: Vec<Seq> = batch.items.iter().map(|item| item.seq).collect();
+        let mut records = vec![Record::Batch {
+            id: batch.id,
+            attempt: batch.attempt,
+            seqs: seqs.clone(),
+            remaining: batch.remaining,
+        }];
+        if self.config.is_bad(KnownBadSwitch::ClearBeforeHandOver) {
+            records.push(Record::Settle {
+                batch: batch.id,
+                delivered: seqs,
+                failed: Vec::new(),
+                dead: Vec::new(),
+            });
+        }
+        Ok(Step {
+            records,
+            value: Some(batch),
+        })
+    }
+
+    pub(crate) fn settle(&self, id: BatchId, outcomes: &[Outcome]) -> Result<Step<Settlement>> {
+        if let Some(batch) = &self.cleared_early {
+            check_settle(batch, id, outcomes)?;
+            let settlement = Settlement {
+                delivered: batch.items.iter().map(|item| item.seq).collect(),
+                ..Settlement::default()
+            };
+            return Ok(Step {
+                records: Vec::new(),
+                value: settlement,
+            });
+        }
+        let batch = match &self.state.in_flight {
+            Some(batch) if batch.id == id && self.handed => batch,
+            Some(batch) if batch.id == id => {
+                return Err(Error::new(
+                    ErrorKind::UnknownBatch,
+                    format!(
+                        "batch {id} was recovered from the mirror and not handed over yet; call boundary first"
+                    ),
+                ));
+            }
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::UnknownBatch,
+                    format!("batch {id} is not the batch in flight"),
+                ));
+            }
+        };
+        check_settle(batch, id, outcomes)?;
+        let mut settlement = Settlement::default();
+        for (item, outcome) in batch.items.iter().zip(outcomes) {
+            match outcome {
+                Outcome::Delivered => settlement.delivered.push(item.seq),
+                // D8: the failure that reaches failures_max moves the item to the dead letters.
+                Outcome::Failed if item.failures.saturating_add(1) >= self.config.failures_max => {
+                    settlement.dead.push(item.seq)
+                }
+                Outcome::Failed => settlement.failed.push(item.seq),
+            }
+        }
+        Ok(Step {
+            records: vec![Record::Settle {
+                batch: id,
+                delivered: settlement.delivered.clone(),
+                failed: settlement.failed.clone(),
+                dead: settlement.dead.clone(),
+            }],
+            value: settlement,
+        })
+    }
+
+    /// Advances the state by records the driver made durable. They were planned from this very
+    /// state, so applying them cannot fail; a failure is a bug in the planning and panics.
+    pub(crate) fn commit(&mut self, records: &[Record]) {
+        for record in records {
+            match record {
+                Record::Park { line, .. } | Record::Dead { line, .. } => {
+                    self.line_bytes += line.len() as u64;
+                }
+                Record::Settle { delivered, .. } => {
+                    let delivered: BTreeSet<&Seq> = delivered.iter().collect();
+                    let dropped: u64 = self
+                        .state
+                        .in_flight
+                        .iter()
+                        .flat_map(|batch| &batch.items)
+                        .filter(|item| delivered.contains(&item.seq))
+                        .map(|item| item.line.len() as u64)
+                        .sum();
+                    self.line_bytes = self.line_bytes.saturating_sub(dropped);
+                }
+                Record::Batch { .. } | Record::Attempt { .. } | Record::Next { .. } => {}
+            }
+            if let Err(reason) = self.state.apply(record) {
+                panic!("planned record rejected by the state: {reason}");
+            }
+        }
+    }
+
+    /// The batch just returned by `boundary` was handed to the daemon.
+    pub(crate) fn handed_over(&mut self, batch: &Batch) {
+        if self.config.is_bad(KnownBadSwitch::ClearBeforeHandOver) && self.state.in_flight.is_none()
+        {
+            self.cleared_early = Some(batch.clone());
+            return;
+        }
+        self.handed = true;
+    }
+
+    /// The in-flight batch was settled.
+    pub(crate) fn settled(&mut self) {
+        self.handed = false;
+        self.cleared_early = None;
+    }
+}
+
+fn in_flight_error(id: BatchId) -> Error {
+    Error::new(
+        ErrorKind::BatchInFlight,
+        format!("batch {id} was handed over and is not settled yet"),
+    )
+}
+
+fn check_settle(batch: &Batch, id: BatchId, outcomes: &[Outcome]) -> Result<()> {
+    if batch.id != id {
+        return Err(Error::new(
+            ErrorKind::UnknownBatch,
+            format!("batch {id} is not the batch in flight"),
+        ));
+    }
+    if outcomes.len() != batch.items.len() {
+        return Err(Error::new(
+            ErrorKind::OutcomeCount,
+            format!(
+                "batch {id} has {} items but settle got {} outcomes",
+                batch.items.len(),
+                outcomes.len()
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! The one error type of the crate.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A specialised `Result` whose error is [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, for callers that branch on it.
+///
+/// # Example
+///
+/// ```
+/// use parkline::ErrorKind;
+/// assert_eq!(ErrorKind::Locked.to_string(), "mirror locked");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The storage failed (read, write, fsync, rename, remove, directory fsync).
+    Io,
+    /// Another handle or process holds the mirror's lock.
+    Locked,
+    /// The mirror is damaged or in an impossible state; it was left exactly as it was.
+    Corrupt,
+    /// An earlier write or fsync of this handle failed; reopen the queue (fail-stop, M10).
+    Poisoned,
+    /// The line contains `\n` or is longer than `line_bytes_max`; nothing was written.
+    InvalidLine,
+    /// The [`Config`](crate::Config) is unusable (for example `failures_max == 0`).
+    InvalidConfig,
+    /// `boundary` was called while a batch of this life is still unsettled.
+    BatchInFlight,
+    /// `settle` named a batch that is not the one handed over in this life.
+    UnknownBatch,
+    /// `settle` got a number of outcomes different from the batch's number of items.
+    OutcomeCount,
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ErrorKind::Io => "i/o error",
+            ErrorKind::Locked => "mirror locked",
+            ErrorKind::Corrupt => "corrupt mirror",
+            ErrorKind::Poisoned => "queue poisoned by an earlier i/o error",
+            ErrorKind::InvalidLine => "invalid line",
+            ErrorKind::InvalidConfig => "invalid config",
+            ErrorKind::BatchInFlight => "batch in flight",
+            ErrorKind::UnknownBatch => "unknown batch",
+            ErrorKind::OutcomeCount => "wrong number of outcomes",
+        })
+    }
+}
+
+/// The error of every fallible call: a kind, the file it concerns (if any), where in the file
+/// (for [`ErrorKind::Corrupt`]), a lowercase context without trailing period, and the underlying
+/// I/O error (if any) as its [`source`](std::error::Error::source).
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("s1.mirror");
+/// let _held = parkline::Queue::open(&path)?;
+/// let err = parkline::Queue::open(&path).unwrap_err();
+/// assert_eq!(err.kind(), parkline::ErrorKind::Locked);
+/// assert!(err.to_string().starts_with("mirror locked: "));
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    path: Option<PathBuf>,
+    offset: Option<u64>,
+    record: Option<u64>,
+    context: String,
+    source: Option<io::Error>,
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, context: impl Into<String>) -> Self {
+        Error {
+            kind,
+            path: None,
+            offset: None,
+            record: None,
+            context: context.into(),
+            source: None,
+        }
+    }
+
+    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
+        let mut error = Error::new(ErrorKind::Io, context);
+        error.source = Some(source);
+        error
+    }
+
+    pub(crate) fn corrupt(offset: u64, record: u64, reason: impl Into<String>) -> Self {
+        let mut error = Error::new(ErrorKind::Corrupt, reason);
+        error.offset = Some(offset);
+        error.record = Some(record);
+        error
+    }
+
+    /// The same error, naming the file `path` (for callers that decode bytes they read
+    /// themselves, such as `parkline inspect`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let err = parkline::mirror::decode(b"").unwrap_err().with_path("/tmp/x.mirror");
+    /// assert_eq!(err.to_string(), "corrupt mirror: /tmp/x.mirror: record 1 at byte 0: empty file: no header");
+    /// ```
+    pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// What went wrong.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let err = parkline::mirror::decode(b"").unwrap_err();
+    /// assert_eq!(err.kind(), parkline::ErrorKind::Corrupt);
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The file the error concerns, when there is one.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let err = parkline::mirror::decode(b"").unwrap_err();
+    /// assert_eq!(err.path(), None); // decode sees bytes, not a file
+    /// ```
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// For [`ErrorKind::Corrupt`]: the byte offset of the bad record in the file.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let err = parkline::mirror::decode(b"nonsense\n").unwrap_err();
+    /// assert_eq!(err.offset(), Some(0));
+    /// ```
+    pub fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// For [`ErrorKind::Corrupt`]: the 1-based number of the bad record (the header is record 1).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let err = parkline::mirror::decode(b"nonsense\n").unwrap_err();
+    /// assert_eq!(err.record(), Some(1));
+    /// ```
+    pub fn record(&self) -> Option<u64> {
+        self.record
+    }
+
+    /// What was being done, or for [`ErrorKind::Corrupt`] the reason the record was rejected.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let err = parkline::mirror::decode(b"").unwrap_err();
+    /// assert_eq!(err.context(), "empty file: no header");
+    /// ```
+    pub fn context(&self) -> &str {
+        &self.context
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if let Some(path) = &self.path {
+            write!(f, ": {}", path.display())?;
+        }
+        if let (Some(record), Some(offset)) = (self.record, self.offset) {
+            write!(f, ": record {record} at byte {offset}")?;
+        }
+        write!(f, ": {}", self.context)?;
+        if let Some(source) = &self.source {
+            write!(f, ": {source}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_ref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
+    }
+}

@@ -1,0 +1,496 @@
+//! The mirror file format (spec/mirror.md): an append-only log of checksummed JSON lines.
+//!
+//! Every line is `<crc32 of the JSON as 8 lowercase hex digits> <JSON>\n` (M1). The first record
+//! is the header `{"format":"parkline-mirror","version":1}` (M2); the others change the state as
+//! [`MirrorState`] describes. The same transition function (`MirrorState::apply`, private)
+//! rebuilds the state when the file is decoded and advances it when the queue writes, so what the
+//! queue holds in memory is by construction what the file decodes to.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::types::{Attempt, Batch, BatchId, Item, RequestId, Seq};
+
+/// The mirror's format name, in the header.
+pub const FORMAT: &str = "parkline-mirror";
+/// The mirror format version this build reads and writes.
+pub const VERSION: u64 = 1;
+
+/// What a mirror holds: the durable state of one queue.
+///
+/// # Example
+///
+/// ```
+/// let state = parkline::mirror::MirrorState::default();
+/// assert!(state.parked.is_empty() && state.in_flight.is_none());
+/// assert_eq!(state.next_seq, parkline::Seq(1));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MirrorState {
+    /// Parked items in seq order, excluding the items of the in-flight batch.
+    pub parked: Vec<Item>,
+    /// The batch persisted and not settled, with its attempt as stored.
+    pub in_flight: Option<Batch>,
+    /// Items that failed `failures_max` times, in seq order; never deleted (D8).
+    pub dead_letters: Vec<Item>,
+    /// The seq the next park gets.
+    pub next_seq: Seq,
+    /// The id the next batch gets.
+    pub next_batch: BatchId,
+}
+
+impl Default for MirrorState {
+    fn default() -> Self {
+        MirrorState {
+            parked: Vec::new(),
+            in_flight: None,
+            dead_letters: Vec::new(),
+            next_seq: Seq(1),
+            next_batch: BatchId(1),
+        }
+    }
+}
+
+/// The header record (M2).
+#[derive(Serialize)]
+struct Header<'a> {
+    format: &'a str,
+    version: u64,
+}
+
+/// One record after the header (M3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub(crate) enum Record {
+    /// A parked line (written by `park`, and by snapshots with its failure count).
+    Park {
+        seq: Seq,
+        request: RequestId,
+        line: String,
+        failures: u32,
+    },
+    /// A dead letter (written only by snapshots; settles move items there themselves).
+    Dead {
+        seq: Seq,
+        request: RequestId,
+        line: String,
+        failures: u32,
+    },
+    /// A batch persisted at a boundary: the first `seqs.len()` parked items move in flight.
+    Batch {
+        id: BatchId,
+        attempt: Attempt,
+        seqs: Vec<Seq>,
+        remaining: usize,
+    },
+    /// A recovered batch handed over again: its attempt goes up by one.
+    Attempt { batch: BatchId, attempt: Attempt },
+    /// The outcomes of the in-flight batch: each of its seqs in exactly one list.
+    Settle {
+        batch: BatchId,
+        delivered: Vec<Seq>,
+        failed: Vec<Seq>,
+        dead: Vec<Seq>,
+    },
+    /// The counters (written by snapshots, so seqs and batch ids are never reused, M6).
+    Next { seq: Seq, batch: BatchId },
+}
+
+impl MirrorState {
+    /// Applies one record: the single definition of how the durable state changes (M3). An
+    /// `Err` is the reason the record is impossible in this state; the state is then unchanged.
+    pub(crate) fn apply(&mut self, record: &Record) -> std::result::Result<(), String> {
+        match record {
+            Record::Park {
+                seq,
+                request,
+                line,
+                failures,
+            }
+            | Record::Dead {
+                seq,
+                request,
+                line,
+                failures,
+            } => {
+                // M6: seqs strictly increase along the file and are never reused.
+                if *seq < self.next_seq {
+                    return Err(format!(
+                        "seq {seq} reused or out of order (expected at least {})",
+                        self.next_seq
+                    ));
+                }
+                if line.contains('\n') {
+                    return Err(format!("line of seq {seq} contains a newline"));
+                }
+                let item = Item {
+                    seq: *seq,
+                    request: *request,
+                    line: line.clone(),
+                    failures: *failures,
+                };
+                if matches!(record, Record::Park { .. }) {
+                    self.parked.push(item);
+                } else {
+                    self.dead_letters.push(item);
+                }
+                self.next_seq = Seq(seq.0 + 1);
+            }
+            Record::Batch {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            } => {
+                if let Some(batch) = &self.in_flight {
+                    return Err(format!(
+                        "batch {id} persisted while batch {} is still in flight",
+                        batch.id
+                    ));
+                }
+                if *id < self.next_batch {
+                    return Err(format!(
+                        "batch id {id} reused or out of order (expected at least {})",
+                        self.next_batch
+                    ));
+                }
+                if attempt.0 < 1 {
+                    return Err(format!("batch {id} has attempt 0"));
+                }
+                if seqs.is_empty() {
+                    return Err(format!("batch {id} has no items"));
+                }
+                let k = seqs.len();
+                // D11, D17: a batch is a prefix of the parked items in seq order.
+                let prefix: Vec<Seq> = self.parked.iter().take(k).map(|item| item.seq).collect();
+                if prefix != *seqs {
+                    return Err(format!(
+                        "batch {id} names seqs {} but the first parked seqs are {}",
+                        list(seqs),
+                        list(&prefix)
+                    ));
+                }
+                if self.parked.len() - k != *remaining {
+                    return Err(format!(
+                        "batch {id} says {remaining} remaining but {} lines were parked behind it",
+                        self.parked.len() - k
+                    ));
+                }
+                let items: Vec<Item> = self.parked.drain(..k).collect();
+                self.in_flight = Some(Batch {
+                    id: *id,
+                    attempt: *attempt,
+                    items,
+                    remaining: *remaining,
+                });
+                self.next_batch = BatchId(id.0 + 1);
+            }
+            Record::Attempt { batch, attempt } => {
+                let Some(in_flight) = self.in_flight.as_mut().filter(|b| b.id == *batch) else {
+                    return Err(format!("attempt for batch {batch}, which is not in flight"));
+                };
+                if attempt.0 != in_flight.attempt.0.saturating_add(1) {
+                    return Err(format!(
+                        "attempt {attempt} of batch {batch} does not follow attempt {}",
+                        in_flight.attempt
+                    ));
+                }
+                in_flight.attempt = *attempt;
+            }
+            Record::Settle {
+                batch,
+                delivered,
+                failed,
+                dead,
+            } => {
+                let Some(in_flight) = self.in_flight.as_ref().filter(|b| b.id == *batch) else {
+                    return Err(format!("settle of batch {batch}, which is not in flight"));
+                };
+                let mut named: Vec<Seq> = delivered
+                    .iter()
+                    .chain(failed)
+                    .chain(dead)
+                    .copied()
+                    .collect();
+                named.sort_unstable();
+                let expected: Vec<Seq> = in_flight.items.iter().map(|item| item.seq).collect();
+                if named != expected {
+                    return Err(format!(
+                        "settle of batch {batch} names seqs {} but the batch holds {}",
+                        list(&named),
+                        list(&expected)
+                    ));
+                }
+                let Some(in_flight) = self.in_flight.take() else {
+                    return Err(format!("settle of batch {batch}, which is not in flight"));
+                };
+                let failed: BTreeSet<&Seq> = failed.iter().collect();
+                let dead: BTreeSet<&Seq> = dead.iter().collect();
+                for mut item in in_flight.items {
+                    if failed.contains(&item.seq) {
+                        item.failures = item.failures.saturating_add(1);
+                        self.parked.push(item);
+                    } else if dead.contains(&item.seq) {
+                        item.failures = item.failures.saturating_add(1);
+                        self.dead_letters.push(item);
+                    }
+                }
+                // D7, D17: failed items come first again, in seq order.
+                self.parked.sort_by_key(|item| item.seq);
+                self.dead_letters.sort_by_key(|item| item.seq);
+            }
+            Record::Next { seq, batch } => {
+                if *seq < self.next_seq || *batch < self.next_batch {
+                    return Err(format!(
+                        "counters seq {seq} batch {batch} go back from seq {} batch {}",
+                        self.next_seq, self.next_batch
+                    ));
+                }
+                self.next_seq = *seq;
+                self.next_batch = *batch;
+            }
+        }
+        Ok(())
+    }
+
+    /// The records that rebuild this state from an empty one, in an order `apply` accepts.
+    pub(crate) fn snapshot_records(&self) -> Vec<Record> {
+        let park = |item: &Item| Record::Park {
+            seq: item.seq,
+            request: item.request,
+            line: item.line.clone(),
+            failures: item.failures,
+        };
+        let dead = |item: &Item| Record::Dead {
+            seq: item.seq,
+            request: item.request,
+            line: item.line.clone(),
+            failures: item.failures,
+        };
+        // Parked items that were parked before the in-flight batch's boundary must precede its
+        // batch record (its `remaining` counts them); the later ones follow it.
+        let (before, after): (&[Item], &[Item]) = match &self.in_flight {
+            Some(batch) => self.parked.split_at(batch.remaining.min(self.parked.len())),
+            None => (&self.parked, &[]),
+        };
+        let mut items: Vec<(Seq, Record)> = Vec::new();
+        items.extend(self.dead_letters.iter().map(|item| (item.seq, dead(item))));
+        if let Some(batch) = &self.in_flight {
+            items.extend(batch.items.iter().map(|item| (item.seq, park(item))));
+        }
+        items.extend(before.iter().map(|item| (item.seq, park(item))));
+        items.sort_by_key(|(seq, _)| *seq);
+        let mut records: Vec<Record> = items.into_iter().map(|(_, record)| record).collect();
+        if let Some(batch) = &self.in_flight {
+            records.push(Record::Batch {
+                id: batch.id,
+                attempt: batch.attempt,
+                seqs: batch.items.iter().map(|item| item.seq).collect(),
+                remaining: batch.remaining,
+            });
+        }
+        records.extend(after.iter().map(park));
+        records.push(Record::Next {
+            seq: self.next_seq,
+            batch: self.next_batch,
+        });
+        records
+    }
+}
+
+fn list(seqs: &[Seq]) -> String {
+    let parts: Vec<String> = seqs.iter().map(ToString::to_string).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// One line of the file: checksum, space, JSON, newline (M1).
+fn line_of(json: &[u8]) -> Vec<u8> {
+    let mut line = Vec::with_capacity(json.len() + 10);
+    line.extend_from_slice(format!("{:08x} ", crc32fast::hash(json)).as_bytes());
+    line.extend_from_slice(json);
+    line.push(b'\n');
+    line
+}
+
+/// The encoded line of one record.
+pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
+    // Serialising a plain enum of integers, strings and vectors into a Vec cannot fail.
+    let json = serde_json::to_vec(record).unwrap_or_else(|_| unreachable!("record serialises"));
+    line_of(&json)
+}
+
+pub(crate) fn encode_header() -> Vec<u8> {
+    let header = Header {
+        format: FORMAT,
+        version: VERSION,
+    };
+    let json = serde_json::to_vec(&header).unwrap_or_else(|_| unreachable!("header serialises"));
+    line_of(&json)
+}
+
+/// A complete mirror file (header and snapshot records) that decodes to `state`.
+///
+/// `state` must be one that [`decode`] could return (for instance a batch's items must be the
+/// lowest seqs parked at its boundary); otherwise the bytes will not decode.
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> parkline::Result<()> {
+/// use parkline::mirror::{decode, encode, MirrorState};
+/// let state = MirrorState::default();
+/// assert_eq!(decode(&encode(&state))?, state);
+/// # Ok(()) }
+/// ```
+pub fn encode(state: &MirrorState) -> Vec<u8> {
+    let mut bytes = encode_header();
+    for record in state.snapshot_records() {
+        bytes.extend_from_slice(&encode_record(&record));
+    }
+    bytes
+}
+
+/// The outcome of decoding a mirror file: its state and where its valid records end.
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> parkline::Result<()> {
+/// let mut bytes = parkline::mirror::encode(&Default::default());
+/// let valid = bytes.len() as u64;
+/// bytes.extend_from_slice(b"0123"); // an append torn by a crash
+/// let decoded = parkline::mirror::decode_log(&bytes)?;
+/// assert_eq!(decoded.valid_len, valid);
+/// assert_eq!(decoded.torn_len, 4);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decoded {
+    /// The state the records build.
+    pub state: MirrorState,
+    /// How many complete records the file holds, the header included.
+    pub records: u64,
+    /// The length of the complete records; `open` cuts the file to this length.
+    pub valid_len: u64,
+    /// The length of a final segment without its `\n` (a torn append, M7); 0 when none.
+    pub torn_len: u64,
+}
+
+/// Decodes a mirror file into its state; see [`decode_log`] for the torn tail.
+///
+/// # Errors
+///
+/// [`ErrorKind::Corrupt`](crate::ErrorKind::Corrupt) with the record number, byte offset and
+/// reason, for anything but a torn final segment: no header, an unknown format or version, a bad
+/// checksum, a JSON error, or an impossible record (M11).
+///
+/// # Example
+///
+/// ```
+/// let err = parkline::mirror::decode(b"00000000 {}\n").unwrap_err();
+/// assert_eq!(err.kind(), parkline::ErrorKind::Corrupt);
+/// assert_eq!(err.record(), Some(1));
+/// ```
+pub fn decode(bytes: &[u8]) -> Result<MirrorState> {
+    decode_log(bytes).map(|decoded| decoded.state)
+}
+
+/// Decodes a mirror file, reporting a torn final segment instead of failing on it (M7).
+///
+/// # Errors
+///
+/// As [`decode`].
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> parkline::Result<()> {
+/// let decoded = parkline::mirror::decode_log(&parkline::mirror::encode(&Default::default()))?;
+/// assert_eq!(decoded.torn_len, 0);
+/// assert_eq!(decoded.records, 2); // header and counters
+/// # Ok(()) }
+/// ```
+pub fn decode_log(bytes: &[u8]) -> Result<Decoded> {
+    if bytes.is_empty() {
+        return Err(Error::corrupt(0, 1, "empty file: no header"));
+    }
+    let mut state = MirrorState::default();
+    let mut offset = 0usize;
+    let mut number = 0u64;
+    while offset < bytes.len() {
+        let rest = &bytes[offset..];
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            if number == 0 {
+                // M2: the header is created whole (temp file, fsync, rename), so it is never torn.
+                return Err(Error::corrupt(0, 1, "header without its newline"));
+            }
+            // M7: a final segment without its newline is an append whose fsync never returned.
+            return Ok(Decoded {
+                state,
+                records: number,
+                valid_len: offset as u64,
+                torn_len: rest.len() as u64,
+            });
+        };
+        number += 1;
+        let at = |reason: String| Error::corrupt(offset as u64, number, reason);
+        let json = checked_json(&rest[..end]).map_err(at)?;
+        if number == 1 {
+            check_header(json).map_err(at)?;
+        } else {
+            let record: Record =
+                serde_json::from_slice(json).map_err(|e| at(format!("json error: {e}")))?;
+            state.apply(&record).map_err(at)?;
+        }
+        offset += end + 1;
+    }
+    Ok(Decoded {
+        state,
+        records: number,
+        valid_len: offset as u64,
+        torn_len: 0,
+    })
+}
+
+/// The JSON of one line, after checking its checksum (M1).
+fn checked_json(line: &[u8]) -> std::result::Result<&[u8], String> {
+    if line.len() < 10 || line[8] != b' ' {
+        return Err("not a record: expected `<8 hex digits> <json>`".to_owned());
+    }
+    let (crc, json) = (&line[..8], &line[9..]);
+    if !crc
+        .iter()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+    {
+        return Err("checksum is not 8 lowercase hex digits".to_owned());
+    }
+    let stored = std::str::from_utf8(crc)
+        .ok()
+        .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+        .ok_or_else(|| "checksum is not 8 lowercase hex digits".to_owned())?;
+    let actual = crc32fast::hash(json);
+    if stored != actual {
+        return Err(format!(
+            "checksum mismatch: stored {stored:08x}, computed {actual:08x}"
+        ));
+    }
+    Ok(json)
+}
+
+fn check_header(json: &[u8]) -> std::result::Result<(), String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(json).map_err(|e| format!("header json error: {e}"))?;
+    let format = value.get("format").and_then(serde_json::Value::as_str);
+    if format != Some(FORMAT) {
+        return Err(format!("not a parkline mirror (header format {format:?})"));
+    }
+    match value.get("version").and_then(serde_json::Value::as_u64) {
+        Some(VERSION) => Ok(()),
+        Some(other) => Err(format!(
+            "unknown mirror version {other} (this build reads version {VERSION})"
+        )),
+        None => Err("header has no version".to_owned()),
+    }
+}

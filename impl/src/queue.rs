@@ -1,0 +1,535 @@
+//! The driver: writes the core's records through a [`Storage`], fail-stop.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::config::{Config, KnownBadSwitch};
+use crate::core::Core;
+use crate::error::{Error, ErrorKind, Result};
+use crate::mirror::{self, MirrorState, Record};
+use crate::storage::{FsStorage, Storage};
+use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement};
+
+/// The log is compacted when it is longer than twice its snapshot plus this many bytes (M12).
+pub const COMPACT_SLACK_BYTES: u64 = 64 * 1024;
+
+/// The crash-safe queue of one parent session: parks lines durably, hands every parked line over
+/// as one batch turn at a boundary, and clears what the daemon settles as delivered.
+///
+/// Single owner (`&mut self`), synchronous, one per mirror file; see the crate docs for the
+/// daemon's loop and for use from async code.
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> parkline::Result<()> {
+/// use parkline::{Budget, Outcome, Queue, RequestId};
+/// let dir = tempfile::tempdir().map_err(|e| panic!("{e}"))?;
+/// let mut queue = Queue::open(dir.path().join("s1.mirror"))?;
+/// queue.park(RequestId(1), "r1: done")?;
+/// let batch = queue.boundary(Budget(4096))?.expect("one line parked");
+/// queue.settle(batch.id, &[Outcome::Delivered])?;
+/// assert!(queue.parked().is_empty());
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Queue<S: Storage = FsStorage> {
+    storage: S,
+    name: String,
+    tmp: String,
+    core: Core,
+    /// Length of the mirror file as this handle wrote it.
+    log_bytes: u64,
+    /// Set by the first failed write; every later call fails (M10).
+    poisoned: Option<String>,
+}
+
+impl Queue<FsStorage> {
+    /// Opens the mirror file at `path` with the default [`Config`]: creates it if absent,
+    /// otherwise recovers its state (a batch persisted but not settled comes back first from the
+    /// next [`boundary`](Queue::boundary), as a repeat).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Locked`] when another handle holds the mirror; [`ErrorKind::Corrupt`] when
+    /// the file is damaged (it is then left exactly as it was); [`ErrorKind::Io`] when the
+    /// directory or file cannot be read or written.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let queue = parkline::Queue::open(dir.path().join("s1.mirror"))?;
+    /// assert!(queue.parked().is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Queue::open_with(path, Config::default())
+    }
+
+    /// As [`Queue::open`], with a given [`Config`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Queue::open`], and [`ErrorKind::InvalidConfig`] for an unusable config.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let mut config = parkline::Config::default();
+    /// config.failures_max = 5;
+    /// let queue = parkline::Queue::open_with(dir.path().join("s1.mirror"), config)?;
+    /// assert_eq!(queue.config().failures_max, 5);
+    /// # Ok(()) }
+    /// ```
+    pub fn open_with(path: impl AsRef<Path>, config: Config) -> Result<Self> {
+        let storage = FsStorage::open(path)?;
+        let name = storage.mirror_name().to_owned();
+        Queue::with_storage(storage, &name, config)
+    }
+}
+
+impl<S: Storage> Queue<S> {
+    /// Opens the mirror `name` in `storage`: creates it if absent, otherwise recovers it.
+    ///
+    /// Recovery removes a leftover `<name>.tmp` (an unfinished create or compaction, M5) and cuts
+    /// a torn final append (M7), then fsyncs; a damaged file is never written (M11).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Corrupt`] for a damaged file, [`ErrorKind::Io`] when the storage fails,
+    /// [`ErrorKind::InvalidConfig`] for an unusable config.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue, RequestId};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "s1.mirror", Config::default())?;
+    /// queue.park(RequestId(1), "done")?;
+    /// let queue = Queue::with_storage(queue.into_storage(), "s1.mirror", Config::default())?;
+    /// assert_eq!(queue.parked().len(), 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_storage(mut storage: S, name: &str, config: Config) -> Result<Self> {
+        if config.failures_max == 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidConfig,
+                "failures_max must be at least 1",
+            ));
+        }
+        if config.line_bytes_max == 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidConfig,
+                "line_bytes_max must be at least 1",
+            ));
+        }
+        let tmp = format!("{name}.tmp");
+        let path = storage.path(name);
+        let tmp_path = storage.path(&tmp);
+        let io_error = |what: &str, e: io::Error| Error::io(what, e).with_path(&path);
+        let bytes = storage
+            .read(name)
+            .map_err(|e| io_error("cannot read the mirror", e))?;
+        let skip_dir_sync = config.is_bad(KnownBadSwitch::NoDirSync);
+        let tmp_exists = storage
+            .read(&tmp)
+            .map_err(|e| Error::io("cannot read the leftover temp file", e).with_path(&tmp_path))?
+            .is_some();
+        let queue = match bytes {
+            Some(bytes) => {
+                // M11: decode first; a damaged file gets an error and no write at all.
+                let decoded = mirror::decode_log(&bytes).map_err(|e| e.with_path(&path))?;
+                if tmp_exists {
+                    // M5: the temp file never reached its rename, so the mirror is authoritative.
+                    storage.remove(&tmp).map_err(|e| {
+                        Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
+                    })?;
+                    if !skip_dir_sync {
+                        storage
+                            .sync_dir()
+                            .map_err(|e| io_error("cannot fsync the directory", e))?;
+                    }
+                }
+                if decoded.torn_len > 0 {
+                    // M7: the torn tail was never acknowledged; cut it before appending after it.
+                    storage
+                        .truncate(name, decoded.valid_len)
+                        .map_err(|e| io_error("cannot cut the torn final record", e))?;
+                    storage
+                        .sync(name)
+                        .map_err(|e| io_error("cannot fsync the mirror", e))?;
+                }
+                Queue {
+                    storage,
+                    name: name.to_owned(),
+                    tmp,
+                    core: Core::new(decoded.state, config),
+                    log_bytes: decoded.valid_len,
+                    poisoned: None,
+                }
+            }
+            None => {
+                if tmp_exists {
+                    // M5: an unfinished create; no park was acknowledged before it completed.
+                    storage.remove(&tmp).map_err(|e| {
+                        Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
+                    })?;
+                }
+                let mut queue = Queue {
+                    storage,
+                    name: name.to_owned(),
+                    tmp,
+                    core: Core::new(MirrorState::default(), config),
+                    log_bytes: 0,
+                    poisoned: None,
+                };
+                // M5: the mirror appears whole (header and counters) or not at all.
+                let bytes = mirror::encode(&queue.core.state);
+                queue.replace_durable(&bytes)?;
+                queue
+            }
+        };
+        Ok(queue)
+    }
+
+    /// Parks `line` for `request` and returns its seq once the line is durable (D16, M4: one
+    /// append of O(line) bytes and one fsync).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidLine`] for a line with `\n` or longer than `line_bytes_max` (nothing
+    /// written); [`ErrorKind::Io`] when the append or fsync fails (the queue is then poisoned and
+    /// whether the line was kept is known only after reopening); [`ErrorKind::Poisoned`] after an
+    /// earlier failure.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, ErrorKind, MemStorage, Queue, RequestId, Seq};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// assert_eq!(queue.park(RequestId(3), "r3 ok")?, Seq(1));
+    /// assert_eq!(queue.park(RequestId(3), "a\nb").unwrap_err().kind(), ErrorKind::InvalidLine);
+    /// # Ok(()) }
+    /// ```
+    pub fn park(&mut self, request: RequestId, line: &str) -> Result<Seq> {
+        self.check_poison()?;
+        let step = self.core.park(request, line)?;
+        self.append_durable(&step.records)?;
+        self.core.commit(&step.records);
+        Ok(step.value)
+    }
+
+    /// The parent's turn ended: returns the next batch to hand over, persisted first (one append,
+    /// one fsync), or `None` when nothing is parked.
+    ///
+    /// A batch recovered from a previous life comes first, as a repeat: same id, items and
+    /// remaining, attempt + 1 (D10). Otherwise the batch is the split of every parked line under
+    /// `budget` (D1, D11, D12) with attempt 1.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::BatchInFlight`] while a batch of this life is unsettled; [`ErrorKind::Io`]
+    /// when the write fails (then poisoned); [`ErrorKind::Poisoned`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Budget, Config, MemStorage, Queue, RequestId};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// assert!(queue.boundary(Budget(100))?.is_none());
+    /// queue.park(RequestId(1), "one")?;
+    /// queue.park(RequestId(2), "two")?;
+    /// let batch = queue.boundary(Budget(100))?.expect("two parked");
+    /// assert_eq!(batch.items.len(), 2);
+    /// assert_eq!(batch.remaining, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn boundary(&mut self, budget: Budget) -> Result<Option<Batch>> {
+        self.check_poison()?;
+        let step = self.core.boundary(budget)?;
+        self.append_durable(&step.records)?;
+        self.core.commit(&step.records);
+        if let Some(batch) = &step.value {
+            self.core.handed_over(batch);
+        }
+        Ok(step.value)
+    }
+
+    /// Records the outcome of each item of the handed-over batch `batch`, in item order:
+    /// delivered items leave the mirror; failed ones stay parked with one more failure, or move to
+    /// the dead letters at `failures_max` (D6, D7, D8). One append and one fsync, or, when the log
+    /// has grown past twice its live size plus [`COMPACT_SLACK_BYTES`], one snapshot written
+    /// through a temp file, fsync, rename and directory fsync instead (M12).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownBatch`] when `batch` is not the batch handed over in this life;
+    /// [`ErrorKind::OutcomeCount`] when `outcomes` does not have one entry per item;
+    /// [`ErrorKind::Io`] when the write fails (then poisoned: reopen to learn whether the settle
+    /// was kept); [`ErrorKind::Poisoned`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Budget, Config, MemStorage, Outcome, Queue, RequestId, Seq};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// queue.park(RequestId(1), "one")?;
+    /// queue.park(RequestId(2), "two")?;
+    /// let batch = queue.boundary(Budget(100))?.expect("two parked");
+    /// let settlement = queue.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
+    /// assert_eq!(settlement.delivered, vec![Seq(1)]);
+    /// assert_eq!(settlement.failed, vec![Seq(2)]);
+    /// assert_eq!(queue.parked()[0].failures, 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn settle(&mut self, batch: BatchId, outcomes: &[Outcome]) -> Result<Settlement> {
+        self.check_poison()?;
+        let step = self.core.settle(batch, outcomes)?;
+        if !step.records.is_empty() {
+            let line_bytes: u64 = step
+                .records
+                .iter()
+                .map(|record| mirror::encode_record(record).len() as u64)
+                .sum();
+            let grown = self.log_bytes + line_bytes;
+            let mut snapshot = None;
+            // The floor never exceeds the snapshot, so this skips only settles the exact rule
+            // below would not compact either, without encoding the state on every settle.
+            if grown > 2 * self.core.snapshot_bytes_floor() + COMPACT_SLACK_BYTES {
+                let mut next = self.core.state.clone();
+                for record in &step.records {
+                    if let Err(reason) = next.apply(record) {
+                        panic!("planned record rejected by the state: {reason}");
+                    }
+                }
+                let bytes = mirror::encode(&next);
+                // M12: compact when the log is more than twice its live size plus the slack.
+                if grown > 2 * bytes.len() as u64 + COMPACT_SLACK_BYTES {
+                    snapshot = Some(bytes);
+                }
+            }
+            match snapshot {
+                Some(bytes) => self.replace_durable(&bytes)?,
+                None => self.append_durable(&step.records)?,
+            }
+            self.core.commit(&step.records);
+        }
+        self.core.settled();
+        Ok(step.value)
+    }
+
+    /// The parked items in seq order, excluding those of the in-flight batch.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue, RequestId};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// queue.park(RequestId(5), "five")?;
+    /// assert_eq!(queue.parked()[0].line, "five");
+    /// # Ok(()) }
+    /// ```
+    pub fn parked(&self) -> &[Item] {
+        &self.core.state.parked
+    }
+
+    /// The batch persisted and not settled, if any; a batch recovered from a previous life shows
+    /// its attempt as stored (the next boundary hands it over with attempt + 1).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Budget, Config, MemStorage, Queue, RequestId};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// queue.park(RequestId(5), "five")?;
+    /// let batch = queue.boundary(Budget(10))?;
+    /// assert_eq!(queue.in_flight(), batch.as_ref());
+    /// # Ok(()) }
+    /// ```
+    pub fn in_flight(&self) -> Option<&Batch> {
+        self.core.state.in_flight.as_ref()
+    }
+
+    /// The dead letters in seq order (D8).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Budget, Config, MemStorage, Outcome, Queue, RequestId};
+    /// let mut config = Config::default();
+    /// config.failures_max = 1;
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+    /// queue.park(RequestId(5), "five")?;
+    /// let batch = queue.boundary(Budget(10))?.expect("parked");
+    /// queue.settle(batch.id, &[Outcome::Failed])?;
+    /// assert_eq!(queue.dead_letters()[0].line, "five");
+    /// # Ok(()) }
+    /// ```
+    pub fn dead_letters(&self) -> &[Item] {
+        &self.core.state.dead_letters
+    }
+
+    /// The whole durable state, as the mirror holds it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue, Seq};
+    /// let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// assert_eq!(queue.state().next_seq, Seq(1));
+    /// # Ok(()) }
+    /// ```
+    pub fn state(&self) -> &MirrorState {
+        &self.core.state
+    }
+
+    /// The config the queue was opened with.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue};
+    /// let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// assert_eq!(queue.config().failures_max, 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn config(&self) -> &Config {
+        &self.core.config
+    }
+
+    /// The mirror file as errors name it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue};
+    /// let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// assert_eq!(queue.path(), std::path::Path::new("m"));
+    /// # Ok(()) }
+    /// ```
+    pub fn path(&self) -> PathBuf {
+        self.storage.path(&self.name)
+    }
+
+    /// True after a failed write: every call fails until the queue is reopened (M10).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue};
+    /// let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// assert!(!queue.is_poisoned());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.is_some()
+    }
+
+    /// The storage, for inspection (tests count its fsyncs).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue, RequestId};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// let before = queue.storage().syncs();
+    /// queue.park(RequestId(1), "x")?;
+    /// assert_eq!(queue.storage().syncs(), before + 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// Gives the storage back (closing the queue; an [`FsStorage`] keeps the lock until dropped).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue};
+    /// let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// assert!(queue.into_storage().file("m").is_some());
+    /// # Ok(()) }
+    /// ```
+    pub fn into_storage(self) -> S {
+        self.storage
+    }
+
+    fn check_poison(&self) -> Result<()> {
+        match &self.poisoned {
+            None => Ok(()),
+            Some(what) => Err(Error::new(
+                ErrorKind::Poisoned,
+                format!("an earlier {what} failed; reopen the queue to learn what the mirror kept"),
+            )
+            .with_path(self.path())),
+        }
+    }
+
+    /// M10: the first failed write poisons the handle; the fsync is never retried.
+    fn poison(&mut self, what: &str, name: &str, e: io::Error) -> Error {
+        self.poisoned = Some(what.to_owned());
+        Error::io(
+            format!("{what} failed; the queue refuses further work until reopened"),
+            e,
+        )
+        .with_path(self.storage.path(name))
+    }
+
+    /// Appends records and fsyncs the mirror (M4).
+    fn append_durable(&mut self, records: &[Record]) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut bytes = Vec::new();
+        for record in records {
+            bytes.extend_from_slice(&mirror::encode_record(record));
+        }
+        let name = self.name.clone();
+        if let Err(e) = self.storage.append(&name, &bytes) {
+            return Err(self.poison("append", &name, e));
+        }
+        if let Err(e) = self.storage.sync(&name) {
+            return Err(self.poison("fsync", &name, e));
+        }
+        self.log_bytes += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Replaces the mirror by `bytes`: temp file, fsync, rename, directory fsync (M5).
+    fn replace_durable(&mut self, bytes: &[u8]) -> Result<()> {
+        let (name, tmp) = (self.name.clone(), self.tmp.clone());
+        if let Err(e) = self.storage.append(&tmp, bytes) {
+            return Err(self.poison("temp file write", &tmp, e));
+        }
+        if let Err(e) = self.storage.sync(&tmp) {
+            return Err(self.poison("temp file fsync", &tmp, e));
+        }
+        if let Err(e) = self.storage.rename(&tmp, &name) {
+            return Err(self.poison("rename", &name, e));
+        }
+        if !self.core.config.is_bad(KnownBadSwitch::NoDirSync)
+            && let Err(e) = self.storage.sync_dir()
+        {
+            return Err(self.poison("directory fsync", &name, e));
+        }
+        self.log_bytes = bytes.len() as u64;
+        Ok(())
+    }
+}

@@ -1,0 +1,411 @@
+//! The storage boundary: the files of one directory, with explicit durability points.
+//!
+//! The queue makes durability claims only through [`Storage::sync`] and [`Storage::sync_dir`]
+//! (M4): a simulated disk that keeps a live and a durable image can implement this trait and
+//! crash the queue at any sync.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The files of one directory, named by plain file names.
+///
+/// Writes are not durable until [`sync`](Storage::sync) (file data) or
+/// [`sync_dir`](Storage::sync_dir) (creates, renames and removes) returns `Ok`.
+///
+/// # Example
+///
+/// ```
+/// use parkline::{MemStorage, Storage};
+/// # fn main() -> std::io::Result<()> {
+/// let mut storage = MemStorage::new();
+/// storage.append("a", b"hello")?;
+/// storage.sync("a")?;
+/// assert_eq!(storage.read("a")?, Some(b"hello".to_vec()));
+/// # Ok(()) }
+/// ```
+pub trait Storage {
+    /// The whole content of `name`, or `None` when there is no such file.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error other than "not found".
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>>;
+
+    /// Appends `bytes` to `name`, creating it (mode 0600) if absent. Not durable until `sync`
+    /// (and `sync_dir` for a created file).
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error; the file may then hold any prefix of `bytes`.
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()>;
+
+    /// Cuts `name` to `len` bytes. Not durable until `sync`.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error.
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()>;
+
+    /// Makes the data of `name` durable (fsync).
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error. After a failed fsync nothing is known about the file's durable content; the
+    /// queue never retries one (M10).
+    fn sync(&mut self, name: &str) -> io::Result<()>;
+
+    /// Renames `from` to `to`, atomically replacing `to`. Durable after `sync_dir`.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error.
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()>;
+
+    /// Removes `name`. Durable after `sync_dir`.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error, including "not found".
+    fn remove(&mut self, name: &str) -> io::Result<()>;
+
+    /// Makes the directory's entries durable (fsync of the directory).
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error.
+    fn sync_dir(&mut self) -> io::Result<()>;
+
+    /// How errors name the file `name`; the default is the plain name.
+    fn path(&self, name: &str) -> PathBuf {
+        PathBuf::from(name)
+    }
+}
+
+/// A real directory. Holds an exclusive lock on `<mirror>.lock` for as long as it lives, so a
+/// second handle or process opening the same mirror gets [`ErrorKind::Locked`] (M8). Files it
+/// creates have mode 0600 (M9). Open file handles are cached; a rename moves the handle with the
+/// file.
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let storage = parkline::FsStorage::open(dir.path().join("s1.mirror"))?;
+/// assert_eq!(storage.mirror_name(), "s1.mirror");
+/// let again = parkline::FsStorage::open(dir.path().join("s1.mirror"));
+/// assert_eq!(again.unwrap_err().kind(), parkline::ErrorKind::Locked);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct FsStorage {
+    dir: PathBuf,
+    mirror_name: String,
+    handles: BTreeMap<String, File>,
+    // Held for the lock; closing it releases the lock.
+    _lock: File,
+}
+
+impl FsStorage {
+    /// Opens the directory holding the mirror file `mirror` and takes the exclusive lock on the
+    /// sibling file `<mirror>.lock` (created with mode 0600 if absent, never removed). The mirror
+    /// itself is not touched.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Locked`] when another handle (in this or another process) holds the lock;
+    /// [`ErrorKind::Io`] when the path has no file name or the lock file cannot be opened.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let storage = parkline::FsStorage::open(dir.path().join("s1.mirror"))?;
+    /// assert!(dir.path().join("s1.mirror.lock").exists());
+    /// # drop(storage); Ok(()) }
+    /// ```
+    pub fn open(mirror: impl AsRef<Path>) -> Result<FsStorage> {
+        let mirror = mirror.as_ref();
+        let Some(name) = mirror.file_name().and_then(|name| name.to_str()) else {
+            return Err(Error::io(
+                "mirror path has no utf-8 file name",
+                io::Error::from(io::ErrorKind::InvalidInput),
+            )
+            .with_path(mirror));
+        };
+        let mirror_name = name.to_owned();
+        let dir = match mirror.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let lock_path = dir.join(format!("{mirror_name}.lock"));
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&lock_path)
+            .map_err(|e| Error::io("cannot open the lock file", e).with_path(&lock_path))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(Error::new(
+                    ErrorKind::Locked,
+                    "another handle holds this mirror's lock; one queue per mirror",
+                )
+                .with_path(&lock_path));
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(Error::io("cannot lock the lock file", e).with_path(&lock_path));
+            }
+        }
+        Ok(FsStorage {
+            dir,
+            mirror_name,
+            handles: BTreeMap::new(),
+            _lock: lock,
+        })
+    }
+
+    /// The mirror's file name inside the directory, as given to [`FsStorage::open`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let storage = parkline::FsStorage::open(dir.path().join("x.mirror"))?;
+    /// assert_eq!(storage.mirror_name(), "x.mirror");
+    /// # Ok(()) }
+    /// ```
+    pub fn mirror_name(&self) -> &str {
+        &self.mirror_name
+    }
+
+    /// The directory.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let storage = parkline::FsStorage::open(dir.path().join("x.mirror"))?;
+    /// assert_eq!(storage.dir(), dir.path());
+    /// # Ok(()) }
+    /// ```
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn handle(&mut self, name: &str) -> io::Result<&mut File> {
+        if !self.handles.contains_key(name) {
+            // M9: every file the queue creates is private to its owner.
+            let file = OpenOptions::new()
+                .append(true)
+                .create(true)
+                .mode(0o600)
+                .open(self.dir.join(name))?;
+            self.handles.insert(name.to_owned(), file);
+        }
+        self.handles
+            .get_mut(name)
+            .ok_or_else(|| io::Error::other("handle vanished"))
+    }
+}
+
+impl Storage for FsStorage {
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        match fs::read(self.dir.join(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.handle(name)?.write_all(bytes)
+    }
+
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        self.handle(name)?.set_len(len)
+    }
+
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        self.handle(name)?.sync_all()
+    }
+
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        fs::rename(self.dir.join(from), self.dir.join(to))?;
+        // The open handle follows the inode, so it now writes to `to`; the old `to` is gone.
+        self.handles.remove(to);
+        if let Some(file) = self.handles.remove(from) {
+            self.handles.insert(to.to_owned(), file);
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.handles.remove(name);
+        fs::remove_file(self.dir.join(name))
+    }
+
+    fn sync_dir(&mut self) -> io::Result<()> {
+        File::open(&self.dir)?.sync_all()
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+/// An in-memory directory with no durability semantics (every write is immediately "durable"),
+/// for tests and simulations. Counts the fsyncs asked of it.
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> parkline::Result<()> {
+/// use parkline::{Budget, Config, MemStorage, Queue, RequestId};
+/// let mut queue = Queue::with_storage(MemStorage::new(), "s1.mirror", Config::default())?;
+/// queue.park(RequestId(1), "done")?;
+/// let storage = queue.into_storage();
+/// assert!(storage.file("s1.mirror").is_some());
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemStorage {
+    files: BTreeMap<String, Vec<u8>>,
+    syncs: u64,
+    dir_syncs: u64,
+}
+
+impl MemStorage {
+    /// An empty directory.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(parkline::MemStorage::new().syncs(), 0);
+    /// ```
+    pub fn new() -> Self {
+        MemStorage::default()
+    }
+
+    /// The content of `name`, if it exists.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert!(parkline::MemStorage::new().file("x").is_none());
+    /// ```
+    pub fn file(&self, name: &str) -> Option<&[u8]> {
+        self.files.get(name).map(Vec::as_slice)
+    }
+
+    /// Replaces (or creates) `name` with `bytes`, for tests that prepare a damaged file.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut storage = parkline::MemStorage::new();
+    /// storage.set_file("x", b"abc".to_vec());
+    /// assert_eq!(storage.file("x"), Some(&b"abc"[..]));
+    /// ```
+    pub fn set_file(&mut self, name: &str, bytes: Vec<u8>) {
+        self.files.insert(name.to_owned(), bytes);
+    }
+
+    /// The names of the files, sorted.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut storage = parkline::MemStorage::new();
+    /// storage.set_file("b", vec![]);
+    /// storage.set_file("a", vec![]);
+    /// assert_eq!(storage.names(), vec!["a", "b"]);
+    /// ```
+    pub fn names(&self) -> Vec<&str> {
+        self.files.keys().map(String::as_str).collect()
+    }
+
+    /// How many file fsyncs were asked for.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(parkline::MemStorage::new().syncs(), 0);
+    /// ```
+    pub fn syncs(&self) -> u64 {
+        self.syncs
+    }
+
+    /// How many directory fsyncs were asked for.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(parkline::MemStorage::new().dir_syncs(), 0);
+    /// ```
+    pub fn dir_syncs(&self) -> u64 {
+        self.dir_syncs
+    }
+}
+
+fn not_found(name: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, format!("no file {name:?}"))
+}
+
+impl Storage for MemStorage {
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        Ok(self.files.get(name).cloned())
+    }
+
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.files
+            .entry(name.to_owned())
+            .or_default()
+            .extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        let file = self.files.get_mut(name).ok_or_else(|| not_found(name))?;
+        let len = usize::try_from(len).map_err(io::Error::other)?;
+        file.resize(len, 0);
+        Ok(())
+    }
+
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        if !self.files.contains_key(name) {
+            return Err(not_found(name));
+        }
+        self.syncs += 1;
+        Ok(())
+    }
+
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        let bytes = self.files.remove(from).ok_or_else(|| not_found(from))?;
+        self.files.insert(to.to_owned(), bytes);
+        Ok(())
+    }
+
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.files
+            .remove(name)
+            .map(|_| ())
+            .ok_or_else(|| not_found(name))
+    }
+
+    fn sync_dir(&mut self) -> io::Result<()> {
+        self.dir_syncs += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,1231 @@
+//! Unit tests of the crate, on real temporary directories wherever files matter. Each names the
+//! requirement ids (spec/delivery.md D.., spec/mirror.md M..) it covers.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::mirror;
+use crate::{
+    Attempt, Batch, BatchId, Budget, Config, ErrorKind, Item, MemStorage, Outcome, Queue,
+    RequestId, Seq, Storage, split,
+};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn item(seq: u64, line: &str) -> Item {
+    Item {
+        seq: Seq(seq),
+        request: RequestId(seq + 100),
+        line: line.to_owned(),
+        failures: 0,
+    }
+}
+
+fn temp_mirror() -> io::Result<(tempfile::TempDir, PathBuf)> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("s1.mirror");
+    Ok((dir, path))
+}
+
+/// A line in the format of the seed's deferred queue: request id, answering turn, outcome and
+/// the agent_read reference, which must all survive verbatim.
+fn seed_line(n: u64) -> String {
+    format!(
+        "[delegation r-{n:03} answered turn sj-18d3164fbb9ba765-{n:02}] outcome: ok; agent_read{{turn:\"s980-{n:02}\"}} \u{2014} done"
+    )
+}
+
+/// One complete record line with a correct checksum, for building damaged files.
+fn rec(json: &str) -> String {
+    format!("{:08x} {json}\n", crc32fast::hash(json.as_bytes()))
+}
+
+fn header() -> String {
+    rec(r#"{"format":"parkline-mirror","version":1}"#)
+}
+
+fn park_json(seq: u64) -> String {
+    format!(r#"{{"type":"park","seq":{seq},"request":{seq},"line":"l{seq}","failures":0}}"#)
+}
+
+// ---------------------------------------------------------------- split and turn text (D11-D13)
+
+/// D11, D12: the longest prefix within the budget, at least one item, chars not bytes.
+#[test]
+fn split_takes_the_longest_prefix_within_budget() {
+    let items = [item(1, "aaaa"), item(2, "bb"), item(3, "c")];
+    // costs 5, 3, 2
+    assert_eq!(split(&items, Budget(0)), 1);
+    assert_eq!(split(&items, Budget(4)), 1);
+    assert_eq!(split(&items, Budget(5)), 1);
+    assert_eq!(split(&items, Budget(7)), 1);
+    assert_eq!(split(&items, Budget(8)), 2);
+    assert_eq!(split(&items, Budget(9)), 2);
+    assert_eq!(split(&items, Budget(10)), 3);
+    assert_eq!(split(&items, Budget(usize::MAX)), 3);
+    assert_eq!(split(&[], Budget(10)), 0);
+    // Characters, not bytes: "ééé" is 6 bytes, 3 characters, cost 4.
+    let wide = [item(1, "ééé"), item(2, "x")];
+    assert_eq!(split(&wide, Budget(4)), 1);
+    assert_eq!(split(&wide, Budget(6)), 2);
+}
+
+/// D12: a single line larger than the budget is delivered alone and never cut; a big line behind
+/// small ones ends the prefix before it.
+#[test]
+fn split_delivers_a_line_larger_than_the_budget_alone() {
+    let big = "x".repeat(1000);
+    let items = [item(1, &big), item(2, "a")];
+    assert_eq!(split(&items, Budget(10)), 1);
+    let items = [item(1, "a"), item(2, &big), item(3, "b")];
+    assert_eq!(split(&items, Budget(10)), 1);
+    assert_eq!(split(&items[1..], Budget(10)), 1);
+}
+
+/// D12 through the queue: the oversized line comes out whole, in a batch of its own.
+#[test]
+fn boundary_hands_an_oversized_line_alone_and_whole() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    let big = "é".repeat(500);
+    queue.park(RequestId(1), &big)?;
+    queue.park(RequestId(2), "small")?;
+    let batch = queue.boundary(Budget(50))?.ok_or("parked")?;
+    assert_eq!(batch.items.len(), 1);
+    assert_eq!(batch.items[0].line, big);
+    assert_eq!(batch.remaining, 1);
+    assert!(batch.text().contains(&big));
+    Ok(())
+}
+
+/// D4, D13: the exact turn text, first attempt and repeat.
+#[test]
+fn turn_text_is_exact() {
+    let batch = Batch {
+        id: BatchId(12),
+        attempt: Attempt(1),
+        items: vec![item(1, "first  line "), item(2, ""), item(3, "tab\there")],
+        remaining: 4,
+    };
+    assert_eq!(
+        batch.text(),
+        "[parkline batch 12 attempt 1: 3 of 7 parked lines]\n\
+         first  line \n\
+         \n\
+         tab\there\n\
+         [parkline batch 12 end: 4 parked lines still undelivered]\n"
+    );
+    let repeat = Batch {
+        attempt: Attempt(3),
+        ..batch
+    };
+    assert_eq!(
+        repeat.text(),
+        "[parkline batch 12 attempt 3, repeat: 3 of 7 parked lines]\n\
+         first  line \n\
+         \n\
+         tab\there\n\
+         [parkline batch 12 end: 4 parked lines still undelivered]\n"
+    );
+}
+
+/// D5, D10: one notified event per item, in order, with the repeat mark.
+#[test]
+fn notified_is_one_event_per_item_in_order() {
+    let batch = Batch {
+        id: BatchId(2),
+        attempt: Attempt(2),
+        items: vec![item(4, "a"), item(7, "b")],
+        remaining: 0,
+    };
+    let events = batch.notified();
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0].seq, Seq(4));
+    assert_eq!(events[0].request, RequestId(104));
+    assert_eq!(events[1].seq, Seq(7));
+    assert!(
+        events
+            .iter()
+            .all(|e| e.repeat && e.attempt == Attempt(2) && e.batch == BatchId(2))
+    );
+}
+
+// ------------------------------------------------------------------------- acceptance 1-3
+
+/// Seed acceptance 1 (D1, D3, D4, D5): 13 lines parked behind one turn are delivered as one
+/// batch turn, every request id, turn and outcome preserved, and 13 notified events.
+#[test]
+fn acceptance_1_thirteen_lines_one_batch_turn() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    let lines: Vec<String> = (1..=13).map(seed_line).collect();
+    for (n, line) in lines.iter().enumerate() {
+        let seq = queue.park(RequestId(n as u64 + 1), line)?;
+        assert_eq!(seq, Seq(n as u64 + 1));
+    }
+    let batch = queue.boundary(Budget(1 << 20))?.ok_or("13 lines parked")?;
+    assert_eq!(batch.items.len(), 13);
+    assert_eq!(batch.remaining, 0);
+    assert_eq!(
+        queue.boundary(Budget(1 << 20)).map_err(|e| e.kind()),
+        Err(ErrorKind::BatchInFlight)
+    );
+    let mut expected = String::from("[parkline batch 1 attempt 1: 13 of 13 parked lines]\n");
+    for line in &lines {
+        expected.push_str(line);
+        expected.push('\n');
+    }
+    expected.push_str("[parkline batch 1 end: 0 parked lines still undelivered]\n");
+    assert_eq!(batch.text(), expected);
+    let events = batch.notified();
+    assert_eq!(events.len(), 13);
+    for (n, event) in events.iter().enumerate() {
+        assert_eq!(event.request, RequestId(n as u64 + 1));
+        assert_eq!(event.seq, Seq(n as u64 + 1));
+        assert!(!event.repeat);
+    }
+    let settlement = queue.settle(batch.id, &[Outcome::Delivered; 13])?;
+    assert_eq!(settlement.delivered.len(), 13);
+    assert!(queue.parked().is_empty() && queue.in_flight().is_none());
+    assert_eq!(queue.boundary(Budget(1 << 20))?, None);
+    drop(queue);
+    let queue = Queue::open(&path)?;
+    assert!(queue.parked().is_empty() && queue.in_flight().is_none());
+    Ok(())
+}
+
+/// The crash of acceptance 2, as a function, so the known-bad test can show it catches
+/// `ClearBeforeHandOver`. Returns the batch of the first life and the first boundary's batch of
+/// the second.
+fn crash_between_batch_written_and_mirror_cleared(
+    path: &Path,
+    config: Config,
+) -> Result<(Batch, Option<Batch>), Box<dyn std::error::Error>> {
+    let mut queue = Queue::open_with(path, config.clone())?;
+    for n in 1..=5 {
+        queue.park(RequestId(n), &seed_line(n))?;
+    }
+    let first = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+    // Crash: the batch is written, the daemon handed it over maybe, nothing was cleared.
+    drop(queue);
+    let mut queue = Queue::open_with(path, config)?;
+    let second = queue.boundary(Budget(1 << 20))?;
+    Ok((first, second))
+}
+
+/// Seed acceptance 2 (D9, D10, M3): a crash between "batch written" and "mirror cleared"
+/// replays the batch in the next life marked as a repeat, same id and items, no item lost.
+#[test]
+fn acceptance_2_crash_between_batch_written_and_mirror_cleared_replays_as_repeat() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let (first, second) = crash_between_batch_written_and_mirror_cleared(&path, Config::default())?;
+    let second = second.ok_or("the batch must come back")?;
+    assert_eq!(second.id, first.id);
+    assert_eq!(second.items, first.items);
+    assert_eq!(second.remaining, first.remaining);
+    assert_eq!(second.attempt, Attempt(2));
+    assert!(second.is_repeat());
+    assert!(
+        second
+            .notified()
+            .iter()
+            .all(|e| e.repeat && e.attempt == Attempt(2))
+    );
+    assert!(
+        second
+            .text()
+            .starts_with("[parkline batch 1 attempt 2, repeat: 5 of 5 parked lines]\n")
+    );
+    // A second crash before settling: attempt 3 next time, still nothing lost.
+    let mut queue = Queue::open(&path)?;
+    assert_eq!(queue.in_flight().map(|b| b.attempt), Some(Attempt(2)));
+    let third = queue.boundary(Budget(1 << 20))?.ok_or("again")?;
+    assert_eq!((third.id, third.attempt), (first.id, Attempt(3)));
+    queue.settle(third.id, &[Outcome::Delivered; 5])?;
+    drop(queue);
+    let queue = Queue::open(&path)?;
+    assert!(queue.parked().is_empty() && queue.in_flight().is_none());
+    Ok(())
+}
+
+/// Seed acceptance 3 (D11, D12, D13, D17): a budget overflow splits deterministically, and the
+/// trailer says how many remain; the split is the same in every life.
+#[test]
+fn acceptance_3_budget_overflow_splits_deterministically_with_trailer_count() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let lines: Vec<String> = (1..=13).map(seed_line).collect();
+    let cost = lines[0].chars().count() + 1;
+    assert!(lines.iter().all(|l| l.chars().count() + 1 == cost));
+    let budget = Budget(cost * 5 + cost / 2); // room for five
+    let mut runs = Vec::new();
+    for run in 0..2 {
+        let path = path.with_extension(format!("run{run}"));
+        let mut queue = Queue::open(&path)?;
+        for (n, line) in lines.iter().enumerate() {
+            queue.park(RequestId(n as u64 + 1), line)?;
+        }
+        let mut texts = Vec::new();
+        while let Some(batch) = queue.boundary(budget)? {
+            texts.push(batch.text());
+            let n = batch.items.len();
+            queue.settle(batch.id, &vec![Outcome::Delivered; n])?;
+        }
+        runs.push(texts);
+    }
+    assert_eq!(runs[0], runs[1]);
+    let texts = &runs[0];
+    assert_eq!(texts.len(), 3);
+    assert!(texts[0].starts_with("[parkline batch 1 attempt 1: 5 of 13 parked lines]\n"));
+    assert!(texts[0].ends_with("[parkline batch 1 end: 8 parked lines still undelivered]\n"));
+    assert!(texts[1].starts_with("[parkline batch 2 attempt 1: 5 of 8 parked lines]\n"));
+    assert!(texts[1].ends_with("[parkline batch 2 end: 3 parked lines still undelivered]\n"));
+    assert!(texts[2].starts_with("[parkline batch 3 attempt 1: 3 of 3 parked lines]\n"));
+    assert!(texts[2].ends_with("[parkline batch 3 end: 0 parked lines still undelivered]\n"));
+    let all: String = texts.concat();
+    for line in &lines {
+        assert_eq!(all.matches(line.as_str()).count(), 1, "{line}");
+    }
+
+    // A crash after the first boundary replays the same membership and trailer (D11).
+    let mut queue = Queue::open(&path)?;
+    for (n, line) in lines.iter().enumerate() {
+        queue.park(RequestId(n as u64 + 1), line)?;
+    }
+    let first = queue.boundary(budget)?.ok_or("parked")?;
+    drop(queue);
+    let mut queue = Queue::open(&path)?;
+    let repeat = queue.boundary(budget)?.ok_or("recovered")?;
+    assert_eq!(repeat.items, first.items);
+    assert!(
+        repeat
+            .text()
+            .ends_with("[parkline batch 1 end: 8 parked lines still undelivered]\n")
+    );
+    Ok(())
+}
+
+// ------------------------------------------------------------------- settle semantics (D6-D8)
+
+/// D6, D7, D17: a failed item stays parked with failures + 1 and comes first again; the others
+/// clear; lines parked during delivery wait for the next boundary (D2).
+#[test]
+fn failed_items_stay_parked_and_come_first_again() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    for n in 1..=3 {
+        queue.park(RequestId(n), &format!("l{n}"))?;
+    }
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    queue.park(RequestId(4), "l4")?; // arrives during delivery
+    assert_eq!(queue.parked().len(), 1);
+    let settlement = queue.settle(
+        batch.id,
+        &[Outcome::Delivered, Outcome::Failed, Outcome::Delivered],
+    )?;
+    assert_eq!(settlement.delivered, vec![Seq(1), Seq(3)]);
+    assert_eq!(settlement.failed, vec![Seq(2)]);
+    let seqs: Vec<(Seq, u32)> = queue.parked().iter().map(|i| (i.seq, i.failures)).collect();
+    assert_eq!(seqs, vec![(Seq(2), 1), (Seq(4), 0)]);
+    drop(queue);
+    let mut queue = Queue::open(&path)?;
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    assert_eq!(batch.id, BatchId(2));
+    assert_eq!(batch.attempt, Attempt(1));
+    let seqs: Vec<Seq> = batch.items.iter().map(|i| i.seq).collect();
+    assert_eq!(seqs, vec![Seq(2), Seq(4)]);
+    Ok(())
+}
+
+/// D8: the failure that reaches failures_max moves the item to the dead letters, kept on disk.
+#[test]
+fn item_failing_failures_max_times_becomes_a_dead_letter() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    queue.park(RequestId(1), "doomed")?;
+    queue.park(RequestId(2), "fine")?;
+    for round in 1..=3u32 {
+        let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+        let outcomes: Vec<Outcome> = batch
+            .items
+            .iter()
+            .map(|i| {
+                if i.seq == Seq(1) {
+                    Outcome::Failed
+                } else {
+                    Outcome::Delivered
+                }
+            })
+            .collect();
+        let settlement = queue.settle(batch.id, &outcomes)?;
+        if round < 3 {
+            assert_eq!(settlement.failed, vec![Seq(1)]);
+            assert!(settlement.dead.is_empty());
+        } else {
+            assert_eq!(settlement.dead, vec![Seq(1)]);
+            assert!(settlement.failed.is_empty());
+        }
+    }
+    assert!(queue.parked().is_empty());
+    assert_eq!(queue.dead_letters().len(), 1);
+    assert_eq!(queue.dead_letters()[0].failures, 3);
+    assert_eq!(queue.boundary(Budget(100))?, None);
+    drop(queue);
+    let queue = Queue::open(&path)?;
+    assert_eq!(queue.dead_letters()[0].line, "doomed");
+    Ok(())
+}
+
+/// The errors of misuse: nothing is written and the queue stays usable.
+#[test]
+fn misuse_errors_write_nothing() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let config = Config {
+        line_bytes_max: 8,
+        ..Config::default()
+    };
+    let mut queue = Queue::open_with(&path, config)?;
+    let before = fs::read(&path)?;
+    assert_eq!(
+        queue.park(RequestId(1), "a\nb").map_err(|e| e.kind()),
+        Err(ErrorKind::InvalidLine)
+    );
+    assert_eq!(
+        queue.park(RequestId(1), "123456789").map_err(|e| e.kind()),
+        Err(ErrorKind::InvalidLine)
+    );
+    assert_eq!(
+        queue.settle(BatchId(1), &[]).map_err(|e| e.kind()),
+        Err(ErrorKind::UnknownBatch)
+    );
+    assert_eq!(fs::read(&path)?, before);
+    queue.park(RequestId(1), "12345678")?;
+    let batch = queue.boundary(Budget(1))?.ok_or("parked")?;
+    assert_eq!(
+        queue.settle(batch.id, &[]).map_err(|e| e.kind()),
+        Err(ErrorKind::OutcomeCount)
+    );
+    assert_eq!(
+        queue
+            .settle(BatchId(9), &[Outcome::Delivered])
+            .map_err(|e| e.kind()),
+        Err(ErrorKind::UnknownBatch)
+    );
+    queue.settle(batch.id, &[Outcome::Delivered])?;
+    let bad = Config {
+        failures_max: 0,
+        ..Config::default()
+    };
+    drop(queue);
+    assert_eq!(
+        Queue::open_with(&path, bad)
+            .map(|_| ())
+            .map_err(|e| e.kind()),
+        Err(ErrorKind::InvalidConfig)
+    );
+    Ok(())
+}
+
+/// D10: a recovered batch must be handed over again (boundary) before it can be settled.
+#[test]
+fn recovered_batch_cannot_be_settled_before_it_is_handed_again() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    queue.park(RequestId(1), "x")?;
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    drop(queue);
+    let mut queue = Queue::open(&path)?;
+    assert_eq!(queue.in_flight().map(|b| b.attempt), Some(Attempt(1)));
+    let err = queue
+        .settle(batch.id, &[Outcome::Delivered])
+        .map(|_| ())
+        .map_err(|e| e.kind());
+    assert_eq!(err, Err(ErrorKind::UnknownBatch));
+    let repeat = queue.boundary(Budget(100))?.ok_or("recovered")?;
+    queue.settle(repeat.id, &[Outcome::Delivered])?;
+    Ok(())
+}
+
+// --------------------------------------------------------------------- format (M1-M3, M6, M12)
+
+/// A small deterministic generator, so the round-trip test covers many shapes without a
+/// property-testing dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Drives a queue with random parks, boundaries and settles (failures included) and returns it.
+fn random_workload<S: Storage>(queue: &mut Queue<S>, rng: &mut Rng, steps: usize) -> TestResult {
+    for step in 0..steps {
+        match rng.below(4) {
+            0 | 1 => {
+                let len = rng.below(40) as usize;
+                let line: String = (0..len)
+                    .map(|i| ['a', 'é', '"', '\\', ' ', '\t', '{', '\u{1F600}'][(i + step) % 8])
+                    .collect();
+                queue.park(RequestId(rng.below(1000)), &line)?;
+            }
+            2 => {
+                if queue.in_flight().is_none() {
+                    queue.boundary(Budget(rng.below(120) as usize))?;
+                }
+            }
+            _ => {
+                if let Some(batch) = queue.in_flight().cloned() {
+                    let outcomes: Vec<Outcome> = batch
+                        .items
+                        .iter()
+                        .map(|_| {
+                            if rng.below(3) == 0 {
+                                Outcome::Failed
+                            } else {
+                                Outcome::Delivered
+                            }
+                        })
+                        .collect();
+                    queue.settle(batch.id, &outcomes)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// M1, M2, M3: encode(state) decodes to state, and the append log decodes to the state the queue
+/// holds in memory after every step, for many random workloads.
+#[test]
+fn format_round_trips_snapshot_and_log() -> TestResult {
+    for seed in 1..=60u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        random_workload(&mut queue, &mut rng, 80)?;
+        let state = queue.state().clone();
+        assert_eq!(
+            mirror::decode(&mirror::encode(&state))?,
+            state,
+            "seed {seed}"
+        );
+        let storage = queue.into_storage();
+        let log = storage.file("m").ok_or("mirror exists")?;
+        assert_eq!(mirror::decode(log)?, state, "seed {seed}");
+        let reopened = Queue::with_storage(storage.clone(), "m", Config::default())?;
+        assert_eq!(reopened.state(), &state);
+    }
+    Ok(())
+}
+
+/// M1: the exact bytes of a fresh mirror and of a park record.
+#[test]
+fn format_bytes_are_as_specified() -> TestResult {
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    queue.park(RequestId(7), "hi \"you\"")?;
+    let storage = queue.into_storage();
+    let text = String::from_utf8(storage.file("m").ok_or("exists")?.to_vec())?;
+    let expected = header()
+        + &rec(r#"{"type":"next","seq":1,"batch":1}"#)
+        + &rec(r#"{"type":"park","seq":1,"request":7,"line":"hi \"you\"","failures":0}"#);
+    assert_eq!(text, expected);
+    Ok(())
+}
+
+/// M12, M6: a long-running queue compacts its log (bounded size), keeps its state and never
+/// reuses a seq or batch id after compaction.
+#[test]
+fn compaction_bounds_the_log_and_keeps_counters() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    let line = "y".repeat(8000);
+    let mut max_len = 0u64;
+    for n in 0..60u64 {
+        queue.park(RequestId(n), &line)?;
+        let batch = queue.boundary(Budget(1000))?.ok_or("parked")?;
+        queue.settle(batch.id, &[Outcome::Delivered])?;
+        max_len = max_len.max(fs::metadata(&path)?.len());
+    }
+    // 60 parks of 8000 bytes would be > 480 KB without compaction.
+    assert!(
+        max_len < 3 * crate::COMPACT_SLACK_BYTES,
+        "log grew to {max_len}"
+    );
+    assert_eq!(fs::metadata(&path)?.permissions().mode() & 0o777, 0o600);
+    drop(queue);
+    let mut queue = Queue::open(&path)?;
+    assert_eq!(queue.park(RequestId(1), "next")?, Seq(61));
+    assert_eq!(queue.boundary(Budget(10))?.map(|b| b.id), Some(BatchId(61)));
+    assert!(!path.with_extension("mirror.tmp").exists());
+    Ok(())
+}
+
+/// M4, M12: fsyncs per operation are bounded whatever the batch size: park 1, boundary 1,
+/// settle 1 (or 2 and a directory fsync when it compacts).
+#[test]
+fn fsyncs_per_operation_are_bounded() -> TestResult {
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    let counts = |q: &Queue<MemStorage>| (q.storage().syncs(), q.storage().dir_syncs());
+    for _ in 0..300 {
+        let before = counts(&queue);
+        queue.park(RequestId(1), "line")?;
+        assert_eq!(counts(&queue), (before.0 + 1, before.1));
+    }
+    let before = counts(&queue);
+    let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+    assert_eq!(batch.items.len(), 300);
+    assert_eq!(counts(&queue), (before.0 + 1, before.1));
+    let before = counts(&queue);
+    queue.settle(batch.id, &[Outcome::Delivered; 300])?;
+    let after = counts(&queue);
+    assert!(
+        after.0 - before.0 <= 2 && after.1 - before.1 <= 1,
+        "{before:?} -> {after:?}"
+    );
+    Ok(())
+}
+
+// ------------------------------------------------------------------- damaged files (M7, M11)
+
+/// Opens a queue on a file holding `bytes`, expects Corrupt at `record`, and checks the file
+/// (and a leftover temp file) are left exactly as they were (M11).
+fn assert_corrupt(bytes: &[u8], record: u64, reason: &str) -> TestResult {
+    let (dir, path) = temp_mirror()?;
+    fs::write(&path, bytes)?;
+    let tmp = dir.path().join("s1.mirror.tmp");
+    fs::write(&tmp, b"partial snapshot")?;
+    let err = Queue::open(&path)
+        .map(|_| ())
+        .err()
+        .ok_or("damaged file must not open")?;
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    assert_eq!(err.path(), Some(path.as_path()));
+    assert_eq!(err.record(), Some(record), "{err}");
+    let offset = bytes
+        .split_inclusive(|&b| b == b'\n')
+        .take(record as usize - 1)
+        .map(<[u8]>::len)
+        .sum::<usize>() as u64;
+    assert_eq!(err.offset(), Some(offset), "{err}");
+    assert!(err.context().contains(reason), "{err} lacks {reason:?}");
+    assert!(err.to_string().starts_with("corrupt mirror: "));
+    assert_eq!(fs::read(&path)?, bytes, "the damaged file was modified");
+    assert_eq!(
+        fs::read(&tmp)?,
+        b"partial snapshot",
+        "the temp file was touched"
+    );
+    Ok(())
+}
+
+#[test]
+fn damaged_empty_file_is_corrupt() -> TestResult {
+    assert_corrupt(b"", 1, "empty file")
+}
+
+#[test]
+fn damaged_torn_header_is_corrupt() -> TestResult {
+    let header = header();
+    assert_corrupt(
+        &header.as_bytes()[..header.len() - 1],
+        1,
+        "header without its newline",
+    )
+}
+
+#[test]
+fn damaged_bad_checksum_is_corrupt() -> TestResult {
+    let mut line = rec(&park_json(1));
+    line.replace_range(0..1, if line.starts_with('0') { "1" } else { "0" });
+    assert_corrupt((header() + &line).as_bytes(), 2, "checksum mismatch")
+}
+
+#[test]
+fn damaged_flipped_byte_in_json_is_corrupt() -> TestResult {
+    let line = rec(&park_json(1)).replace("\"l1\"", "\"l2\"");
+    let bytes = header() + &line + &rec(&park_json(2));
+    assert_corrupt(bytes.as_bytes(), 2, "checksum mismatch")
+}
+
+#[test]
+fn damaged_checksum_not_hex_is_corrupt() -> TestResult {
+    let bytes = header() + "ZZZZZZZZ {}\n";
+    assert_corrupt(bytes.as_bytes(), 2, "8 lowercase hex")
+}
+
+#[test]
+fn damaged_line_without_checksum_is_corrupt() -> TestResult {
+    let bytes = header() + "{}\n";
+    assert_corrupt(bytes.as_bytes(), 2, "not a record")
+}
+
+#[test]
+fn damaged_json_error_is_corrupt() -> TestResult {
+    let bytes = header() + &rec(r#"{"type":"park","seq":1"#);
+    assert_corrupt(bytes.as_bytes(), 2, "json error")
+}
+
+#[test]
+fn damaged_unknown_record_type_is_corrupt() -> TestResult {
+    let bytes = header() + &rec(r#"{"type":"merge","seq":1}"#);
+    assert_corrupt(bytes.as_bytes(), 2, "json error")
+}
+
+#[test]
+fn damaged_unknown_field_is_corrupt() -> TestResult {
+    let bytes =
+        header() + &rec(r#"{"type":"park","seq":1,"request":1,"line":"x","failures":0,"extra":1}"#);
+    assert_corrupt(bytes.as_bytes(), 2, "json error")
+}
+
+#[test]
+fn damaged_unknown_version_is_corrupt() -> TestResult {
+    let bytes = rec(r#"{"format":"parkline-mirror","version":2}"#) + &rec(&park_json(1));
+    assert_corrupt(bytes.as_bytes(), 1, "unknown mirror version 2")
+}
+
+#[test]
+fn damaged_foreign_file_is_corrupt() -> TestResult {
+    // The daemon's old deferred-input.json is not a mirror.
+    assert_corrupt(b"{\"deferred\":[]}\n", 1, "not a record")?;
+    let bytes = rec(r#"{"format":"something-else","version":1}"#);
+    assert_corrupt(bytes.as_bytes(), 1, "not a parkline mirror")
+}
+
+#[test]
+fn damaged_missing_header_is_corrupt() -> TestResult {
+    let bytes = rec(&park_json(1));
+    assert_corrupt(bytes.as_bytes(), 1, "not a parkline mirror")
+}
+
+#[test]
+fn damaged_duplicate_seq_is_corrupt() -> TestResult {
+    let bytes = header() + &rec(&park_json(1)) + &rec(&park_json(1));
+    assert_corrupt(bytes.as_bytes(), 3, "seq 1 reused")
+}
+
+#[test]
+fn damaged_duplicate_batch_id_is_corrupt() -> TestResult {
+    let bytes = header()
+        + &rec(&park_json(1))
+        + &rec(&park_json(2))
+        + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1],"remaining":1}"#)
+        + &rec(r#"{"type":"settle","batch":1,"delivered":[1],"failed":[],"dead":[]}"#)
+        + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[2],"remaining":0}"#);
+    assert_corrupt(bytes.as_bytes(), 6, "batch id 1 reused")
+}
+
+#[test]
+fn damaged_two_batches_in_flight_is_corrupt() -> TestResult {
+    let bytes = header()
+        + &rec(&park_json(1))
+        + &rec(&park_json(2))
+        + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1],"remaining":1}"#)
+        + &rec(r#"{"type":"batch","id":2,"attempt":1,"seqs":[2],"remaining":0}"#);
+    assert_corrupt(bytes.as_bytes(), 5, "still in flight")
+}
+
+#[test]
+fn damaged_batch_naming_unknown_seqs_is_corrupt() -> TestResult {
+    let bytes = header()
+        + &rec(&park_json(1))
+        + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1,9],"remaining":0}"#);
+    assert_corrupt(bytes.as_bytes(), 3, "names seqs [1,9]")
+}
+
+#[test]
+fn damaged_batch_not_a_prefix_is_corrupt() -> TestResult {
+    let bytes = header()
+        + &rec(&park_json(1))
+        + &rec(&park_json(2))
+        + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[2],"remaining":1}"#);
+    assert_corrupt(bytes.as_bytes(), 4, "first parked seqs are [1]")
+}
+
+#[test]
+fn damaged_batch_with_wrong_remaining_is_corrupt() -> TestResult {
+    let bytes = header()
+        + &rec(&park_json(1))
+        + &rec(&park_json(2))
+        + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1],"remaining":0}"#);
+    assert_corrupt(bytes.as_bytes(), 4, "says 0 remaining")
+}
+
+#[test]
+fn damaged_empty_batch_is_corrupt() -> TestResult {
+    let bytes = header() + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[],"remaining":0}"#);
+    assert_corrupt(bytes.as_bytes(), 2, "no items")
+}
+
+#[test]
+fn damaged_settle_of_unknown_batch_is_corrupt() -> TestResult {
+    let bytes = header()
+        + &rec(&park_json(1))
+        + &rec(r#"{"type":"settle","batch":1,"delivered":[1],"failed":[],"dead":[]}"#);
+    assert_corrupt(bytes.as_bytes(), 3, "not in flight")
+}
+
+#[test]
+fn damaged_settle_with_wrong_seqs_is_corrupt() -> TestResult {
+    let bytes = header()
+        + &rec(&park_json(1))
+        + &rec(&park_json(2))
+        + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1,2],"remaining":0}"#)
+        + &rec(r#"{"type":"settle","batch":1,"delivered":[1],"failed":[1],"dead":[]}"#);
+    assert_corrupt(bytes.as_bytes(), 5, "names seqs [1,1]")
+}
+
+#[test]
+fn damaged_attempt_not_increasing_is_corrupt() -> TestResult {
+    let bytes = header()
+        + &rec(&park_json(1))
+        + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1],"remaining":0}"#)
+        + &rec(r#"{"type":"attempt","batch":1,"attempt":2}"#)
+        + &rec(r#"{"type":"attempt","batch":1,"attempt":2}"#);
+    assert_corrupt(bytes.as_bytes(), 5, "does not follow attempt 2")
+}
+
+#[test]
+fn damaged_attempt_for_unknown_batch_is_corrupt() -> TestResult {
+    let bytes = header() + &rec(r#"{"type":"attempt","batch":1,"attempt":2}"#);
+    assert_corrupt(bytes.as_bytes(), 2, "not in flight")
+}
+
+#[test]
+fn damaged_counters_going_back_is_corrupt() -> TestResult {
+    let bytes = header() + &rec(&park_json(5)) + &rec(r#"{"type":"next","seq":3,"batch":1}"#);
+    assert_corrupt(bytes.as_bytes(), 3, "go back")
+}
+
+#[test]
+fn damaged_line_with_newline_escape_is_corrupt() -> TestResult {
+    let bytes =
+        header() + &rec(r#"{"type":"park","seq":1,"request":1,"line":"a\nb","failures":0}"#);
+    assert_corrupt(bytes.as_bytes(), 2, "contains a newline")
+}
+
+/// M11: damage in the middle of a file is found even when later records are fine.
+#[test]
+fn damaged_record_in_the_middle_is_found() -> TestResult {
+    let mut bytes = header() + &rec(&park_json(1)) + &rec(&park_json(2)) + &rec(&park_json(3));
+    let at = bytes.find("\"l2\"").ok_or("present")?;
+    bytes.replace_range(at + 1..at + 2, "m");
+    assert_corrupt(bytes.as_bytes(), 3, "checksum mismatch")
+}
+
+// ---------------------------------------------------------------- crash recovery (M5, M7, D9)
+
+/// M7, D9: cutting the file at every byte (a crash tearing the last append anywhere) opens to
+/// exactly the state of the complete records before the cut; the torn tail is cut off and
+/// fsynced, and the queue works on. A cut inside the header is Corrupt (M2: it cannot happen).
+#[test]
+fn crash_tearing_the_last_append_at_every_byte_recovers_the_prefix() -> TestResult {
+    // Build a log with every record type: park, batch, settle (with a failure), attempt.
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    queue.park(RequestId(1), "one é")?;
+    queue.park(RequestId(2), "two")?;
+    let batch = queue.boundary(Budget(5))?.ok_or("parked")?;
+    queue.park(RequestId(3), "three")?;
+    queue.settle(batch.id, &[Outcome::Failed])?;
+    queue.boundary(Budget(100))?.ok_or("parked")?;
+    // A crash, and the recovered batch handed again (an attempt record).
+    let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
+    queue.boundary(Budget(100))?.ok_or("recovered")?;
+    assert_eq!(queue.in_flight().map(|b| b.attempt), Some(Attempt(2)));
+    let full = queue.into_storage().file("m").ok_or("exists")?.to_vec();
+    let (dir, path) = temp_mirror()?;
+    let header_len = header().len();
+    let mut checked = 0;
+    for cut in 0..=full.len() {
+        fs::write(&path, &full[..cut])?;
+        let opened = Queue::open(&path);
+        if cut < header_len {
+            let err = opened
+                .map(|_| ())
+                .err()
+                .ok_or("a cut header must not open")?;
+            assert_eq!(err.kind(), ErrorKind::Corrupt);
+            assert_eq!(fs::read(&path)?, &full[..cut]);
+            continue;
+        }
+        let mut queue = opened?;
+        let complete = full[..cut]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        let expected = mirror::decode(&full[..complete])?;
+        assert_eq!(queue.state(), &expected, "cut at {cut}");
+        assert_eq!(
+            fs::read(&path)?,
+            &full[..complete],
+            "torn tail cut off at {cut}"
+        );
+        checked += 1;
+        if cut % 7 != 0 && cut != complete {
+            continue;
+        }
+        // The queue works on after the cut: park and reopen.
+        let seq = queue.park(RequestId(9), "after")?;
+        drop(queue);
+        let queue = Queue::open(&path)?;
+        assert_eq!(queue.parked().last().map(|i| i.seq), Some(seq));
+    }
+    assert!(checked > 100);
+    drop(dir);
+    Ok(())
+}
+
+/// M5: a crash while a new mirror is created (temp file written, not renamed) leaves no mirror;
+/// the next open removes the temp file and creates the mirror.
+#[test]
+fn crash_during_create_leaves_no_mirror_and_reopen_creates_it() -> TestResult {
+    let (dir, path) = temp_mirror()?;
+    let tmp = dir.path().join("s1.mirror.tmp");
+    fs::write(&tmp, &header().as_bytes()[..10])?;
+    let mut queue = Queue::open(&path)?;
+    assert!(!tmp.exists());
+    queue.park(RequestId(1), "x")?;
+    drop(queue);
+    assert_eq!(Queue::open(&path)?.parked().len(), 1);
+    Ok(())
+}
+
+/// M5, M12: a crash during compaction (temp file complete or partial, not renamed) leaves the
+/// old log authoritative; the temp file is removed on open.
+#[test]
+fn crash_during_compaction_keeps_the_old_log() -> TestResult {
+    let (dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    queue.park(RequestId(1), "kept")?;
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    let state = queue.state().clone();
+    drop(queue);
+    let tmp = dir.path().join("s1.mirror.tmp");
+    // A complete snapshot of a later state (the batch settled) that never got renamed.
+    let mut settled = state.clone();
+    settled.in_flight = None;
+    for partial in [
+        mirror::encode(&settled),
+        mirror::encode(&settled)[..20].to_vec(),
+    ] {
+        fs::write(&tmp, &partial)?;
+        let queue = Queue::open(&path)?;
+        assert_eq!(queue.state(), &state);
+        assert_eq!(queue.in_flight().map(|b| b.id), Some(batch.id));
+        assert!(!tmp.exists());
+    }
+    Ok(())
+}
+
+/// D9, D10: a crash (the queue dropped) after each step of the loop loses nothing acknowledged
+/// and replays an unsettled batch as a repeat.
+#[test]
+fn crash_after_each_step_recovers_what_was_acknowledged() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    // After park: parked.
+    let mut queue = Queue::open(&path)?;
+    queue.park(RequestId(1), "a")?;
+    queue.park(RequestId(2), "b")?;
+    drop(queue);
+    let mut queue = Queue::open(&path)?;
+    assert_eq!(queue.parked().len(), 2);
+    // After boundary: in flight, repeat next life.
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    drop(queue);
+    let mut queue = Queue::open(&path)?;
+    assert_eq!(
+        queue.in_flight().map(|b| (b.id, b.attempt)),
+        Some((batch.id, Attempt(1)))
+    );
+    let repeat = queue.boundary(Budget(100))?.ok_or("recovered")?;
+    assert_eq!(repeat.attempt, Attempt(2));
+    // After settle with one failure: the failed item parked, nothing in flight.
+    queue.settle(repeat.id, &[Outcome::Delivered, Outcome::Failed])?;
+    drop(queue);
+    let mut queue = Queue::open(&path)?;
+    assert!(queue.in_flight().is_none());
+    assert_eq!(
+        queue
+            .parked()
+            .iter()
+            .map(|i| (i.seq, i.failures))
+            .collect::<Vec<_>>(),
+        vec![(Seq(2), 1)]
+    );
+    let next = queue.boundary(Budget(100))?.ok_or("parked")?;
+    assert_eq!((next.id, next.attempt), (BatchId(2), Attempt(1)));
+    Ok(())
+}
+
+// ----------------------------------------------------------------- lock and permissions (M8, M9)
+
+/// M8: a second handle on the same mirror gets Locked, naming the lock file; after the first is
+/// dropped the mirror opens again. Other mirrors in the same directory are independent.
+#[test]
+fn second_open_is_locked() -> TestResult {
+    let (dir, path) = temp_mirror()?;
+    let queue = Queue::open(&path)?;
+    let err = Queue::open(&path)
+        .map(|_| ())
+        .err()
+        .ok_or("must be locked")?;
+    assert_eq!(err.kind(), ErrorKind::Locked);
+    assert_eq!(
+        err.path(),
+        Some(dir.path().join("s1.mirror.lock").as_path())
+    );
+    assert!(err.to_string().contains("s1.mirror.lock"));
+    let other = Queue::open(dir.path().join("s2.mirror"))?;
+    drop(queue);
+    drop(other);
+    Queue::open(&path)?;
+    Ok(())
+}
+
+/// M9: the mirror, its lock file and a compacted mirror have mode 0600 (under a permissive umask
+/// the mode bits asked for are what count).
+#[test]
+fn files_are_created_with_mode_0600() -> TestResult {
+    let (dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    queue.park(RequestId(1), "secret")?;
+    let mode = |p: &Path| fs::metadata(p).map(|m| m.permissions().mode() & 0o777);
+    assert_eq!(mode(&path)?, 0o600);
+    assert_eq!(mode(&dir.path().join("s1.mirror.lock"))?, 0o600);
+    Ok(())
+}
+
+// ----------------------------------------------------------------------------- fail-stop (M10)
+
+/// A storage that fails the n-th call of one kind, then behaves (so a retry would "succeed":
+/// the queue must not retry).
+#[derive(Debug)]
+struct FailingStorage {
+    inner: MemStorage,
+    fail: &'static str,
+    countdown: u32,
+}
+
+impl FailingStorage {
+    fn hit(&mut self, what: &str) -> io::Result<()> {
+        if what == self.fail {
+            if self.countdown == 0 {
+                self.countdown = u32::MAX;
+                return Err(io::Error::other(format!("injected {what} failure")));
+            }
+            self.countdown -= 1;
+        }
+        Ok(())
+    }
+}
+
+impl Storage for FailingStorage {
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        self.inner.read(name)
+    }
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.hit("append")?;
+        self.inner.append(name, bytes)
+    }
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        self.hit("sync")?;
+        self.inner.sync(name)
+    }
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        self.hit("rename")?;
+        self.inner.rename(from, to)
+    }
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        self.hit("sync_dir")?;
+        self.inner.sync_dir()
+    }
+}
+
+/// M10: after a failed fsync (or append) every later call returns Poisoned, nothing more is
+/// written, and reopening reads what the mirror kept.
+#[test]
+fn failed_fsync_poisons_the_queue() -> TestResult {
+    for fail in ["sync", "append"] {
+        // Creating the mirror costs one sync and one append; fail the third park's.
+        let storage = FailingStorage {
+            inner: MemStorage::new(),
+            fail,
+            countdown: 3,
+        };
+        let mut queue = Queue::with_storage(storage, "m", Config::default())?;
+        queue.park(RequestId(1), "a")?;
+        queue.park(RequestId(2), "b")?;
+        let err = queue
+            .park(RequestId(3), "c")
+            .map(|_| ())
+            .err()
+            .ok_or("injected")?;
+        assert_eq!(err.kind(), ErrorKind::Io, "{fail}");
+        assert!(err.to_string().contains("injected"), "{err}");
+        assert!(queue.is_poisoned());
+        let len = queue.into_storage();
+        let bytes = len.inner.file("m").ok_or("exists")?.to_vec();
+        let mut queue = Queue::with_storage(len, "m", Config::default())?;
+        // A fresh handle over the same storage works; the poisoned one is gone. Re-poison:
+        queue.park(RequestId(4), "d")?;
+        let storage = queue.into_storage();
+        assert_ne!(storage.inner.file("m").map(<[u8]>::to_vec), Some(bytes));
+    }
+    // Every call after the failure is Poisoned and writes nothing.
+    let storage = FailingStorage {
+        inner: MemStorage::new(),
+        fail: "sync",
+        countdown: 2,
+    };
+    let mut queue = Queue::with_storage(storage, "m", Config::default())?;
+    queue.park(RequestId(1), "a")?;
+    assert_eq!(
+        queue.park(RequestId(2), "b").map_err(|e| e.kind()),
+        Err(ErrorKind::Io)
+    );
+    let mut queue = poisoned_queue(queue.into_storage())?;
+    let before = queue.storage().inner.clone();
+    assert_eq!(
+        queue.park(RequestId(3), "c").map_err(|e| e.kind()),
+        Err(ErrorKind::Poisoned)
+    );
+    assert_eq!(
+        queue.boundary(Budget(10)).map_err(|e| e.kind()),
+        Err(ErrorKind::Poisoned)
+    );
+    assert_eq!(
+        queue
+            .settle(BatchId(1), &[Outcome::Delivered])
+            .map_err(|e| e.kind()),
+        Err(ErrorKind::Poisoned)
+    );
+    let err = queue
+        .park(RequestId(3), "c")
+        .map(|_| ())
+        .err()
+        .ok_or("poisoned")?;
+    assert!(err.to_string().contains("reopen"), "{err}");
+    assert_eq!(queue.into_storage().inner.file("m"), before.file("m"));
+    Ok(())
+}
+
+/// Opens over `storage` and poisons the handle with a failed fsync on its first park.
+fn poisoned_queue(
+    mut storage: FailingStorage,
+) -> Result<Queue<FailingStorage>, Box<dyn std::error::Error>> {
+    storage.fail = "sync";
+    storage.countdown = 0;
+    let mut queue = Queue::with_storage(storage, "m", Config::default())?;
+    assert_eq!(
+        queue.park(RequestId(0), "z").map_err(|e| e.kind()),
+        Err(ErrorKind::Io)
+    );
+    // The failing storage now "works" again: a retry would succeed, but the queue refuses.
+    assert!(queue.is_poisoned());
+    Ok(queue)
+}
+
+/// M10: a failed boundary write or settle fsync poisons too; a failed rename during compaction
+/// poisons and the old log stays authoritative.
+#[test]
+fn failed_boundary_and_settle_writes_poison_the_queue() -> TestResult {
+    for (fail, countdown) in [("sync", 2u32), ("sync", 3u32)] {
+        let storage = FailingStorage {
+            inner: MemStorage::new(),
+            fail,
+            countdown,
+        };
+        let mut queue = Queue::with_storage(storage, "m", Config::default())?;
+        queue.park(RequestId(1), "a")?; // sync 2
+        let result = queue
+            .boundary(Budget(10)) // sync 3
+            .and_then(|b| queue.settle(b.map(|b| b.id).unwrap_or_default(), &[Outcome::Delivered]));
+        assert_eq!(result.map(|_| ()).map_err(|e| e.kind()), Err(ErrorKind::Io));
+        assert_eq!(
+            queue.park(RequestId(2), "b").map_err(|e| e.kind()),
+            Err(ErrorKind::Poisoned)
+        );
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------- known-bad variants caught
+
+/// The known-bad switches really break what they claim, and the tests above catch them.
+#[cfg(feature = "known-bad")]
+mod known_bad {
+    use super::*;
+    use crate::KnownBad;
+
+    fn config(bad: KnownBad) -> Config {
+        Config {
+            known_bad: Some(bad),
+            ..Config::default()
+        }
+    }
+
+    /// ClearBeforeHandOver loses the batch in a crash: acceptance 2's check fails.
+    #[test]
+    fn clear_before_hand_over_is_caught_by_acceptance_2() -> TestResult {
+        let (_dir, path) = temp_mirror()?;
+        let (_first, second) = crash_between_batch_written_and_mirror_cleared(
+            &path,
+            config(KnownBad::ClearBeforeHandOver),
+        )?;
+        assert_eq!(
+            second, None,
+            "the known-bad variant should have lost the batch"
+        );
+        Ok(())
+    }
+
+    /// NoAttemptCounter hands a recovered batch with attempt 1, not a repeat.
+    #[test]
+    fn no_attempt_counter_is_caught_by_acceptance_2() -> TestResult {
+        let (_dir, path) = temp_mirror()?;
+        let (_first, second) = crash_between_batch_written_and_mirror_cleared(
+            &path,
+            config(KnownBad::NoAttemptCounter),
+        )?;
+        let second = second.ok_or("still there")?;
+        assert_eq!(second.attempt, Attempt(1));
+        assert!(!second.is_repeat());
+        Ok(())
+    }
+
+    /// PopFront delivers one line per batch: acceptance 1's batch of 13 fails.
+    #[test]
+    fn pop_front_is_caught_by_acceptance_1() -> TestResult {
+        let (_dir, path) = temp_mirror()?;
+        let mut queue = Queue::open_with(&path, config(KnownBad::PopFront))?;
+        for n in 1..=13 {
+            queue.park(RequestId(n), &seed_line(n))?;
+        }
+        let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+        assert_eq!((batch.items.len(), batch.remaining), (1, 12));
+        Ok(())
+    }
+
+    /// NoDirSync skips the directory fsync on create: visible to a storage that counts them.
+    #[test]
+    fn no_dir_sync_skips_the_directory_fsync() -> TestResult {
+        let queue = Queue::with_storage(MemStorage::new(), "m", config(KnownBad::NoDirSync))?;
+        assert_eq!(queue.into_storage().dir_syncs(), 0);
+        let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        assert_eq!(queue.into_storage().dir_syncs(), 1);
+        Ok(())
+    }
+}

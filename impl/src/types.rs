@@ -1,0 +1,316 @@
+//! The vocabulary of delivery: ids, items, batches, outcomes, the split and the turn text.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! newtype {
+    ($(#[$doc:meta])* $name:ident($inner:ty)) => {
+        $(#[$doc])*
+        #[derive(
+            Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+        )]
+        #[serde(transparent)]
+        pub struct $name(pub $inner);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.0, f)
+            }
+        }
+    };
+}
+
+newtype! {
+    /// The delegation request a line answers (the daemon's request id).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(parkline::RequestId(7).to_string(), "7");
+    /// ```
+    RequestId(u64)
+}
+
+newtype! {
+    /// Arrival order number assigned by [`Queue::park`](crate::Queue::park): strictly increasing,
+    /// never reused, the first is 1.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert!(parkline::Seq(1) < parkline::Seq(2));
+    /// ```
+    Seq(u64)
+}
+
+newtype! {
+    /// The id of a batch: assigned at the boundary that persists it, never reused, the first is 1.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(parkline::BatchId(3).to_string(), "3");
+    /// ```
+    BatchId(u64)
+}
+
+newtype! {
+    /// How many times a batch has been handed over: 1 the first time, more for a repeat.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(parkline::Attempt(2).to_string(), "2");
+    /// ```
+    Attempt(u32)
+}
+
+newtype! {
+    /// The most characters (Unicode scalar values) of item bodies one batch may carry; each item
+    /// costs `line.chars().count() + 1`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let budget = parkline::Budget(4096);
+    /// assert_eq!(budget.0, 4096);
+    /// ```
+    Budget(usize)
+}
+
+/// One parked completion line with its arrival number and failure count.
+///
+/// # Example
+///
+/// ```
+/// use parkline::{Item, RequestId, Seq};
+/// let item = Item { seq: Seq(1), request: RequestId(9), line: "done".into(), failures: 0 };
+/// assert_eq!(item.cost(), 5);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Item {
+    /// Arrival order number.
+    pub seq: Seq,
+    /// The request the line answers.
+    pub request: RequestId,
+    /// The line, verbatim, without `\n`.
+    pub line: String,
+    /// How many hand-overs of this item have failed so far.
+    pub failures: u32,
+}
+
+impl Item {
+    /// The item's cost against a [`Budget`]: its characters plus one (D12).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Item, RequestId, Seq};
+    /// let item = Item { seq: Seq(1), request: RequestId(1), line: "é!".into(), failures: 0 };
+    /// assert_eq!(item.cost(), 3); // two characters (three bytes) plus one
+    /// ```
+    pub fn cost(&self) -> usize {
+        self.line.chars().count() + 1
+    }
+}
+
+/// The lines delivered as one turn, with id, attempt and how many parked lines it leaves behind.
+///
+/// # Example
+///
+/// ```
+/// use parkline::{Attempt, Batch, BatchId, Item, RequestId, Seq};
+/// let batch = Batch {
+///     id: BatchId(4),
+///     attempt: Attempt(2),
+///     items: vec![Item { seq: Seq(1), request: RequestId(7), line: "r7 ok".into(), failures: 0 }],
+///     remaining: 3,
+/// };
+/// assert!(batch.is_repeat());
+/// assert_eq!(
+///     batch.text(),
+///     "[parkline batch 4 attempt 2, repeat: 1 of 4 parked lines]\n\
+///      r7 ok\n\
+///      [parkline batch 4 end: 3 parked lines still undelivered]\n"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Batch {
+    /// The batch id, the same on every attempt.
+    pub id: BatchId,
+    /// 1 the first time the batch is handed over, more for a repeat.
+    pub attempt: Attempt,
+    /// The items, in seq order (D17).
+    pub items: Vec<Item>,
+    /// Lines parked at the boundary that are not in this batch (D13).
+    pub remaining: usize,
+}
+
+impl Batch {
+    /// True when this batch was handed over before (attempt > 1, D10).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Attempt, Batch, BatchId};
+    /// let batch = Batch { id: BatchId(1), attempt: Attempt(1), items: vec![], remaining: 0 };
+    /// assert!(!batch.is_repeat());
+    /// ```
+    pub fn is_repeat(&self) -> bool {
+        self.attempt.0 > 1
+    }
+
+    /// The turn text handed to the parent: header, each line verbatim, trailer (D3, D4, D13).
+    ///
+    /// The exact format is fixed in ARCHITECTURE.md; every line, the last included, ends in `\n`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Attempt, Batch, BatchId, Item, RequestId, Seq};
+    /// let item = |seq, line: &str| Item { seq: Seq(seq), request: RequestId(seq), line: line.into(), failures: 0 };
+    /// let batch = Batch { id: BatchId(1), attempt: Attempt(1), items: vec![item(1, "a"), item(2, "b")], remaining: 0 };
+    /// assert_eq!(
+    ///     batch.text(),
+    ///     "[parkline batch 1 attempt 1: 2 of 2 parked lines]\na\nb\n[parkline batch 1 end: 0 parked lines still undelivered]\n"
+    /// );
+    /// ```
+    pub fn text(&self) -> String {
+        let k = self.items.len();
+        let total = k + self.remaining;
+        let repeat = if self.is_repeat() { ", repeat" } else { "" };
+        let body: usize = self.items.iter().map(|item| item.line.len() + 1).sum();
+        let mut text = String::with_capacity(body + 128);
+        text.push_str(&format!(
+            "[parkline batch {} attempt {}{repeat}: {k} of {total} parked lines]\n",
+            self.id, self.attempt
+        ));
+        for item in &self.items {
+            // D3: the line is copied byte for byte.
+            text.push_str(&item.line);
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "[parkline batch {} end: {} parked lines still undelivered]\n",
+            self.id, self.remaining
+        ));
+        text
+    }
+
+    /// One notified event per item, in item order, carrying the batch's attempt and repeat mark
+    /// (D5, D10).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Attempt, Batch, BatchId, Item, RequestId, Seq};
+    /// let item = Item { seq: Seq(5), request: RequestId(42), line: "x".into(), failures: 0 };
+    /// let batch = Batch { id: BatchId(2), attempt: Attempt(3), items: vec![item], remaining: 0 };
+    /// let events = batch.notified();
+    /// assert_eq!(events.len(), 1);
+    /// assert_eq!(events[0].request, RequestId(42));
+    /// assert!(events[0].repeat);
+    /// ```
+    pub fn notified(&self) -> Vec<Notified> {
+        let repeat = self.is_repeat();
+        self.items
+            .iter()
+            .map(|item| Notified {
+                request: item.request,
+                seq: item.seq,
+                batch: self.id,
+                attempt: self.attempt,
+                repeat,
+            })
+            .collect()
+    }
+}
+
+/// The per-request `delegation_notified` event the daemon records for each item of a batch (D5).
+///
+/// # Example
+///
+/// ```
+/// use parkline::{Attempt, BatchId, Notified, RequestId, Seq};
+/// let event = Notified { request: RequestId(1), seq: Seq(1), batch: BatchId(1), attempt: Attempt(1), repeat: false };
+/// assert!(!event.repeat);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Notified {
+    /// The request the item answers.
+    pub request: RequestId,
+    /// The item's seq.
+    pub seq: Seq,
+    /// The batch that carried it.
+    pub batch: BatchId,
+    /// The batch's attempt.
+    pub attempt: Attempt,
+    /// True when the batch is a repeat (attempt > 1).
+    pub repeat: bool,
+}
+
+/// What happened to one item of a handed-over batch.
+///
+/// # Example
+///
+/// ```
+/// use parkline::Outcome;
+/// let outcomes = [Outcome::Delivered, Outcome::Failed];
+/// assert_ne!(outcomes[0], outcomes[1]);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Outcome {
+    /// The turn was handed over and the item's notified event recorded: clear it.
+    Delivered,
+    /// The hand-over or the notified event failed: keep it parked (D7).
+    Failed,
+}
+
+/// What a settle did, by seq: cleared, parked again, or moved to the dead letters.
+///
+/// # Example
+///
+/// ```
+/// let settlement = parkline::Settlement::default();
+/// assert!(settlement.delivered.is_empty() && settlement.failed.is_empty() && settlement.dead.is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Settlement {
+    /// Items cleared from the mirror.
+    pub delivered: Vec<Seq>,
+    /// Items parked again with one more failure.
+    pub failed: Vec<Seq>,
+    /// Items that reached `failures_max` and moved to the dead letters (D8).
+    pub dead: Vec<Seq>,
+}
+
+/// The deterministic split (D11, D12): how many of the parked items, in seq order, go into the
+/// next batch.
+///
+/// Takes the longest prefix whose total cost (`chars + 1` per item) is at most `budget`, but
+/// always at least one item, so a single line larger than the budget is delivered alone and never
+/// cut. Returns 0 only when `items` is empty. A pure function of the list and the budget.
+///
+/// # Example
+///
+/// ```
+/// use parkline::{split, Budget, Item, RequestId, Seq};
+/// let item = |seq, line: &str| Item { seq: Seq(seq), request: RequestId(seq), line: line.into(), failures: 0 };
+/// let items = [item(1, "abcd"), item(2, "ef"), item(3, "g")];
+/// assert_eq!(split(&items, Budget(8)), 2); // 5 + 3 = 8 fits, + 2 does not
+/// assert_eq!(split(&items, Budget(1)), 1); // always at least one
+/// assert_eq!(split(&[], Budget(100)), 0);
+/// ```
+pub fn split(items: &[Item], budget: Budget) -> usize {
+    let mut spent = 0usize;
+    let mut taken = 0usize;
+    for item in items {
+        spent = spent.saturating_add(item.cost());
+        if spent > budget.0 {
+            break;
+        }
+        taken += 1;
+    }
+    if items.is_empty() { 0 } else { taken.max(1) }
+}

@@ -1,0 +1,396 @@
+//! The delivery model: the plain reference follows the contract of `ARCHITECTURE.md` and
+//! `spec/delivery.md`; the correct protocol holds every property at the default bounds; every
+//! known-bad variant is caught for the property it breaks.
+//!
+//! `PARKLINE_MODEL_SCALE=n` (default 0) adds `n` lines to the exhaustive BFS/DFS check.
+
+use parkline_model::delivery::{
+    self, Action, Bounds, DeliveryModel, Phase, RefBatch, RefError, RefItem, Reference, Variant,
+    notified, split, turn_text,
+};
+use parkline_model::search::shortest_path;
+use stateright::{Checker, Expectation, HasDiscoveries, Model};
+
+fn scale() -> usize {
+    std::env::var("PARKLINE_MODEL_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn item(seq: u64, line: &str) -> RefItem {
+    RefItem {
+        seq,
+        request: seq + 4061,
+        line: line.into(),
+        failures: 0,
+    }
+}
+
+/// The five lines of spec/delivery.md section 4, seqs 40..44.
+fn spec_lines() -> Vec<RefItem> {
+    [
+        r#"[delegation r-4101 done] turn sj-7a1c-2 outcome ok; agent_read{turn:"sj-7a1c-2"}"#,
+        r#"[delegation r-4102 done] turn sj-90be-1 outcome failed; agent_read{turn:"sj-90be-1"}"#,
+        r#"[delegation r-4103 done] turn sj-33f0-4 outcome ok; agent_read{turn:"sj-33f0-4"}"#,
+        r#"[delegation r-4104 done] turn sj-5d21-1 outcome ok; agent_read{turn:"sj-5d21-1"}"#,
+        r#"[delegation r-4105 done] turn sj-c4e8-3 outcome cancelled; agent_read{turn:"sj-c4e8-3"}"#,
+    ]
+    .iter()
+    .zip(40..)
+    .map(|(line, seq)| item(seq, line))
+    .collect()
+}
+
+// --- the plain reference ----------------------------------------------------------------------
+
+#[test]
+fn d11_d12_split_matches_the_spec_table() {
+    let lines = spec_lines();
+    let costs: Vec<usize> = lines.iter().map(RefItem::cost).collect();
+    assert_eq!(costs, [81, 85, 81, 81, 88]);
+    let expected = [
+        (0, 1),
+        (80, 1),
+        (81, 1),
+        (165, 1),
+        (166, 2),
+        (246, 2),
+        (247, 3),
+        (327, 3),
+    ];
+    for (budget, k) in expected {
+        assert_eq!(split(&lines, budget), k, "budget {budget}");
+    }
+    for (budget, k) in [(328, 4), (415, 4), (416, 5), (100_000, 5)] {
+        assert_eq!(split(&lines, budget), k, "budget {budget}");
+    }
+    assert_eq!(split(&[], 0), 0);
+    // Characters, not bytes: "é" is one character of two bytes.
+    assert_eq!(split(&[item(1, "éé"), item(2, "é")], 5), 2);
+    assert_eq!(split(&[item(1, "éé"), item(2, "é")], 4), 1);
+}
+
+#[test]
+fn d4_turn_text_is_exact_for_the_spec_examples() {
+    let lines = spec_lines();
+    let batch = RefBatch {
+        id: 12,
+        attempt: 1,
+        items: lines[..3].to_vec(),
+        remaining: 0,
+    };
+    let want = format!(
+        "[parkline batch 12 attempt 1: 3 of 3 parked lines]\n{}\n{}\n{}\n\
+         [parkline batch 12 end: 0 parked lines still undelivered]\n",
+        lines[0].line, lines[1].line, lines[2].line
+    );
+    assert_eq!(turn_text(&batch), want);
+    let split_batch = RefBatch {
+        id: 13,
+        attempt: 1,
+        items: lines[..2].to_vec(),
+        remaining: 3,
+    };
+    let repeat = RefBatch {
+        attempt: 2,
+        ..split_batch.clone()
+    };
+    let body = format!("{}\n{}\n", lines[0].line, lines[1].line);
+    let trailer = "[parkline batch 13 end: 3 parked lines still undelivered]\n";
+    assert_eq!(
+        turn_text(&split_batch),
+        format!("[parkline batch 13 attempt 1: 2 of 5 parked lines]\n{body}{trailer}")
+    );
+    assert_eq!(
+        turn_text(&repeat),
+        format!("[parkline batch 13 attempt 2, repeat: 2 of 5 parked lines]\n{body}{trailer}")
+    );
+    // D3: a line is copied byte for byte, spaces and multi-byte characters included.
+    let odd = RefBatch {
+        id: 1,
+        attempt: 1,
+        items: vec![item(1, " é\t x ")],
+        remaining: 0,
+    };
+    assert!(turn_text(&odd).contains("\n é\t x \n"));
+}
+
+#[test]
+fn d5_notified_is_one_event_per_item_with_the_repeat_mark() {
+    let lines = spec_lines();
+    let batch = RefBatch {
+        id: 13,
+        attempt: 2,
+        items: lines[..2].to_vec(),
+        remaining: 3,
+    };
+    let events = notified(&batch);
+    let got: Vec<_> = events
+        .iter()
+        .map(|e| (e.request, e.seq, e.batch, e.attempt, e.repeat))
+        .collect();
+    assert_eq!(got, [(4101, 40, 13, 2, true), (4102, 41, 13, 2, true)]);
+}
+
+#[test]
+fn d1_d2_d13_reference_batches_everything_parked_and_late_lines_wait() {
+    let mut queue = Reference::new(3);
+    for i in 1..=13 {
+        assert_eq!(queue.park(i, &format!("r{i} done")), i);
+    }
+    let batch = queue.boundary(10_000).unwrap().unwrap();
+    assert_eq!(
+        (batch.id, batch.attempt, batch.items.len(), batch.remaining),
+        (1, 1, 13, 0)
+    );
+    assert_eq!(queue.park(14, "late"), 14); // D2: during delivery
+    assert_eq!(queue.boundary(10_000), Err(RefError::BatchInFlight));
+    let settled = queue.settle(1, &[true; 13]).unwrap();
+    assert_eq!(settled.delivered, (1..=13).collect::<Vec<_>>());
+    let next = queue.boundary(10_000).unwrap().unwrap();
+    assert_eq!((next.id, next.seqs(), next.remaining), (2, vec![14], 0));
+    queue.settle(2, &[true]).unwrap();
+    assert_eq!(queue.boundary(10_000), Ok(None));
+}
+
+#[test]
+fn d10_reference_replays_a_recovered_batch_as_a_repeat() {
+    let mut queue = Reference::new(3);
+    for i in 1..=3 {
+        queue.park(i, "xxxx");
+    }
+    let first = queue.boundary(10).unwrap().unwrap();
+    assert_eq!((first.seqs(), first.remaining), (vec![1, 2], 1));
+    queue.crash();
+    queue.park(4, "y");
+    // A recovered batch is handed over again before it can be settled.
+    assert_eq!(queue.settle(1, &[true, true]), Err(RefError::UnknownBatch));
+    let again = queue.boundary(1_000).unwrap().unwrap(); // whatever the budget
+    assert_eq!((again.id, again.attempt, again.remaining), (1, 2, 1));
+    assert_eq!(again.items, first.items);
+    assert!(notified(&again).iter().all(|e| e.repeat && e.attempt == 2));
+    queue.crash();
+    let third = queue.boundary(1).unwrap().unwrap();
+    assert_eq!((third.id, third.attempt), (1, 3));
+    assert_eq!(queue.settle(1, &[true]), Err(RefError::OutcomeCount));
+    assert_eq!(queue.settle(2, &[true, true]), Err(RefError::UnknownBatch));
+    queue.settle(1, &[true, true]).unwrap();
+    let next = queue.boundary(1_000).unwrap().unwrap();
+    assert_eq!((next.id, next.attempt, next.seqs()), (2, 1, vec![3, 4]));
+}
+
+#[test]
+fn d6_d7_d8_d17_reference_failures_stay_parked_in_seq_order_then_die() {
+    let mut queue = Reference::new(2);
+    queue.park(1, "a");
+    queue.park(2, "b");
+    let batch = queue.boundary(100).unwrap().unwrap();
+    queue.park(3, "c");
+    let settled = queue.settle(batch.id, &[false, true]).unwrap();
+    assert_eq!((settled.delivered, settled.failed), (vec![2], vec![1]));
+    let parked: Vec<_> = queue.parked().iter().map(|i| (i.seq, i.failures)).collect();
+    assert_eq!(parked, [(1, 1), (3, 0)]);
+    let retry = queue.boundary(100).unwrap().unwrap();
+    assert_eq!(retry.seqs(), [1, 3]);
+    let settled = queue.settle(retry.id, &[false, true]).unwrap();
+    assert_eq!((settled.dead, settled.delivered), (vec![1], vec![3]));
+    assert_eq!(queue.dead_letters().len(), 1);
+    assert_eq!(queue.dead_letters()[0].failures, 2);
+    assert_eq!(queue.boundary(100), Ok(None)); // D8: never offered again
+    queue.crash();
+    assert_eq!(queue.dead_letters().len(), 1); // kept
+}
+
+#[test]
+fn d12_a_line_over_the_budget_goes_alone_and_whole() {
+    let mut queue = Reference::new(3);
+    queue.park(1, "0123456789");
+    queue.park(2, "a");
+    let batch = queue.boundary(4).unwrap().unwrap();
+    assert_eq!(
+        (batch.items[0].line.as_str(), batch.remaining),
+        ("0123456789", 1)
+    );
+}
+
+#[test]
+fn d14_collected_changes_nothing_in_the_queue() {
+    let model = DeliveryModel::default();
+    let init = model.init_states().remove(0);
+    let parked = model.next_state(&init, Action::Park(0)).unwrap();
+    let collected = model.next_state(&parked, Action::Collected(1)).unwrap();
+    assert_eq!(collected.queue, parked.queue);
+    assert_eq!(collected.phase, parked.phase);
+    assert_eq!(collected.collected, [1]);
+    let bad = DeliveryModel::new(Bounds::default(), Variant::DropCollected);
+    let dropped = bad.next_state(&parked, Action::Collected(1)).unwrap();
+    assert_ne!(dropped.queue, parked.queue);
+}
+
+#[test]
+fn the_model_steps_through_the_protocol_phases() {
+    let model = DeliveryModel::default();
+    let mut state = model.init_states().remove(0);
+    for action in [Action::Park(0), Action::Park(1), Action::Boundary] {
+        state = model.next_state(&state, action).unwrap();
+    }
+    assert!(matches!(&state.phase, Phase::Persisted(b) if b.seqs() == [1, 2]));
+    state = model.next_state(&state, Action::HandOver).unwrap();
+    state = model.next_state(&state, Action::Notify).unwrap();
+    assert!(matches!(&state.phase, Phase::HandedOver { outcomes, .. } if outcomes == &[true]));
+    state = model.next_state(&state, Action::Crash).unwrap();
+    state = model.next_state(&state, Action::Recover).unwrap();
+    state = model.next_state(&state, Action::Boundary).unwrap();
+    assert!(matches!(&state.phase, Phase::Persisted(b) if b.attempt == 2 && b.id == 1));
+}
+
+// --- the exhaustive check ---------------------------------------------------------------------
+
+#[test]
+fn correct_model_holds_every_property_bfs_and_dfs() {
+    // Regression alarm: a change means the model (or the bounds) changed; see why first.
+    let model = || DeliveryModel::new(Bounds::default(), Variant::Correct);
+    let bfs = model().checker().spawn_bfs().join();
+    bfs.assert_properties();
+    assert_eq!(bfs.unique_state_count(), delivery::DEFAULT_UNIQUE_STATES);
+    let dfs = model().checker().spawn_dfs().join();
+    dfs.assert_properties();
+    assert_eq!(dfs.unique_state_count(), delivery::DEFAULT_UNIQUE_STATES);
+}
+
+#[test]
+fn correct_model_holds_at_the_check_and_scaled_bounds() {
+    // The bounds of `parkline check` take about 25 s in release: run them here when asked
+    // (`PARKLINE_MODEL_SCALE=1`); `parkline check` checks the same pin on every run.
+    let extra = scale();
+    if extra == 0 {
+        return;
+    }
+    let checker = DeliveryModel::default().checker().spawn_dfs().join();
+    checker.assert_properties();
+    assert_eq!(
+        checker.unique_state_count(),
+        delivery::DEFAULT_UNIQUE_STATES
+    );
+    if extra > 1 {
+        let bounds = Bounds::generated(3 + extra - 1, 6, 1, 2);
+        let checker = DeliveryModel::new(bounds, Variant::Correct)
+            .checker()
+            .spawn_dfs()
+            .join();
+        checker.assert_properties();
+    }
+}
+
+#[test]
+fn every_property_is_named_by_a_spec_id_or_is_a_sometimes() {
+    let model = DeliveryModel::default();
+    for p in model.properties() {
+        let named = p.name.starts_with('D');
+        assert_eq!(named, p.expectation != Expectation::Sometimes, "{}", p.name);
+    }
+    let ids: Vec<&str> = model
+        .properties()
+        .iter()
+        .filter_map(|p| p.name.split(' ').next())
+        .collect();
+    for id in [
+        "D1", "D2", "D3", "D5", "D6", "D8", "D9", "D10", "D11", "D12", "D13", "D14", "D15", "D17",
+        "D18",
+    ] {
+        assert!(ids.contains(&id), "{id} has no property");
+    }
+}
+
+// --- the known-bad variants -------------------------------------------------------------------
+
+fn narrate(model: &DeliveryModel, path: &[(delivery::DeliveryState, Option<Action>)]) -> String {
+    path.windows(2)
+        .enumerate()
+        .map(|(i, w)| {
+            let action = w[1]
+                .1
+                .as_ref()
+                .expect("every step after the first has an action");
+            format!("{}. {}\n", i + 1, model.narrate(&w[0].0, action, &w[1].0))
+        })
+        .collect()
+}
+
+#[test]
+fn every_known_bad_variant_is_caught_for_the_property_it_breaks() {
+    for variant in Variant::ALL {
+        let model = DeliveryModel::new(Bounds::default(), variant);
+        let Some(name) = variant.breaks() else {
+            continue;
+        };
+        let property = model.property(name);
+        let path = shortest_path(&model, &property)
+            .unwrap_or_else(|| panic!("{variant:?} is not caught by {name:?}"));
+        assert!(
+            path.len() >= 2,
+            "{variant:?}: the initial state already violates {name:?}"
+        );
+        let last = &path[path.len() - 1].0;
+        assert!(
+            !(property.condition)(&model, last),
+            "{variant:?}: path does not end in a violation"
+        );
+        // The same path under the correct protocol does not violate it.
+        let correct = DeliveryModel::new(Bounds::default(), Variant::Correct);
+        let mut state = correct.init_states().remove(0);
+        for (_, action) in &path[1..] {
+            let action = action.clone().expect("action");
+            match correct.next_state(&state, action) {
+                Some(next) => state = next,
+                None => break,
+            }
+            assert!(
+                (property.condition)(&correct, &state),
+                "{variant:?}: correct model fails too"
+            );
+        }
+        eprintln!("{variant:?} breaks {name:?}:\n{}", narrate(&model, &path));
+    }
+}
+
+#[test]
+fn stateright_finds_each_variant_counterexample_too() {
+    for variant in Variant::ALL.into_iter().skip(1) {
+        let name = variant
+            .breaks()
+            .expect("a known-bad variant breaks a property");
+        let checker = DeliveryModel::new(Bounds::default(), variant)
+            .checker()
+            .finish_when(HasDiscoveries::AnyOf([name].into()))
+            .spawn_bfs()
+            .join();
+        assert!(
+            checker.discovery(name).is_some(),
+            "{variant:?}: no discovery for {name:?}"
+        );
+    }
+}
+
+#[test]
+fn d15_a_dropped_failure_is_caught_as_liveness_too() {
+    let model = DeliveryModel::new(Bounds::default(), Variant::DropFailed);
+    for name in [delivery::D15, delivery::D15_QUIESCENT] {
+        let path = shortest_path(&model, &model.property(name));
+        assert!(path.is_some(), "{name:?} does not catch DropFailed");
+    }
+    let correct = DeliveryModel::new(Bounds::generated(2, 6, 1, 1), Variant::Correct);
+    assert!(shortest_path(&correct, &correct.property(delivery::D15)).is_none());
+}
+
+#[test]
+fn the_interesting_paths_are_reached() {
+    let model = DeliveryModel::new(Bounds::default(), Variant::Correct);
+    for p in model.properties() {
+        if p.expectation == Expectation::Sometimes {
+            let path = shortest_path(&model, &p);
+            assert!(path.is_some(), "{:?} is never reached", p.name);
+        }
+    }
+}
