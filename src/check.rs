@@ -30,7 +30,8 @@ property is never reached, 2 on a usage error.
 
 flags:
   --model delivery|read|all  which models to check (default all)
-  --lines N                  delivery: lines that arrive (default 3; sizes cycle 1,2,7 chars)
+  --lines N                  delivery: lines that arrive (default 3)
+  --sizes A,B,..             delivery: line sizes in characters, cycled (default 1,2,7)
   --budget N                 delivery: the budget of every boundary (default 6)
   --crashes N                delivery: crashes allowed (default 2)
   --failures N               delivery: item failures allowed (default 2)
@@ -48,7 +49,8 @@ flags:
   -h, --help                 this text";
 
 const EXPLORE_USAGE: &str = "\
-usage: parkline explore [--model delivery|read] [--addr 127.0.0.1:3000] [delivery bound flags]
+usage: parkline explore [--model delivery|read] [--addr 127.0.0.1:3000] [--variant NAME]
+                        [delivery bound flags of `parkline check`]
 
 Serves stateright's Explorer for the model on the address (default 127.0.0.1:3000) and blocks.";
 
@@ -325,9 +327,10 @@ where
 
 /// The table of rows, then each violation's counterexample, as printed by `parkline check`.
 pub fn render(rows: &[Row]) -> String {
+    let w = rows.iter().map(|r| r.model.len()).max().unwrap_or(0).max(5);
     let mut out = String::new();
     out.push_str(&format!(
-        "{:<9} {:>12} {:>12} {:>6} {:>9} {:>12}  bounds\n",
+        "{:<w$} {:>12} {:>12} {:>6} {:>9} {:>10}  bounds\n",
         "model", "states", "unique", "depth", "seconds", "states/s"
     ));
     for row in rows {
@@ -338,19 +341,19 @@ pub fn render(rows: &[Row]) -> String {
             0
         };
         out.push_str(&format!(
-            "{:<9} {:>12} {:>12} {:>6} {:>9.2} {:>12}  {}\n",
+            "{:<w$} {:>12} {:>12} {:>6} {:>9.2} {:>10}  {}\n",
             row.model, row.states, row.unique, row.depth, secs, rate, row.bounds
         ));
     }
     out.push('\n');
     out.push_str(&format!(
-        "{:<9} {:<11} {:<12} property\n",
+        "{:<w$} {:<10} {:<11} property\n",
         "model", "kind", "verdict"
     ));
     for row in rows {
         for p in &row.properties {
             out.push_str(&format!(
-                "{:<9} {:<11} {:<12} {}\n",
+                "{:<w$} {:<10} {:<11} {}\n",
                 row.model,
                 p.kind,
                 p.verdict.word(),
@@ -404,6 +407,7 @@ fn parse(args: &[String], explore: bool) -> Result<Option<Args>, String> {
         addr: "127.0.0.1:3000".into(),
     };
     let mut lines = parsed.bounds.lines.len();
+    let mut sizes = Bounds::LINE_CHARS.to_vec();
     let mut variant: Option<String> = None;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -432,6 +436,13 @@ fn parse(args: &[String], explore: bool) -> Result<Option<Args>, String> {
                 }
             }
             "--lines" => lines = number()?,
+            "--sizes" => {
+                sizes = value
+                    .split(',')
+                    .map(|n| n.trim().parse::<usize>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| format!("--sizes: {value:?} is not a list of numbers"))?;
+            }
             "--budget" => parsed.bounds.budget = number()?,
             "--crashes" => parsed.bounds.crashes = small()?,
             "--failures" => parsed.bounds.failures = small()?,
@@ -450,7 +461,7 @@ fn parse(args: &[String], explore: bool) -> Result<Option<Args>, String> {
             _ => return Err(format!("unknown flag {flag:?}")),
         }
     }
-    let generated = Bounds::generated(lines, parsed.bounds.budget, 0, 0);
+    let generated = Bounds::with_sizes(lines, &sizes, parsed.bounds.budget, 0, 0);
     parsed.bounds.lines = generated.lines;
     if let Some(name) = variant {
         match (Variant::from_name(&name), ReadVariant::from_name(&name)) {
@@ -508,7 +519,11 @@ pub fn main(args: &[String]) -> ExitCode {
         let model = ReadModel::new(ReadBounds::default(), args.read_variant);
         let name = model_name("read", args.read_variant.name());
         let bounds = model.bounds.summary();
-        rows.push(check_model(&name, &bounds, model, &args.opts));
+        let mut row = check_model(&name, &bounds, model, &args.opts);
+        if args.read_variant == ReadVariant::Correct {
+            row.pin(parkline_model::read::DEFAULT_UNIQUE_STATES);
+        }
+        rows.push(row);
     }
     print!("{}", render(&rows));
     let _ = std::io::stdout().flush();
@@ -604,6 +619,8 @@ mod tests {
         let args: Vec<String> = [
             "--lines",
             "4",
+            "--sizes",
+            "3,1",
             "--budget",
             "9",
             "--variant",
@@ -616,6 +633,13 @@ mod tests {
         .collect();
         let parsed = parse(&args, false).expect("valid").expect("not help");
         assert_eq!(parsed.bounds.lines.len(), 4);
+        let chars: Vec<usize> = parsed
+            .bounds
+            .lines
+            .iter()
+            .map(|(_, l)| l.chars().count())
+            .collect();
+        assert_eq!(chars, [3, 1, 3, 1]);
         assert_eq!(parsed.bounds.budget, 9);
         assert_eq!(parsed.delivery_variant, Variant::PopFront);
         assert!(parsed.delivery && !parsed.read);

@@ -12,7 +12,7 @@ use parkline::{Budget, Config, Outcome, Queue, RequestId};
 use serde::{Deserialize, Serialize};
 
 const USAGE: &str = "\
-usage: parkline drive <mirror> [--failures-max N] [--line-bytes-max N]
+usage: parkline drive <mirror> [--failures-max N] [--line-bytes-max N] [--known-bad NAME]
 
 Opens (creating or recovering) the mirror, then reads one JSON op per line on stdin:
   {\"op\":\"park\",\"request\":7,\"line\":\"...\"}
@@ -265,6 +265,14 @@ fn parse_args(args: &[String]) -> Result<(String, Config), String> {
                 } else {
                     config.line_bytes_max = parsed;
                 }
+            }
+            "--known-bad" => {
+                // Test-only: a deliberately broken crate, to show the kill -9 test catches it.
+                let name = rest.next().ok_or_else(|| format!("{arg} needs a value"))?;
+                config.known_bad = Some(
+                    crate::harness::known_bad_named(name)
+                        .ok_or_else(|| format!("{arg}: unknown switch {name}"))?,
+                );
             }
             flag if flag.starts_with('-') => return Err(format!("unknown flag {flag}")),
             path if mirror.is_none() => mirror = Some(path.to_owned()),

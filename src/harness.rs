@@ -238,11 +238,36 @@ pub struct Divergence {
 
 impl fmt::Display for Divergence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = abbreviate(&self.message);
         match &self.op {
-            Some(op) => write!(f, "step {} ({op:?}): {}", self.step, self.message),
-            None => write!(f, "before step {}: {}", self.step, self.message),
+            Some(op) => write!(
+                f,
+                "step {} ({}): {message}",
+                self.step,
+                abbreviate(&format!("{op:?}"))
+            ),
+            None => write!(f, "before step {}: {message}", self.step),
         }
     }
+}
+
+/// `text` with every run of more than 40 equal characters (the big line) shortened.
+fn abbreviate(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let mut run = 1;
+        while chars.peek() == Some(&c) {
+            chars.next();
+            run += 1;
+        }
+        if run > 40 {
+            out.push_str(&format!("{c}…({run} times)"));
+        } else {
+            out.extend(std::iter::repeat_n(c, run));
+        }
+    }
+    out
 }
 
 impl std::error::Error for Divergence {}

@@ -4,7 +4,7 @@
 //! or as one JSON object with `--json`. It never modifies the file: it reads the bytes once with
 //! `std::fs::read` and decodes them with `parkline::mirror::decode_log`, the decoder `open` uses.
 //!
-//! It takes no lock, on purpose. The exclusive lock (spec/mirror.md M8) protects writers from each
+//! M13: it takes no lock, on purpose. The exclusive lock (spec/mirror.md M8) protects writers from each
 //! other; a reader needs no protection from the writer, because the writer only appends whole
 //! records and replaces the file by an atomic rename (M5), so one `read` sees a consistent prefix:
 //! every complete record it sees is valid, and an append in progress shows as a torn final record

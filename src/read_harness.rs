@@ -19,12 +19,12 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use arbitrary::Arbitrary;
-use parkline::RequestId;
+use arbitrary::{Arbitrary, Unstructured};
 use parkline::read::{
-    ChildId, Cursor, InFlight, ReadError, ReadErrorKind, ReadKnownBad, ReadRequest, RequestHistory,
-    Selector, Transcript, TurnId, TurnSeq, Window,
+    ChildId, Cursor, InFlight, ReadKnownBad, ReadRequest, RequestHistory, Selector, Transcript,
+    TurnId, TurnSeq, Window,
 };
+use parkline::{Error, ErrorKind, RequestId};
 use parkline_model::read::{
     RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector, RefTranscript,
     RefTurn, RefWindow, cursor_text, read,
@@ -164,6 +164,77 @@ pub fn read_op_strategy() -> impl Strategy<Value = ReadOp> {
 /// A proptest strategy for a scenario of up to `len_max` ops.
 pub fn read_ops_strategy(len_max: usize) -> impl Strategy<Value = Vec<ReadOp>> {
     proptest::collection::vec(read_op_strategy(), 0..=len_max)
+}
+
+/// Decodes fuzz input the way `libfuzzer-sys` does for the `read_windows` target, so corpus
+/// files replay as plain tests on stable. `None` when the bytes do not make ops.
+pub fn decode_read_ops(bytes: &[u8]) -> Option<Vec<ReadOp>> {
+    <Vec<ReadOp> as Arbitrary>::arbitrary_take_rest(Unstructured::new(bytes)).ok()
+}
+
+/// The bytes that [`decode_read_ops`] (and so the fuzz target) decodes into `ops`: the inverse
+/// of the derived `Arbitrary` layout (a continue byte before each op, the variant as a
+/// little-endian `u32` scaled to the variant count, then the fields little-endian in order). Used
+/// to write seed corpora from readable scenarios.
+pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
+    const VARIANTS: u64 = 11;
+    let mut bytes = Vec::new();
+    for op in ops {
+        bytes.push(1);
+        let (index, fields): (u64, Vec<u8>) = match *op {
+            ReadOp::Grow { len, letter } => (0, vec![len, letter]),
+            ReadOp::Complete { gap } => (1, vec![gap]),
+            ReadOp::OpenRequest { len } => (2, vec![len]),
+            ReadOp::TerminateRequest { pick } => (3, vec![pick]),
+            ReadOp::ReadSince { budget, history } => {
+                (4, [&budget.to_le_bytes()[..], &[history]].concat())
+            }
+            ReadOp::ReadStale { pick, budget } => {
+                (5, [&[pick][..], &budget.to_le_bytes()].concat())
+            }
+            ReadOp::ReadLatest { n, budget, history } => {
+                (6, [&[n][..], &budget.to_le_bytes(), &[history]].concat())
+            }
+            ReadOp::ReadTurn {
+                pick,
+                offset,
+                budget,
+            } => (
+                7,
+                [&[pick][..], &offset.to_le_bytes(), &budget.to_le_bytes()].concat(),
+            ),
+            ReadOp::ReadDamaged {
+                position,
+                replacement,
+            } => (8, vec![position, replacement]),
+            ReadOp::ReadForeign { seq } => (9, vec![seq]),
+            ReadOp::ReadAhead { by } => (10, vec![by]),
+        };
+        // The derive picks variant `(u32 * VARIANTS) >> 32`: the smallest u32 giving `index`.
+        let discriminant = u32::try_from((index << 32).div_ceil(VARIANTS)).unwrap_or(u32::MAX);
+        bytes.extend_from_slice(&discriminant.to_le_bytes());
+        bytes.extend_from_slice(&fields);
+    }
+    bytes.push(0);
+    bytes
+}
+
+/// Every known-bad read switch, with its name.
+pub const READ_KNOWN_BAD: [(&str, ReadKnownBad); 3] = [
+    (
+        "ExcerptWithoutReference",
+        ReadKnownBad::ExcerptWithoutReference,
+    ),
+    ("AdvanceBeforeBuild", ReadKnownBad::AdvanceBeforeBuild),
+    ("TurnsOnlyBudget", ReadKnownBad::TurnsOnlyBudget),
+];
+
+/// The known-bad read switch named `name` (see [`READ_KNOWN_BAD`]).
+pub fn read_known_bad_named(name: &str) -> Option<ReadKnownBad> {
+    READ_KNOWN_BAD
+        .iter()
+        .find(|(known, _)| *known == name)
+        .map(|(_, bad)| *bad)
 }
 
 /// What a passing check saw, so tests can assert the interesting cases were reached.
@@ -464,39 +535,15 @@ impl Pair {
         max_chars: usize,
         history_pick: u8,
     ) -> Result<Option<Window>, String> {
-        let (crate_history, model_history) = history(history_pick);
-        let model = read(
-            &self.model,
-            &RefReadRequest {
-                selector: selector.clone(),
-                max_chars,
-                history: model_history,
-            },
-        );
-        let crate_selector = match &selector {
-            RefSelector::Latest(n) => Ok(Selector::Latest { n: *n }),
-            RefSelector::Since(text) => Cursor::parse(text).map(Selector::Since),
-            RefSelector::Turn { id: turn, offset } => Ok(Selector::Turn {
-                id: id(turn)?,
-                offset: *offset,
-            }),
+        let (_, model_history) = history(history_pick);
+        let request = RefReadRequest {
+            selector,
+            max_chars,
+            history: model_history,
         };
-        let answer = crate_selector.and_then(|selector| {
-            self.crate_side.read(&ReadRequest {
-                selector,
-                max_chars,
-                requests: crate_history,
-            })
-        });
-        match (answer, model) {
-            (Ok(window), Ok(expected)) => {
-                same_window(&window, &expected)?;
-                if window.chars > max_chars || window.text.chars().count() > max_chars {
-                    return Err(format!(
-                        "R1: {} chars for max_chars {max_chars}",
-                        window.text.chars().count()
-                    ));
-                }
+        let window = compare_read(&self.crate_side, &self.model, &request)?;
+        match &window {
+            Some(window) => {
                 self.report.windows += 1;
                 self.report.excerpts += usize::from(window.excerpt.is_some());
                 self.report.omissions += usize::from(window.omitted.count > 0);
@@ -510,33 +557,109 @@ impl Pair {
                         self.issued.push(text);
                     }
                 }
-                Ok(Some(window))
             }
-            (Err(error), Err(expected)) => {
-                same_error(&error, expected)?;
-                self.report.errors += 1;
-                Ok(None)
-            }
-            (Ok(window), Err(expected)) => Err(format!(
-                "the crate answered but the reference refuses ({expected:?}); crate text:\n{}",
-                window.text
-            )),
-            (Err(error), Ok(expected)) => Err(format!(
-                "the crate refuses ({error}) but the reference answers:\n{}",
-                expected.text
-            )),
+            None => self.report.errors += 1,
         }
+        Ok(window)
     }
 }
 
-fn same_error(error: &ReadError, expected: RefReadError) -> Result<(), String> {
+/// The crate's transcript holding what `model` holds (turns, in-flight part, requests with
+/// their current records).
+///
+/// # Errors
+///
+/// The crate refused to build it (an id or seq the crate does not accept).
+pub fn transcript_of(model: &RefTranscript) -> Result<Transcript, String> {
+    let child = ChildId::new(model.child.as_str()).map_err(|e| e.to_string())?;
+    let mut transcript = Transcript::new(child);
+    for turn in &model.turns {
+        transcript
+            .push_turn(id(&turn.id)?, TurnSeq(turn.seq), turn.text.clone())
+            .map_err(|e| format!("push_turn: {e}"))?;
+    }
+    transcript.set_in_flight(model.in_flight.clone());
+    for request in &model.requests {
+        transcript
+            .open_request(RequestId(request.id), request.record.clone())
+            .map_err(|e| format!("open_request: {e}"))?;
+        if !request.open {
+            transcript
+                .terminate_request(RequestId(request.id), request.record.clone())
+                .map_err(|e| format!("terminate_request: {e}"))?;
+        }
+    }
+    Ok(transcript)
+}
+
+/// One read on the crate's `transcript` and on the reference's `model` (which must hold the
+/// same), compared as [`check`] compares them: the crate's window when both answered, `None`
+/// when both refused alike.
+///
+/// # Errors
+///
+/// What differed, with the requirement id.
+pub fn compare_read(
+    transcript: &Transcript,
+    model: &RefTranscript,
+    request: &RefReadRequest,
+) -> Result<Option<Window>, String> {
+    let expected = read(model, request);
+    let crate_history = match request.history {
+        RefHistory::Open => RequestHistory::Open,
+        RefHistory::All => RequestHistory::All,
+        RefHistory::None => RequestHistory::None,
+    };
+    let crate_selector = match &request.selector {
+        RefSelector::Latest(n) => Ok(Selector::Latest { n: *n }),
+        RefSelector::Since(text) => Cursor::parse(text).map(Selector::Since),
+        RefSelector::Turn { id: turn, offset } => Ok(Selector::Turn {
+            id: id(turn)?,
+            offset: *offset,
+        }),
+    };
+    let max_chars = request.max_chars;
+    let answer = crate_selector.and_then(|selector| {
+        transcript.read(&ReadRequest {
+            selector,
+            max_chars,
+            requests: crate_history,
+        })
+    });
+    match (answer, expected) {
+        (Ok(window), Ok(expected)) => {
+            same_window(&window, &expected, &model.child)?;
+            if window.chars > max_chars || window.text.chars().count() > max_chars {
+                return Err(format!(
+                    "R1: {} chars for max_chars {max_chars}",
+                    window.text.chars().count()
+                ));
+            }
+            Ok(Some(window))
+        }
+        (Err(error), Err(expected)) => {
+            same_error(&error, expected)?;
+            Ok(None)
+        }
+        (Ok(window), Err(expected)) => Err(format!(
+            "the crate answered but the reference refuses ({expected:?}); crate text:\n{}",
+            window.text
+        )),
+        (Err(error), Ok(expected)) => Err(format!(
+            "the crate refuses ({error}) but the reference answers:\n{}",
+            expected.text
+        )),
+    }
+}
+
+fn same_error(error: &Error, expected: RefReadError) -> Result<(), String> {
     let (kind, needed) = match expected {
-        RefReadError::CursorDamaged => (ReadErrorKind::CursorDamaged, None),
-        RefReadError::CursorOtherChild => (ReadErrorKind::CursorOtherChild, None),
-        RefReadError::CursorAhead => (ReadErrorKind::CursorAhead, None),
-        RefReadError::UnknownTurn => (ReadErrorKind::UnknownTurn, None),
-        RefReadError::OffsetOutOfRange => (ReadErrorKind::OffsetOutOfRange, None),
-        RefReadError::BudgetTooSmall { needed } => (ReadErrorKind::BudgetTooSmall, Some(needed)),
+        RefReadError::CursorDamaged => (ErrorKind::CursorDamaged, None),
+        RefReadError::CursorOtherChild => (ErrorKind::CursorOtherChild, None),
+        RefReadError::CursorAhead => (ErrorKind::CursorAhead, None),
+        RefReadError::UnknownTurn => (ErrorKind::UnknownTurn, None),
+        RefReadError::OffsetOutOfRange => (ErrorKind::OffsetOutOfRange, None),
+        RefReadError::BudgetTooSmall { needed } => (ErrorKind::BudgetTooSmall, Some(needed)),
     };
     if error.kind() != kind || error.needed_chars() != needed {
         return Err(format!(
@@ -548,7 +671,7 @@ fn same_error(error: &ReadError, expected: RefReadError) -> Result<(), String> {
     Ok(())
 }
 
-fn same_window(window: &Window, expected: &RefWindow) -> Result<(), String> {
+fn same_window(window: &Window, expected: &RefWindow, child: &str) -> Result<(), String> {
     if window.text != expected.text {
         return Err(format!(
             "R14: response texts differ\n--- crate\n{}--- reference\n{}",
@@ -611,7 +734,7 @@ fn same_window(window: &Window, expected: &RefWindow) -> Result<(), String> {
         ));
     }
     let next = window.next.map(|cursor| cursor.to_string());
-    let expected_next = expected.next.map(|seq| cursor_text(CHILD, seq));
+    let expected_next = expected.next.map(|seq| cursor_text(child, seq));
     if next != expected_next {
         return Err(format!(
             "R4: next cursor {next:?}, reference {expected_next:?}"

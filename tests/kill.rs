@@ -157,11 +157,20 @@ fn read_reply(stdout: &mut BufReader<ChildStdout>) -> Option<Reply> {
 }
 
 fn spawn(path: &Path) -> Child {
-    Process::new(env!("CARGO_BIN_EXE_parkline"))
+    spawn_with(path, None)
+}
+
+fn spawn_with(path: &Path, known_bad: Option<&str>) -> Child {
+    let mut process = Process::new(env!("CARGO_BIN_EXE_parkline"));
+    process
         .arg("drive")
         .arg(path)
         .arg("--failures-max")
-        .arg(FAILURES_MAX.to_string())
+        .arg(FAILURES_MAX.to_string());
+    if let Some(name) = known_bad {
+        process.arg("--known-bad").arg(name);
+    }
+    process
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -178,39 +187,27 @@ struct Tally {
 }
 
 /// One life: open, run planned ops, read `k` effects, kill -9, reopen and check. Returns the
-/// reference of the next life.
-fn life(path: &Path, reference: Reference, rng: &mut SplitMix, tally: &mut Tally) -> Reference {
+/// reference of the next life, or what differed.
+fn life(
+    path: &Path,
+    known_bad: Option<&str>,
+    reference: Reference,
+    rng: &mut SplitMix,
+    tally: &mut Tally,
+) -> Result<Reference, String> {
     let planned = plan(&reference, 1 + rng.upto(24), rng);
-    let mut child = spawn(path);
+    let mut child = spawn_with(path, known_bad);
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    match read_reply(&mut stdout) {
-        Some(Reply::Opened { state }) => assert_eq!(
-            state,
-            ref_state(&reference),
-            "the child opened a state other than the reference's"
-        ),
-        other => panic!("expected the opened effect, got {other:?}"),
-    }
-    let mut input = String::new();
-    for op in &planned {
-        input.push_str(&serde_json::to_string(&op.command).expect("serialise"));
-        input.push('\n');
-    }
-    stdin.write_all(input.as_bytes()).expect("write ops");
-    stdin.flush().expect("flush ops");
-    let read = rng.upto(planned.len());
-    for op in &planned[..read] {
-        let reply = read_reply(&mut stdout).expect("an effect line");
-        assert_eq!(reply, op.reply, "effect of {:?}", op.command);
-    }
+    let outcome = exchange(&reference, &planned, &mut stdin, &mut stdout, rng);
     child.kill().expect("kill -9");
     child.wait().expect("wait");
     drop(stdin);
+    let read = outcome?;
     tally.kills += 1;
     tally.acknowledged += read;
 
-    let queue = Queue::open(path).expect("reopen after kill -9");
+    let queue = Queue::open(path).map_err(|e| format!("reopen after kill -9: {e}"))?;
     let recovered = state_json(&queue);
     drop(queue);
     // The ops that took effect are a prefix of those written, at least the `read` acknowledged.
@@ -226,14 +223,73 @@ fn life(path: &Path, reference: Reference, rng: &mut SplitMix, tally: &mut Tally
             if recovered.in_flight.is_some() {
                 tally.repeats_recovered += 1;
             }
-            return crashed;
+            return Ok(crashed);
         }
     }
-    panic!(
+    Err(format!(
         "after kill -9 with {read} of {} effects read, the mirror holds {recovered:?}, which is \
          the reference after no prefix of the ops including the acknowledged ones",
         planned.len()
-    );
+    ))
+}
+
+/// Write every planned op, then read a random number of effects and compare them with the
+/// reference's. Returns how many were read (acknowledged).
+fn exchange(
+    reference: &Reference,
+    planned: &[Planned],
+    stdin: &mut impl Write,
+    stdout: &mut BufReader<ChildStdout>,
+    rng: &mut SplitMix,
+) -> Result<usize, String> {
+    match read_reply(stdout) {
+        Some(Reply::Opened { state }) if state == ref_state(reference) => {}
+        other => {
+            return Err(format!(
+                "expected the opened effect of the reference's state, got {other:?}"
+            ));
+        }
+    }
+    let mut input = String::new();
+    for op in planned {
+        input.push_str(&serde_json::to_string(&op.command).expect("serialise"));
+        input.push('\n');
+    }
+    stdin.write_all(input.as_bytes()).expect("write ops");
+    stdin.flush().expect("flush ops");
+    let read = rng.upto(planned.len());
+    for op in &planned[..read] {
+        let reply = read_reply(stdout).ok_or("the child closed its output")?;
+        if reply != op.reply {
+            return Err(format!(
+                "effect of {:?}: {reply:?}, the reference predicts {:?}",
+                op.command, op.reply
+            ));
+        }
+    }
+    Ok(read)
+}
+
+/// Run `iterations` kills with the crate's `known_bad` switch; the first failure, if any.
+fn kill_loop(
+    seed: u64,
+    iterations: usize,
+    known_bad: Option<&str>,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let mut rng = SplitMix::new(seed);
+    let mut done = 0;
+    while done < iterations {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("session.mirror");
+        let mut reference = Reference::new(FAILURES_MAX);
+        for _ in 0..LIVES_PER_MIRROR.min(iterations - done) {
+            reference = life(&path, known_bad, reference, &mut rng, tally)
+                .map_err(|e| format!("seed {seed}, kill {done}: {e}"))?;
+            done += 1;
+        }
+    }
+    Ok(())
 }
 
 /// D9, D10, D16 on a real file: kill -9 at random moments never loses an acknowledged op, and an
@@ -243,19 +299,61 @@ fn kill_9_at_random_moments_loses_nothing_acknowledged() {
     let seed = seed();
     let iterations = iterations();
     eprintln!("kill -9 test: seed {seed} (PARKLINE_KILL_SEED), {iterations} iterations");
-    let mut rng = SplitMix::new(seed);
     let mut tally = Tally::default();
-    let mut done = 0;
-    while done < iterations {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("session.mirror");
-        let mut reference = Reference::new(FAILURES_MAX);
-        for _ in 0..LIVES_PER_MIRROR.min(iterations - done) {
-            reference = life(&path, reference, &mut rng, &mut tally);
-            done += 1;
-        }
-    }
+    kill_loop(seed, iterations, None, &mut tally).unwrap_or_else(|e| panic!("{e}"));
     eprintln!("kill -9 test: {tally:?}");
     assert_eq!(tally.kills, iterations);
     assert!(iterations < 20 || tally.took_effect_unacknowledged > 0);
+}
+
+/// The kill -9 test catches the known-bad switches a process kill can reveal: clear before
+/// hand-over (D9), pop-front (D1), no attempt counter (D10). `NoDirSync` needs a power loss, not a
+/// process kill (the page cache survives kill -9): the simulated disk's crash tests catch it.
+#[test]
+fn known_bad_caught_by_the_kill_9_test() {
+    for name in ["ClearBeforeHandOver", "PopFront", "NoAttemptCounter"] {
+        let mut tally = Tally::default();
+        let found = kill_loop(seed(), 60, Some(name), &mut tally);
+        let message = found.expect_err(&format!("{name}: not caught in 60 kills"));
+        eprintln!("{name}: caught after {} kills: {message}", tally.kills);
+    }
+}
+
+/// The protocol's error paths (spec/drive.md): a refused op prints an `error` effect and the
+/// driver goes on; a line that is not an op prints `BadInput` and exits 2.
+#[test]
+fn drive_reports_errors_and_refuses_bad_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.mirror");
+    let mut child = spawn(&path);
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let input = concat!(
+        "{\"op\":\"park\",\"request\":1,\"line\":\"two\\nlines\"}\n",
+        "{\"op\":\"settle\",\"batch\":9,\"outcomes\":[]}\n",
+        "{\"op\":\"park\",\"request\":1,\"line\":\"ok\"}\n",
+        "not json\n",
+    );
+    stdin.write_all(input.as_bytes()).expect("write ops");
+    drop(stdin);
+    let kinds: Vec<String> = std::iter::from_fn(|| read_reply(&mut stdout))
+        .map(|reply| match reply {
+            Reply::Opened { .. } => "opened".to_owned(),
+            Reply::Parked { seq } => format!("parked {seq}"),
+            Reply::Error { kind, .. } => kind,
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "opened",
+            "InvalidLine",
+            "UnknownBatch",
+            "parked 1",
+            "BadInput"
+        ]
+    );
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(2));
 }

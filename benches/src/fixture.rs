@@ -15,14 +15,6 @@ use crate::json_mirror::MirrorLine;
 pub const LINE_CHARS: usize = 200;
 
 /// The `i`-th completion line of a fixture: [`LINE_CHARS`] characters, deterministic, no `\n`.
-///
-/// # Examples
-///
-/// ```
-/// let line = parkline_benches::fixture::completion_line(7);
-/// assert_eq!(line.chars().count(), parkline_benches::fixture::LINE_CHARS);
-/// assert!(line.contains("req-7 "));
-/// ```
 pub fn completion_line(i: u64) -> String {
     let child = 967 + i % 19;
     let turn = 1 + i % 7;

@@ -36,6 +36,29 @@ pub enum ErrorKind {
     UnknownBatch,
     /// `settle` got a number of outcomes different from the batch's number of items.
     OutcomeCount,
+    // The read side (`parkline::read`, spec/read.md).
+    /// A read's cursor text is not a cursor: changed, cut or made up (R7).
+    CursorDamaged,
+    /// A read's cursor belongs to another child (R7).
+    CursorOtherChild,
+    /// A read's cursor is past the child's latest completed turn (R7).
+    CursorAhead,
+    /// No turn has the id of a `turn:` read.
+    UnknownTurn,
+    /// The offset of a `turn:` read is past the turn's end.
+    OffsetOutOfRange,
+    /// A read's `max_chars` cannot hold even its framing; see [`Error::needed_chars`] (R1).
+    BudgetTooSmall,
+    /// A child id or turn id breaks the character rules of `parkline::read`.
+    InvalidId,
+    /// A pushed turn's seq is 0 or not above the latest turn's.
+    SeqNotIncreasing,
+    /// A pushed turn's id is taken.
+    DuplicateTurn,
+    /// An opened request is already known.
+    DuplicateRequest,
+    /// A terminated request is not open.
+    UnknownRequest,
 }
 
 impl fmt::Display for ErrorKind {
@@ -50,6 +73,17 @@ impl fmt::Display for ErrorKind {
             ErrorKind::BatchInFlight => "batch in flight",
             ErrorKind::UnknownBatch => "unknown batch",
             ErrorKind::OutcomeCount => "wrong number of outcomes",
+            ErrorKind::CursorDamaged => "damaged cursor",
+            ErrorKind::CursorOtherChild => "cursor of another child",
+            ErrorKind::CursorAhead => "cursor ahead of the transcript",
+            ErrorKind::UnknownTurn => "unknown turn",
+            ErrorKind::OffsetOutOfRange => "offset out of range",
+            ErrorKind::BudgetTooSmall => "budget too small",
+            ErrorKind::InvalidId => "invalid id",
+            ErrorKind::SeqNotIncreasing => "turn seq not increasing",
+            ErrorKind::DuplicateTurn => "duplicate turn",
+            ErrorKind::DuplicateRequest => "duplicate request",
+            ErrorKind::UnknownRequest => "unknown request",
         })
     }
 }
@@ -78,6 +112,7 @@ pub struct Error {
     record: Option<u64>,
     context: String,
     source: Option<io::Error>,
+    needed_chars: Option<usize>,
 }
 
 impl Error {
@@ -89,7 +124,29 @@ impl Error {
             record: None,
             context: context.into(),
             source: None,
+            needed_chars: None,
         }
+    }
+
+    pub(crate) fn with_needed_chars(mut self, needed: usize) -> Self {
+        self.needed_chars = Some(needed);
+        self
+    }
+
+    /// For [`ErrorKind::BudgetTooSmall`]: the smallest `max_chars` at which the read succeeds.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, ReadRequest, Selector, Transcript};
+    /// let child = Transcript::new(ChildId::new("c")?);
+    /// let err = child.read(&ReadRequest::new(Selector::Latest { n: 1 }, 0)).unwrap_err();
+    /// let needed = err.needed_chars().expect("budget errors say what would do");
+    /// assert!(child.read(&ReadRequest::new(Selector::Latest { n: 1 }, needed)).is_ok());
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn needed_chars(&self) -> Option<usize> {
+        self.needed_chars
     }
 
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {

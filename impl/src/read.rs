@@ -42,14 +42,14 @@
 //! assert_eq!(second.whole[0].id.as_str(), "t2");
 //! assert!(second.text.contains("second answer"));
 //! assert!(!second.text.contains("first answer"));
-//! # Ok::<(), parkline::read::ReadError>(())
+//! # Ok::<(), parkline::Error>(())
 //! ```
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::RequestId;
+use crate::{Error, ErrorKind, RequestId};
 
 /// The longest child id or turn id, in characters.
 pub const ID_CHARS_MAX: usize = 128;
@@ -73,7 +73,7 @@ fn valid_id(text: &str) -> bool {
 /// use parkline::read::ChildId;
 /// assert_eq!(ChildId::new("s980-1")?.as_str(), "s980-1");
 /// assert!(ChildId::new("two words").is_err());
-/// # Ok::<(), parkline::read::ReadError>(())
+/// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ChildId(String);
@@ -83,7 +83,7 @@ impl ChildId {
     ///
     /// # Errors
     ///
-    /// [`ReadErrorKind::InvalidId`] when `id` is empty, too long or has a character other than an
+    /// [`ErrorKind::InvalidId`] when `id` is empty, too long or has a character other than an
     /// ASCII letter, digit, `-`, `_` or `.`.
     ///
     /// # Example
@@ -91,17 +91,14 @@ impl ChildId {
     /// ```
     /// let child = parkline::read::ChildId::new("s978-5")?;
     /// assert_eq!(child.to_string(), "s978-5");
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
-    pub fn new(id: impl Into<String>) -> Result<Self, ReadError> {
+    pub fn new(id: impl Into<String>) -> Result<Self, Error> {
         let id = id.into();
         if valid_id(&id) {
             Ok(ChildId(id))
         } else {
-            Err(ReadError::new(
-                ReadErrorKind::InvalidId,
-                format!("child id {id:?}"),
-            ))
+            Err(Error::new(ErrorKind::InvalidId, format!("child id {id:?}")))
         }
     }
 
@@ -111,7 +108,7 @@ impl ChildId {
     ///
     /// ```
     /// assert_eq!(parkline::read::ChildId::new("c")?.as_str(), "c");
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn as_str(&self) -> &str {
         &self.0
@@ -135,7 +132,7 @@ impl fmt::Display for ChildId {
 /// use parkline::read::TurnId;
 /// assert_eq!(TurnId::new("sj-18d3164fbb9ba765-7")?.as_str(), "sj-18d3164fbb9ba765-7");
 /// assert!(TurnId::new("").is_err());
-/// # Ok::<(), parkline::read::ReadError>(())
+/// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TurnId(String);
@@ -145,24 +142,21 @@ impl TurnId {
     ///
     /// # Errors
     ///
-    /// [`ReadErrorKind::InvalidId`] when `id` breaks the rules of [`ChildId::new`].
+    /// [`ErrorKind::InvalidId`] when `id` breaks the rules of [`ChildId::new`].
     ///
     /// # Example
     ///
     /// ```
     /// let turn = parkline::read::TurnId::new("t7")?;
     /// assert_eq!(turn.to_string(), "t7");
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
-    pub fn new(id: impl Into<String>) -> Result<Self, ReadError> {
+    pub fn new(id: impl Into<String>) -> Result<Self, Error> {
         let id = id.into();
         if valid_id(&id) {
             Ok(TurnId(id))
         } else {
-            Err(ReadError::new(
-                ReadErrorKind::InvalidId,
-                format!("turn id {id:?}"),
-            ))
+            Err(Error::new(ErrorKind::InvalidId, format!("turn id {id:?}")))
         }
     }
 
@@ -172,7 +166,7 @@ impl TurnId {
     ///
     /// ```
     /// assert_eq!(parkline::read::TurnId::new("t1")?.as_str(), "t1");
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn as_str(&self) -> &str {
         &self.0
@@ -211,7 +205,7 @@ impl fmt::Display for TurnSeq {
 /// let mut child = Transcript::new(ChildId::new("c")?);
 /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "done")?;
 /// assert_eq!(child.turns()[0].text, "done");
-/// # Ok::<(), parkline::read::ReadError>(())
+/// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Turn {
@@ -231,7 +225,7 @@ pub struct Turn {
 /// use parkline::read::{TurnId, TurnRef, TurnSeq};
 /// let turn = TurnRef { id: TurnId::new("t1")?, seq: TurnSeq(1) };
 /// assert_eq!(turn.seq, TurnSeq(1));
-/// # Ok::<(), parkline::read::ReadError>(())
+/// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TurnRef {
@@ -258,7 +252,7 @@ pub struct TurnRef {
 /// let text = start.to_string();
 /// assert_eq!(Cursor::parse(&text)?, start);
 /// assert!(Cursor::parse("v1.0.00000000.00000000").is_err()); // wrong check
-/// # Ok::<(), parkline::read::ReadError>(())
+/// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Cursor {
@@ -290,7 +284,7 @@ impl Cursor {
     /// use parkline::read::{ChildId, Cursor, TurnSeq};
     /// let start = Cursor::start(&ChildId::new("c")?);
     /// assert_eq!(start.seq(), TurnSeq(0));
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn start(child: &ChildId) -> Self {
         Cursor::at(child_tag(child), TurnSeq(0))
@@ -300,21 +294,22 @@ impl Cursor {
     ///
     /// # Errors
     ///
-    /// [`ReadErrorKind::CursorDamaged`] when `text` is not exactly the text of a cursor (any
+    /// [`ErrorKind::CursorDamaged`] when `text` is not exactly the text of a cursor (any
     /// changed, added or removed character; the check catches every single-character change).
     /// A cursor of another child parses; [`Transcript::read`] rejects it.
     ///
     /// # Example
     ///
     /// ```
-    /// use parkline::read::{ChildId, Cursor, ReadErrorKind};
+    /// use parkline::ErrorKind;
+    /// use parkline::read::{ChildId, Cursor};
     /// let text = Cursor::start(&ChildId::new("c")?).to_string();
     /// let damaged = text.replacen("v1.0", "v1.1", 1);
-    /// assert_eq!(Cursor::parse(&damaged).unwrap_err().kind(), ReadErrorKind::CursorDamaged);
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// assert_eq!(Cursor::parse(&damaged).unwrap_err().kind(), ErrorKind::CursorDamaged);
+    /// # Ok::<(), parkline::Error>(())
     /// ```
-    pub fn parse(text: &str) -> Result<Self, ReadError> {
-        let damaged = || ReadError::new(ReadErrorKind::CursorDamaged, format!("cursor {text:?}"));
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        let damaged = || Error::new(ErrorKind::CursorDamaged, format!("cursor {text:?}"));
         let mut parts = text.split('.');
         let (Some(version), Some(seq), Some(tag), Some(check), None) = (
             parts.next(),
@@ -347,7 +342,7 @@ impl Cursor {
     /// use parkline::read::{ChildId, Cursor};
     /// let start = Cursor::start(&ChildId::new("c")?);
     /// assert!(start.encode().starts_with("v1.0."));
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn encode(&self) -> String {
         format!(
@@ -366,7 +361,7 @@ impl Cursor {
     /// ```
     /// use parkline::read::{ChildId, Cursor, TurnSeq};
     /// assert_eq!(Cursor::start(&ChildId::new("c")?).seq(), TurnSeq(0));
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn seq(&self) -> TurnSeq {
         self.seq
@@ -380,9 +375,9 @@ impl fmt::Display for Cursor {
 }
 
 impl FromStr for Cursor {
-    type Err = ReadError;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, ReadError> {
+    fn from_str(text: &str) -> Result<Self, Error> {
         Cursor::parse(text)
     }
 }
@@ -396,7 +391,7 @@ impl FromStr for Cursor {
 /// assert_eq!(Selector::Latest { n: 1 }.to_string(), "n:1");
 /// let exact = Selector::Turn { id: TurnId::new("t3")?, offset: 2000 };
 /// assert_eq!(exact.to_string(), "turn:t3 offset 2000");
-/// # Ok::<(), parkline::read::ReadError>(())
+/// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Selector {
@@ -500,7 +495,7 @@ impl ReadRequest {
 ///     total: 250,
 /// };
 /// assert_eq!(excerpt.rest(), Some(Selector::Turn { id: TurnId::new("t1")?, offset: 100 }));
-/// # Ok::<(), parkline::read::ReadError>(())
+/// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Excerpt {
@@ -524,7 +519,7 @@ impl Excerpt {
     /// let turn = TurnRef { id: TurnId::new("t1")?, seq: TurnSeq(1) };
     /// let last_part = Excerpt { turn, from: 200, to: 250, total: 250 };
     /// assert_eq!(last_part.rest(), None);
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn rest(&self) -> Option<Selector> {
         (self.to < self.total).then(|| Selector::Turn {
@@ -598,7 +593,7 @@ pub enum InFlight {
 /// assert_eq!(window.in_flight, InFlight::Absent);
 /// assert_eq!(window.chars, window.text.chars().count());
 /// assert!(window.chars <= 500);
-/// # Ok::<(), parkline::read::ReadError>(())
+/// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Window {
@@ -696,7 +691,7 @@ pub enum ReadKnownBad {
 /// all.requests = RequestHistory::All;
 /// let history = child.read(&all)?;
 /// assert!(history.text.contains("[request 1 terminated] review the split: done"));
-/// # Ok::<(), parkline::read::ReadError>(())
+/// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Transcript {
@@ -721,7 +716,7 @@ impl Transcript {
     /// use parkline::read::{ChildId, Transcript};
     /// let child = Transcript::new(ChildId::new("c")?);
     /// assert!(child.turns().is_empty());
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn new(child: ChildId) -> Self {
         let tag = child_tag(&child);
@@ -774,7 +769,7 @@ impl Transcript {
     /// use parkline::read::{ChildId, Transcript};
     /// let child = Transcript::new(ChildId::new("c")?);
     /// assert_eq!(child.child().as_str(), "c");
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn child(&self) -> &ChildId {
         &self.child
@@ -789,7 +784,7 @@ impl Transcript {
     /// let mut child = Transcript::new(ChildId::new("c")?);
     /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "a")?;
     /// assert_eq!(child.turns().len(), 1);
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn turns(&self) -> &[Turn] {
         &self.turns
@@ -804,7 +799,7 @@ impl Transcript {
     /// let mut child = Transcript::new(ChildId::new("c")?);
     /// child.set_in_flight(Some("half".to_string()));
     /// assert_eq!(child.in_flight(), Some("half"));
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn in_flight(&self) -> Option<&str> {
         self.in_flight.as_ref().map(|(text, _)| text.as_str())
@@ -818,7 +813,7 @@ impl Transcript {
     /// use parkline::read::{ChildId, Cursor, Transcript};
     /// let child = Transcript::new(ChildId::new("c")?);
     /// assert_eq!(child.start_cursor(), Cursor::start(child.child()));
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn start_cursor(&self) -> Cursor {
         Cursor::at(self.tag, TurnSeq(0))
@@ -832,36 +827,34 @@ impl Transcript {
     ///
     /// # Errors
     ///
-    /// [`ReadErrorKind::SeqNotIncreasing`] when `seq` is 0 or not above the latest turn's seq;
-    /// [`ReadErrorKind::DuplicateTurn`] when a turn with this id exists. Nothing changes then.
+    /// [`ErrorKind::SeqNotIncreasing`] when `seq` is 0 or not above the latest turn's seq;
+    /// [`ErrorKind::DuplicateTurn`] when a turn with this id exists. Nothing changes then.
     ///
     /// # Example
     ///
     /// ```
-    /// use parkline::read::{ChildId, ReadErrorKind, Transcript, TurnId, TurnSeq};
+    /// use parkline::ErrorKind;
+    /// use parkline::read::{ChildId, Transcript, TurnId, TurnSeq};
     /// let mut child = Transcript::new(ChildId::new("c")?);
     /// child.push_turn(TurnId::new("t2")?, TurnSeq(2), "b")?;
     /// let late = child.push_turn(TurnId::new("t1")?, TurnSeq(1), "a").unwrap_err();
-    /// assert_eq!(late.kind(), ReadErrorKind::SeqNotIncreasing);
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// assert_eq!(late.kind(), ErrorKind::SeqNotIncreasing);
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn push_turn(
         &mut self,
         id: TurnId,
         seq: TurnSeq,
         text: impl Into<String>,
-    ) -> Result<(), ReadError> {
+    ) -> Result<(), Error> {
         if seq.0 == 0 || seq <= self.latest_seq() {
-            return Err(ReadError::new(
-                ReadErrorKind::SeqNotIncreasing,
+            return Err(Error::new(
+                ErrorKind::SeqNotIncreasing,
                 format!("turn {id} seq {seq} after seq {}", self.latest_seq()),
             ));
         }
         if self.by_id.contains_key(&id) {
-            return Err(ReadError::new(
-                ReadErrorKind::DuplicateTurn,
-                format!("turn {id}"),
-            ));
+            return Err(Error::new(ErrorKind::DuplicateTurn, format!("turn {id}")));
         }
         let text = text.into();
         self.by_id.insert(id.clone(), self.turns.len());
@@ -880,7 +873,7 @@ impl Transcript {
     /// child.set_in_flight(Some("step 1".to_string()));
     /// child.set_in_flight(None);
     /// assert_eq!(child.in_flight(), None);
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn set_in_flight(&mut self, partial: Option<String>) {
         self.in_flight = partial.map(|text| {
@@ -893,7 +886,7 @@ impl Transcript {
     ///
     /// # Errors
     ///
-    /// [`ReadErrorKind::DuplicateRequest`] when the request is already known (open or
+    /// [`ErrorKind::DuplicateRequest`] when the request is already known (open or
     /// terminated).
     ///
     /// # Example
@@ -903,16 +896,16 @@ impl Transcript {
     /// let mut child = Transcript::new(ChildId::new("c")?);
     /// child.open_request(parkline::RequestId(1), "build the model")?;
     /// assert!(child.open_request(parkline::RequestId(1), "again").is_err());
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn open_request(
         &mut self,
         request: RequestId,
         record: impl Into<String>,
-    ) -> Result<(), ReadError> {
+    ) -> Result<(), Error> {
         if self.open.contains_key(&request) || self.terminated.contains_key(&request) {
-            return Err(ReadError::new(
-                ReadErrorKind::DuplicateRequest,
+            return Err(Error::new(
+                ErrorKind::DuplicateRequest,
                 format!("request {request}"),
             ));
         }
@@ -924,25 +917,26 @@ impl Transcript {
     ///
     /// # Errors
     ///
-    /// [`ReadErrorKind::UnknownRequest`] when the request is not open.
+    /// [`ErrorKind::UnknownRequest`] when the request is not open.
     ///
     /// # Example
     ///
     /// ```
-    /// use parkline::read::{ChildId, ReadErrorKind, Transcript};
+    /// use parkline::ErrorKind;
+    /// use parkline::read::{ChildId, Transcript};
     /// let mut child = Transcript::new(ChildId::new("c")?);
     /// let err = child.terminate_request(parkline::RequestId(9), "done").unwrap_err();
-    /// assert_eq!(err.kind(), ReadErrorKind::UnknownRequest);
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// assert_eq!(err.kind(), ErrorKind::UnknownRequest);
+    /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn terminate_request(
         &mut self,
         request: RequestId,
         record: impl Into<String>,
-    ) -> Result<(), ReadError> {
+    ) -> Result<(), Error> {
         if self.open.remove(&request).is_none() {
-            return Err(ReadError::new(
-                ReadErrorKind::UnknownRequest,
+            return Err(Error::new(
+                ErrorKind::UnknownRequest,
                 format!("request {request} is not open"),
             ));
         }
@@ -955,12 +949,12 @@ impl Transcript {
     ///
     /// # Errors
     ///
-    /// - [`ReadErrorKind::CursorOtherChild`]: the cursor belongs to another child (R7).
-    /// - [`ReadErrorKind::CursorAhead`]: the cursor is past this child's latest turn (R7).
-    /// - [`ReadErrorKind::UnknownTurn`]: no turn has the `turn:` id.
-    /// - [`ReadErrorKind::OffsetOutOfRange`]: the `turn:` offset is past the turn's end.
-    /// - [`ReadErrorKind::BudgetTooSmall`]: not even the framing (and, when a turn is selected,
-    ///   a marker of its excerpt) fits in `max_chars`; [`ReadError::needed_chars`] says how much
+    /// - [`ErrorKind::CursorOtherChild`]: the cursor belongs to another child (R7).
+    /// - [`ErrorKind::CursorAhead`]: the cursor is past this child's latest turn (R7).
+    /// - [`ErrorKind::UnknownTurn`]: no turn has the `turn:` id.
+    /// - [`ErrorKind::OffsetOutOfRange`]: the `turn:` offset is past the turn's end.
+    /// - [`ErrorKind::BudgetTooSmall`]: not even the framing (and, when a turn is selected,
+    ///   a marker of its excerpt) fits in `max_chars`; [`Error::needed_chars`] says how much
     ///   would.
     ///
     /// # Example
@@ -979,9 +973,9 @@ impl Transcript {
     /// // The rest is read by exact location.
     /// let rest = child.read(&ReadRequest::new(excerpt.rest().expect("more to read"), 300))?;
     /// assert_eq!(rest.excerpt.map(|part| part.from), Some(excerpt.to));
-    /// # Ok::<(), parkline::read::ReadError>(())
+    /// # Ok::<(), parkline::Error>(())
     /// ```
-    pub fn read(&self, request: &ReadRequest) -> Result<Window, ReadError> {
+    pub fn read(&self, request: &ReadRequest) -> Result<Window, Error> {
         let (candidates, first_from) = self.candidates(&request.selector)?;
         let header = format!("[parkline read {} {}]\n", self.child, request.selector);
         let mut plan = Plan {
@@ -1002,7 +996,7 @@ impl Transcript {
         Ok(plan.render(header))
     }
 
-    fn candidates(&self, selector: &Selector) -> Result<(Candidates, usize), ReadError> {
+    fn candidates(&self, selector: &Selector) -> Result<(Candidates, usize), Error> {
         match selector {
             Selector::Latest { n } => {
                 let end = self.turns.len();
@@ -1011,14 +1005,14 @@ impl Transcript {
             }
             Selector::Since(cursor) => {
                 if cursor.child_tag != self.tag {
-                    return Err(ReadError::new(
-                        ReadErrorKind::CursorOtherChild,
+                    return Err(Error::new(
+                        ErrorKind::CursorOtherChild,
                         format!("cursor {cursor} is not a cursor of child {}", self.child),
                     ));
                 }
                 if cursor.seq > self.latest_seq() {
-                    return Err(ReadError::new(
-                        ReadErrorKind::CursorAhead,
+                    return Err(Error::new(
+                        ErrorKind::CursorAhead,
                         format!(
                             "cursor at seq {} is past child {}'s latest turn (seq {})",
                             cursor.seq,
@@ -1027,7 +1021,8 @@ impl Transcript {
                         ),
                     ));
                 }
-                // Binary search: the cost does not grow with the history before the cursor.
+                // R2: binary search; the cost does not grow with the history before the cursor.
+                // R4: exactly the turns after the cursor.
                 let start = self.turns.partition_point(|turn| turn.seq <= cursor.seq);
                 Ok((
                     Candidates::Forward {
@@ -1040,14 +1035,14 @@ impl Transcript {
             }
             Selector::Turn { id, offset } => {
                 let Some(&index) = self.by_id.get(id) else {
-                    return Err(ReadError::new(
-                        ReadErrorKind::UnknownTurn,
+                    return Err(Error::new(
+                        ErrorKind::UnknownTurn,
                         format!("child {} has no turn {id}", self.child),
                     ));
                 };
                 if *offset > self.turn_chars[index] {
-                    return Err(ReadError::new(
-                        ReadErrorKind::OffsetOutOfRange,
+                    return Err(Error::new(
+                        ErrorKind::OffsetOutOfRange,
                         format!(
                             "offset {offset} is past the end of turn {id} ({} chars)",
                             self.turn_chars[index]
@@ -1189,6 +1184,7 @@ impl Plan<'_> {
     fn next(&self, progress: &Progress) -> Option<Cursor> {
         let tag = self.transcript.tag;
         match self.candidates {
+            // R5: the cursor advances only over the turns taken (whole or as the excerpt, R8).
             Candidates::Forward { since, .. } => {
                 let taken = if self.transcript.is_bad(KnownBadRead::AdvanceBeforeBuild) {
                     self.candidates.len()
@@ -1201,7 +1197,9 @@ impl Plan<'_> {
                 };
                 Some(Cursor::at(tag, seq))
             }
+            // R11: n:k starts a since chain at the latest turn.
             Candidates::Backward { .. } => Some(Cursor::at(tag, self.transcript.latest_seq())),
+            // R12: exact location is not a progress read.
             Candidates::Single { .. } => None,
         }
     }
@@ -1223,6 +1221,7 @@ impl Plan<'_> {
         if let (Some(first), Some(last)) = (&omitted.first, &omitted.last) {
             text.push_str(&format!(" (turn:{} to turn:{})", first.id, last.id));
         }
+        // R3: nothing is left out silently.
         if self.in_flight_total().is_some()
             && matches!(progress.in_flight, None | Some(InFlight::Omitted { .. }))
         {
@@ -1239,6 +1238,7 @@ impl Plan<'_> {
         text
     }
 
+    /// R1: the whole text as it would read if the allocation stopped at `progress`.
     fn fits(&self, progress: &Progress) -> bool {
         if self.transcript.is_bad(KnownBadRead::TurnsOnlyBudget) {
             return progress.turn_text_chars <= self.request.max_chars;
@@ -1247,7 +1247,7 @@ impl Plan<'_> {
             <= self.request.max_chars
     }
 
-    fn too_small(&self) -> ReadError {
+    fn too_small(&self) -> Error {
         // The empty answer must fit first (step 1 of the allocation), then the first selected
         // turn, whole or as the shortest excerpt.
         let mut needed = self.header_chars + self.trailer(&Progress::default()).chars().count();
@@ -1272,15 +1272,14 @@ impl Plan<'_> {
                 .unwrap_or(needed);
             needed = needed.max(first);
         }
-        let mut error = ReadError::new(
-            ReadErrorKind::BudgetTooSmall,
+        Error::new(
+            ErrorKind::BudgetTooSmall,
             format!(
                 "max_chars {} is below the {needed} this read needs",
                 self.request.max_chars
             ),
-        );
-        error.needed_chars = Some(needed);
-        error
+        )
+        .with_needed_chars(needed)
     }
 
     fn whole_chars(&self, index: usize) -> usize {
@@ -1358,7 +1357,7 @@ impl Plan<'_> {
 
     /// Whole turns in allocation order; the first candidate that does not fit whole becomes the
     /// excerpt when nothing was taken before it, else it and all after it are omitted (R3, R8).
-    fn allocate_turns(&mut self, first_from: usize) -> Result<(), ReadError> {
+    fn allocate_turns(&mut self, first_from: usize) -> Result<(), Error> {
         while self.progress.taken < self.candidates.len() {
             let index = self.candidates.get(self.progress.taken);
             let first = self.progress.taken == 0;
@@ -1463,6 +1462,7 @@ impl Plan<'_> {
             .terminated
             .iter()
             .map(|(id, record)| (*id, RequestState::Terminated, record.as_str()));
+        // R13: terminated requests only on demand.
         let (open_count, terminated_count) = match self.request.requests {
             RequestHistory::Open => (usize::MAX, 0),
             RequestHistory::All => (usize::MAX, usize::MAX),
@@ -1553,7 +1553,7 @@ impl Plan<'_> {
                 InFlight::Whole { chars }
             }
             (Some(InFlight::Cut { shown, total }), Some((partial, _))) => {
-                let tail = char_slice(partial, total - shown, total);
+                let tail = char_tail(partial, shown);
                 text.push_str(&format!(
                     "[in-flight: last {shown} of {total} chars]\n{tail}\n"
                 ));
@@ -1600,135 +1600,15 @@ fn char_slice(text: &str, from: usize, to: usize) -> &str {
     &text[start..end]
 }
 
-/// What went wrong with a read or with building a transcript.
-///
-/// # Example
-///
-/// ```
-/// use parkline::read::ReadErrorKind;
-/// assert_eq!(ReadErrorKind::CursorAhead.to_string(), "cursor ahead of the transcript");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ReadErrorKind {
-    /// The cursor text is not a cursor: changed, cut or made up (R7).
-    CursorDamaged,
-    /// The cursor is a cursor of another child (R7).
-    CursorOtherChild,
-    /// The cursor is past the child's latest completed turn (R7).
-    CursorAhead,
-    /// No turn has the id of a `turn:` read.
-    UnknownTurn,
-    /// The offset of a `turn:` read is past the turn's end.
-    OffsetOutOfRange,
-    /// `max_chars` cannot hold even the framing of this read.
-    BudgetTooSmall,
-    /// A child id or turn id breaks the character rules.
-    InvalidId,
-    /// A pushed turn's seq is 0 or not above the latest turn's.
-    SeqNotIncreasing,
-    /// A pushed turn's id is taken.
-    DuplicateTurn,
-    /// An opened request is already known.
-    DuplicateRequest,
-    /// A terminated request is not open.
-    UnknownRequest,
+/// The last `n` characters of `text`; costs time in proportion to `n` (R2).
+fn char_tail(text: &str, n: usize) -> &str {
+    let start = match n {
+        0 => text.len(),
+        n => text
+            .char_indices()
+            .rev()
+            .nth(n - 1)
+            .map_or(0, |(byte, _)| byte),
+    };
+    &text[start..]
 }
-
-impl fmt::Display for ReadErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ReadErrorKind::CursorDamaged => "damaged cursor",
-            ReadErrorKind::CursorOtherChild => "cursor of another child",
-            ReadErrorKind::CursorAhead => "cursor ahead of the transcript",
-            ReadErrorKind::UnknownTurn => "unknown turn",
-            ReadErrorKind::OffsetOutOfRange => "offset out of range",
-            ReadErrorKind::BudgetTooSmall => "budget too small",
-            ReadErrorKind::InvalidId => "invalid id",
-            ReadErrorKind::SeqNotIncreasing => "turn seq not increasing",
-            ReadErrorKind::DuplicateTurn => "duplicate turn",
-            ReadErrorKind::DuplicateRequest => "duplicate request",
-            ReadErrorKind::UnknownRequest => "unknown request",
-        })
-    }
-}
-
-/// The error of the read side: a kind, a lowercase context without trailing period, and for
-/// [`ReadErrorKind::BudgetTooSmall`] the budget that would do.
-///
-/// # Example
-///
-/// ```
-/// use parkline::read::{ChildId, ReadErrorKind, ReadRequest, Selector, Transcript};
-/// let child = Transcript::new(ChildId::new("c")?);
-/// let err = child.read(&ReadRequest::new(Selector::Latest { n: 1 }, 10)).unwrap_err();
-/// assert_eq!(err.kind(), ReadErrorKind::BudgetTooSmall);
-/// assert!(err.needed_chars().is_some_and(|needed| needed > 10));
-/// assert!(err.to_string().starts_with("budget too small: "));
-/// # Ok::<(), parkline::read::ReadError>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReadError {
-    kind: ReadErrorKind,
-    context: String,
-    needed_chars: Option<usize>,
-}
-
-impl ReadError {
-    fn new(kind: ReadErrorKind, context: impl Into<String>) -> Self {
-        ReadError {
-            kind,
-            context: context.into(),
-            needed_chars: None,
-        }
-    }
-
-    /// What went wrong.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use parkline::read::{Cursor, ReadErrorKind};
-    /// assert_eq!(Cursor::parse("x").unwrap_err().kind(), ReadErrorKind::CursorDamaged);
-    /// ```
-    pub fn kind(&self) -> ReadErrorKind {
-        self.kind
-    }
-
-    /// For [`ReadErrorKind::BudgetTooSmall`]: the smallest `max_chars` at which this read
-    /// succeeds.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use parkline::read::{ChildId, ReadRequest, Selector, Transcript};
-    /// let child = Transcript::new(ChildId::new("c")?);
-    /// let err = child.read(&ReadRequest::new(Selector::Latest { n: 1 }, 0)).unwrap_err();
-    /// let needed = err.needed_chars().expect("budget errors say what would do");
-    /// assert!(child.read(&ReadRequest::new(Selector::Latest { n: 1 }, needed)).is_ok());
-    /// # Ok::<(), parkline::read::ReadError>(())
-    /// ```
-    pub fn needed_chars(&self) -> Option<usize> {
-        self.needed_chars
-    }
-
-    /// The context: what was being read or built, lowercase, without trailing period.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use parkline::read::Cursor;
-    /// assert!(Cursor::parse("x").unwrap_err().context().contains("\"x\""));
-    /// ```
-    pub fn context(&self) -> &str {
-        &self.context
-    }
-}
-
-impl fmt::Display for ReadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind, self.context)
-    }
-}
-
-impl std::error::Error for ReadError {}

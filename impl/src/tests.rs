@@ -50,6 +50,18 @@ fn park_json(seq: u64) -> String {
     format!(r#"{{"type":"park","seq":{seq},"request":{seq},"line":"l{seq}","failures":0}}"#)
 }
 
+/// The async daemon moves a queue to a blocking thread (`spawn_blocking`) and shares it behind a
+/// mutex: the queue and its error must be `Send`, and the error `Sync` too.
+#[test]
+fn queue_and_error_can_cross_threads() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send::<Queue>();
+    send::<Queue<MemStorage>>();
+    send_sync::<crate::Error>();
+    send_sync::<Batch>();
+}
+
 // ---------------------------------------------------------------- split and turn text (D11-D13)
 
 /// D11, D12: the longest prefix within the budget, at least one item, chars not bytes.
@@ -472,7 +484,10 @@ fn random_workload<S: Storage>(queue: &mut Queue<S>, rng: &mut Rng, steps: usize
             0 | 1 => {
                 let len = rng.below(40) as usize;
                 let line: String = (0..len)
-                    .map(|i| ['a', 'é', '"', '\\', ' ', '\t', '{', '\u{1F600}'][(i + step) % 8])
+                    .map(|i| {
+                        ['a', 'é', '"', '\\', ' ', '\t', '{', '\u{1F600}', '\r', '\0']
+                            [(i + step) % 10]
+                    })
                     .collect();
                 queue.park(RequestId(rng.below(1000)), &line)?;
             }
@@ -625,11 +640,13 @@ fn assert_corrupt(bytes: &[u8], record: u64, reason: &str) -> TestResult {
     Ok(())
 }
 
+/// M2, M11: an empty file has no header is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_empty_file_is_corrupt() -> TestResult {
     assert_corrupt(b"", 1, "empty file")
 }
 
+/// M2, M7, M11: a header without its newline is damage, not a torn append is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_torn_header_is_corrupt() -> TestResult {
     let header = header();
@@ -640,6 +657,7 @@ fn damaged_torn_header_is_corrupt() -> TestResult {
     )
 }
 
+/// M1, M11: a complete record whose checksum differs is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_bad_checksum_is_corrupt() -> TestResult {
     let mut line = rec(&park_json(1));
@@ -647,6 +665,7 @@ fn damaged_bad_checksum_is_corrupt() -> TestResult {
     assert_corrupt((header() + &line).as_bytes(), 2, "checksum mismatch")
 }
 
+/// M1, M11: one changed byte in a record's JSON is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_flipped_byte_in_json_is_corrupt() -> TestResult {
     let line = rec(&park_json(1)).replace("\"l1\"", "\"l2\"");
@@ -654,30 +673,35 @@ fn damaged_flipped_byte_in_json_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 2, "checksum mismatch")
 }
 
+/// M1, M11: a checksum that is not 8 lowercase hex digits is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_checksum_not_hex_is_corrupt() -> TestResult {
     let bytes = header() + "ZZZZZZZZ {}\n";
     assert_corrupt(bytes.as_bytes(), 2, "8 lowercase hex")
 }
 
+/// M1, M11: a record without its checksum is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_line_without_checksum_is_corrupt() -> TestResult {
     let bytes = header() + "{}\n";
     assert_corrupt(bytes.as_bytes(), 2, "not a record")
 }
 
+/// M3, M11: a record whose JSON does not parse is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_json_error_is_corrupt() -> TestResult {
     let bytes = header() + &rec(r#"{"type":"park","seq":1"#);
     assert_corrupt(bytes.as_bytes(), 2, "json error")
 }
 
+/// M3, M11: a record of an unknown type is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_unknown_record_type_is_corrupt() -> TestResult {
     let bytes = header() + &rec(r#"{"type":"merge","seq":1}"#);
     assert_corrupt(bytes.as_bytes(), 2, "json error")
 }
 
+/// M3, M11: a record with an unknown field is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_unknown_field_is_corrupt() -> TestResult {
     let bytes =
@@ -685,12 +709,14 @@ fn damaged_unknown_field_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 2, "json error")
 }
 
+/// M2, M11: a header of an unknown version is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_unknown_version_is_corrupt() -> TestResult {
     let bytes = rec(r#"{"format":"parkline-mirror","version":2}"#) + &rec(&park_json(1));
     assert_corrupt(bytes.as_bytes(), 1, "unknown mirror version 2")
 }
 
+/// M2, M11: a file that is not a mirror (the old deferred-input.json, another format) is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_foreign_file_is_corrupt() -> TestResult {
     // The daemon's old deferred-input.json is not a mirror.
@@ -699,18 +725,21 @@ fn damaged_foreign_file_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 1, "not a parkline mirror")
 }
 
+/// M2, M11: records without a header is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_missing_header_is_corrupt() -> TestResult {
     let bytes = rec(&park_json(1));
     assert_corrupt(bytes.as_bytes(), 1, "not a parkline mirror")
 }
 
+/// M6, M11: a seq used twice is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_duplicate_seq_is_corrupt() -> TestResult {
     let bytes = header() + &rec(&park_json(1)) + &rec(&park_json(1));
     assert_corrupt(bytes.as_bytes(), 3, "seq 1 reused")
 }
 
+/// M6, M11: a batch id used twice is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_duplicate_batch_id_is_corrupt() -> TestResult {
     let bytes = header()
@@ -722,6 +751,7 @@ fn damaged_duplicate_batch_id_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 6, "batch id 1 reused")
 }
 
+/// M3, M11: a second batch while one is in flight is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_two_batches_in_flight_is_corrupt() -> TestResult {
     let bytes = header()
@@ -732,6 +762,7 @@ fn damaged_two_batches_in_flight_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 5, "still in flight")
 }
 
+/// M3, M11: a batch naming a seq that is not parked is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_batch_naming_unknown_seqs_is_corrupt() -> TestResult {
     let bytes = header()
@@ -740,6 +771,7 @@ fn damaged_batch_naming_unknown_seqs_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 3, "names seqs [1,9]")
 }
 
+/// M3, M11, D17: a batch that is not the front of the parked list is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_batch_not_a_prefix_is_corrupt() -> TestResult {
     let bytes = header()
@@ -749,6 +781,7 @@ fn damaged_batch_not_a_prefix_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 4, "first parked seqs are [1]")
 }
 
+/// M3, M11, D13: a batch whose remaining is not the lines parked behind it is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_batch_with_wrong_remaining_is_corrupt() -> TestResult {
     let bytes = header()
@@ -758,12 +791,14 @@ fn damaged_batch_with_wrong_remaining_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 4, "says 0 remaining")
 }
 
+/// M3, M11: a batch without items is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_empty_batch_is_corrupt() -> TestResult {
     let bytes = header() + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[],"remaining":0}"#);
     assert_corrupt(bytes.as_bytes(), 2, "no items")
 }
 
+/// M3, M11: a settle of a batch that is not in flight is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_settle_of_unknown_batch_is_corrupt() -> TestResult {
     let bytes = header()
@@ -772,6 +807,7 @@ fn damaged_settle_of_unknown_batch_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 3, "not in flight")
 }
 
+/// M3, M11, D6: a settle that does not name every item exactly once is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_settle_with_wrong_seqs_is_corrupt() -> TestResult {
     let bytes = header()
@@ -782,6 +818,7 @@ fn damaged_settle_with_wrong_seqs_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 5, "names seqs [1,1]")
 }
 
+/// M3, M11, D10: an attempt that does not follow the stored one is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_attempt_not_increasing_is_corrupt() -> TestResult {
     let bytes = header()
@@ -792,18 +829,21 @@ fn damaged_attempt_not_increasing_is_corrupt() -> TestResult {
     assert_corrupt(bytes.as_bytes(), 5, "does not follow attempt 2")
 }
 
+/// M3, M11: an attempt for a batch that is not in flight is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_attempt_for_unknown_batch_is_corrupt() -> TestResult {
     let bytes = header() + &rec(r#"{"type":"attempt","batch":1,"attempt":2}"#);
     assert_corrupt(bytes.as_bytes(), 2, "not in flight")
 }
 
+/// M6, M11: counters that go back is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_counters_going_back_is_corrupt() -> TestResult {
     let bytes = header() + &rec(&park_json(5)) + &rec(r#"{"type":"next","seq":3,"batch":1}"#);
     assert_corrupt(bytes.as_bytes(), 3, "go back")
 }
 
+/// M3, M11, D3: a parked line that contains a newline is Corrupt at that record; the file is unchanged.
 #[test]
 fn damaged_line_with_newline_escape_is_corrupt() -> TestResult {
     let bytes =
