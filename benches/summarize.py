@@ -4,9 +4,14 @@
     CRITERION_HOME=/tmp/parkline-criterion cargo bench -p parkline-benches 2>&1 | tee /tmp/bench.log
     python3 benches/summarize.py /tmp/parkline-criterion /tmp/bench.log
 
+The interleaved ratios alone (no criterion measurement; a filter that matches no benchmark):
+
+    cargo bench -p parkline-benches --bench park --bench boundary -- interleaved-only | tee /tmp/i.log
+
 Reads each benchmark's median (criterion's `new/estimates.json`) and the lines the benches print
-beside the timings (fsyncs per park and per boundary, peak memory of recovery). Ratios compare
-figures of the same run only.
+beside the timings (interleaved medians, fsyncs per park and per boundary, peak memory of
+recovery). Ratios compare figures of the same run only; on a shared disk only the interleaved
+ones compare the contenders rather than the minutes they ran in.
 """
 import json
 import os
@@ -41,7 +46,28 @@ def main():
     log = "".join(open(p).read() for p in log_paths)
     out = []
 
-    out.append("### Durable park (median time per park; N lines already parked)\n")
+    out.append("### Ratios (interleaved rounds: the contenders take turns, one operation each)\n")
+    out.append("| durable park, N parked | parkline | floor: write + fsync | parkline / floor "
+               "| JSON rewrite / parkline | SQLite WAL FULL / parkline |")
+    out.append("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    for n, p, f, j, s, r1, r2, r3 in re.findall(
+            r"park interleaved: (\d+) parked, \d+ rounds, medians: parkline ([\d.]+) us, "
+            r"floor ([\d.]+) us, json ([\d.]+) us, sqlite ([\d.]+) us; parkline/floor ([\d.]+)x, "
+            r"json/parkline ([\d.]+)x, sqlite/parkline ([\d.]+)x", log):
+        out.append(f"| {n} | {p} µs | {f} µs | **{r1}x** | {r2}x | {r3}x |")
+    out.append("")
+    out.append("| boundary, lines | fsyncs per boundary | parkline | per line | floor: 2 x (write + fsync) "
+               "| parkline / floor | today's JSON pop-front / parkline |")
+    out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    fsyncs = dict(re.findall(r"boundary fsyncs: (\d+) lines: (\d+) fsyncs", log))
+    for n, p, per, f, r, rest in re.findall(
+            r"boundary interleaved: (\d+) lines, \d+ rounds, medians: parkline ([\d.]+) us "
+            r"\(([\d.]+) us per line\), floor ([\d.]+) us; parkline/floor ([\d.]+)x(.*)", log):
+        j = re.search(r"\(([\d.]+)x parkline\)", rest)
+        out.append(f"| {n} | **{fsyncs.get(n, '-')}** | {p} µs | {per} µs | {f} µs | {r}x "
+                   f"| {j.group(1) + 'x' if j else '-'} |")
+
+    out.append("\n### Durable park (criterion median per park, sequential; N lines already parked)\n")
     out.append("| N | parkline | floor: write + fsync | JSON mirror rewrite | SQLite WAL FULL "
                "| parkline / floor | JSON / parkline | SQLite / parkline |")
     out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -54,11 +80,10 @@ def main():
     if m:
         out.append(f"\nPer park: {m.group(1)}.")
 
-    out.append("\n### Boundary: batch, hand-over, settle (median)\n")
+    out.append("\n### Boundary: batch, hand-over, settle (criterion median, sequential)\n")
     out.append("| lines | fsyncs per boundary | parkline | per line | floor: 2 x (write + fsync) "
                "| parkline / floor | JSON pop-front (N rewrites) | JSON / parkline |")
     out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    fsyncs = dict(re.findall(r"boundary fsyncs: (\d+) lines: (\d+) fsyncs", log))
     for n in (1, 13, 100, 1000, 10000):
         p, f, j = (median(home, "boundary", k, n) for k in
                    ("parkline", "floor_two_fsyncs", "json_mirror_pop_front"))

@@ -1202,3 +1202,54 @@ pub fn setup_from_env() -> Result<Setup, String> {
         _ => Ok(Setup::default()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abbreviate_shortens_only_long_runs() {
+        let big = format!("a{}b", "x".repeat(100));
+        assert_eq!(abbreviate(&big), "ax…(100 times)b");
+        assert_eq!(abbreviate("aaa"), "aaa");
+    }
+
+    #[test]
+    fn ops_decode_from_bytes_within_bounds() {
+        let mut rng = crate::simdisk::SplitMix::new(7);
+        let bytes: Vec<u8> = (0..4096).map(|_| rng.next_u64() as u8).collect();
+        let ops = decode_ops(&bytes).expect("decodes");
+        assert!(!ops.is_empty());
+        for op in &ops {
+            match op {
+                Op::Park { request, line } => {
+                    assert!((1..=4).contains(request));
+                    assert!(LINES.contains(&line.as_str()) || line.len() == BIG_LINE_CHARS);
+                }
+                Op::Boundary { budget } => assert!(*budget <= BUDGET_MAX),
+                Op::Settle { delivered } => assert!(delivered.len() <= 6),
+                Op::CrashAtSync { n, .. } => assert!((1..=3).contains(n)),
+                Op::IoError { n } => assert!((1..=4).contains(n)),
+                Op::HandOverFailed | Op::Crash { .. } | Op::Restart => {}
+            }
+        }
+    }
+
+    #[test]
+    fn a_divergence_names_its_step_and_op() {
+        let ops = [Op::Park {
+            request: 1,
+            line: "a".to_owned(),
+        }];
+        assert!(check(&ops).is_ok());
+        let divergence = Divergence {
+            step: 3,
+            op: Some(Op::Restart),
+            message: "D9 no loss: seq 1 lost".to_owned(),
+        };
+        assert_eq!(
+            divergence.to_string(),
+            "step 3 (Restart): D9 no loss: seq 1 lost"
+        );
+    }
+}

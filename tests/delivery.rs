@@ -55,6 +55,7 @@ proptest! {
     /// every step and every invariant holds.
     #[test]
     fn differential_crate_equals_reference(ops in harness::ops_strategy(40)) {
+        // D1, D3, D4, D5, D6, D7, D8, D9, D10, D11, D12, D13, D16, D17: compared after every step.
         if let Err(divergence) = check(&ops) {
             return Err(TestCaseError::fail(divergence.to_string()));
         }
@@ -67,6 +68,7 @@ proptest! {
 /// scenarios: see `d9_random_crashes_in_long_runs` and the crash enumeration.
 #[test]
 fn differential_scenarios_reach_every_kind_of_step() {
+    // D7, D8, D10, D16: the generated scenarios reach failures, dead letters, repeats, faults.
     let mut runner = TestRunner::deterministic();
     let strategy = harness::ops_strategy(40);
     let mut total = harness::Report::default();
@@ -132,6 +134,7 @@ fn d7_failed_items_come_back_and_dead_letter_at_failures_max() {
 /// event, and nothing is lost.
 #[test]
 fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
+    // D9, D10, D5: acceptance 2 of the seed, on the simulated disk.
     let lines: Vec<Op> = (1..=3).map(|r| park(r, &format!("r-{r} done"))).collect();
     for crash in [
         Op::Crash { torn: 0 },
@@ -454,6 +457,7 @@ fn explore(model: &DeliveryModel) -> (usize, usize, Vec<Vec<Op>>) {
 /// on the crate, conforms after every step.
 #[test]
 fn exhaustive_model_graph_replays_on_the_crate() {
+    // D1..D17: every transition of the delivery model at its default bounds.
     let model = DeliveryModel::default();
     let (states, transitions, scenarios) = model_transitions(&model);
     let setup = Setup {
@@ -477,6 +481,7 @@ fn exhaustive_model_graph_replays_on_the_crate() {
 /// `PARKLINE_EXHAUSTIVE_CRASH_STRIDE` (default 1: all of them).
 #[test]
 fn exhaustive_model_graph_with_a_crash_at_every_sync() {
+    // D9, D10, D16: every model scenario, a power loss at every sync.
     let model = DeliveryModel::default();
     let (_, _, scenarios) = model_transitions(&model);
     let setup = Setup {
@@ -525,6 +530,7 @@ fn differential_finds(name: &str, cases: u32) -> Option<(usize, String)> {
 
 #[test]
 fn known_bad_each_caught_by_the_differential_proptest() {
+    // D1 (PopFront), D9 (ClearBeforeHandOver), D10 (NoAttemptCounter), D16 (NoDirSync).
     for name in KNOWN_BAD {
         let found = differential_finds(name, 2000);
         let (tried, message) = found.unwrap_or_else(|| panic!("{name}: no divergence found"));
@@ -534,6 +540,7 @@ fn known_bad_each_caught_by_the_differential_proptest() {
 
 #[test]
 fn known_bad_each_caught_by_the_crash_enumeration() {
+    // D1 (PopFront), D9 (ClearBeforeHandOver), D10 (NoAttemptCounter), D16 (NoDirSync).
     for name in KNOWN_BAD {
         let caught = short_scenarios()
             .iter()
@@ -544,6 +551,7 @@ fn known_bad_each_caught_by_the_crash_enumeration() {
 
 #[test]
 fn known_bad_each_caught_by_the_exhaustive_replay() {
+    // D1 (PopFront), D9 (ClearBeforeHandOver), D10 (NoAttemptCounter), D16 (NoDirSync).
     let model = DeliveryModel::default();
     let (_, _, scenarios) = model_transitions(&model);
     for name in KNOWN_BAD {
@@ -583,6 +591,7 @@ fn files_of(target: &str) -> Vec<PathBuf> {
 
 #[test]
 fn fuzz_delivery_ops_corpus_and_artifacts_replay() {
+    // D1..D17: every fuzz finding stays a regression test on stable.
     let files = files_of("delivery_ops");
     assert!(files.len() >= 4, "seed corpus missing: {files:?}");
     for file in &files {
@@ -595,6 +604,7 @@ fn fuzz_delivery_ops_corpus_and_artifacts_replay() {
 
 #[test]
 fn fuzz_mirror_decode_corpus_and_artifacts_replay() {
+    // M1, M11: the decoder on every fuzz finding, on stable.
     let files = files_of("mirror_decode");
     assert!(files.len() >= 4, "seed corpus missing: {files:?}");
     for file in &files {
@@ -607,6 +617,7 @@ fn fuzz_mirror_decode_corpus_and_artifacts_replay() {
 /// corpus holds one seed per switch, found by `write_seed_corpus`).
 #[test]
 fn known_bad_each_caught_by_the_fuzz_check_on_its_corpus() {
+    // D1 (PopFront), D9 (ClearBeforeHandOver), D10 (NoAttemptCounter), D16 (NoDirSync).
     let corpus: Vec<Vec<Op>> = files_of("delivery_ops")
         .iter()
         .filter_map(|file| decode_ops(&std::fs::read(file).expect("read corpus file")))

@@ -296,6 +296,7 @@ fn kill_loop(
 /// unsettled persisted batch comes back (then as a repeat, checked by the next life's effects).
 #[test]
 fn kill_9_at_random_moments_loses_nothing_acknowledged() {
+    // D9, D10, D16: on a real file, killed with signal 9.
     let seed = seed();
     let iterations = iterations();
     eprintln!("kill -9 test: seed {seed} (PARKLINE_KILL_SEED), {iterations} iterations");
@@ -311,6 +312,7 @@ fn kill_9_at_random_moments_loses_nothing_acknowledged() {
 /// process kill (the page cache survives kill -9): the simulated disk's crash tests catch it.
 #[test]
 fn known_bad_caught_by_the_kill_9_test() {
+    // D1 (PopFront), D9 (ClearBeforeHandOver), D10 (NoAttemptCounter).
     for name in ["ClearBeforeHandOver", "PopFront", "NoAttemptCounter"] {
         let mut tally = Tally::default();
         let found = kill_loop(seed(), 60, Some(name), &mut tally);
@@ -323,6 +325,7 @@ fn known_bad_caught_by_the_kill_9_test() {
 /// driver goes on; a line that is not an op prints `BadInput` and exits 2.
 #[test]
 fn drive_reports_errors_and_refuses_bad_input() {
+    // D3: a line with `\n` is refused (InvalidLine); spec/drive.md error paths.
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("s.mirror");
     let mut child = spawn(&path);

@@ -5,16 +5,19 @@
 //! Baselines in the same run: the floor (the two durability points a crash-safe boundary needs,
 //! batch written before the hand-over and cleared after: two small writes, two fsyncs), and today's
 //! pop-front `deferred-input.json` (one whole-file rewrite per delivered line; up to 100 lines,
-//! beyond which one boundary takes seconds).
+//! beyond which one boundary takes seconds). Before the criterion measurements, parkline and the
+//! floor (and today's pop-front up to 13 lines) take turns, one boundary each per round, and the
+//! medians and ratios are printed ([`parkline_benches::interleave`]).
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
 use parkline::{Budget, Outcome};
 use parkline_benches::counting::Counts;
 use parkline_benches::fixture::{self, CountedQueue, bench_dir, mirror_line};
 use parkline_benches::floor::AppendFloor;
+use parkline_benches::interleave;
 use parkline_benches::json_mirror::JsonMirror;
 use tempfile::TempDir;
 
@@ -70,8 +73,83 @@ fn report_fsyncs() {
     }
 }
 
+fn json_fixture(n: u64) -> (TempDir, JsonMirror) {
+    let dir = bench_dir().expect("temporary directory");
+    let mut mirror = JsonMirror::new(dir.path());
+    mirror.extend((0..n).map(mirror_line));
+    mirror.persist().expect("write");
+    (dir, mirror)
+}
+
+fn floor_fixture() -> (TempDir, AppendFloor) {
+    let dir = bench_dir().expect("temporary directory");
+    let floor = AppendFloor::create(&dir.path().join("floor.log")).expect("file");
+    (dir, floor)
+}
+
+fn floor_boundary(floor: &mut AppendFloor, n: u64) {
+    floor
+        .append_durable(&format!("batch 1: seqs 1..={n}"))
+        .expect("write + fsync");
+    floor
+        .append_durable("batch 1: settled, all delivered")
+        .expect("write + fsync");
+}
+
+/// parkline's boundary and its floor (and today's pop-front up to 13 lines) taking turns, one
+/// boundary each per round: the ratios the README reports.
+fn report_interleaved() {
+    for n in LINES {
+        let rounds = interleave::rounds(if n >= 10_000 { 20 } else { 60 });
+        let mut parkline = || {
+            let mut f = fixture(n);
+            let start = Instant::now();
+            boundary(&mut f.queue);
+            start.elapsed()
+        };
+        let mut floor = || {
+            let (_dir, mut floor) = floor_fixture();
+            let start = Instant::now();
+            floor_boundary(&mut floor, n);
+            start.elapsed()
+        };
+        let mut json = || {
+            let (_dir, mut mirror) = json_fixture(n);
+            let start = Instant::now();
+            while let Some(line) = mirror.pop_front().expect("rewrite") {
+                black_box(line);
+            }
+            start.elapsed()
+        };
+        let m = if n <= 13 {
+            interleave::medians(rounds, &mut [&mut parkline, &mut floor, &mut json])
+        } else {
+            interleave::medians(rounds, &mut [&mut parkline, &mut floor])
+        };
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let json = m
+            .get(2)
+            .map(|&j| {
+                format!(
+                    ", json pop-front {:.1} us ({:.2}x parkline)",
+                    us(j),
+                    us(j) / us(m[0])
+                )
+            })
+            .unwrap_or_default();
+        println!(
+            "boundary interleaved: {n} lines, {rounds} rounds, medians: parkline {:.1} us ({:.2} us per line), floor {:.1} us; parkline/floor {:.2}x{json}",
+            us(m[0]),
+            us(m[0]) / n as f64,
+            us(m[1]),
+            us(m[0]) / us(m[1]),
+        );
+    }
+}
+
 fn bench_boundary(c: &mut Criterion) {
     report_fsyncs();
+    report_interleaved();
     let mut group = c.benchmark_group("boundary");
     group
         .sampling_mode(SamplingMode::Flat)

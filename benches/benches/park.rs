@@ -2,6 +2,10 @@
 //! mirror rewrite, and SQLite (WAL, `synchronous=FULL`), with 1, 13, 100 and 1,000 lines already
 //! parked.
 //!
+//! Before the criterion measurements, the four contenders take turns, one park each per round
+//! ([`parkline_benches::interleave`]), and the medians and ratios are printed: on a shared disk
+//! those are the ratios to report.
+//!
 //! Each queue is kept between N and N + SLACK parked lines: when a fixture reaches N + SLACK it is
 //! rebuilt (untimed), so "N already parked" holds throughout the measurement.
 
@@ -16,6 +20,7 @@ use parkline::RequestId;
 use parkline_benches::counting::Counts;
 use parkline_benches::fixture::{self, CountedQueue, bench_dir, completion_line, mirror_line};
 use parkline_benches::floor::AppendFloor;
+use parkline_benches::interleave;
 use parkline_benches::json_mirror::JsonMirror;
 use tempfile::TempDir;
 
@@ -133,8 +138,106 @@ fn report_parkline_costs() {
     );
 }
 
+/// One timed park on `fixture`, rebuilding it first (untimed) when it holds N + SLACK lines.
+fn one_park<F>(
+    fixture: &mut F,
+    n: u64,
+    request: &mut u64,
+    build: &impl Fn(u64) -> F,
+    len: &impl Fn(&F) -> u64,
+    park: &mut impl FnMut(&mut F, u64, &str),
+) -> Duration {
+    if len(fixture) >= n + SLACK {
+        *fixture = build(n);
+    }
+    *request += 1;
+    let line = completion_line(*request);
+    let start = Instant::now();
+    park(fixture, *request, black_box(&line));
+    start.elapsed()
+}
+
+/// The same four parks taking turns, one each per round: the ratios the README reports.
+fn report_interleaved() {
+    let rounds = interleave::rounds(150);
+    for n in PARKED {
+        let (mut p, mut f, mut j, mut s) = (
+            parkline_fixture(n),
+            floor_fixture(n),
+            json_fixture(n),
+            sqlite_fixture(n),
+        );
+        let first: u64 = 2_000_000;
+        let (mut rp, mut rf, mut rj, mut rs) = (first, first, first, first);
+        let mut parkline = || {
+            one_park(
+                &mut p,
+                n,
+                &mut rp,
+                &parkline_fixture,
+                &|f: &ParklineFixture| f.queue.parked().len() as u64,
+                &mut |f: &mut ParklineFixture, r, line| {
+                    f.queue.park(RequestId(r), line).expect("park");
+                },
+            )
+        };
+        let mut floor = || {
+            one_park(
+                &mut f,
+                n,
+                &mut rf,
+                &floor_fixture,
+                &|f: &FloorFixture| f.lines,
+                &mut |f: &mut FloorFixture, _, line| {
+                    f.floor.append_durable(line).expect("write + fsync");
+                    f.lines += 1;
+                },
+            )
+        };
+        let mut json = || {
+            one_park(
+                &mut j,
+                n,
+                &mut rj,
+                &json_fixture,
+                &|f: &JsonFixture| f.mirror.lines().len() as u64,
+                &mut |f: &mut JsonFixture, r, line| f.mirror.park(r, line).expect("rewrite"),
+            )
+        };
+        let mut sqlite = || {
+            one_park(
+                &mut s,
+                n,
+                &mut rs,
+                &sqlite_fixture,
+                &|f: &SqliteFixture| f.queue.len().expect("count"),
+                &mut |f: &mut SqliteFixture, r, line| f.queue.park(r, line).expect("insert"),
+            )
+        };
+        let m = interleave::medians(
+            rounds,
+            &mut [&mut parkline, &mut floor, &mut json, &mut sqlite],
+        );
+        println!(
+            "park interleaved: {n} parked, {rounds} rounds, medians: parkline {:.1} us, floor {:.1} us, json {:.1} us, sqlite {:.1} us; parkline/floor {:.2}x, json/parkline {:.2}x, sqlite/parkline {:.2}x",
+            us(m[0]),
+            us(m[1]),
+            us(m[2]),
+            us(m[3]),
+            us(m[0]) / us(m[1]),
+            us(m[2]) / us(m[0]),
+            us(m[3]) / us(m[0]),
+        );
+    }
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
 fn bench_park(c: &mut Criterion) {
     report_parkline_costs();
+    report_interleaved();
     let mut group = c.benchmark_group("park");
     group
         .sampling_mode(SamplingMode::Flat)

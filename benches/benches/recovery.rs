@@ -13,10 +13,11 @@ mod sqlite;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
-use parkline::{Budget, Queue};
+use parkline::{Budget, ErrorKind, Queue};
 use parkline_benches::fixture::{self, bench_dir, completion_line, mirror_line, sync_dir_tree};
 use parkline_benches::json_mirror::JsonMirror;
 use parkline_benches::memory;
@@ -29,6 +30,8 @@ const IN_FLIGHT: usize = 13;
 const CHILD_ENV: &str = "PARKLINE_BENCH_RECOVERY_CHILD";
 const MIRROR: &str = "s966.mirror";
 const SQLITE: &str = "parked.sqlite";
+
+static LOCKED_RETRIES: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
@@ -57,7 +60,16 @@ impl Kind {
 fn recover(kind: Kind, dir: &Path) -> usize {
     match kind {
         Kind::Parkline => {
-            let queue = Queue::open(dir.join(MIRROR)).expect("recover");
+            let queue = match Queue::open(dir.join(MIRROR)) {
+                Ok(queue) => queue,
+                // Seen once in a tight open/drop loop on the shared machine: the lock of the
+                // previous open, already dropped, still held. Counted and reported, not hidden.
+                Err(e) if e.kind() == ErrorKind::Locked => {
+                    LOCKED_RETRIES.fetch_add(1, Ordering::Relaxed);
+                    Queue::open(dir.join(MIRROR)).expect("recover after a locked retry")
+                }
+                Err(e) => panic!("recover: {e}"),
+            };
             let in_flight = queue.in_flight().map_or(0, |batch| batch.items.len());
             queue.parked().len() + in_flight
         }
@@ -176,6 +188,10 @@ fn bench_recovery(c: &mut Criterion) {
         });
     }
     group.finish();
+    println!(
+        "recovery: {} reopen(s) refused as locked after the previous handle was dropped",
+        LOCKED_RETRIES.load(Ordering::Relaxed)
+    );
 }
 
 criterion::criterion_group!(benches, bench_recovery);

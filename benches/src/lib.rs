@@ -20,5 +20,6 @@
 pub mod counting;
 pub mod fixture;
 pub mod floor;
+pub mod interleave;
 pub mod json_mirror;
 pub mod memory;

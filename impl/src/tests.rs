@@ -1269,3 +1269,433 @@ mod known_bad {
         Ok(())
     }
 }
+
+// ------------------------------------------------------------- gaps found by cargo mutants
+
+/// Tests that kill mutants `cargo mutants` found alive in the delivery, split, mirror and
+/// recovery code; each names the mutant it kills.
+mod mutants_gaps {
+    use super::*;
+    use crate::Settlement;
+    use crate::core::Core;
+    use crate::mirror::{MirrorState, Record};
+
+    /// The bytes of every line the state holds: parked, in flight and dead letters.
+    fn held_line_bytes(state: &MirrorState) -> u64 {
+        state
+            .parked
+            .iter()
+            .chain(&state.dead_letters)
+            .chain(state.in_flight.iter().flat_map(|batch| &batch.items))
+            .map(|item| item.line.len() as u64)
+            .sum()
+    }
+
+    /// The compaction shortcut's floor is exactly the bytes of the lines held, after every
+    /// commit and on reopening, and never more than the snapshot. Kills
+    /// `Core::snapshot_bytes_floor -> 0 / 1` and `+= with *=` in `Core::commit` (a floor stuck
+    /// at 0 makes every settle encode the whole state).
+    #[test]
+    fn snapshot_floor_tracks_the_line_bytes_held() -> TestResult {
+        let config = Config {
+            failures_max: 2,
+            ..Config::default()
+        };
+        let mut core = Core::new(MirrorState::default(), config.clone());
+        assert_eq!(core.snapshot_bytes_floor(), 0);
+        let check = |core: &Core, expected: u64| {
+            assert_eq!(core.snapshot_bytes_floor(), expected);
+            assert_eq!(held_line_bytes(&core.state), expected);
+            assert!(expected <= mirror::encode(&core.state).len() as u64);
+        };
+        for (n, line) in ["abc", "de", "fghij", "é"].into_iter().enumerate() {
+            let step = core.park(RequestId(n as u64), line)?;
+            core.commit(&step.records);
+        }
+        check(&core, 3 + 2 + 5 + 2);
+        let step = core.boundary(Budget(7))?;
+        core.commit(&step.records);
+        let batch = step.value.ok_or("parked")?;
+        assert_eq!(batch.items.len(), 2);
+        core.handed_over(&batch);
+        check(&core, 12);
+        // "abc" delivered, "de" failed once: the floor drops by 3 only.
+        let step = core.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
+        core.commit(&step.records);
+        core.settled();
+        check(&core, 9);
+        // "de" fails again and becomes a dead letter: still held, still counted.
+        let step = core.boundary(Budget(3))?;
+        core.commit(&step.records);
+        let batch = step.value.ok_or("parked")?;
+        core.handed_over(&batch);
+        let step = core.settle(batch.id, &[Outcome::Failed])?;
+        assert_eq!(step.value.dead, vec![Seq(2)]);
+        core.commit(&step.records);
+        core.settled();
+        check(&core, 9);
+        // A core rebuilt from the state (reopen) starts from the same floor.
+        let reopened = Core::new(core.state.clone(), config);
+        check(&reopened, 9);
+        Ok(())
+    }
+
+    /// D10: settling a recovered batch before its repeat is handed over names the remedy, and
+    /// settling some other id says it is not in flight. Kills the match guard `batch.id == id`
+    /// in `Core::settle` replaced with true / false and `== with !=`, which give the other
+    /// message.
+    #[test]
+    fn settle_of_a_recovered_batch_names_the_remedy() -> TestResult {
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        queue.park(RequestId(1), "x")?;
+        let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+        let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
+        let err = queue
+            .settle(batch.id, &[Outcome::Delivered])
+            .err()
+            .ok_or("a recovered batch must be handed over again first")?;
+        assert_eq!(err.kind(), ErrorKind::UnknownBatch);
+        assert!(err.context().contains("call boundary first"), "{err}");
+        let other = BatchId(batch.id.0 + 1);
+        let err = queue
+            .settle(other, &[Outcome::Delivered])
+            .err()
+            .ok_or("no such batch")?;
+        assert_eq!(err.kind(), ErrorKind::UnknownBatch);
+        assert!(
+            err.context().contains("is not the batch in flight"),
+            "{err}"
+        );
+        assert!(!err.context().contains("call boundary first"), "{err}");
+        Ok(())
+    }
+
+    /// M3, D10: a state whose in-flight batch is a repeat (attempt 2) encodes to a snapshot that
+    /// decodes back to it, and reopens to it. Kills `< with >` in `MirrorState::apply`'s
+    /// attempt check (which would refuse any batch record with attempt above 1).
+    #[test]
+    fn snapshot_of_a_repeat_in_flight_round_trips() -> TestResult {
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        queue.park(RequestId(1), "one")?;
+        queue.park(RequestId(2), "two")?;
+        queue.boundary(Budget(4))?.ok_or("parked")?;
+        queue.park(RequestId(3), "three")?;
+        let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
+        let repeat = queue.boundary(Budget(4))?.ok_or("recovered")?;
+        assert_eq!((repeat.attempt, repeat.remaining), (Attempt(2), 1));
+        let state = queue.state().clone();
+        let bytes = mirror::encode(&state);
+        assert_eq!(mirror::decode(&bytes)?, state);
+        let mut storage = MemStorage::new();
+        storage.set_file("s", bytes);
+        let reopened = Queue::with_storage(storage, "s", Config::default())?;
+        assert_eq!(reopened.state(), &state);
+        Ok(())
+    }
+
+    /// M1, M11: the shortest well-framed line (8 hex digits, space, one byte of JSON) passes the
+    /// framing and checksum checks and is reported as the JSON error it is. Kills `< with <=` in
+    /// `checked_json`'s length check (which would call it "not a record").
+    #[test]
+    fn damaged_one_byte_json_record_is_a_json_error() -> TestResult {
+        let line = rec("7");
+        assert_eq!(line.len(), 11);
+        let bytes = header() + &line;
+        assert_corrupt(bytes.as_bytes(), 2, "json error")
+    }
+
+    /// M5: every whole-mirror write and the removal of a leftover temp file on recovery is
+    /// followed by a directory fsync (the count is exact, not a bound). Kills `delete !` in
+    /// `Queue::replace_durable` and in `Queue::with_storage`'s leftover-temp branch.
+    #[test]
+    fn directory_fsyncs_follow_create_and_leftover_removal() -> TestResult {
+        let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        let mut storage = queue.into_storage();
+        assert_eq!(
+            storage.dir_syncs(),
+            1,
+            "create: temp, fsync, rename, dir fsync"
+        );
+        let reopened = Queue::with_storage(storage.clone(), "m", Config::default())?;
+        assert_eq!(
+            reopened.storage().dir_syncs(),
+            1,
+            "a clean reopen writes nothing"
+        );
+        storage.set_file("m.tmp", b"unfinished compaction".to_vec());
+        let reopened = Queue::with_storage(storage, "m", Config::default())?;
+        assert_eq!(reopened.storage().names(), vec!["m"]);
+        assert_eq!(
+            reopened.storage().dir_syncs(),
+            2,
+            "the removal of the temp file is made durable"
+        );
+        Ok(())
+    }
+
+    /// The encoded length of one record.
+    fn record_len(record: &Record) -> u64 {
+        mirror::encode_record(record).len() as u64
+    }
+
+    fn settle_record(batch: &Batch, settlement: &Settlement) -> Record {
+        Record::Settle {
+            batch: batch.id,
+            delivered: settlement.delivered.clone(),
+            failed: settlement.failed.clone(),
+            dead: settlement.dead.clone(),
+        }
+    }
+
+    /// Settles `batch` and checks M12 exactly: the settle compacts if and only if the log with
+    /// the settle record would be longer than twice the new snapshot plus the slack; then the
+    /// file is that snapshot, else it is the old log plus the settle record. Returns whether it
+    /// compacted.
+    fn settle_and_check_m12(
+        queue: &mut Queue<MemStorage>,
+        batch: &Batch,
+        outcomes: &[Outcome],
+    ) -> Result<bool, Box<dyn std::error::Error>> {
+        let before = queue.storage().file("m").ok_or("mirror")?.to_vec();
+        let dir_syncs = queue.storage().dir_syncs();
+        let settlement = queue.settle(batch.id, outcomes)?;
+        let record = settle_record(batch, &settlement);
+        let snapshot = mirror::encode(queue.state());
+        let grown = before.len() as u64 + record_len(&record);
+        let due = grown > 2 * snapshot.len() as u64 + crate::COMPACT_SLACK_BYTES;
+        let after = queue.storage().file("m").ok_or("mirror")?;
+        if due {
+            assert_eq!(
+                after,
+                snapshot.as_slice(),
+                "compaction due at {grown} bytes"
+            );
+            assert_eq!(queue.storage().dir_syncs(), dir_syncs + 1);
+        } else {
+            let mut expected = before;
+            expected.extend_from_slice(&mirror::encode_record(&record));
+            assert_eq!(
+                after,
+                expected.as_slice(),
+                "no compaction due at {grown} bytes"
+            );
+            assert_eq!(queue.storage().dir_syncs(), dir_syncs);
+        }
+        Ok(due)
+    }
+
+    /// M12: the compaction rule holds exactly at every settle of a queue whose items keep
+    /// failing (the log grows by batch and settle records only, so the settle record is more
+    /// than half of each step and the crossing cannot hide). Kills `+ with -` / `+ with *` in
+    /// the log length of `Queue::settle`, `> with <` in its cheap pre-check and `* with +` /
+    /// `* with /` in the exact rule.
+    #[test]
+    fn compaction_happens_exactly_when_the_rule_says() -> TestResult {
+        let config = Config {
+            failures_max: u32::MAX,
+            ..Config::default()
+        };
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+        for n in 0..40u64 {
+            queue.park(RequestId(n), "z")?;
+        }
+        let mut compactions = 0;
+        for _ in 0..1500 {
+            let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+            let outcomes = vec![Outcome::Failed; batch.items.len()];
+            if settle_and_check_m12(&mut queue, &batch, &outcomes)? {
+                compactions += 1;
+            }
+        }
+        assert!(compactions >= 3, "only {compactions} compactions");
+        assert_eq!(queue.parked().len(), 40);
+        Ok(())
+    }
+
+    /// M12: "longer than" is strict: a settle that brings the log to exactly twice the snapshot
+    /// plus the slack appends, one byte more compacts. The log is steered to the threshold with
+    /// the lengths of delivered lines. Kills `> with >=` in the exact rule of `Queue::settle`.
+    #[test]
+    fn compaction_threshold_is_strict() -> TestResult {
+        for extra in [0u64, 1] {
+            let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+            // One cycle parks a line of `len` bytes as seq n, hands it over as batch n, and
+            // delivers it; its records' lengths, and the snapshot after it, are known ahead.
+            let cycle = |n: u64, len: usize| {
+                let park = Record::Park {
+                    seq: Seq(n),
+                    request: RequestId(n),
+                    line: "x".repeat(len),
+                    failures: 0,
+                };
+                let batch = Record::Batch {
+                    id: BatchId(n),
+                    attempt: Attempt(1),
+                    seqs: vec![Seq(n)],
+                    remaining: 0,
+                };
+                let settle = Record::Settle {
+                    batch: BatchId(n),
+                    delivered: vec![Seq(n)],
+                    failed: Vec::new(),
+                    dead: Vec::new(),
+                };
+                let after = MirrorState {
+                    next_seq: Seq(n + 1),
+                    next_batch: BatchId(n + 1),
+                    ..MirrorState::default()
+                };
+                let snapshot = mirror::encode(&after).len() as u64;
+                (
+                    record_len(&park) + record_len(&batch) + record_len(&settle),
+                    snapshot,
+                )
+            };
+            let log_len = |queue: &Queue<MemStorage>| -> Result<u64, &'static str> {
+                Ok(queue.storage().file("m").ok_or("mirror")?.len() as u64)
+            };
+            // The last cycle carries a short line (its floor must stay below the snapshot so
+            // the cheap pre-check lets the exact rule decide).
+            let last_len = 8usize;
+            let mut n = 1u64;
+            loop {
+                let (last, snapshot) = cycle(n + 1, last_len);
+                let target = 2 * snapshot + crate::COMPACT_SLACK_BYTES + extra;
+                let gap = target - log_len(&queue)? - last;
+                let (fixed, _) = cycle(n, 0);
+                // Fill with lines up to 2000 bytes; the one before the last closes the gap.
+                let len = if gap > fixed + 2000 + 500 {
+                    2000
+                } else {
+                    usize::try_from(gap - fixed)?
+                };
+                queue.park(RequestId(n), &"x".repeat(len))?;
+                let batch = queue.boundary(Budget(1 << 21))?.ok_or("parked")?;
+                assert!(!settle_and_check_m12(
+                    &mut queue,
+                    &batch,
+                    &[Outcome::Delivered]
+                )?);
+                n += 1;
+                if len < 2000 {
+                    break;
+                }
+            }
+            let (last, snapshot) = cycle(n, last_len);
+            assert_eq!(
+                log_len(&queue)? + last,
+                2 * snapshot + crate::COMPACT_SLACK_BYTES + extra
+            );
+            queue.park(RequestId(n), &"x".repeat(last_len))?;
+            let batch = queue.boundary(Budget(1 << 21))?.ok_or("parked")?;
+            let compacted = settle_and_check_m12(&mut queue, &batch, &[Outcome::Delivered])?;
+            assert_eq!(compacted, extra == 1, "extra {extra}");
+        }
+        Ok(())
+    }
+
+    /// D3: an empty line is a line: it is parked, handed over and settled like any other,
+    /// also when every line held is empty (the compaction pre-check then sees 0 line bytes).
+    /// Kills `* with /` in `Queue::settle`'s pre-check (a division by that 0).
+    #[test]
+    fn empty_lines_park_hand_over_and_settle() -> TestResult {
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        queue.park(RequestId(1), "")?;
+        queue.park(RequestId(2), "")?;
+        let batch = queue.boundary(Budget(2))?.ok_or("parked")?;
+        assert_eq!((batch.items.len(), batch.remaining), (2, 0));
+        assert_eq!(
+            batch.text(),
+            "[parkline batch 1 attempt 1: 2 of 2 parked lines]\n\n\n\
+             [parkline batch 1 end: 0 parked lines still undelivered]\n"
+        );
+        let settlement = queue.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
+        assert_eq!(
+            (settlement.delivered, settlement.failed),
+            (vec![Seq(1)], vec![Seq(2)])
+        );
+        assert_eq!(queue.parked()[0].line, "");
+        Ok(())
+    }
+
+    /// M11: a mirror that exists but cannot be read (here: a directory in its place) is an I/O
+    /// error at open, never taken for an absent mirror that open would create afresh over it.
+    /// Kills the match guard `e.kind() == NotFound` replaced with true in `FsStorage::read`.
+    #[test]
+    fn unreadable_mirror_is_an_error_not_a_new_mirror() -> TestResult {
+        let (dir, path) = temp_mirror()?;
+        fs::create_dir(&path)?;
+        let err = Queue::open(&path)
+            .err()
+            .ok_or("an unreadable mirror must not open")?;
+        assert_eq!(err.kind(), ErrorKind::Io);
+        assert!(err.context().contains("cannot read the mirror"), "{err}");
+        assert!(path.is_dir());
+        assert!(!dir.path().join("s1.mirror.tmp").exists());
+        Ok(())
+    }
+
+    /// M7 on the in-memory storage the harnesses build on: a torn final append is cut off on
+    /// open, so the next park follows the last complete record and the log decodes. Kills
+    /// `MemStorage::truncate -> Ok(())`.
+    #[test]
+    fn torn_tail_is_cut_in_memory_storage_too() -> TestResult {
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        queue.park(RequestId(1), "one")?;
+        let mut storage = queue.into_storage();
+        let whole = storage.file("m").ok_or("mirror")?.to_vec();
+        let mut torn = whole.clone();
+        torn.extend_from_slice(b"0123abcd {\"type\":\"pa");
+        storage.set_file("m", torn);
+        let mut queue = Queue::with_storage(storage, "m", Config::default())?;
+        assert_eq!(queue.storage().file("m"), Some(whole.as_slice()));
+        queue.park(RequestId(2), "two")?;
+        let log = queue.storage().file("m").ok_or("mirror")?;
+        assert_eq!(mirror::decode(log)?, *queue.state());
+        Ok(())
+    }
+
+    /// The accessors report the queue's own config, path and health. Kills
+    /// `Queue::config -> Default`, `Queue::path -> Default` and `Queue::is_poisoned -> true`
+    /// (otherwise only the doc tests, which the mutants run skips, catch them).
+    #[test]
+    fn accessors_report_the_queue() -> TestResult {
+        let config = Config {
+            failures_max: 7,
+            line_bytes_max: 99,
+            ..Config::default()
+        };
+        let queue = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
+        assert_eq!(queue.config(), &config);
+        assert_eq!(queue.path(), PathBuf::from("m"));
+        assert!(!queue.is_poisoned());
+        let (_dir, path) = temp_mirror()?;
+        let queue = Queue::open(&path)?;
+        assert_eq!(queue.path(), path);
+        assert!(!queue.is_poisoned());
+        Ok(())
+    }
+
+    /// The known-bad ClearBeforeHandOver variant must stay drivable for the checkers that are
+    /// to catch it: its settle reports every item delivered (the mirror already dropped them)
+    /// and the next boundary works. Kills `delete field delivered` in `Core::settle` and
+    /// `Core::settled with ()` (which leaves the early-cleared batch blocking every boundary).
+    #[cfg(feature = "known-bad")]
+    #[test]
+    fn clear_before_hand_over_settles_and_goes_on() -> TestResult {
+        let config = Config {
+            known_bad: Some(crate::KnownBad::ClearBeforeHandOver),
+            ..Config::default()
+        };
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+        queue.park(RequestId(1), "a")?;
+        queue.park(RequestId(2), "b")?;
+        let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+        let settlement = queue.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
+        assert_eq!(settlement.delivered, vec![Seq(1), Seq(2)]);
+        queue.park(RequestId(3), "c")?;
+        let next = queue.boundary(Budget(100))?.ok_or("parked")?;
+        assert_eq!(next.items.len(), 1);
+        Ok(())
+    }
+}
