@@ -1131,26 +1131,13 @@ fn with_checksums_fixed(bytes: &[u8]) -> Vec<u8> {
         }
         if line.len() >= 9 && line[8] == b' ' {
             let json = &line[9..];
-            out.extend_from_slice(format!("{:08x} ", crc32fast_hash(json)).as_bytes());
+            out.extend_from_slice(format!("{:08x} ", parkline_model::read::crc32(json)).as_bytes());
             out.extend_from_slice(json);
         } else {
             out.extend_from_slice(line);
         }
     }
     out
-}
-
-/// CRC-32 (IEEE), as the mirror's checksums use (spec/mirror.md M1).
-fn crc32fast_hash(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &byte in bytes {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            let mask = (crc & 1).wrapping_neg();
-            crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
-        }
-    }
-    !crc
 }
 
 /// Decode fuzz input the way `libfuzzer_sys::fuzz_target!(|ops: Vec<Op>| ...)` does, so corpus and
