@@ -1,7 +1,8 @@
 //! The shortest path to a property's discovery, by a breadth-first search of our own.
 //!
 //! stateright 0.31 reports, for a model with several properties, whichever path it evaluated last
-//! (see `TOOLCHAIN-NOTES.md`), not the shortest one. Counterexamples are read by people, so
+//! (measured here: a 10-step path where 0.30.2 reported the 2-step one; `finish_when(AnyFailures)`
+//! does not change it), not the shortest one. Counterexamples are read by people, so
 //! `parkline check` and the variant tests print the shortest path this module finds instead.
 
 use std::collections::{HashMap, VecDeque};
