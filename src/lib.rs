@@ -2,9 +2,7 @@
 //! checks the production crate (`parkline`) against the reference model (`parkline-model`).
 
 pub mod check;
-pub mod drive;
-pub mod harness;
 pub mod inspect;
-pub mod read_harness;
 pub mod replay;
-pub mod simdisk;
+
+pub use parkline_harness::{drive, harness, read_harness, simdisk};
