@@ -13,10 +13,10 @@ use std::path::Path;
 use std::process::{Child, ChildStdout, Command as Process, Stdio};
 
 use parkline::Queue;
-use parkline_conformance::drive::{
+use parkline_harness::drive::{
     BatchJson, Command, ItemJson, NotifiedJson, OutcomeWord, Reply, StateJson, state_json,
 };
-use parkline_conformance::simdisk::SplitMix;
+use parkline_harness::simdisk::SplitMix;
 use parkline_model::delivery::{RefBatch, RefItem, Reference, notified, turn_text};
 
 const FAILURES_MAX: u32 = 2;
