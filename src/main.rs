@@ -1,4 +1,4 @@
-//! The `parkline` command: model check, explore, inspect a mirror, drive the crate, replay a workload.
+//! The `parkline` command: model check, explore, inspect a mirror, replay a workload.
 
 use std::process::ExitCode;
 
@@ -9,7 +9,6 @@ commands:
   check     model-check the delivery and read models at the given bounds (the main job)
   explore   serve stateright's Explorer for a model on 127.0.0.1
   inspect   print what a mirror file holds, without modifying it
-  drive     apply JSON-line ops from stdin to a mirror, print effects as JSON lines
   replay    replay a planner workload trace through today's policy and parkline's
 
 run `parkline <command> --help` for the command's flags";
@@ -25,7 +24,6 @@ fn main() -> ExitCode {
         "check" => parkline_conformance::check::main(&rest),
         "explore" => parkline_conformance::check::explore_main(&rest),
         "inspect" => parkline_conformance::inspect::main(&rest),
-        "drive" => parkline_conformance::drive::main(&rest),
         "replay" => parkline_conformance::replay::main(&rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
