@@ -4,7 +4,7 @@
 //! The trace format is `spec/replay.md`: JSON lines, a header then one event per line (the
 //! parent's turns starting and ending, child turns completing, a child's in-flight part growing,
 //! completion lines arriving, `agent_read` calls). With no argument the shipped trace
-//! `benches/traces/s966.jsonl` is replayed; it is reconstructed from the published figures of the
+//! `src/traces/s966.jsonl` is replayed; it is reconstructed from the published figures of the
 //! seed's planner session s966, not recorded.
 //!
 //! The two policies:
@@ -34,9 +34,9 @@ use parkline::read::{
 use parkline::{Budget, MemStorage, Outcome, Queue, RequestId};
 use serde::Deserialize;
 
-/// The shipped trace, `benches/traces/s966.jsonl`: planner session s966 reconstructed from the
+/// The shipped trace, `src/traces/s966.jsonl`: planner session s966 reconstructed from the
 /// seed's published figures (not recorded). `parkline replay` with no argument replays it.
-pub const S966: &str = include_str!("../benches/traces/s966.jsonl");
+pub const S966: &str = include_str!("traces/s966.jsonl");
 
 /// The `trace` value of a header this version understands.
 pub const FORMAT: &str = "parkline-replay/1";
