@@ -39,9 +39,9 @@ enum Command {
     /// Replay a planner workload trace through today's policy and parkline's
     ///
     /// Replays a planner workload trace (JSON lines, spec/replay.md) through today's policy
-    /// (pop-front, one wake-up turn per parked line; n:1 peeks) and parkline's (one batch turn per
-    /// boundary; since:<cursor> reads), and prints wake-up turns per boundary, characters handed
-    /// to the parent, characters repeated and the share repeated.
+    /// (pop-front, one wake-up turn per parked line; `n:1` peeks) and parkline's (one batch turn
+    /// per boundary; `since:<cursor>` reads), and prints wake-up turns per boundary, characters
+    /// handed to the parent, characters repeated and the share repeated.
     #[command(after_help = EXIT_STATUS)]
     Replay(replay::ReplayArgs),
 }
