@@ -19,43 +19,8 @@ use parkline_model::search::shortest_path;
 use stateright::report::{ReportData, ReportDiscovery, Reporter};
 use stateright::{Checker, Expectation, Model};
 
-const USAGE: &str = "\
-usage: parkline check [flags]
-
-Model-checks the delivery model (spec/delivery.md) and the read model (spec/read.md) at the given
-bounds, shows progress on stderr, and prints a table: states, unique states, depth, time and each
-property's verdict (holds / discovered / VIOLATED / NOT REACHED). A violated property gets its
-shortest counterexample as numbered steps. Exits 1 when a property is violated or a `sometimes`
-property is never reached, 2 on a usage error.
-
-flags:
-  --model delivery|read|all  which models to check (default all)
-  --lines N                  delivery: lines that arrive (default 3)
-  --sizes A,B,..             delivery: line sizes in characters, cycled (default 1,2,7)
-  --budget N                 delivery: the budget of every boundary (default 6)
-  --crashes N                delivery: crashes allowed (default 2)
-  --failures N               delivery: item failures allowed (default 2)
-  --failures-max N           delivery: failures that make a dead letter (default 2)
-  --collects N               delivery: agent_read collections allowed (default 1)
-  --search bfs|dfs           search order (default dfs: same states, less memory)
-  --threads N                checker threads (default 1; a second did not help on 2 cores)
-  --variant NAME             check a known-bad variant (shows its counterexample); names:
-                             delivery: correct pop-front clear-before-hand-over
-                             no-attempt-counter arrival-timed-split hash-order-split
-                             drop-failed drop-collected split-overshoot cut-oversized-line
-                             trailer-counts-all failed-to-back fail-whole-batch
-                             notified-per-batch delete-dead-letter keep-delivered
-                             read: the names of parkline_model::read::ReadVariant
-  -h, --help                 this text";
-
-const EXPLORE_USAGE: &str = "\
-usage: parkline explore [--model delivery|read] [--addr 127.0.0.1:3000] [--variant NAME]
-                        [delivery bound flags of `parkline check`]
-
-Serves stateright's Explorer for the model on the address (default 127.0.0.1:3000) and blocks.";
-
 /// The search order of a check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Search {
     /// Breadth first.
     Bfs,
@@ -384,6 +349,103 @@ pub fn render(rows: &[Row]) -> String {
     out
 }
 
+/// Which models `parkline check` checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Models {
+    /// The delivery model (spec/delivery.md).
+    Delivery,
+    /// The read model (spec/read.md).
+    Read,
+    /// Both.
+    All,
+}
+
+/// The model `parkline explore` serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExploreModel {
+    /// The delivery model (spec/delivery.md).
+    Delivery,
+    /// The read model (spec/read.md).
+    Read,
+}
+
+/// The delivery model's bounds, shared by `check` and `explore`; the defaults are
+/// [`Bounds::check`], whose unique state count is pinned.
+#[derive(Clone, Debug, clap::Args)]
+pub struct BoundsArgs {
+    /// Delivery: lines that arrive
+    #[arg(long, value_name = "N", default_value_t = Bounds::check().lines.len())]
+    pub lines: usize,
+    /// Delivery: line sizes in characters, cycled
+    // Bounds::LINE_CHARS as text; a test checks that the defaults are `Bounds::check()`.
+    #[arg(
+        long,
+        value_name = "A,B,..",
+        value_delimiter = ',',
+        default_value = "1,2,7"
+    )]
+    pub sizes: Vec<usize>,
+    /// Delivery: the budget of every boundary
+    #[arg(long, value_name = "N", default_value_t = Bounds::check().budget)]
+    pub budget: usize,
+    /// Delivery: crashes allowed
+    #[arg(long, value_name = "N", default_value_t = Bounds::check().crashes)]
+    pub crashes: u32,
+    /// Delivery: item failures allowed
+    #[arg(long, value_name = "N", default_value_t = Bounds::check().failures)]
+    pub failures: u32,
+    /// Delivery: failures that make a dead letter
+    #[arg(long, value_name = "N", default_value_t = Bounds::check().failures_max)]
+    pub failures_max: u32,
+    /// Delivery: agent_read collections allowed
+    #[arg(long, value_name = "N", default_value_t = Bounds::check().collects)]
+    pub collects: u32,
+    /// Check a known-bad variant (shows its counterexample): a delivery variant of
+    /// parkline_model::delivery::Variant or a read variant of parkline_model::read::ReadVariant
+    #[arg(long, value_name = "NAME", value_parser = variant_names())]
+    pub variant: Option<String>,
+}
+
+/// The flags of `parkline check`.
+#[derive(Clone, Debug, clap::Parser)]
+pub struct CheckArgs {
+    /// Which models to check
+    #[arg(long, value_enum, default_value_t = Models::All)]
+    pub model: Models,
+    #[command(flatten)]
+    pub bounds: BoundsArgs,
+    /// Search order (dfs: the same states, less memory)
+    #[arg(long, value_enum, default_value_t = Search::Dfs)]
+    pub search: Search,
+    /// Checker threads (a second did not help on 2 cores)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub threads: usize,
+}
+
+/// The flags of `parkline explore`.
+#[derive(Clone, Debug, clap::Parser)]
+pub struct ExploreArgs {
+    /// Which model to serve
+    #[arg(long, value_enum, default_value_t = ExploreModel::Delivery)]
+    pub model: ExploreModel,
+    /// The address the Explorer listens on
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:3000")]
+    pub addr: String,
+    #[command(flatten)]
+    pub bounds: BoundsArgs,
+}
+
+/// Every variant name `--variant` accepts, delivery then read, each once.
+fn variant_names() -> clap::builder::PossibleValuesParser {
+    let mut names: Vec<&'static str> = Variant::ALL.iter().map(|v| v.name()).collect();
+    for v in ReadVariant::ALL {
+        if !names.contains(&v.name()) {
+            names.push(v.name());
+        }
+    }
+    clap::builder::PossibleValuesParser::new(names)
+}
+
 /// What the command line asked for.
 #[derive(Clone, Debug)]
 struct Args {
@@ -392,79 +454,27 @@ struct Args {
     bounds: Bounds,
     delivery_variant: Variant,
     read_variant: ReadVariant,
-    opts: Opts,
-    addr: String,
 }
 
-fn parse(args: &[String], explore: bool) -> Result<Option<Args>, String> {
+/// The models, bounds and variants `(delivery, read)` and `flags` select; an error for a
+/// `--variant` of neither selected model.
+fn resolve(delivery: bool, read: bool, flags: &BoundsArgs) -> Result<Args, String> {
+    let mut bounds = Bounds::check();
+    bounds.budget = flags.budget;
+    bounds.crashes = flags.crashes;
+    bounds.failures = flags.failures;
+    bounds.failures_max = flags.failures_max;
+    bounds.collects = flags.collects;
+    bounds.lines = Bounds::with_sizes(flags.lines, &flags.sizes, flags.budget, 0, 0).lines;
     let mut parsed = Args {
-        delivery: true,
-        read: !explore,
-        bounds: Bounds::check(),
+        delivery,
+        read,
+        bounds,
         delivery_variant: Variant::Correct,
         read_variant: ReadVariant::Correct,
-        opts: Opts::default(),
-        addr: "127.0.0.1:3000".into(),
     };
-    let mut lines = parsed.bounds.lines.len();
-    let mut sizes = Bounds::LINE_CHARS.to_vec();
-    let mut variant: Option<String> = None;
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        if flag == "-h" || flag == "--help" {
-            return Ok(None);
-        }
-        let value = it
-            .next()
-            .ok_or_else(|| format!("{flag} needs a value"))?
-            .as_str();
-        let number = || -> Result<usize, String> {
-            value
-                .parse::<usize>()
-                .map_err(|_| format!("{flag}: {value:?} is not a number"))
-        };
-        let small = || -> Result<u32, String> {
-            u32::try_from(number()?).map_err(|_| format!("{flag}: {value} is too large"))
-        };
-        match flag.as_str() {
-            "--model" => {
-                (parsed.delivery, parsed.read) = match value {
-                    "delivery" => (true, false),
-                    "read" => (false, true),
-                    "all" if !explore => (true, true),
-                    _ => return Err(format!("--model: unknown model {value:?}")),
-                }
-            }
-            "--lines" => lines = number()?,
-            "--sizes" => {
-                sizes = value
-                    .split(',')
-                    .map(|n| n.trim().parse::<usize>())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| format!("--sizes: {value:?} is not a list of numbers"))?;
-            }
-            "--budget" => parsed.bounds.budget = number()?,
-            "--crashes" => parsed.bounds.crashes = small()?,
-            "--failures" => parsed.bounds.failures = small()?,
-            "--failures-max" => parsed.bounds.failures_max = small()?,
-            "--collects" => parsed.bounds.collects = small()?,
-            "--threads" => parsed.opts.threads = number()?.max(1),
-            "--search" => {
-                parsed.opts.search = match value {
-                    "bfs" => Search::Bfs,
-                    "dfs" => Search::Dfs,
-                    _ => return Err(format!("--search: {value:?} is not bfs or dfs")),
-                }
-            }
-            "--variant" => variant = Some(value.to_owned()),
-            "--addr" if explore => parsed.addr = value.to_owned(),
-            _ => return Err(format!("unknown flag {flag:?}")),
-        }
-    }
-    let generated = Bounds::with_sizes(lines, &sizes, parsed.bounds.budget, 0, 0);
-    parsed.bounds.lines = generated.lines;
-    if let Some(name) = variant {
-        match (Variant::from_name(&name), ReadVariant::from_name(&name)) {
+    if let Some(name) = &flags.variant {
+        match (Variant::from_name(name), ReadVariant::from_name(name)) {
             (Some(v), _) if parsed.delivery && !(parsed.read && v == Variant::Correct) => {
                 parsed.delivery_variant = v;
                 parsed.read = false;
@@ -474,10 +484,20 @@ fn parse(args: &[String], explore: bool) -> Result<Option<Args>, String> {
                 parsed.delivery = false;
             }
             (Some(_), _) => {}
-            _ => return Err(format!("--variant: unknown variant {name:?}")),
+            _ => {
+                return Err(format!(
+                    "--variant: {name:?} is not a variant of the delivery model"
+                ));
+            }
         }
     }
-    Ok(Some(parsed))
+    Ok(parsed)
+}
+
+/// A usage error found after parsing, reported the way clap reports its own (exit 2).
+fn usage_error(command: &str, message: &str) -> ExitCode {
+    eprintln!("error: {message}\n\nFor more information, try 'parkline {command} --help'.");
+    ExitCode::from(2)
 }
 
 fn model_name(base: &str, variant: &str) -> String {
@@ -488,24 +508,28 @@ fn model_name(base: &str, variant: &str) -> String {
     }
 }
 
-/// Entry point of `parkline check`.
-pub fn main(args: &[String]) -> ExitCode {
-    let args = match parse(args, false) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(error) => {
-            eprintln!("parkline check: {error}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+/// Entry point of `parkline check`: exit 0 when every property holds or is discovered, 1 when
+/// one is violated or never reached or a pinned state count differs.
+pub fn main(flags: &CheckArgs) -> ExitCode {
+    let (delivery, read) = match flags.model {
+        Models::Delivery => (true, false),
+        Models::Read => (false, true),
+        Models::All => (true, true),
+    };
+    let args = match resolve(delivery, read, &flags.bounds) {
+        Ok(args) => args,
+        Err(message) => return usage_error("check", &message),
+    };
+    let opts = Opts {
+        search: flags.search,
+        threads: flags.threads.max(1),
+        progress: true,
     };
     let mut rows = Vec::new();
     if args.delivery {
         let model = DeliveryModel::new(args.bounds.clone(), args.delivery_variant);
         let name = model_name("delivery", args.delivery_variant.name());
-        let mut row = check_model(&name, &args.bounds.summary(), model, &args.opts);
+        let mut row = check_model(&name, &args.bounds.summary(), model, &opts);
         if args.delivery_variant == Variant::Correct {
             if args.bounds == Bounds::check() {
                 row.pin(delivery::CHECK_UNIQUE_STATES);
@@ -519,7 +543,7 @@ pub fn main(args: &[String]) -> ExitCode {
         let model = ReadModel::new(ReadBounds::default(), args.read_variant);
         let name = model_name("read", args.read_variant.name());
         let bounds = model.bounds.summary();
-        let mut row = check_model(&name, &bounds, model, &args.opts);
+        let mut row = check_model(&name, &bounds, model, &opts);
         if args.read_variant == ReadVariant::Correct {
             row.pin(parkline_model::read::DEFAULT_UNIQUE_STATES);
         }
@@ -534,31 +558,23 @@ pub fn main(args: &[String]) -> ExitCode {
     }
 }
 
-/// Entry point of `parkline explore`.
-pub fn explore_main(args: &[String]) -> ExitCode {
-    let args = match parse(args, true) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            println!("{EXPLORE_USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(error) => {
-            eprintln!("parkline explore: {error}\n\n{EXPLORE_USAGE}");
-            return ExitCode::from(2);
-        }
+/// Entry point of `parkline explore`: serves until killed.
+pub fn explore_main(flags: &ExploreArgs) -> ExitCode {
+    let read = flags.model == ExploreModel::Read;
+    let args = match resolve(!read, read, &flags.bounds) {
+        Ok(args) => args,
+        Err(message) => return usage_error("explore", &message),
     };
-    eprintln!(
-        "parkline explore: serving the Explorer on http://{}",
-        args.addr
-    );
+    let addr = flags.addr.as_str();
+    eprintln!("parkline explore: serving the Explorer on http://{}", addr);
     if args.read {
         ReadModel::new(ReadBounds::default(), args.read_variant)
             .checker()
-            .serve(args.addr.as_str());
+            .serve(addr);
     } else {
         DeliveryModel::new(args.bounds, args.delivery_variant)
             .checker()
-            .serve(args.addr.as_str());
+            .serve(addr);
     }
     ExitCode::SUCCESS
 }
@@ -615,8 +631,10 @@ mod tests {
     }
 
     #[test]
-    fn flags_parse_into_bounds_and_variants() {
-        let args: Vec<String> = [
+    fn flags_parse_into_bounds_and_variants() -> Result<(), clap::Error> {
+        use clap::Parser as _;
+        let flags = CheckArgs::try_parse_from([
+            "check",
             "--lines",
             "4",
             "--sizes",
@@ -627,11 +645,9 @@ mod tests {
             "pop-front",
             "--search",
             "bfs",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let parsed = parse(&args, false).expect("valid").expect("not help");
+        ])?;
+        assert_eq!(flags.search, Search::Bfs);
+        let parsed = resolve(true, true, &flags.bounds).expect("a delivery variant");
         assert_eq!(parsed.bounds.lines.len(), 4);
         let chars: Vec<usize> = parsed
             .bounds
@@ -643,8 +659,24 @@ mod tests {
         assert_eq!(parsed.bounds.budget, 9);
         assert_eq!(parsed.delivery_variant, Variant::PopFront);
         assert!(parsed.delivery && !parsed.read);
-        assert_eq!(parsed.opts.search, Search::Bfs);
-        assert!(parse(&["--bogus".into(), "1".into()], false).is_err());
-        assert!(parse(&["--variant".into(), "nope".into()], false).is_err());
+        // The defaults are the pinned bounds.
+        let defaults = CheckArgs::try_parse_from(["check"])?;
+        let parsed = resolve(true, true, &defaults.bounds).expect("no variant");
+        assert_eq!(parsed.bounds, Bounds::check());
+        assert_eq!((defaults.search, defaults.threads), (Search::Dfs, 1));
+        assert!(CheckArgs::try_parse_from(["check", "--bogus", "1"]).is_err());
+        assert!(CheckArgs::try_parse_from(["check", "--variant", "nope"]).is_err());
+        // A read variant with only the delivery model selected is refused, not ignored.
+        let read_only = ReadVariant::ALL
+            .into_iter()
+            .find(|v| Variant::from_name(v.name()).is_none())
+            .expect("a read-only variant name");
+        let flags = CheckArgs::try_parse_from(["check", "--variant", read_only.name()])?;
+        assert!(resolve(true, false, &flags.bounds).is_err());
+        assert_eq!(
+            resolve(false, true, &flags.bounds).map(|a| a.read_variant),
+            Ok(read_only)
+        );
+        Ok(())
     }
 }

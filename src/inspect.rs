@@ -13,7 +13,8 @@
 //! the lock file to exist or be created (a write) and `flock` would still refuse it while the
 //! daemon holds the exclusive one. What inspect prints is the mirror as of the moment it read it.
 //!
-//! Exit status: 0 success, 1 the file cannot be read, 2 usage, 3 the mirror is damaged.
+//! Exit status: 0 success, 1 the mirror is damaged, 2 usage (clap's), 3 the file cannot be read
+//! or the output cannot be written.
 
 use std::io::Write;
 use std::path::Path;
@@ -22,61 +23,35 @@ use std::process::ExitCode;
 use parkline::mirror::{self, Decoded};
 use parkline::{Error, ErrorKind, Item};
 
-const USAGE: &str = "\
-usage: parkline inspect <mirror> [--json]
-
-Prints what the mirror file holds: parked lines, the batch in flight (with its attempt), dead
-letters. Never modifies the file and takes no lock, so it works on a live session.
-
-  --json   one JSON object on stdout instead of tables
-
-exit status: 0 ok, 1 cannot read the file, 2 usage, 3 damaged mirror";
+/// The arguments of `parkline inspect`.
+#[derive(Clone, Debug, clap::Parser)]
+pub struct InspectArgs {
+    /// The mirror file
+    pub mirror: std::path::PathBuf,
+    /// One JSON object on stdout instead of tables
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// The longest line shown in a table cell, in characters; `--json` shows lines whole.
 const CELL_CHARS_MAX: usize = 72;
 
 /// Entry point of `parkline inspect`.
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &InspectArgs) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     ExitCode::from(run(args, &mut stdout.lock(), &mut stderr.lock()))
 }
 
 /// Runs `parkline inspect` with `args`, writing to `out` and `err`; returns the exit status.
-pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let mut json = false;
-    let mut path = None;
-    for arg in args {
-        match arg.as_str() {
-            "--json" => json = true,
-            "-h" | "--help" => {
-                let _ = writeln!(out, "{USAGE}");
-                return 0;
-            }
-            flag if flag.starts_with('-') => {
-                let _ = writeln!(err, "parkline inspect: unknown flag {flag:?}\n\n{USAGE}");
-                return 2;
-            }
-            other if path.is_none() => path = Some(other.to_owned()),
-            other => {
-                let _ = writeln!(
-                    err,
-                    "parkline inspect: unexpected argument {other:?}\n\n{USAGE}"
-                );
-                return 2;
-            }
-        }
-    }
-    let Some(path) = path else {
-        let _ = writeln!(err, "{USAGE}");
-        return 2;
-    };
-    let path = Path::new(&path);
+pub fn run(args: &InspectArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let json = args.json;
+    let path = args.mirror.as_path();
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) => {
             let _ = writeln!(err, "parkline inspect: cannot read {}: {e}", path.display());
-            return 1;
+            return 3;
         }
     };
     match mirror::decode_log(&bytes) {
@@ -87,7 +62,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> u8 {
                 write!(out, "{}", table_report(path, bytes.len(), &decoded))
             };
             if written.is_err() {
-                return 1;
+                return 3;
             }
             0
         }
@@ -99,7 +74,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             }
             let _ = writeln!(err, "parkline inspect: {e}");
             let _ = writeln!(err, "{}", advice(&e));
-            3
+            1
         }
     }
 }
@@ -262,10 +237,14 @@ mod tests {
     use super::*;
     use parkline::{Budget, Outcome, Queue, RequestId};
 
+    /// `parkline inspect <args>`: clap's exit status for a usage error, else `run`'s.
     fn run_on(args: &[&str]) -> (u8, String, String) {
-        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        use clap::Parser as _;
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let status = run(&args, &mut out, &mut err);
+        let status = match InspectArgs::try_parse_from(std::iter::once(&"inspect").chain(args)) {
+            Ok(args) => run(&args, &mut out, &mut err),
+            Err(e) => u8::try_from(e.exit_code()).unwrap_or(u8::MAX),
+        };
         (
             status,
             String::from_utf8_lossy(&out).into_owned(),
@@ -332,7 +311,7 @@ mod tests {
         Ok(())
     }
 
-    /// M11: a damaged mirror exits 3 with the typed error and advice; the file is unchanged.
+    /// M11: a damaged mirror exits 1 with the typed error and advice; the file is unchanged.
     #[test]
     fn inspect_reports_a_damaged_mirror() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
@@ -345,7 +324,7 @@ mod tests {
         bytes[at] = b'D';
         std::fs::write(&path, &bytes)?;
         let (status, out, err) = run_on(&[path.to_str().ok_or("utf-8")?, "--json"]);
-        assert_eq!(status, 3);
+        assert_eq!(status, 1);
         assert!(err.contains("corrupt mirror"), "{err}");
         assert!(err.contains("checksum mismatch"), "{err}");
         assert!(err.contains("truncate -s"), "{err}");
@@ -361,6 +340,8 @@ mod tests {
     fn inspect_usage_and_missing_file() {
         assert_eq!(run_on(&[]).0, 2);
         assert_eq!(run_on(&["--bogus"]).0, 2);
-        assert_eq!(run_on(&["/nonexistent/parkline/x.mirror"]).0, 1);
+        assert_eq!(run_on(&["a", "b"]).0, 2);
+        assert_eq!(run_on(&["--help"]).0, 0);
+        assert_eq!(run_on(&["/nonexistent/parkline/x.mirror"]).0, 3);
     }
 }

@@ -1,39 +1,56 @@
-//! The `parkline` command: model check, explore, inspect a mirror, drive the crate, replay a workload.
+//! The `parkline` operator command: model-check the protocol, explore a model, inspect a mirror,
+//! replay a workload. Parsing is clap's (help, typo suggestions, `--version`, usage errors exit 2);
+//! each subcommand's work is in the library.
 
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-usage: parkline <command> [args]
+use clap::{Parser, Subcommand};
+use parkline_cli::{EXIT_STATUS, check, inspect, replay};
 
-commands:
-  check     model-check the delivery and read models at the given bounds (the main job)
-  explore   serve stateright's Explorer for a model on 127.0.0.1
-  inspect   print what a mirror file holds, without modifying it
-  drive     apply JSON-line ops from stdin to a mirror, print effects as JSON lines
-  replay    replay a planner workload trace through today's policy and parkline's
+/// The verified core of deferred delivery: model check, inspect, replay.
+#[derive(Debug, Parser)]
+#[command(name = "parkline", version, after_help = EXIT_STATUS, arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-run `parkline <command> --help` for the command's flags";
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Model-check the delivery and read models at the given bounds (the main job)
+    ///
+    /// Model-checks the delivery model (spec/delivery.md) and the read model (spec/read.md) at the
+    /// given bounds, shows progress on stderr, and prints a table: states, unique states, depth,
+    /// time and each property's verdict (holds / discovered / VIOLATED / NOT REACHED). A violated
+    /// property gets its shortest counterexample as numbered steps.
+    #[command(after_help = EXIT_STATUS)]
+    Check(check::CheckArgs),
+    /// Serve stateright's Explorer for a model on 127.0.0.1
+    ///
+    /// Serves stateright's Explorer for the model at the address and blocks until killed.
+    #[command(after_help = EXIT_STATUS)]
+    Explore(check::ExploreArgs),
+    /// Print what a mirror file holds, without modifying it
+    ///
+    /// Prints what the mirror file holds: parked lines, the batch in flight (with its attempt),
+    /// dead letters. Never modifies the file and takes no lock, so it works on a live session.
+    #[command(after_help = EXIT_STATUS)]
+    Inspect(inspect::InspectArgs),
+    /// Replay a planner workload trace through today's policy and parkline's
+    ///
+    /// Replays a planner workload trace (JSON lines, spec/replay.md) through today's policy
+    /// (pop-front, one wake-up turn per parked line; `n:1` peeks) and parkline's (one batch turn
+    /// per boundary; `since:<cursor>` reads), and prints wake-up turns per boundary, characters
+    /// handed to the parent, characters repeated and the share repeated.
+    #[command(after_help = EXIT_STATUS)]
+    Replay(replay::ReplayArgs),
+}
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let Some(command) = args.next() else {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
-    };
-    let rest: Vec<String> = args.collect();
-    match command.as_str() {
-        "check" => parkline_conformance::check::main(&rest),
-        "explore" => parkline_conformance::check::explore_main(&rest),
-        "inspect" => parkline_conformance::inspect::main(&rest),
-        "drive" => parkline_conformance::drive::main(&rest),
-        "replay" => parkline_conformance::replay::main(&rest),
-        "-h" | "--help" | "help" => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        other => {
-            eprintln!("parkline: unknown command {other:?}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
+    match Cli::parse().command {
+        Command::Check(flags) => check::main(&flags),
+        Command::Explore(flags) => check::explore_main(&flags),
+        Command::Inspect(flags) => inspect::main(&flags),
+        Command::Replay(flags) => replay::main(&flags),
     }
 }

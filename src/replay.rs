@@ -4,7 +4,7 @@
 //! The trace format is `spec/replay.md`: JSON lines, a header then one event per line (the
 //! parent's turns starting and ending, child turns completing, a child's in-flight part growing,
 //! completion lines arriving, `agent_read` calls). With no argument the shipped trace
-//! `benches/traces/s966.jsonl` is replayed; it is reconstructed from the published figures of the
+//! `src/traces/s966.jsonl` is replayed; it is reconstructed from the published figures of the
 //! seed's planner session s966, not recorded.
 //!
 //! The two policies:
@@ -34,9 +34,9 @@ use parkline::read::{
 use parkline::{Budget, MemStorage, Outcome, Queue, RequestId};
 use serde::Deserialize;
 
-/// The shipped trace, `benches/traces/s966.jsonl`: planner session s966 reconstructed from the
+/// The shipped trace, `src/traces/s966.jsonl`: planner session s966 reconstructed from the
 /// seed's published figures (not recorded). `parkline replay` with no argument replays it.
-pub const S966: &str = include_str!("../benches/traces/s966.jsonl");
+pub const S966: &str = include_str!("traces/s966.jsonl");
 
 /// The `trace` value of a header this version understands.
 pub const FORMAT: &str = "parkline-replay/1";
@@ -162,12 +162,12 @@ pub struct Trace {
 /// # Example
 ///
 /// ```
-/// let trace = parkline_conformance::replay::parse(parkline_conformance::replay::S966)?;
+/// let trace = parkline_cli::replay::parse(parkline_cli::replay::S966)?;
 /// assert_eq!(trace.header.session, "s966");
 /// assert!(!trace.header.recorded);
-/// let bad = parkline_conformance::replay::parse("{\"trace\":\"parkline-replay/9\"}").unwrap_err();
+/// let bad = parkline_cli::replay::parse("{\"trace\":\"parkline-replay/9\"}").unwrap_err();
 /// assert_eq!(bad.line, 1);
-/// # Ok::<(), parkline_conformance::replay::TraceError>(())
+/// # Ok::<(), parkline_cli::replay::TraceError>(())
 /// ```
 pub fn parse(text: &str) -> Result<Trace, TraceError> {
     let mut lines = text.lines().enumerate().map(|(i, line)| (i + 1, line));
@@ -398,7 +398,7 @@ fn filler(label: &str, chars: usize) -> String {
 /// # Example
 ///
 /// ```
-/// use parkline_conformance::replay;
+/// use parkline_cli::replay;
 /// let result = replay::replay(&replay::parse(replay::S966)?)?;
 /// assert_eq!(result.today.reads, 61);
 /// assert!(result.parkline.wake_up_turns < result.today.wake_up_turns);
@@ -582,7 +582,7 @@ fn boundary(
 /// # Example
 ///
 /// ```
-/// use parkline_conformance::replay;
+/// use parkline_cli::replay;
 /// let table = replay::render(&replay::replay(&replay::parse(replay::S966)?)?);
 /// assert!(table.contains("wake-up turns"));
 /// # Ok::<(), replay::TraceError>(())
@@ -712,39 +712,26 @@ fn per_boundary(turns: usize, boundaries: usize) -> String {
     }
 }
 
-const USAGE: &str = "\
-usage: parkline replay [TRACE]
+/// The arguments of `parkline replay`.
+#[derive(Clone, Debug, clap::Parser)]
+pub struct ReplayArgs {
+    /// The trace (JSON lines, spec/replay.md); without it, the shipped trace of planner session
+    /// s966, reconstructed from the published figures (not recorded)
+    pub trace: Option<std::path::PathBuf>,
+}
 
-Replays a planner workload trace (JSON lines, spec/replay.md) through today's policy (pop-front,
-one wake-up turn per parked line; n:1 peeks) and parkline's (one batch turn per boundary;
-since:<cursor> reads), and prints wake-up turns per boundary, characters handed to the parent,
-characters repeated and the share repeated. Without TRACE, replays the shipped trace of planner
-session s966, reconstructed from the published figures (not recorded).";
-
-/// Entry point of `parkline replay`: exit 0 with the table on stdout, 1 on an invalid or
-/// unreadable trace (the error on stderr), 2 on a usage error.
-pub fn main(args: &[String]) -> ExitCode {
-    let text = match args {
-        [] => S966.to_owned(),
-        [flag] if flag == "-h" || flag == "--help" => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        [flag] if flag.starts_with('-') && flag != "-" => {
-            eprintln!("parkline replay: unknown flag {flag:?}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-        [path] => match std::fs::read_to_string(path) {
+/// Entry point of `parkline replay`: exit 0 with the table on stdout, 1 on an invalid trace, 3 on
+/// an unreadable one (the error on stderr).
+pub fn main(args: &ReplayArgs) -> ExitCode {
+    let text = match &args.trace {
+        None => S966.to_owned(),
+        Some(path) => match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) => {
-                eprintln!("parkline replay: cannot read {path}: {e}");
-                return ExitCode::from(1);
+                eprintln!("parkline replay: cannot read {}: {e}", path.display());
+                return ExitCode::from(3);
             }
         },
-        _ => {
-            eprintln!("parkline replay: at most one trace\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
     };
     match parse(&text).and_then(|trace| replay(&trace)) {
         Ok(result) => {
@@ -752,9 +739,10 @@ pub fn main(args: &[String]) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            let name = args
-                .first()
-                .map_or("the shipped trace s966", String::as_str);
+            let name = args.trace.as_ref().map_or_else(
+                || "the shipped trace s966".to_owned(),
+                |path| path.display().to_string(),
+            );
             eprintln!("parkline replay: {name}: {e}");
             ExitCode::from(1)
         }

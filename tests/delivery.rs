@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use parkline::{Budget, Outcome, Queue, RequestId};
-use parkline_conformance::harness::{
+use parkline_harness::harness::{
     self, KNOWN_BAD, MIRROR, Op, Setup, check, check_with, decode_ops, known_bad_named,
 };
-use parkline_conformance::simdisk::{SimDisk, SplitMix};
+use parkline_harness::simdisk::{SimDisk, SplitMix};
 use parkline_model::delivery::{Action, DeliveryModel, DeliveryState, Phase, Variant};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;

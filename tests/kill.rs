@@ -1,4 +1,4 @@
-//! The real-process crash test: `parkline drive` runs the crate on a real file in a temporary
+//! The real-process crash test: a child process runs the crate on a real file in a temporary
 //! directory and is killed with signal 9 at random moments; the parent reopens the mirror and
 //! requires the reference's state after some prefix of the ops it wrote, a prefix that includes
 //! every op whose effect it had read (acknowledged). D9 (no loss), D10 (repeat), D16 (durable
@@ -7,21 +7,34 @@
 //! The kill moment is random by the number of effect lines read before the kill (seeded; the
 //! seed is printed), never by time: the child runs ahead of the reader, so the kill lands
 //! anywhere in the ops after the last one read, including inside an fsync.
+//!
+//! The child is this test binary itself, re-executed (sled's way) to run only
+//! [`serve_answers_a_script_or_is_the_child`] with [`CHILD_MIRROR`] set: that test then runs the
+//! harness's drive loop on stdin and stdout and exits without returning. So the drive protocol
+//! and its known-bad switches exist only in test code, never in the operator binary.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command as Process, Stdio};
 
-use parkline::Queue;
-use parkline_conformance::drive::{
-    BatchJson, Command, ItemJson, NotifiedJson, OutcomeWord, Reply, StateJson, state_json,
+use parkline::{Config, Queue};
+use parkline_harness::drive::{
+    self, BatchJson, Command, ItemJson, NotifiedJson, OutcomeWord, Reply, StateJson, state_json,
 };
-use parkline_conformance::simdisk::SplitMix;
+use parkline_harness::harness::known_bad_named;
+use parkline_harness::simdisk::SplitMix;
 use parkline_model::delivery::{RefBatch, RefItem, Reference, notified, turn_text};
 
 const FAILURES_MAX: u32 = 2;
 /// Lives (kills) per mirror file before a fresh directory.
 const LIVES_PER_MIRROR: usize = 10;
+
+/// Set in the child's environment to the mirror it drives: makes the child test the drive loop.
+const CHILD_MIRROR: &str = "PARKLINE_DRIVE_CHILD";
+/// Set in the child's environment to a `parkline::KnownBad` name the child's crate runs with.
+const CHILD_KNOWN_BAD: &str = "PARKLINE_DRIVE_KNOWN_BAD";
+/// The one test the re-executed binary runs, by its full name in this binary.
+const CHILD_TEST: &str = "kill::serve_answers_a_script_or_is_the_child";
 
 fn iterations() -> usize {
     std::env::var("PARKLINE_KILL_ITERATIONS")
@@ -150,9 +163,14 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
 
 fn read_reply(stdout: &mut BufReader<ChildStdout>) -> Option<Reply> {
     let mut line = String::new();
-    match stdout.read_line(&mut line) {
-        Ok(0) | Err(_) => None,
-        Ok(_) => Some(serde_json::from_str(&line).expect("a JSON effect line")),
+    loop {
+        line.clear();
+        match stdout.read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            // libtest's banner ("running 1 test") precedes the effects; no effect looks like it.
+            Ok(_) if line.trim().is_empty() || line.starts_with("running ") => {}
+            Ok(_) => return Some(serde_json::from_str(&line).expect("a JSON effect line")),
+        }
     }
 }
 
@@ -160,22 +178,43 @@ fn spawn(path: &Path) -> Child {
     spawn_with(path, None)
 }
 
+/// The crate's configuration in the child: the reference's `failures_max`.
+fn config() -> Config {
+    let mut config = Config::default();
+    config.failures_max = FAILURES_MAX;
+    config
+}
+
+/// The test binary, re-executed to run only [`CHILD_TEST`], which drives the mirror at `path`.
 fn spawn_with(path: &Path, known_bad: Option<&str>) -> Child {
-    let mut process = Process::new(env!("CARGO_BIN_EXE_parkline"));
+    let mut process = Process::new(std::env::current_exe().expect("the test binary's path"));
+    // Terse output: the pretty format would print the test's name on the first effect's line.
     process
-        .arg("drive")
-        .arg(path)
-        .arg("--failures-max")
-        .arg(FAILURES_MAX.to_string());
-    if let Some(name) = known_bad {
-        process.arg("--known-bad").arg(name);
-    }
+        .args([CHILD_TEST, "--exact", "--quiet", "--nocapture"])
+        .env(CHILD_MIRROR, path);
+    match known_bad {
+        Some(name) => process.env(CHILD_KNOWN_BAD, name),
+        None => process.env_remove(CHILD_KNOWN_BAD),
+    };
     process
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("spawn parkline drive")
+        .expect("spawn the drive child")
+}
+
+/// The child's side, in the re-executed test binary: the drive loop on stdin and stdout, then
+/// exit with its status without returning to libtest (whose summary would follow the effects).
+fn child_main(mirror: &Path) -> ! {
+    let mut config = config();
+    if let Ok(name) = std::env::var(CHILD_KNOWN_BAD) {
+        config.known_bad = Some(
+            known_bad_named(&name).unwrap_or_else(|| panic!("{CHILD_KNOWN_BAD}={name}: unknown")),
+        );
+    }
+    let status = drive::serve(mirror, config, io::stdin().lock(), io::stdout().lock());
+    std::process::exit(status.map_or(1, i32::from));
 }
 
 #[derive(Debug, Default)]
@@ -359,4 +398,82 @@ fn drive_reports_errors_and_refuses_bad_input() {
     );
     let status = child.wait().expect("wait");
     assert_eq!(status.code(), Some(2));
+}
+
+/// In the re-executed child (with [`CHILD_MIRROR`] set) this runs the drive loop and never
+/// returns. In a normal run it checks that loop in process: a script's effects, in order, equal
+/// the reference's, and a line that is not an op ends it with `BadInput` and status 2.
+#[test]
+fn serve_answers_a_script_or_is_the_child() {
+    if let Some(mirror) = std::env::var_os(CHILD_MIRROR) {
+        child_main(Path::new(&mirror));
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut reference = Reference::new(FAILURES_MAX);
+    let mut expected = vec![Reply::Opened {
+        state: ref_state(&reference),
+    }];
+    let mut script = vec![
+        Command::Park {
+            request: 1,
+            line: "r-1 done".to_owned(),
+        },
+        Command::Park {
+            request: 2,
+            line: "é→ü".to_owned(),
+        },
+    ];
+    expected.push(Reply::Parked {
+        seq: reference.park(1, "r-1 done"),
+    });
+    expected.push(Reply::Parked {
+        seq: reference.park(2, "é→ü"),
+    });
+    // "r-1 done" costs 9: the batch is that line alone, the other one remains parked.
+    let batch = reference.boundary(10).expect("boundary").expect("a batch");
+    assert_eq!((batch.items.len(), batch.remaining), (1, 1));
+    script.push(Command::Boundary { budget: 10 });
+    expected.push(Reply::Batch {
+        batch: Some(batch_json(&batch)),
+    });
+    let settlement = reference.settle(batch.id, &[false]).expect("settle");
+    script.push(Command::Settle {
+        batch: batch.id,
+        outcomes: vec![OutcomeWord::Failed],
+    });
+    expected.push(Reply::Settled {
+        delivered: settlement.delivered,
+        failed: settlement.failed,
+        dead: settlement.dead,
+    });
+    script.push(Command::State);
+    expected.push(Reply::State {
+        state: ref_state(&reference),
+    });
+    let mut input = String::new();
+    for command in &script {
+        input.push_str(&serde_json::to_string(command).expect("serialise"));
+        input.push_str("\n\n");
+    }
+    input.push_str("{\"op\":\"park\",\"request\":3}\n{\"op\":\"state\"}\n");
+    let mut output = Vec::new();
+    let status = drive::serve(
+        &dir.path().join("s.mirror"),
+        config(),
+        input.as_bytes(),
+        &mut output,
+    )
+    .expect("in-memory input and output");
+    let replies: Vec<Reply> = String::from_utf8(output)
+        .expect("utf-8")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON effect line"))
+        .collect();
+    assert_eq!(status, 2);
+    let (last, replies) = replies.split_last().expect("effects");
+    assert_eq!(replies, expected.as_slice());
+    assert!(
+        matches!(last, Reply::Error { kind, .. } if kind == "BadInput"),
+        "{last:?}"
+    );
 }

@@ -10,7 +10,7 @@ use parkline::read::{
     TurnId, TurnSeq, Window,
 };
 use parkline::{ErrorKind, RequestId};
-use parkline_conformance::read_harness::{
+use parkline_harness::read_harness::{
     self, READ_KNOWN_BAD, ReadOp, check, check_with, decode_read_ops,
 };
 use proptest::prelude::*;

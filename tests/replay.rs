@@ -1,7 +1,7 @@
 //! `parkline replay`: the shipped s966 trace through today's policy and parkline's, and the
 //! trace format's errors, each naming its line.
 
-use parkline_conformance::replay::{self, Replay, S966, TraceError};
+use parkline_cli::replay::{self, Replay, S966, TraceError};
 
 fn shipped() -> Replay {
     let trace = replay::parse(S966).expect("the shipped trace parses");
@@ -283,19 +283,4 @@ fn ids_the_read_side_rejects_and_lines_the_queue_rejects_name_their_line() {
     ]));
     assert_eq!(e.line, 3);
     assert!(e.message.contains("completion line"), "{e}");
-}
-
-#[test]
-fn the_command_exits_0_on_the_shipped_trace_1_on_a_bad_file_2_on_bad_usage() {
-    use std::process::ExitCode;
-    assert_eq!(replay::main(&[]), ExitCode::SUCCESS);
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let bad = dir.path().join("bad.jsonl");
-    std::fs::write(&bad, trace(&[r#"{"ev":"turn_end","turn":"p"}"#])).expect("write");
-    let bad = bad.display().to_string();
-    assert_eq!(replay::main(std::slice::from_ref(&bad)), ExitCode::from(1));
-    let missing = dir.path().join("missing.jsonl").display().to_string();
-    assert_eq!(replay::main(&[missing]), ExitCode::from(1));
-    assert_eq!(replay::main(&["--frobnicate".into()]), ExitCode::from(2));
-    assert_eq!(replay::main(&[bad.clone(), bad]), ExitCode::from(2));
 }

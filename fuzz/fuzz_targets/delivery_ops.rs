@@ -9,7 +9,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use parkline_conformance::harness::{Op, Setup, check_with, setup_from_env};
+use parkline_harness::harness::{Op, Setup, check_with, setup_from_env};
 
 fn setup() -> &'static Setup {
     static SETUP: OnceLock<Setup> = OnceLock::new();

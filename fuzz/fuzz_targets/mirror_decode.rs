@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(message) = parkline_conformance::harness::check_mirror_bytes(data) {
+    if let Err(message) = parkline_harness::harness::check_mirror_bytes(data) {
         panic!("{message}");
     }
 });

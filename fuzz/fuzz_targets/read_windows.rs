@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use parkline_conformance::read_harness::{ReadOp, check};
+use parkline_harness::read_harness::{ReadOp, check};
 
 fuzz_target!(|ops: Vec<ReadOp>| {
     if let Err(divergence) = check(&ops) {

@@ -1,25 +1,18 @@
-//! `parkline drive <mirror>`: apply ops read as JSON lines on stdin to a real `parkline::Queue`
-//! on `<mirror>`, and print one JSON line of effect per op on stdout, flushed at once.
+//! The drive protocol (`spec/drive.md`): ops read as JSON lines are applied to a real
+//! `parkline::Queue` on a mirror file, and one JSON line of effect per op is written back, flushed
+//! at once.
 //!
-//! The protocol is `spec/drive.md`. A reply is printed only after the op returned, so a reply the
-//! parent has read is an acknowledgement: the kill -9 test reads replies, kills the process at a
-//! random moment, reopens the mirror and checks that everything acknowledged survived.
+//! A reply is written only after the op returned, so a reply the reader has read is an
+//! acknowledgement: the kill -9 test (`tests/kill.rs`) runs [`serve`] in a child process (the test
+//! binary re-executed), reads replies, kills the child at a random moment, reopens the mirror and
+//! checks that everything acknowledged survived. It lives here, not in the operator binary,
+//! because it is how a test selects a known-bad behaviour of the crate on a real mirror.
 
 use std::io::{self, BufRead, Write};
-use std::process::ExitCode;
+use std::path::Path;
 
 use parkline::{Budget, Config, Outcome, Queue, RequestId};
 use serde::{Deserialize, Serialize};
-
-const USAGE: &str = "\
-usage: parkline drive <mirror> [--failures-max N] [--line-bytes-max N] [--known-bad NAME]
-
-Opens (creating or recovering) the mirror, then reads one JSON op per line on stdin:
-  {\"op\":\"park\",\"request\":7,\"line\":\"...\"}
-  {\"op\":\"boundary\",\"budget\":4000}
-  {\"op\":\"settle\",\"batch\":3,\"outcomes\":[\"delivered\",\"failed\"]}
-  {\"op\":\"state\"}
-and prints one JSON effect per line on stdout, flushed after each op. See spec/drive.md.";
 
 /// One op of the drive protocol (one JSON line on stdin).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,80 +241,37 @@ fn print(out: &mut impl Write, reply: &Reply) -> io::Result<()> {
     out.flush()
 }
 
-fn parse_args(args: &[String]) -> Result<(String, Config), String> {
-    let mut mirror = None;
-    let mut config = Config::default();
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--failures-max" | "--line-bytes-max" => {
-                let value = rest.next().ok_or_else(|| format!("{arg} needs a value"))?;
-                let parsed: usize = value
-                    .parse()
-                    .map_err(|_| format!("{arg}: not a number: {value}"))?;
-                if arg == "--failures-max" {
-                    config.failures_max =
-                        u32::try_from(parsed).map_err(|_| format!("{arg}: too large: {value}"))?;
-                } else {
-                    config.line_bytes_max = parsed;
-                }
-            }
-            "--known-bad" => {
-                // Test-only: a deliberately broken crate, to show the kill -9 test catches it.
-                let name = rest.next().ok_or_else(|| format!("{arg} needs a value"))?;
-                config.known_bad = Some(
-                    crate::harness::known_bad_named(name)
-                        .ok_or_else(|| format!("{arg}: unknown switch {name}"))?,
-                );
-            }
-            flag if flag.starts_with('-') => return Err(format!("unknown flag {flag}")),
-            path if mirror.is_none() => mirror = Some(path.to_owned()),
-            extra => return Err(format!("unexpected argument {extra}")),
-        }
-    }
-    let mirror = mirror.ok_or_else(|| "missing <mirror>".to_owned())?;
-    Ok((mirror, config))
-}
-
-/// Entry point of `parkline drive`.
-pub fn main(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let (mirror, config) = match parse_args(args) {
-        Ok(parsed) => parsed,
-        Err(message) => {
-            eprintln!("parkline drive: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&mirror, config) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("parkline drive: {e}");
-            ExitCode::from(1)
-        }
-    }
-}
-
-fn run(mirror: &str, config: Config) -> io::Result<ExitCode> {
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+/// Opens (creating or recovering) the mirror at `mirror` with `config`, writes the `opened` effect,
+/// then applies each op line of `input` and writes its effect to `output`, flushed after each.
+///
+/// Returns the exit status of the protocol: 0 at the end of `input`, 1 when the mirror cannot be
+/// opened (after an `error` effect), 2 at a line that is not a valid op (after an `error` effect
+/// of kind `BadInput`).
+///
+/// # Errors
+///
+/// Reading `input` or writing `output` failed.
+pub fn serve(
+    mirror: &Path,
+    config: Config,
+    input: impl BufRead,
+    mut output: impl Write,
+) -> io::Result<u8> {
+    let out = &mut output;
     let mut queue = match Queue::open_with(mirror, config) {
         Ok(queue) => queue,
         Err(e) => {
-            print(&mut out, &error_reply(&e))?;
-            return Ok(ExitCode::from(1));
+            print(out, &error_reply(&e))?;
+            return Ok(1);
         }
     };
     print(
-        &mut out,
+        out,
         &Reply::Opened {
             state: state_json(&queue),
         },
     )?;
-    for line in io::stdin().lock().lines() {
+    for line in input.lines() {
         let line = line?;
         if line.trim().is_empty() {
             continue;
@@ -330,16 +280,16 @@ fn run(mirror: &str, config: Config) -> io::Result<ExitCode> {
             Ok(command) => apply(&mut queue, &command),
             Err(e) => {
                 print(
-                    &mut out,
+                    out,
                     &Reply::Error {
                         kind: "BadInput".to_owned(),
                         message: e.to_string(),
                     },
                 )?;
-                return Ok(ExitCode::from(2));
+                return Ok(2);
             }
         };
-        print(&mut out, &reply)?;
+        print(out, &reply)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }

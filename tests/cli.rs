@@ -1,0 +1,234 @@
+//! The `parkline` operator command as a user runs it: the binary itself, through
+//! `CARGO_BIN_EXE_parkline`. Help for every command, clap's typo suggestions and usage errors
+//! (exit 2), `--version`, no `drive`, and each command's documented exit statuses.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const COMMANDS: [&str; 4] = ["check", "explore", "inspect", "replay"];
+
+fn parkline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_parkline"))
+        .args(args)
+        .output()
+        .expect("run parkline")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn path(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 temporary path")
+}
+
+#[test]
+fn cli_help_lists_every_command_and_the_exit_statuses() {
+    let output = parkline(&["--help"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let listed: Vec<&str> = text
+        .lines()
+        .skip_while(|line| *line != "Commands:")
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert_eq!(listed, ["check", "explore", "inspect", "replay", "help"]);
+    assert!(text.contains("Exit status:"), "{text}");
+    assert!(text.contains("  2  usage error"), "{text}");
+}
+
+#[test]
+fn cli_every_command_has_help_that_exits_0() {
+    for command in COMMANDS {
+        let output = parkline(&[command, "--help"]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{command}: {}",
+            stderr(&output)
+        );
+        let text = stdout(&output);
+        assert!(
+            text.contains(&format!("Usage: parkline {command}")),
+            "{command}: {text}"
+        );
+        assert!(text.contains("Exit status:"), "{command}: {text}");
+    }
+    // The flags `check` has always had, with the same names.
+    let text = stdout(&parkline(&["check", "--help"]));
+    for flag in [
+        "--model",
+        "--lines",
+        "--sizes",
+        "--budget",
+        "--crashes",
+        "--failures ",
+        "--failures-max",
+        "--collects",
+        "--search",
+        "--threads",
+        "--variant",
+    ] {
+        assert!(text.contains(flag), "check --help lacks {flag}: {text}");
+    }
+    assert!(stdout(&parkline(&["inspect", "--help"])).contains("--json"));
+}
+
+#[test]
+fn cli_a_typo_suggests_the_command_and_exits_2() {
+    let output = parkline(&["chek"]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(text.contains("unrecognized subcommand 'chek'"), "{text}");
+    assert!(
+        text.contains("similar subcommand exists: 'check'"),
+        "{text}"
+    );
+    let output = parkline(&["check", "--serch", "bfs"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--search"), "{}", stderr(&output));
+}
+
+#[test]
+fn cli_drive_is_not_a_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mirror = dir.path().join("s.mirror");
+    for args in [
+        vec!["drive", path(&mirror)],
+        vec!["drive", path(&mirror), "--known-bad", "ClearBeforeHandOver"],
+    ] {
+        let output = parkline(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).contains("unrecognized subcommand 'drive'"),
+            "{}",
+            stderr(&output)
+        );
+    }
+    assert!(!mirror.exists(), "no mirror may be created");
+}
+
+#[test]
+fn cli_version_prints_the_package_version() {
+    let output = parkline(&["--version"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        stdout(&output),
+        format!("parkline {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn cli_no_command_and_bad_values_are_usage_errors() {
+    assert_eq!(parkline(&[]).status.code(), Some(2));
+    assert_eq!(
+        parkline(&["check", "--search", "xfs"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        parkline(&["check", "--lines", "three"]).status.code(),
+        Some(2)
+    );
+    let output = parkline(&["check", "--variant", "pop-frnt"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("pop-front"), "{}", stderr(&output));
+    // A read variant with only the delivery model selected names the model it is not of.
+    let output = parkline(&["check", "--model", "delivery", "--variant", "peek-latest"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("not a variant of the delivery model"));
+    assert_eq!(parkline(&["inspect"]).status.code(), Some(2));
+    assert_eq!(parkline(&["inspect", "a", "b"]).status.code(), Some(2));
+    assert_eq!(parkline(&["replay", "a", "b"]).status.code(), Some(2));
+    assert_eq!(parkline(&["replay", "--frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn cli_check_exits_1_on_a_known_bad_variant_with_its_counterexample() {
+    let output = parkline(&[
+        "check",
+        "--model",
+        "delivery",
+        "--lines",
+        "2",
+        "--crashes",
+        "0",
+        "--failures",
+        "0",
+        "--collects",
+        "0",
+        "--variant",
+        "pop-front",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("delivery[pop-front]"), "{text}");
+    assert!(text.contains("VIOLATED"), "{text}");
+}
+
+#[test]
+fn cli_inspect_exits_0_ok_1_damaged_3_unreadable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mirror = dir.path().join("s.mirror");
+    let mut queue = parkline::Queue::open(&mirror).expect("open");
+    queue
+        .park(parkline::RequestId(7), "r-7 done")
+        .expect("park");
+    drop(queue);
+    let output = parkline(&["inspect", path(&mirror), "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(value["parked"][0]["line"], "r-7 done");
+    let mut bytes = std::fs::read(&mirror).expect("read");
+    let at = bytes
+        .windows(8)
+        .position(|w| w == b"r-7 done")
+        .expect("the line is on disk");
+    bytes[at] = b'R';
+    std::fs::write(&mirror, &bytes).expect("write");
+    let output = parkline(&["inspect", path(&mirror)]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("corrupt mirror"),
+        "{}",
+        stderr(&output)
+    );
+    let missing = dir.path().join("missing.mirror");
+    assert_eq!(
+        parkline(&["inspect", path(&missing)]).status.code(),
+        Some(3)
+    );
+}
+
+#[test]
+fn cli_replay_exits_0_shipped_1_invalid_3_unreadable() {
+    let output = parkline(&["replay"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("wake-up turns"),
+        "{}",
+        stdout(&output)
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"trace\":\"parkline-replay/1\",\"session\":\"t\",\"recorded\":false,\"source\":\"test\",\
+         \"budget\":1000,\"max_chars\":4000}\n{\"ev\":\"turn_end\",\"turn\":\"p\"}",
+    )
+    .expect("write");
+    let output = parkline(&["replay", path(&bad)]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("trace line 2"),
+        "{}",
+        stderr(&output)
+    );
+    let missing = dir.path().join("missing.jsonl");
+    assert_eq!(parkline(&["replay", path(&missing)]).status.code(), Some(3));
+}
