@@ -1428,7 +1428,8 @@ fn ref_error_name(e: &parkline_model::delivery::RefError) -> String {
 /// The check of the fuzz target `mirror_decode`, on `bytes` as given and on `bytes` with every
 /// line's checksum recomputed (so mutations reach the records' JSON and their semantics): the
 /// decoder returns a typed `Corrupt` error or a state; a state is valid (seqs increasing and
-/// below `next_seq`, no seq twice, the batch id below `next_batch`), and it re-encodes to bytes
+/// below `next_seq`, no seq twice, the batch id below `next_batch`, counters not wrapped to 0,
+/// no parked item at `u32::MAX` failures), and it re-encodes to bytes
 /// that decode to an equal state. Never a panic.
 ///
 /// # Errors
@@ -1465,6 +1466,23 @@ fn check_mirror_decode(bytes: &[u8]) -> Result<(), String> {
             ));
         }
         seqs.push(item.seq.0);
+    }
+    // M6: counters start at 1 and never wrap; a parked item can always fail once more.
+    if state.next_seq.0 == 0 || state.next_batch.0 == 0 {
+        return Err(format!(
+            "decoded counters wrapped: next seq {} next batch {}",
+            state.next_seq.0, state.next_batch.0
+        ));
+    }
+    let mut live = state
+        .parked
+        .iter()
+        .chain(state.in_flight.iter().flat_map(|b| b.items.iter()));
+    if let Some(item) = live.find(|item| item.failures == u32::MAX) {
+        return Err(format!(
+            "decoded parked seq {} has failures u32::MAX",
+            item.seq.0
+        ));
     }
     let parked: Vec<u64> = state.parked.iter().map(|i| i.seq.0).collect();
     if parked.windows(2).any(|w| w[0] >= w[1]) {

@@ -205,7 +205,8 @@ impl<S: Storage> Queue<S> {
     /// [`ErrorKind::InvalidLine`] for a line with `\n` or longer than `line_bytes_max` (nothing
     /// written); [`ErrorKind::Io`] when the append or fsync fails (the queue is then poisoned and
     /// whether the line was kept is known only after reopening); [`ErrorKind::Poisoned`] after an
-    /// earlier failure.
+    /// earlier failure; [`ErrorKind::Exhausted`] when the next seq is `u64::MAX` (nothing
+    /// written, the handle stays usable; M6).
     ///
     /// # Example
     ///
@@ -235,7 +236,9 @@ impl<S: Storage> Queue<S> {
     /// # Errors
     ///
     /// [`ErrorKind::BatchInFlight`] while a batch of this life is unsettled; [`ErrorKind::Io`]
-    /// when the write fails (then poisoned); [`ErrorKind::Poisoned`].
+    /// when the write fails (then poisoned); [`ErrorKind::Poisoned`]; [`ErrorKind::Exhausted`]
+    /// when a new batch would need batch id `u64::MAX` or a recovered batch's attempt is
+    /// `u32::MAX` (nothing written, the handle stays usable; M6, D10).
     ///
     /// # Example
     ///
