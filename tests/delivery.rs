@@ -86,10 +86,132 @@ fn differential_scenarios_reach_every_kind_of_step() {
         total.crashes_in_op += report.crashes_in_op;
         total.io_errors += report.io_errors;
         total.renames += report.renames;
+        total.crafted += report.crafted;
+        total.crafted_corrupt += report.crafted_corrupt;
+        total.exhausted += report.exhausted;
     }
     eprintln!("differential, {cases} cases: {total:?}");
     assert!(
         total.repeats > 0 && total.dead > 0 && total.crashes_in_op > 0 && total.io_errors > 0,
+        "{total:?}"
+    );
+    // M12, M6, D10: compaction at the default slack (multi-MB batches), crafted mirrors at the
+    // counters' limits, impossible ones, and exhausted counters are reached too.
+    assert!(
+        total.renames > 0 && total.crafted > 0 && total.crafted_corrupt > 0 && total.exhausted > 0,
+        "{total:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases() / 5, ..ProptestConfig::default() })]
+
+    /// M12 with a small slack, so most settles decide a compaction: the crate equals the
+    /// reference and the file stays within the M12 bound after every op.
+    #[test]
+    fn differential_with_a_small_compaction_slack(ops in harness::ops_strategy(40)) {
+        let setup = Setup { compact_slack_bytes: 256, ..Setup::default() };
+        if let Err(divergence) = check_with(&ops, &setup) {
+            return Err(TestCaseError::fail(divergence.to_string()));
+        }
+    }
+}
+
+/// M12: the differential's shortest counterexample against the old compaction shortcut (decided
+/// on the state before the settle): seven big lines in one batch, all delivered; the settle must
+/// compact (a rename), and the file stays within the bound after every op.
+#[test]
+fn m12_settle_of_a_multi_line_big_batch_compacts() {
+    let ops = vec![
+        Op::ParkMany {
+            request: 1,
+            line: harness::line(harness::LINES.len()),
+            count: 7,
+        },
+        Op::Boundary {
+            budget: harness::BUDGET_ALL,
+        },
+        Op::Settle { delivered: vec![] },
+    ];
+    let report = check(&ops).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!((report.parks, report.settles, report.renames), (7, 1, 1));
+}
+
+/// M12: the bound the harness asserts after every op fails on a log that outgrew it (a queue
+/// whose slack is far larger than the one asserted), so the check can fail.
+#[test]
+fn m12_bound_rejects_a_log_over_it() {
+    let disk = SimDisk::new();
+    let mut config = Setup::default().config();
+    config.compact_slack_bytes = 1 << 30;
+    let mut queue = Queue::with_storage(disk.clone(), MIRROR, config).expect("create");
+    for n in 0..4 {
+        queue.park(RequestId(n), &"x".repeat(25_000)).expect("park");
+    }
+    let batch = queue
+        .boundary(Budget(usize::MAX))
+        .expect("boundary")
+        .expect("parked");
+    queue
+        .settle(batch.id, &[Outcome::Delivered; 4])
+        .expect("settle");
+    let len = disk.live_len(MIRROR).expect("mirror");
+    let slack = parkline::COMPACT_SLACK_BYTES;
+    let err = harness::m12_bound(len, queue.state(), slack, 0).expect_err("over the bound");
+    assert!(err.starts_with("M12 file size: the mirror is "), "{err}");
+    assert!(harness::m12_bound(len, queue.state(), 1 << 30, 0).is_ok());
+}
+
+/// M6, D10: every crafted start state (counters at and next to their limits) either opens on
+/// both sides and conforms through parks, boundaries, settles and a crash, or is Corrupt on
+/// both; the ones with a gap of 0 are the impossible or exhausted ones.
+#[test]
+fn m6_d10_crafted_mirrors_at_the_counter_limits_conform() {
+    let mut total = harness::Report::default();
+    for lines in 0..=3u8 {
+        for in_flight in [0u8, 1, 3] {
+            for seq_gap in 0..=2u8 {
+                for gap in 0..=2u8 {
+                    for max in [false, true] {
+                        let crafted = harness::Crafted {
+                            lines,
+                            in_flight,
+                            seq_gap,
+                            batch_gap: gap,
+                            attempt_gap: gap,
+                            failures_gap: gap,
+                            dead: lines % 2 == 1,
+                            failures_max_max: max,
+                        };
+                        let ops = vec![
+                            Op::Craft(crafted.clone()),
+                            Op::Boundary { budget: 2 },
+                            Op::Settle {
+                                delivered: vec![false, true],
+                            },
+                            park(1, "after"),
+                            Op::Crash { torn: 0 },
+                            Op::Boundary {
+                                budget: harness::BUDGET_ALL,
+                            },
+                            Op::HandOverFailed,
+                            park(2, "again"),
+                            Op::Boundary {
+                                budget: harness::BUDGET_ALL,
+                            },
+                        ];
+                        let report = check(&ops).unwrap_or_else(|d| panic!("{crafted:?}: {d}"));
+                        total.crafted += report.crafted;
+                        total.crafted_corrupt += report.crafted_corrupt;
+                        total.exhausted += report.exhausted;
+                        total.dead += report.dead;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        total.crafted > 0 && total.crafted_corrupt > 0 && total.exhausted > 0 && total.dead > 0,
         "{total:?}"
     );
 }
@@ -640,8 +762,9 @@ fn write_seed_corpus() {
     let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
     let mut wanted: Vec<&str> = KNOWN_BAD.to_vec();
     let mut plain = 0;
+    let (mut limits, mut compaction) = (false, false);
     for attempt in 0..20_000 {
-        if wanted.is_empty() && plain >= 4 {
+        if wanted.is_empty() && plain >= 4 && limits && compaction {
             break;
         }
         let len = 16 + rng.upto(200);
@@ -661,9 +784,19 @@ fn write_seed_corpus() {
         } else if plain < 4 && report.batches >= 2 && report.crashes > 0 {
             kept.push((format!("seed_{plain}"), bytes));
             plain += 1;
+        } else if !limits && report.crafted > 0 && report.exhausted > 0 {
+            kept.push(("seed_counter_limits".to_owned(), bytes));
+            limits = true;
+        } else if !compaction && report.renames > 0 {
+            kept.push(("seed_compaction".to_owned(), bytes));
+            compaction = true;
         }
     }
     assert!(wanted.is_empty(), "no seed found for {wanted:?}");
+    assert!(
+        limits && compaction,
+        "no seed reaches the counter limits or compaction"
+    );
     if write {
         let dir = fuzz_dir().join("corpus").join("delivery_ops");
         std::fs::create_dir_all(&dir).expect("corpus dir");
@@ -677,6 +810,80 @@ fn write_seed_corpus() {
             let disk = mirror_after(ops);
             std::fs::write(dir.join(format!("mirror_{i}")), disk).expect("write corpus file");
         }
+        for (name, bytes) in crafted_mirrors() {
+            std::fs::write(dir.join(name), bytes).expect("write corpus file");
+        }
+    }
+}
+
+/// Mirror files whose records sit at the counters' limits, with valid checksums: the decoder
+/// must give a state or `Corrupt` (M6), never a panic or a wrapped counter. Seeds of the
+/// `mirror_decode` fuzz target.
+fn crafted_mirrors() -> Vec<(String, Vec<u8>)> {
+    let crafted = |lines, in_flight, gap, dead| harness::Crafted {
+        lines,
+        in_flight,
+        seq_gap: gap,
+        batch_gap: gap,
+        attempt_gap: gap,
+        failures_gap: gap,
+        dead,
+        failures_max_max: false,
+    };
+    vec![
+        // Impossible: seq, batch id and failures at u64::MAX / u32::MAX.
+        (
+            "crafted_at_limits".to_owned(),
+            crafted(2, 1, 0, true).bytes(),
+        ),
+        // Valid: every counter one below its limit (the next park, boundary or repeat is the
+        // last or is exhausted).
+        (
+            "crafted_below_limits".to_owned(),
+            crafted(2, 1, 1, true).bytes(),
+        ),
+        // Valid: counters at their limits with nothing that uses them (next seq and next batch
+        // id u64::MAX).
+        (
+            "crafted_counters_exhausted".to_owned(),
+            crafted(0, 0, 0, false).bytes(),
+        ),
+    ]
+}
+
+/// The crafted seeds of the `mirror_decode` corpus decode as M6 says: the one at the limits is
+/// Corrupt, the others give their states with counters that did not wrap.
+#[test]
+fn m6_crafted_mirror_decode_seeds_decode_as_specified() {
+    for (name, bytes) in crafted_mirrors() {
+        harness::check_mirror_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let decoded = parkline::mirror::decode(&bytes);
+        match name.as_str() {
+            "crafted_at_limits" => {
+                let err = decoded.expect_err("at the limits");
+                assert_eq!(err.kind(), parkline::ErrorKind::Corrupt, "{err}");
+            }
+            "crafted_below_limits" => {
+                let state = decoded.expect("below the limits");
+                assert_eq!(state.next_seq, parkline::Seq(u64::MAX));
+                assert_eq!(state.next_batch, parkline::BatchId(u64::MAX));
+                let batch = state.in_flight.expect("in flight");
+                assert_eq!(batch.attempt, parkline::Attempt(u32::MAX - 1));
+            }
+            _ => {
+                let state = decoded.expect("exhausted counters");
+                assert_eq!(
+                    (state.next_seq, state.next_batch),
+                    (parkline::Seq(u64::MAX), parkline::BatchId(u64::MAX))
+                );
+            }
+        }
+        let committed = fuzz_dir().join("corpus").join("mirror_decode").join(&name);
+        assert_eq!(
+            std::fs::read(&committed).ok().as_deref(),
+            Some(bytes.as_slice()),
+            "{name} is not committed as generated (PARKLINE_WRITE_CORPUS=1)"
+        );
     }
 }
 

@@ -1,5 +1,8 @@
 //! A scenario of delivery ops with crash and I/O-error injection, applied to the crate and the
-//! reference by `harness::check_with`; any divergence is a crash of the target.
+//! reference by `harness::check_with`; any divergence is a crash of the target. The same `Op`
+//! as the proptest, so the target also builds multi-megabyte batches (`ParkMany`, the
+//! whole-queue budget) that make compaction due at the default slack, starts over from crafted
+//! mirrors at the counters' limits (`Craft`), and checks the M12 file-size bound after every op.
 //!
 //! `PARKLINE_KNOWN_BAD=<switch>` in the environment fuzzes a deliberately broken crate instead
 //! (`ClearBeforeHandOver`, `PopFront`, `NoAttemptCounter`, `NoDirSync`), to show a campaign finds

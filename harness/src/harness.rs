@@ -15,7 +15,13 @@
 //! Besides the comparison, the invariants are asserted directly on the crate's outputs, so a
 //! mistake shared by the crate and the reference is still caught: D9 no loss (every acknowledged
 //! park is parked, in flight, delivered or dead), D10 repeat recognisable, D6 independence,
-//! D11/D12 split and budget, D17 order, D4 framing.
+//! D11/D12 split and budget, D17 order, D4 framing, and after every op the M12 file-size bound
+//! ([`m12_bound`]).
+//!
+//! The ops reach the extremes too: [`Op::ParkMany`] and the whole-queue budget [`BUDGET_ALL`]
+//! build multi-megabyte batches (so compaction runs at the default slack), and [`Op::Craft`]
+//! starts over from a mirror whose counters are at or next to their limits (seq and batch id
+//! near `u64::MAX`, attempt and failures near `u32::MAX`), with valid checksums.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -59,8 +65,157 @@ pub fn line(i: usize) -> String {
     }
 }
 
-/// The largest budget the generated ops use.
+/// The largest budget the generated ops use, besides [`BUDGET_ALL`].
 pub const BUDGET_MAX: usize = 24;
+
+/// A budget every parked line fits in: the batch is the whole parked list (with
+/// [`Op::ParkMany`] of the big line, megabytes).
+pub const BUDGET_ALL: usize = usize::MAX;
+
+/// The most lines one [`Op::ParkMany`] parks.
+pub const PARK_MANY_MAX: u32 = 64;
+
+/// A start state at the counters' limits, for [`Op::Craft`]. With `m = lines + dead` items, the
+/// seqs are the `m` up to `u64::MAX - seq_gap` (the lowest is the dead letter if `dead`), the
+/// next seq follows the highest; the first `in_flight` of the parked items form the in-flight
+/// batch with id `u64::MAX - batch_gap` and attempt `u32::MAX - attempt_gap` (without one, the
+/// next batch id is `u64::MAX - batch_gap`); every parked item has `u32::MAX - failures_gap`
+/// failures, the dead letter `u32::MAX`. A gap of 0 puts a record at a limit the mirror rules
+/// forbid (M6: Corrupt), or a counter at its limit (`Exhausted` at the next park or boundary).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Crafted {
+    /// Parked items (0..=3), the in-flight ones included.
+    pub lines: u8,
+    /// How many of them are in the in-flight batch (0: none).
+    pub in_flight: u8,
+    /// Below `u64::MAX`, the highest seq (0..=3).
+    pub seq_gap: u8,
+    /// Below `u64::MAX`, the batch id (0..=2).
+    pub batch_gap: u8,
+    /// Below `u32::MAX`, the in-flight batch's attempt (0..=2).
+    pub attempt_gap: u8,
+    /// Below `u32::MAX`, the parked items' failures (0..=3).
+    pub failures_gap: u8,
+    /// A dead letter below the parked items.
+    pub dead: bool,
+    /// Reopen from here on with `failures_max = u32::MAX`, so items near the limit can still
+    /// fail and stay parked.
+    pub failures_max_max: bool,
+}
+
+impl Crafted {
+    /// The reference's mirror of this start state.
+    pub fn mirror(&self) -> parkline_model::delivery::Mirror {
+        let lines = u64::from(self.lines);
+        let count = lines + u64::from(self.dead);
+        let top = u64::MAX - u64::from(self.seq_gap);
+        let first = top - count.saturating_sub(1);
+        let failures = u32::MAX - u32::from(self.failures_gap);
+        let mut items: Vec<RefItem> = (first..=top)
+            .take(usize::try_from(count).unwrap_or(usize::MAX))
+            .map(|seq| RefItem {
+                seq,
+                request: seq % 4 + 1,
+                line: LINES[usize::try_from(seq % 4).unwrap_or(0)].to_owned(),
+                failures,
+            })
+            .collect();
+        let dead = if self.dead && !items.is_empty() {
+            let mut item = items.remove(0);
+            item.failures = u32::MAX;
+            vec![item]
+        } else {
+            Vec::new()
+        };
+        let next_seq = if count > 0 {
+            top.saturating_add(1)
+        } else {
+            top
+        };
+        let id = u64::MAX - u64::from(self.batch_gap);
+        let k = usize::from(self.in_flight.min(self.lines));
+        let in_flight = (k > 0).then(|| RefBatch {
+            id,
+            attempt: (u32::MAX - u32::from(self.attempt_gap)).max(1),
+            items: items.drain(..k).collect(),
+            remaining: items.len(),
+        });
+        let next_batch = if in_flight.is_some() {
+            id.saturating_add(1)
+        } else {
+            id
+        };
+        parkline_model::delivery::Mirror {
+            next_seq,
+            next_batch,
+            parked: items,
+            in_flight,
+            dead,
+        }
+    }
+
+    /// The mirror file of this start state, as the crate writes snapshots (valid checksums; a
+    /// state the rules forbid gives records the decoder must reject).
+    pub fn bytes(&self) -> Vec<u8> {
+        let mirror = self.mirror();
+        let item = |item: &RefItem| parkline::Item {
+            seq: parkline::Seq(item.seq),
+            request: RequestId(item.request),
+            line: item.line.clone(),
+            failures: item.failures,
+        };
+        let state = parkline::mirror::MirrorState {
+            parked: mirror.parked.iter().map(item).collect(),
+            in_flight: mirror.in_flight.as_ref().map(|batch| parkline::Batch {
+                id: parkline::BatchId(batch.id),
+                attempt: parkline::Attempt(batch.attempt),
+                items: batch.items.iter().map(item).collect(),
+                remaining: batch.remaining,
+            }),
+            dead_letters: mirror.dead.iter().map(item).collect(),
+            next_seq: parkline::Seq(mirror.next_seq),
+            next_batch: parkline::BatchId(mirror.next_batch),
+        };
+        parkline::mirror::encode(&state)
+    }
+}
+
+impl<'a> Arbitrary<'a> for Crafted {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        Ok(Crafted {
+            lines: u.int_in_range(0..=3)?,
+            in_flight: u.int_in_range(0..=3)?,
+            seq_gap: u.int_in_range(0..=3)?,
+            batch_gap: u.int_in_range(0..=2)?,
+            attempt_gap: u.int_in_range(0..=2)?,
+            failures_gap: u.int_in_range(0..=3)?,
+            dead: bool::arbitrary(u)?,
+            failures_max_max: bool::arbitrary(u)?,
+        })
+    }
+}
+
+/// A proptest strategy for [`Crafted`], with the same bounds as its `Arbitrary`.
+pub fn crafted_strategy() -> impl Strategy<Value = Crafted> {
+    (
+        (0..=3u8, 0..=3u8, 0..=3u8, 0..=2u8),
+        (0..=2u8, 0..=3u8, any::<bool>(), any::<bool>()),
+    )
+        .prop_map(
+            |((lines, in_flight, seq_gap, batch_gap), (attempt_gap, failures_gap, dead, max))| {
+                Crafted {
+                    lines,
+                    in_flight,
+                    seq_gap,
+                    batch_gap,
+                    attempt_gap,
+                    failures_gap,
+                    dead,
+                    failures_max_max: max,
+                }
+            },
+        )
+}
 
 /// One step of a conformance scenario, in the words of `spec/delivery.md`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -111,11 +266,25 @@ pub enum Op {
     },
     /// Clean close and reopen (a restart without power loss).
     Restart,
+    /// Park `line` for `request` `count` times, one park after another (a fault armed before
+    /// applies to the first).
+    ParkMany {
+        /// The request the lines answer.
+        request: u64,
+        /// The line, verbatim.
+        line: String,
+        /// How many parks (1..=[`PARK_MANY_MAX`]).
+        count: u32,
+    },
+    /// Start over from the mirror file of `Crafted` (counters at or near their limits) on a
+    /// fresh disk: both sides open it, or both find it impossible (then the run starts over
+    /// from an empty mirror).
+    Craft(Crafted),
 }
 
 impl<'a> Arbitrary<'a> for Op {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
-        Ok(match u.int_in_range(0u8..=19)? {
+        Ok(match u.int_in_range(0u8..=23)? {
             0..=6 => Op::Park {
                 request: u.int_in_range(1..=4)?,
                 line: line(u.int_in_range(0..=LINES.len())?),
@@ -123,6 +292,17 @@ impl<'a> Arbitrary<'a> for Op {
             7..=10 => Op::Boundary {
                 budget: u.int_in_range(0..=BUDGET_MAX)?,
             },
+            20 | 21 => Op::ParkMany {
+                request: u.int_in_range(1..=4)?,
+                line: line(u.int_in_range(0..=LINES.len())?),
+                count: if u.ratio(1, 6)? {
+                    PARK_MANY_MAX
+                } else {
+                    u.int_in_range(1..=8)?
+                },
+            },
+            22 => Op::Craft(Crafted::arbitrary(u)?),
+            23 => Op::Boundary { budget: BUDGET_ALL },
             11..=13 => {
                 let len = u.int_in_range(0..=6)?;
                 let mut delivered = Vec::with_capacity(len);
@@ -142,6 +322,7 @@ impl<'a> Arbitrary<'a> for Op {
             17 => Op::IoError {
                 n: u.int_in_range(1..=4)?,
             },
+            18 | 19 => Op::Restart,
             _ => Op::Restart,
         })
     }
@@ -154,7 +335,8 @@ pub fn op_strategy() -> impl Strategy<Value = Op> {
             request,
             line: line(i),
         }),
-        4 => (0..=BUDGET_MAX).prop_map(|budget| Op::Boundary { budget }),
+        3 => (0..=BUDGET_MAX).prop_map(|budget| Op::Boundary { budget }),
+        1 => Just(Op::Boundary { budget: BUDGET_ALL }),
         3 => proptest::collection::vec(proptest::bool::weighted(0.7), 0..=6)
             .prop_map(|delivered| Op::Settle { delivered }),
         1 => Just(Op::HandOverFailed),
@@ -162,6 +344,13 @@ pub fn op_strategy() -> impl Strategy<Value = Op> {
         1 => (1..=3u64, 0..=5u64).prop_map(|(n, torn)| Op::CrashAtSync { n, torn }),
         1 => (1..=4u64).prop_map(|n| Op::IoError { n }),
         1 => Just(Op::Restart),
+        1 => (1..=4u64, 0..=LINES.len(), prop_oneof![5 => 1..=8u32, 1 => Just(PARK_MANY_MAX)])
+            .prop_map(|(request, i, count)| Op::ParkMany {
+                request,
+                line: line(i),
+                count,
+            }),
+        1 => crafted_strategy().prop_map(Op::Craft),
     ]
 }
 
@@ -177,6 +366,9 @@ pub struct Setup {
     pub failures_max: u32,
     /// A deliberately broken crate, to show the check catches it.
     pub known_bad: Option<parkline::KnownBad>,
+    /// The crate's M12 slack (`Config::compact_slack_bytes`); the file-size bound checked after
+    /// every op uses the same value.
+    pub compact_slack_bytes: u64,
 }
 
 impl Default for Setup {
@@ -184,6 +376,7 @@ impl Default for Setup {
         Self {
             failures_max: 2,
             known_bad: None,
+            compact_slack_bytes: parkline::COMPACT_SLACK_BYTES,
         }
     }
 }
@@ -194,8 +387,49 @@ impl Setup {
         let mut config = Config::default();
         config.failures_max = self.failures_max;
         config.known_bad = self.known_bad;
+        config.compact_slack_bytes = self.compact_slack_bytes;
         config
     }
+}
+
+/// The longest `attempt` record line (checksum, space, JSON, newline): with the largest batch id
+/// and attempt.
+pub fn attempt_record_bytes_max() -> u64 {
+    let json = format!(
+        r#"{{"type":"attempt","batch":{},"attempt":{}}}"#,
+        u64::MAX,
+        u32::MAX
+    );
+    json.len() as u64 + 10
+}
+
+/// The M12 bound (spec/mirror.md): a mirror file of `file_len` bytes holding `state`, written by
+/// the crate with slack `slack`, where `repeats` boundaries of a recovered batch happened since
+/// the last settle, is at most twice the state's snapshot plus the slack plus one `attempt`
+/// record per such boundary.
+///
+/// # Errors
+///
+/// The bound and the figures, when the file is longer.
+pub fn m12_bound(
+    file_len: u64,
+    state: &parkline::mirror::MirrorState,
+    slack: u64,
+    repeats: u64,
+) -> Result<(), String> {
+    let snapshot = parkline::mirror::encode(state).len() as u64;
+    let allowance = repeats.saturating_mul(attempt_record_bytes_max());
+    let bound = snapshot
+        .saturating_mul(2)
+        .saturating_add(slack)
+        .saturating_add(allowance);
+    if file_len > bound {
+        return Err(format!(
+            "M12 file size: the mirror is {file_len} bytes, over 2 x snapshot {snapshot} + slack \
+             {slack} + {repeats} attempt records = {bound}"
+        ));
+    }
+    Ok(())
 }
 
 /// What a passing check saw.
@@ -223,6 +457,12 @@ pub struct Report {
     pub renames: u64,
     /// For each op, how many syncs the crate made while applying it.
     pub syncs_per_step: Vec<u64>,
+    /// Crafted mirrors opened (`Op::Craft` that both sides accepted).
+    pub crafted: usize,
+    /// Crafted mirrors both sides found impossible (M6: Corrupt).
+    pub crafted_corrupt: usize,
+    /// Parks and boundaries both sides refused with `Exhausted` (a counter at its limit).
+    pub exhausted: usize,
 }
 
 /// The crate and the reference disagreed, or an invariant failed.
@@ -302,11 +542,13 @@ pub fn check_with(ops: &[Op], setup: &Setup) -> Result<Report, Divergence> {
             .syncs_per_step
             .push(after.syncs.saturating_sub(before.syncs));
         run.report.renames += after.renames.saturating_sub(before.renames);
-        result.map_err(|message| Divergence {
-            step,
-            op: Some(op.clone()),
-            message,
-        })?;
+        result
+            .and_then(|()| run.check_file_bound())
+            .map_err(|message| Divergence {
+                step,
+                op: Some(op.clone()),
+                message,
+            })?;
         run.report.steps += 1;
     }
     Ok(run.report)
@@ -441,6 +683,9 @@ struct Run {
     /// The id and size of the batch the last boundary of this life returned, if unsettled.
     handed: Option<(u64, usize)>,
     fault: Option<Fault>,
+    /// Boundaries called with a batch in flight since the last settle: each may have appended
+    /// an `attempt` record, which M12 allows until the next settle.
+    repeats_since_settle: u64,
     report: Report,
 }
 
@@ -457,8 +702,94 @@ impl Run {
             ghost: Ghost::default(),
             handed: None,
             fault: None,
+            repeats_since_settle: 0,
             report: Report::default(),
         })
+    }
+
+    /// M12 after an op, on the open queue's file (a poisoned handle's memory may lag its file;
+    /// the reopen after it is checked instead).
+    fn check_file_bound(&mut self) -> Result<(), String> {
+        let Some(queue) = &self.queue else {
+            return Ok(());
+        };
+        if queue.is_poisoned() {
+            return Ok(());
+        }
+        let len = self.disk.live_len(MIRROR).unwrap_or(0);
+        m12_bound(
+            len,
+            queue.state(),
+            self.setup.compact_slack_bytes,
+            self.repeats_since_settle,
+        )
+    }
+
+    /// `Op::Craft`: a fresh disk holding the crafted mirror, opened by both sides.
+    fn craft(&mut self, crafted: &Crafted) -> Result<(), String> {
+        if crafted.failures_max_max {
+            self.setup.failures_max = u32::MAX;
+        }
+        self.fault = None;
+        self.handed = None;
+        self.repeats_since_settle = 0;
+        self.ghost = Ghost::default();
+        self.queue = None;
+        self.disk = SimDisk::new();
+        let bytes = crafted.bytes();
+        self.disk.put_durable(MIRROR, &bytes);
+        let reference = Reference::from_mirror(self.setup.failures_max, crafted.mirror());
+        let opened = Queue::with_storage(self.disk.clone(), MIRROR, self.setup.config());
+        match (reference, opened) {
+            (Ok(reference), Ok(queue)) => {
+                self.reference = reference;
+                self.queue = Some(queue);
+                self.report.crafted += 1;
+            }
+            (Err(_), Err(e)) if e.kind() == parkline::ErrorKind::Corrupt => {
+                // M11: the impossible file is left as it was; the run goes on from scratch.
+                if self.disk.live(MIRROR).as_deref() != Some(bytes.as_slice()) {
+                    return Err("M11: opening a corrupt mirror modified it".to_owned());
+                }
+                let report = std::mem::take(&mut self.report);
+                *self = Run::new(&self.setup)?;
+                self.report = report;
+                self.report.crafted_corrupt += 1;
+                return Ok(());
+            }
+            (Ok(_), Err(e)) => {
+                return Err(format!("M6: the crafted mirror {crafted:?} must open: {e}"));
+            }
+            (Err(e), Ok(_)) => {
+                return Err(format!(
+                    "M6: the crafted mirror {crafted:?} must be Corrupt ({e}), it opened"
+                ));
+            }
+            (Err(_), Err(e)) => {
+                return Err(format!(
+                    "M6: the crafted mirror {crafted:?}: {e}, not Corrupt"
+                ));
+            }
+        }
+        let state = state_of_ref(&self.reference);
+        self.expect_state(&state, "after opening a crafted mirror")?;
+        let mirror = crafted.mirror();
+        let items = mirror
+            .parked
+            .iter()
+            .chain(mirror.in_flight.iter().flat_map(|batch| &batch.items))
+            .chain(&mirror.dead);
+        for item in items {
+            self.ghost
+                .acked
+                .insert(item.seq, (item.request, item.line.clone()));
+        }
+        if let Some(batch) = &mirror.in_flight {
+            self.ghost
+                .batches
+                .insert(batch.id, (batch.seqs(), batch.remaining, batch.attempt));
+        }
+        self.check_invariants()
     }
 
     fn queue(&mut self) -> Result<&mut Queue<SimDisk>, String> {
@@ -497,7 +828,28 @@ impl Run {
                 self.expect_state(&restarted, "after a clean restart")?;
                 self.check_invariants()
             }
+            Op::Craft(crafted) => self.craft(crafted),
+            Op::ParkMany {
+                request,
+                line,
+                count,
+            } => {
+                let park = Op::Park {
+                    request: *request,
+                    line: line.clone(),
+                };
+                for _ in 0..*count {
+                    match self.fault.take() {
+                        None => self.step(&park)?,
+                        Some(fault) => self.step_with_fault(&park, fault)?,
+                    }
+                }
+                Ok(())
+            }
             Op::Park { .. } | Op::Boundary { .. } | Op::Settle { .. } | Op::HandOverFailed => {
+                if matches!(op, Op::Boundary { .. }) && self.queue()?.in_flight().is_some() {
+                    self.repeats_since_settle += 1;
+                }
                 match self.fault.take() {
                     None => self.step(op),
                     Some(fault) => self.step_with_fault(op, fault),
@@ -509,12 +861,22 @@ impl Run {
     /// Apply a queue op on both sides with no fault, compare outputs and state.
     fn step(&mut self, op: &Op) -> Result<(), String> {
         let before = state_of_crate(self.queue()?);
+        let len_before = self.disk.live_len(MIRROR);
         let expected = self.apply_ref(op);
         let got = self.apply_crate(op)?;
         if expected != got {
             return Err(format!(
                 "the crate returned {got:?}, the reference {expected:?}"
             ));
+        }
+        if got == Effect::Error("Exhausted".to_owned()) {
+            // M6, D10: an exhausted counter refuses the op without writing or poisoning.
+            if self.disk.live_len(MIRROR) != len_before {
+                return Err("M6: an op refused as Exhausted wrote to the mirror".to_owned());
+            }
+            if self.queue()?.is_poisoned() {
+                return Err("M6: an op refused as Exhausted poisoned the handle".to_owned());
+            }
         }
         self.observe(op, &before, &got)?;
         let state = state_of_ref(&self.reference);
@@ -658,7 +1020,10 @@ impl Run {
                 if !line_is_valid(line) {
                     return Effect::Refused;
                 }
-                Effect::Parked(self.reference.park(*request, line))
+                match self.reference.try_park(*request, line) {
+                    Ok(seq) => Effect::Parked(seq),
+                    Err(e) => Effect::Error(ref_error_name(&e)),
+                }
             }
             Op::Boundary { budget } => match self.reference.boundary(*budget) {
                 Ok(Some(batch)) => Effect::Batch(Some((
@@ -777,9 +1142,13 @@ impl Run {
                     before.in_flight
                 ));
             }
+            (Op::Park { .. } | Op::Boundary { .. }, Effect::Error(kind)) if kind == "Exhausted" => {
+                self.report.exhausted += 1;
+            }
             (Op::Settle { .. } | Op::HandOverFailed, Effect::Settled(settlement)) => {
                 self.check_settlement(op, before, settlement)?;
                 self.handed = None;
+                self.repeats_since_settle = 0;
                 self.report.settles += 1;
             }
             _ => {}
@@ -791,6 +1160,7 @@ impl Run {
     fn observe_unacknowledged(&mut self, op: &Op, _before: &StateView, expected: &Effect) {
         if let (Op::Settle { .. } | Op::HandOverFailed, Effect::Settled(s)) = (op, expected) {
             self.ghost.delivered.extend(s.delivered.iter().copied());
+            self.repeats_since_settle = 0;
         }
     }
 
@@ -855,7 +1225,7 @@ impl Run {
             if batch.id != stored.id
                 || batch.items != stored.items
                 || batch.remaining != stored.remaining
-                || batch.attempt != stored.attempt + 1
+                || Some(batch.attempt) != stored.attempt.checked_add(1)
                 || !repeat
             {
                 return Err(format!(
@@ -955,7 +1325,7 @@ impl Run {
         for (item, ok) in batch.items.iter().zip(&outcomes) {
             if *ok {
                 delivered.push(item.seq);
-            } else if item.failures + 1 >= self.setup.failures_max {
+            } else if item.failures.saturating_add(1) >= self.setup.failures_max {
                 dead.push(item.seq);
             } else {
                 failed.push(item.seq);
@@ -980,7 +1350,7 @@ impl Run {
             } else if expected.dead.contains(&item.seq) {
                 parked.is_none() && is_dead
             } else {
-                parked.is_some_and(|p| p.failures == item.failures + 1) && !is_dead
+                parked.is_some_and(|p| Some(p.failures) == item.failures.checked_add(1)) && !is_dead
             };
             if !ok {
                 return Err(format!(
@@ -1058,7 +1428,8 @@ fn ref_error_name(e: &parkline_model::delivery::RefError) -> String {
 /// The check of the fuzz target `mirror_decode`, on `bytes` as given and on `bytes` with every
 /// line's checksum recomputed (so mutations reach the records' JSON and their semantics): the
 /// decoder returns a typed `Corrupt` error or a state; a state is valid (seqs increasing and
-/// below `next_seq`, no seq twice, the batch id below `next_batch`), and it re-encodes to bytes
+/// below `next_seq`, no seq twice, the batch id below `next_batch`, counters not wrapped to 0,
+/// no parked item at `u32::MAX` failures), and it re-encodes to bytes
 /// that decode to an equal state. Never a panic.
 ///
 /// # Errors
@@ -1095,6 +1466,23 @@ fn check_mirror_decode(bytes: &[u8]) -> Result<(), String> {
             ));
         }
         seqs.push(item.seq.0);
+    }
+    // M6: counters start at 1 and never wrap; a parked item can always fail once more.
+    if state.next_seq.0 == 0 || state.next_batch.0 == 0 {
+        return Err(format!(
+            "decoded counters wrapped: next seq {} next batch {}",
+            state.next_seq.0, state.next_batch.0
+        ));
+    }
+    let mut live = state
+        .parked
+        .iter()
+        .chain(state.in_flight.iter().flat_map(|b| b.items.iter()));
+    if let Some(item) = live.find(|item| item.failures == u32::MAX) {
+        return Err(format!(
+            "decoded parked seq {} has failures u32::MAX",
+            item.seq.0
+        ));
     }
     let parked: Vec<u64> = state.parked.iter().map(|i| i.seq.0).collect();
     if parked.windows(2).any(|w| w[0] >= w[1]) {
@@ -1213,7 +1601,17 @@ mod tests {
                     assert!((1..=4).contains(request));
                     assert!(LINES.contains(&line.as_str()) || line.len() == BIG_LINE_CHARS);
                 }
-                Op::Boundary { budget } => assert!(*budget <= BUDGET_MAX),
+                Op::Boundary { budget } => {
+                    assert!(*budget <= BUDGET_MAX || *budget == BUDGET_ALL);
+                }
+                Op::ParkMany { count, line, .. } => {
+                    assert!((1..=PARK_MANY_MAX).contains(count));
+                    assert!(LINES.contains(&line.as_str()) || line.len() == BIG_LINE_CHARS);
+                }
+                Op::Craft(c) => {
+                    assert!(c.lines <= 3 && c.in_flight <= 3 && c.seq_gap <= 3);
+                    assert!(c.batch_gap <= 2 && c.attempt_gap <= 2 && c.failures_gap <= 3);
+                }
                 Op::Settle { delivered } => assert!(delivered.len() <= 6),
                 Op::CrashAtSync { n, .. } => assert!((1..=3).contains(n)),
                 Op::IoError { n } => assert!((1..=4).contains(n)),

@@ -260,6 +260,13 @@ impl SimDisk {
         disk.inodes.get(ino).map(|inode| inode.live.clone())
     }
 
+    /// The live length of `name`, if it exists, without copying its bytes.
+    pub fn live_len(&self, name: &str) -> Option<u64> {
+        let disk = self.inner.borrow();
+        let ino = disk.live_dir.get(name)?;
+        disk.inodes.get(ino).map(|inode| inode.live.len() as u64)
+    }
+
     /// The names in the live directory, in order.
     pub fn names(&self) -> Vec<String> {
         self.inner.borrow().live_dir.keys().cloned().collect()

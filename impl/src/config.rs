@@ -16,6 +16,11 @@ pub struct Config {
     pub failures_max: u32,
     /// The longest line `park` accepts, in bytes. At least 1.
     pub line_bytes_max: usize,
+    /// M12: a settle compacts the mirror when the log would be longer than twice the snapshot
+    /// of the new state plus this many bytes. Default [`COMPACT_SLACK_BYTES`](crate::COMPACT_SLACK_BYTES)
+    /// (64 KiB), so small queues never compact; a smaller value trades more rewrites for a
+    /// smaller file (tests use it to make compaction frequent). Any value is valid.
+    pub compact_slack_bytes: u64,
     /// A deliberately broken behaviour, for tests that prove the checkers catch it. `None` in
     /// every real use.
     #[cfg(feature = "known-bad")]
@@ -27,6 +32,7 @@ impl Default for Config {
         Config {
             failures_max: 3,
             line_bytes_max: 1 << 20,
+            compact_slack_bytes: crate::COMPACT_SLACK_BYTES,
             #[cfg(feature = "known-bad")]
             known_bad: None,
         }

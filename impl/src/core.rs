@@ -52,9 +52,45 @@ impl Core {
         }
     }
 
-    /// A lower bound of the length of this state's snapshot.
+    /// A lower bound of the length of this state's snapshot (the tests check the tracking).
+    #[cfg(test)]
     pub(crate) fn snapshot_bytes_floor(&self) -> u64 {
         self.line_bytes
+    }
+
+    /// A lower bound of the length of the snapshot of the state after `records` (planned from
+    /// this state) are committed, in O(records) rather than O(state). M12 decides on the state
+    /// after the settle: the floor of the state before it still counts the lines the settle
+    /// delivers, so a settle that empties a big batch would never compact.
+    pub(crate) fn snapshot_bytes_floor_after(&self, records: &[Record]) -> u64 {
+        let mut floor = self.line_bytes;
+        for record in records {
+            floor = floor.saturating_add(self.added_line_bytes(record));
+            floor = floor.saturating_sub(self.dropped_line_bytes(record));
+        }
+        floor
+    }
+
+    fn added_line_bytes(&self, record: &Record) -> u64 {
+        match record {
+            Record::Park { line, .. } | Record::Dead { line, .. } => line.len() as u64,
+            _ => 0,
+        }
+    }
+
+    /// The bytes of the lines a settle record delivers (they leave the state).
+    fn dropped_line_bytes(&self, record: &Record) -> u64 {
+        let Record::Settle { delivered, .. } = record else {
+            return 0;
+        };
+        let delivered: BTreeSet<&Seq> = delivered.iter().collect();
+        self.state
+            .in_flight
+            .iter()
+            .flat_map(|batch| &batch.items)
+            .filter(|item| delivered.contains(&item.seq))
+            .map(|item| item.line.len() as u64)
+            .sum()
     }
 
     pub(crate) fn park(&self, request: RequestId, line: &str) -> Result<Step<Seq>> {
@@ -75,7 +111,15 @@ impl Core {
                 ),
             ));
         }
+        // M6: u64::MAX is never a seq (no next seq would follow it), so a counter there means
+        // the mirror has no seq left; refusing writes nothing and leaves the handle usable.
         let seq = self.state.next_seq;
+        if seq.0 == u64::MAX {
+            return Err(Error::new(
+                ErrorKind::Exhausted,
+                format!("no seq left for request {request}: the next seq is u64::MAX"),
+            ));
+        }
         Ok(Step {
             records: vec![Record::Park {
                 seq,
@@ -104,7 +148,18 @@ impl Core {
                     value: Some(repeat),
                 });
             }
-            repeat.attempt = Attempt(batch.attempt.0.saturating_add(1));
+            // D10: a repeat shows an attempt one higher; at u32::MAX there is none, and handing
+            // the batch over with the same attempt would make two hand-overs indistinguishable.
+            let Some(attempt) = batch.attempt.0.checked_add(1) else {
+                return Err(Error::new(
+                    ErrorKind::Exhausted,
+                    format!(
+                        "batch {} was handed over {} times: no higher attempt is left",
+                        batch.id, batch.attempt
+                    ),
+                ));
+            };
+            repeat.attempt = Attempt(attempt);
             return Ok(Step {
                 records: vec![Record::Attempt {
                     batch: batch.id,
@@ -119,6 +174,13 @@ impl Core {
                 records: Vec::new(),
                 value: None,
             });
+        }
+        // M6: u64::MAX is never a batch id, as for seqs.
+        if self.state.next_batch.0 == u64::MAX {
+            return Err(Error::new(
+                ErrorKind::Exhausted,
+                "no batch id left: the next batch id is u64::MAX",
+            ));
         }
         // D1, D11: every line parked now, split by the pure function.
         let mut k = split(parked, budget);
@@ -187,6 +249,7 @@ impl Core {
             match outcome {
                 Outcome::Delivered => settlement.delivered.push(item.seq),
                 // D8: the failure that reaches failures_max moves the item to the dead letters.
+                // A parked item has at most u32::MAX - 1 failures (M6), so this cannot saturate.
                 Outcome::Failed if item.failures.saturating_add(1) >= self.config.failures_max => {
                     settlement.dead.push(item.seq)
                 }
@@ -208,24 +271,10 @@ impl Core {
     /// state, so applying them cannot fail; a failure is a bug in the planning and panics.
     pub(crate) fn commit(&mut self, records: &[Record]) {
         for record in records {
-            match record {
-                Record::Park { line, .. } | Record::Dead { line, .. } => {
-                    self.line_bytes += line.len() as u64;
-                }
-                Record::Settle { delivered, .. } => {
-                    let delivered: BTreeSet<&Seq> = delivered.iter().collect();
-                    let dropped: u64 = self
-                        .state
-                        .in_flight
-                        .iter()
-                        .flat_map(|batch| &batch.items)
-                        .filter(|item| delivered.contains(&item.seq))
-                        .map(|item| item.line.len() as u64)
-                        .sum();
-                    self.line_bytes = self.line_bytes.saturating_sub(dropped);
-                }
-                Record::Batch { .. } | Record::Attempt { .. } | Record::Next { .. } => {}
-            }
+            self.line_bytes += self.added_line_bytes(record);
+            self.line_bytes = self
+                .line_bytes
+                .saturating_sub(self.dropped_line_bytes(record));
             if let Err(reason) = self.state.apply(record) {
                 panic!("planned record rejected by the state: {reason}");
             }

@@ -36,6 +36,11 @@ pub enum ErrorKind {
     UnknownBatch,
     /// `settle` got a number of outcomes different from the batch's number of items.
     OutcomeCount,
+    /// A counter of the mirror is at the largest value its type holds: `park` when the next seq
+    /// is `u64::MAX`, `boundary` when a new batch would need batch id `u64::MAX` or a repeat
+    /// would need an attempt above `u32::MAX`. Nothing was written and the handle stays usable;
+    /// only a mirror crafted or damaged outside parkline gets there (M6, D10).
+    Exhausted,
     // The read side (`parkline::read`, spec/read.md).
     /// A read's cursor text is not a cursor: changed, cut or made up (R7).
     CursorDamaged,
@@ -73,6 +78,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::BatchInFlight => "batch in flight",
             ErrorKind::UnknownBatch => "unknown batch",
             ErrorKind::OutcomeCount => "wrong number of outcomes",
+            ErrorKind::Exhausted => "counter exhausted",
             ErrorKind::CursorDamaged => "damaged cursor",
             ErrorKind::CursorOtherChild => "cursor of another child",
             ErrorKind::CursorAhead => "cursor ahead of the transcript",

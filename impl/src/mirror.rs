@@ -122,8 +122,21 @@ impl MirrorState {
                         self.next_seq
                     ));
                 }
+                // M6: the counter after the last seq must exist; u64::MAX is never a seq.
+                let Some(next_seq) = seq.0.checked_add(1) else {
+                    return Err(format!(
+                        "seq {seq} leaves no next seq (u64::MAX is never a seq)"
+                    ));
+                };
                 if line.contains('\n') {
                     return Err(format!("line of seq {seq} contains a newline"));
+                }
+                // M6: a parked item must be able to fail once more; only dead letters may hold
+                // the largest count.
+                if matches!(record, Record::Park { .. }) && *failures == u32::MAX {
+                    return Err(format!(
+                        "parked seq {seq} has failures u32::MAX and could not fail again"
+                    ));
                 }
                 let item = Item {
                     seq: *seq,
@@ -136,7 +149,7 @@ impl MirrorState {
                 } else {
                     self.dead_letters.push(item);
                 }
-                self.next_seq = Seq(seq.0 + 1);
+                self.next_seq = Seq(next_seq);
             }
             Record::Batch {
                 id,
@@ -156,6 +169,11 @@ impl MirrorState {
                         self.next_batch
                     ));
                 }
+                let Some(next_batch) = id.0.checked_add(1) else {
+                    return Err(format!(
+                        "batch id {id} leaves no next id (u64::MAX is never a batch id)"
+                    ));
+                };
                 if attempt.0 < 1 {
                     return Err(format!("batch {id} has attempt 0"));
                 }
@@ -185,13 +203,14 @@ impl MirrorState {
                     items,
                     remaining: *remaining,
                 });
-                self.next_batch = BatchId(id.0 + 1);
+                self.next_batch = BatchId(next_batch);
             }
             Record::Attempt { batch, attempt } => {
                 let Some(in_flight) = self.in_flight.as_mut().filter(|b| b.id == *batch) else {
                     return Err(format!("attempt for batch {batch}, which is not in flight"));
                 };
-                if attempt.0 != in_flight.attempt.0.saturating_add(1) {
+                // D10: one higher than stored; at u32::MAX there is no higher attempt.
+                if in_flight.attempt.0.checked_add(1) != Some(attempt.0) {
                     return Err(format!(
                         "attempt {attempt} of batch {batch} does not follow attempt {}",
                         in_flight.attempt
@@ -223,17 +242,35 @@ impl MirrorState {
                         list(&expected)
                     ));
                 }
+                let failed: BTreeSet<&Seq> = failed.iter().collect();
+                let dead: BTreeSet<&Seq> = dead.iter().collect();
+                // Checked before anything moves, so a rejected record leaves the state unchanged.
+                // A failed item goes back to the parked list, where u32::MAX is not allowed (see
+                // `park`); a dead one may reach it.
+                for item in &in_flight.items {
+                    let limit = if failed.contains(&item.seq) {
+                        u32::MAX - 1
+                    } else {
+                        u32::MAX
+                    };
+                    let counted = failed.contains(&item.seq) || dead.contains(&item.seq);
+                    if counted && item.failures >= limit {
+                        return Err(format!(
+                            "settle of batch {batch} counts one more failure of seq {} past \
+                             failures {}",
+                            item.seq, item.failures
+                        ));
+                    }
+                }
                 let Some(in_flight) = self.in_flight.take() else {
                     return Err(format!("settle of batch {batch}, which is not in flight"));
                 };
-                let failed: BTreeSet<&Seq> = failed.iter().collect();
-                let dead: BTreeSet<&Seq> = dead.iter().collect();
                 for mut item in in_flight.items {
                     if failed.contains(&item.seq) {
-                        item.failures = item.failures.saturating_add(1);
+                        item.failures += 1;
                         self.parked.push(item);
                     } else if dead.contains(&item.seq) {
-                        item.failures = item.failures.saturating_add(1);
+                        item.failures += 1;
                         self.dead_letters.push(item);
                     }
                 }

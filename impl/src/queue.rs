@@ -10,7 +10,8 @@ use crate::mirror::{self, MirrorState, Record};
 use crate::storage::{FsStorage, Storage};
 use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement};
 
-/// The log is compacted when it is longer than twice its snapshot plus this many bytes (M12).
+/// The default of [`Config::compact_slack_bytes`]: the log is compacted when it is longer than
+/// twice its snapshot plus this many bytes (M12).
 pub const COMPACT_SLACK_BYTES: u64 = 64 * 1024;
 
 /// The crash-safe queue of one parent session: parks lines durably, hands every parked line over
@@ -204,7 +205,8 @@ impl<S: Storage> Queue<S> {
     /// [`ErrorKind::InvalidLine`] for a line with `\n` or longer than `line_bytes_max` (nothing
     /// written); [`ErrorKind::Io`] when the append or fsync fails (the queue is then poisoned and
     /// whether the line was kept is known only after reopening); [`ErrorKind::Poisoned`] after an
-    /// earlier failure.
+    /// earlier failure; [`ErrorKind::Exhausted`] when the next seq is `u64::MAX` (nothing
+    /// written, the handle stays usable; M6).
     ///
     /// # Example
     ///
@@ -234,7 +236,9 @@ impl<S: Storage> Queue<S> {
     /// # Errors
     ///
     /// [`ErrorKind::BatchInFlight`] while a batch of this life is unsettled; [`ErrorKind::Io`]
-    /// when the write fails (then poisoned); [`ErrorKind::Poisoned`].
+    /// when the write fails (then poisoned); [`ErrorKind::Poisoned`]; [`ErrorKind::Exhausted`]
+    /// when a new batch would need batch id `u64::MAX` or a recovered batch's attempt is
+    /// `u32::MAX` (nothing written, the handle stays usable; M6, D10).
     ///
     /// # Example
     ///
@@ -264,7 +268,7 @@ impl<S: Storage> Queue<S> {
     /// Records the outcome of each item of the handed-over batch `batch`, in item order:
     /// delivered items leave the mirror; failed ones stay parked with one more failure, or move to
     /// the dead letters at `failures_max` (D6, D7, D8). One append and one fsync, or, when the log
-    /// has grown past twice its live size plus [`COMPACT_SLACK_BYTES`], one snapshot written
+    /// has grown past twice its live size plus [`Config::compact_slack_bytes`], one snapshot written
     /// through a temp file, fsync, rename and directory fsync instead (M12).
     ///
     /// # Errors
@@ -300,9 +304,13 @@ impl<S: Storage> Queue<S> {
                 .sum();
             let grown = self.log_bytes + line_bytes;
             let mut snapshot = None;
-            // The floor never exceeds the snapshot, so this skips only settles the exact rule
-            // below would not compact either, without encoding the state on every settle.
-            if grown > 2 * self.core.snapshot_bytes_floor() + COMPACT_SLACK_BYTES {
+            let slack = self.core.config.compact_slack_bytes;
+            // The floor of the state after the settle never exceeds its snapshot, so this skips
+            // only settles the exact rule below would not compact either, without encoding the
+            // state on every settle. It must be the state after: the state before still holds
+            // the batch, whose delivered lines are exactly what makes compaction due.
+            let floor = self.core.snapshot_bytes_floor_after(&step.records);
+            if grown > floor.saturating_mul(2).saturating_add(slack) {
                 let mut next = self.core.state.clone();
                 for record in &step.records {
                     if let Err(reason) = next.apply(record) {
@@ -311,7 +319,7 @@ impl<S: Storage> Queue<S> {
                 }
                 let bytes = mirror::encode(&next);
                 // M12: compact when the log is more than twice its live size plus the slack.
-                if grown > 2 * bytes.len() as u64 + COMPACT_SLACK_BYTES {
+                if grown > (bytes.len() as u64).saturating_mul(2).saturating_add(slack) {
                     snapshot = Some(bytes);
                 }
             }

@@ -1699,3 +1699,278 @@ mod mutants_gaps {
         Ok(())
     }
 }
+
+// ------------------------------------------- counter limits (M6, D10) and compaction (M12)
+
+mod limits {
+    use super::*;
+    use crate::mirror::MirrorState;
+
+    fn next_json(seq: u64, batch: u64) -> String {
+        format!(r#"{{"type":"next","seq":{seq},"batch":{batch}}}"#)
+    }
+
+    fn file_of(records: &[String]) -> Vec<u8> {
+        let mut text = header();
+        for json in records {
+            text.push_str(&rec(json));
+        }
+        text.into_bytes()
+    }
+
+    /// Opens `bytes` in memory; the storage shows afterwards what was written.
+    fn open_bytes(bytes: &[u8], config: Config) -> crate::Result<Queue<MemStorage>> {
+        let mut storage = MemStorage::new();
+        storage.set_file("m", bytes.to_vec());
+        Queue::with_storage(storage, "m", config)
+    }
+
+    fn file(queue: &Queue<MemStorage>) -> Vec<u8> {
+        queue
+            .storage()
+            .file("m")
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default()
+    }
+
+    /// The M12 bound after a settle: the file is at most twice the snapshot of the state plus
+    /// the slack.
+    fn assert_m12_bound(len: u64, state: &MirrorState, slack: u64) {
+        let snapshot = mirror::encode(state).len() as u64;
+        assert!(
+            len <= 2 * snapshot + slack,
+            "file {len} bytes over the M12 bound 2 * {snapshot} + {slack}"
+        );
+    }
+
+    /// M12: the settle that delivers a big batch compacts, because compaction is decided on the
+    /// state after the settle (94-byte snapshot), not the state before (which still holds the
+    /// 100,000 bytes of the batch). The old shortcut left the file at 100,957 bytes, over the
+    /// 65,724-byte limit.
+    #[test]
+    fn m12_compaction_decided_after_settle() -> TestResult {
+        let (_dir, path) = temp_mirror()?;
+        let mut queue = Queue::open(&path)?;
+        let line = "x".repeat(10_000);
+        for n in 0..10u64 {
+            queue.park(RequestId(n), &line)?;
+        }
+        let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+        assert_eq!(batch.items.len(), 10);
+        queue.settle(batch.id, &[Outcome::Delivered; 10])?;
+        let snapshot = mirror::encode(queue.state());
+        assert_eq!(snapshot.len(), 94);
+        assert_eq!(
+            fs::metadata(&path)?.len(),
+            94,
+            "the settle must write the snapshot"
+        );
+        assert!(fs::read(&path)? == snapshot, "the file is not the snapshot");
+        Ok(())
+    }
+
+    /// M12: the bound holds after every settle of a 6 MB run (60 settles of 10 lines of 10,000
+    /// bytes); the old shortcut left the file over it after 40 of them.
+    #[test]
+    fn m12_bound_holds_after_every_settle_of_a_6_mb_run() -> TestResult {
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        let line = "x".repeat(10_000);
+        for round in 0..60u64 {
+            for n in 0..10u64 {
+                queue.park(RequestId(round * 10 + n), &line)?;
+            }
+            let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+            queue.settle(batch.id, &[Outcome::Delivered; 10])?;
+            assert_m12_bound(
+                file(&queue).len() as u64,
+                queue.state(),
+                crate::COMPACT_SLACK_BYTES,
+            );
+        }
+        Ok(())
+    }
+
+    /// M12: `compact_slack_bytes` is the slack of the rule: with 0, a settle compacts as soon as
+    /// the log would exceed twice the snapshot; with the default it would not.
+    #[test]
+    fn m12_compact_slack_bytes_sets_the_slack() -> TestResult {
+        for (slack, compacts) in [(0u64, true), (crate::COMPACT_SLACK_BYTES, false)] {
+            let config = Config {
+                compact_slack_bytes: slack,
+                ..Config::default()
+            };
+            let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+            queue.park(RequestId(1), "one")?;
+            queue.park(RequestId(2), "two")?;
+            let batch = queue.boundary(Budget(2))?.ok_or("parked")?;
+            queue.settle(batch.id, &[Outcome::Delivered])?;
+            let compacted = file(&queue) == mirror::encode(queue.state());
+            assert_eq!(compacted, compacts, "slack {slack}");
+            assert_m12_bound(file(&queue).len() as u64, queue.state(), slack);
+        }
+        Ok(())
+    }
+
+    /// M6, M11: u64::MAX is never a seq: a `park` or `dead` record holding it is Corrupt (no
+    /// next seq follows it, so accepting it would wrap the counter to 0 and reuse seqs).
+    #[test]
+    fn m6_seq_at_u64_max_is_corrupt() -> TestResult {
+        let max = u64::MAX;
+        for kind in ["park", "dead"] {
+            let json =
+                format!(r#"{{"type":"{kind}","seq":{max},"request":1,"line":"l","failures":0}}"#);
+            assert_corrupt(&file_of(&[json]), 2, "u64::MAX is never a seq")?;
+        }
+        // u64::MAX - 1 is a seq; the counter after it is u64::MAX, which is allowed.
+        let json = park_json(max - 1);
+        let state = mirror::decode(&file_of(&[json]))?;
+        assert_eq!(state.next_seq, Seq(max));
+        Ok(())
+    }
+
+    /// M6: a counter at u64::MAX means no seq is left: `park` fails with `Exhausted`, writes
+    /// nothing and does not poison the handle; the seq before it is still handed out once.
+    #[test]
+    fn m6_next_at_u64_max_park_is_exhausted() -> TestResult {
+        let max = u64::MAX;
+        let bytes = file_of(&[next_json(max - 1, 1)]);
+        let mut queue = open_bytes(&bytes, Config::default())?;
+        assert_eq!(queue.park(RequestId(1), "last")?, Seq(max - 1));
+        let before = file(&queue);
+        let err = queue
+            .park(RequestId(2), "one too many")
+            .err()
+            .ok_or("exhausted")?;
+        assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
+        assert!(err.to_string().starts_with("counter exhausted: "), "{err}");
+        assert_eq!(file(&queue), before, "an exhausted park wrote");
+        assert!(!queue.is_poisoned());
+        // The line parked before is still delivered.
+        let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+        assert_eq!(batch.items[0].seq, Seq(max - 1));
+        queue.settle(batch.id, &[Outcome::Delivered])?;
+        // Reopening finds the counter still exhausted, never wrapped.
+        let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
+        assert_eq!(queue.state().next_seq, Seq(max));
+        let err = queue.park(RequestId(3), "x").err().ok_or("exhausted")?;
+        assert_eq!(err.kind(), ErrorKind::Exhausted);
+        Ok(())
+    }
+
+    /// M6, M11: u64::MAX is never a batch id: a `batch` record holding it is Corrupt.
+    #[test]
+    fn m6_batch_id_at_u64_max_is_corrupt() -> TestResult {
+        let max = u64::MAX;
+        let batch =
+            format!(r#"{{"type":"batch","id":{max},"attempt":1,"seqs":[1],"remaining":0}}"#);
+        assert_corrupt(
+            &file_of(&[park_json(1), batch]),
+            3,
+            "u64::MAX is never a batch id",
+        )
+    }
+
+    /// M6: with the next batch id at u64::MAX, a boundary that would create a batch fails with
+    /// `Exhausted`, writes nothing and does not poison; one with nothing parked returns `None`.
+    #[test]
+    fn m6_next_batch_at_u64_max_boundary_is_exhausted() -> TestResult {
+        let bytes = file_of(&[next_json(1, u64::MAX)]);
+        let mut queue = open_bytes(&bytes, Config::default())?;
+        assert!(queue.boundary(Budget(100))?.is_none());
+        queue.park(RequestId(1), "one")?;
+        let before = file(&queue);
+        let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
+        assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
+        assert_eq!(file(&queue), before);
+        assert!(!queue.is_poisoned());
+        assert_eq!(queue.parked().len(), 1);
+        assert_eq!(queue.park(RequestId(2), "two")?, Seq(2));
+        Ok(())
+    }
+
+    fn batch_json(attempt: u32) -> String {
+        format!(r#"{{"type":"batch","id":1,"attempt":{attempt},"seqs":[1],"remaining":0}}"#)
+    }
+
+    /// D10: a recovered batch stored with attempt u32::MAX has no higher attempt: `boundary`
+    /// fails with `Exhausted`, writes nothing, does not poison, and the batch stays in flight
+    /// as stored (never handed over with an attempt that is not one higher).
+    #[test]
+    fn d10_attempt_ceiling_boundary_is_exhausted_and_writes_nothing() -> TestResult {
+        let bytes = file_of(&[park_json(1), batch_json(u32::MAX)]);
+        let mut queue = open_bytes(&bytes, Config::default())?;
+        let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
+        assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
+        assert_eq!(file(&queue), bytes);
+        assert!(!queue.is_poisoned());
+        assert_eq!(
+            queue.in_flight().map(|b| b.attempt),
+            Some(Attempt(u32::MAX))
+        );
+        // Still refused: the batch was not handed over.
+        let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
+        assert_eq!(err.kind(), ErrorKind::Exhausted);
+        let err = queue
+            .settle(BatchId(1), &[Outcome::Delivered])
+            .err()
+            .ok_or("refused")?;
+        assert_eq!(err.kind(), ErrorKind::UnknownBatch);
+        Ok(())
+    }
+
+    /// D10: the last attempt below the ceiling is handed over one higher (u32::MAX), and the
+    /// life after it gets `Exhausted`; an `attempt` record that wraps is Corrupt.
+    #[test]
+    fn d10_attempt_ceiling_is_reached_once_and_never_wraps() -> TestResult {
+        let bytes = file_of(&[park_json(1), batch_json(u32::MAX - 1)]);
+        let queue = open_bytes(&bytes, Config::default())?;
+        let mut queue = queue;
+        let repeat = queue.boundary(Budget(100))?.ok_or("recovered")?;
+        assert_eq!(repeat.attempt, Attempt(u32::MAX));
+        assert!(repeat.is_repeat());
+        let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
+        let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
+        assert_eq!(err.kind(), ErrorKind::Exhausted);
+        let wrap = r#"{"type":"attempt","batch":1,"attempt":0}"#.to_owned();
+        assert_corrupt(
+            &file_of(&[park_json(1), batch_json(u32::MAX), wrap]),
+            4,
+            "does not follow attempt 4294967295",
+        )
+    }
+
+    /// M6, D8: a parked item must be able to fail once more, so a `park` record with failures
+    /// u32::MAX is Corrupt, and so is a settle that would park an item again at u32::MAX; an
+    /// item failing at u32::MAX - 1 becomes a dead letter with u32::MAX (never saturated, never
+    /// wrapped).
+    #[test]
+    fn m6_failures_never_pass_u32_max() -> TestResult {
+        let max = u32::MAX;
+        let park = |failures: u32| {
+            format!(r#"{{"type":"park","seq":1,"request":1,"line":"l","failures":{failures}}}"#)
+        };
+        assert_corrupt(&file_of(&[park(max)]), 2, "could not fail again")?;
+        let settle = r#"{"type":"settle","batch":1,"delivered":[],"failed":[1],"dead":[]}"#;
+        assert_corrupt(
+            &file_of(&[park(max - 1), batch_json(1), settle.to_owned()]),
+            4,
+            "past failures 4294967294",
+        )?;
+        let config = Config {
+            failures_max: max,
+            ..Config::default()
+        };
+        let mut queue = open_bytes(&file_of(&[park(max - 2)]), config.clone())?;
+        let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+        let settlement = queue.settle(batch.id, &[Outcome::Failed])?;
+        assert_eq!(settlement.failed, vec![Seq(1)]);
+        assert_eq!(queue.parked()[0].failures, max - 1);
+        let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+        let settlement = queue.settle(batch.id, &[Outcome::Failed])?;
+        assert_eq!(settlement.dead, vec![Seq(1)]);
+        assert_eq!(queue.dead_letters()[0].failures, max);
+        let queue = Queue::with_storage(queue.into_storage(), "m", config)?;
+        assert_eq!(queue.dead_letters()[0].failures, max);
+        Ok(())
+    }
+}

@@ -116,6 +116,13 @@ pub enum RefError {
     UnknownBatch,
     /// `settle` with a number of outcomes different from the number of items.
     OutcomeCount,
+    /// A counter is at the largest value of its type: the next seq or the next batch id is
+    /// `u64::MAX` (never a seq or an id), or a recovered batch's attempt is `u32::MAX` (no higher
+    /// attempt). Nothing changes (spec/mirror.md M6, spec/delivery.md D10).
+    Exhausted,
+    /// [`Reference::from_mirror`]: a mirror no correct queue can hold (a seq or batch id of
+    /// `u64::MAX`, a parked item with `u32::MAX` failures, an attempt of 0).
+    Corrupt,
 }
 
 impl fmt::Display for RefError {
@@ -124,6 +131,8 @@ impl fmt::Display for RefError {
             RefError::BatchInFlight => "a batch of this life is in flight",
             RefError::UnknownBatch => "no batch of this life with that id is in flight",
             RefError::OutcomeCount => "one outcome per item is required",
+            RefError::Exhausted => "a counter is exhausted",
+            RefError::Corrupt => "the mirror is impossible",
         })
     }
 }
@@ -284,17 +293,79 @@ impl Reference {
         }
     }
 
+    /// A queue recovered from `mirror` (an in-flight batch is the recovered batch of this life),
+    /// the way opening a mirror file with these contents would find it.
+    ///
+    /// # Errors
+    ///
+    /// [`RefError::Corrupt`] when no correct queue can hold `mirror` under the counter rules of
+    /// spec/mirror.md M6: a seq or batch id of `u64::MAX`, a parked or in-flight item with
+    /// `u32::MAX` failures, an attempt of 0.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline_model::delivery::{Mirror, RefError, Reference};
+    /// let mirror = Mirror { next_seq: u64::MAX, next_batch: 1, parked: vec![], in_flight: None, dead: vec![] };
+    /// let mut queue = Reference::from_mirror(3, mirror).unwrap();
+    /// assert_eq!(queue.try_park(1, "x"), Err(RefError::Exhausted));
+    /// ```
+    pub fn from_mirror(failures_max: u32, mirror: Mirror) -> Result<Self, RefError> {
+        let live = mirror
+            .parked
+            .iter()
+            .chain(mirror.in_flight.iter().flat_map(|batch| &batch.items));
+        let mut corrupt = false;
+        for item in live {
+            corrupt |= item.seq == u64::MAX || item.failures == u32::MAX;
+        }
+        corrupt |= mirror.dead.iter().any(|item| item.seq == u64::MAX);
+        if let Some(batch) = &mirror.in_flight {
+            corrupt |= batch.id == u64::MAX || batch.attempt == 0;
+        }
+        if corrupt {
+            return Err(RefError::Corrupt);
+        }
+        Ok(Reference {
+            failures_max,
+            variant: Variant::Correct,
+            recovered: mirror.in_flight.is_some(),
+            mirror,
+        })
+    }
+
     /// Park a line (durable on return, D16) and return its seq (D17: strictly increasing).
+    ///
+    /// # Panics
+    ///
+    /// When the seq counter is exhausted, which a queue started by [`Reference::new`] does not
+    /// reach in any bounded run; [`Reference::try_park`] returns the error instead.
     pub fn park(&mut self, request: u64, line: &str) -> u64 {
+        match self.try_park(request, line) {
+            Ok(seq) => seq,
+            Err(e) => panic!("park on a reference whose seq counter is exhausted: {e}"),
+        }
+    }
+
+    /// Park a line and return its seq, as [`Reference::park`].
+    ///
+    /// # Errors
+    ///
+    /// [`RefError::Exhausted`] when the next seq is `u64::MAX`; nothing changes.
+    pub fn try_park(&mut self, request: u64, line: &str) -> Result<u64, RefError> {
         let seq = self.mirror.next_seq;
-        self.mirror.next_seq += 1;
+        // M6: u64::MAX is never a seq, so the counter there means none is left.
+        if seq == u64::MAX {
+            return Err(RefError::Exhausted);
+        }
+        self.mirror.next_seq = seq + 1;
         self.mirror.parked.push(RefItem {
             seq,
             request,
             line: line.to_owned(),
             failures: 0,
         });
-        seq
+        Ok(seq)
     }
 
     /// The parent's turn ended: persist and return the next batch (D1, D2, D10, D11).
@@ -311,6 +382,11 @@ impl Reference {
         if let Some(batch) = &mut self.mirror.in_flight {
             if !self.recovered {
                 return Err(RefError::BatchInFlight);
+            }
+            // D10: a repeat shows an attempt one higher; at u32::MAX there is none, and the
+            // batch stays recovered and untouched.
+            if batch.attempt == u32::MAX && variant != Variant::NoAttemptCounter {
+                return Err(RefError::Exhausted);
             }
             self.recovered = false;
             match variant {
@@ -334,6 +410,9 @@ impl Reference {
         }
         if self.mirror.parked.is_empty() {
             return Ok(None); // D2: no batch, no waiting
+        }
+        if self.mirror.next_batch == u64::MAX {
+            return Err(RefError::Exhausted); // M6: u64::MAX is never a batch id
         }
         let parked = &mut self.mirror.parked;
         let mut items: Vec<RefItem> = match variant {
@@ -405,7 +484,9 @@ impl Reference {
                 }
                 continue;
             }
-            item.failures += 1;
+            // A parked item has at most u32::MAX - 1 failures: one reaching u32::MAX reaches
+            // every failures_max and is dead, so none is parked with it (M6).
+            item.failures = item.failures.saturating_add(1);
             if item.failures >= self.failures_max {
                 settlement.dead.push(item.seq);
                 if self.variant != Variant::DeleteDeadLetter {

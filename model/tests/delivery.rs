@@ -154,6 +154,82 @@ fn d1_d2_d13_reference_batches_everything_parked_and_late_lines_wait() {
     assert_eq!(queue.boundary(10_000), Ok(None));
 }
 
+fn item_with(seq: u64, failures: u32) -> RefItem {
+    RefItem {
+        seq,
+        request: seq % 7,
+        line: "l".into(),
+        failures,
+    }
+}
+
+/// M6, D10: the reference models the counter rules. From a mirror at the limits: the last seq
+/// and the last batch id are handed out once, then `Exhausted` with nothing changed; a recovered
+/// batch at attempt u32::MAX is `Exhausted` and stays recovered; u64::MAX as a seq or batch id,
+/// or a parked item with u32::MAX failures, is `Corrupt`.
+#[test]
+fn m6_d10_reference_counters_at_their_limits() {
+    let max = u64::MAX;
+    let mirror = |parked: Vec<RefItem>, in_flight: Option<RefBatch>, next_batch| delivery::Mirror {
+        next_seq: max - 1,
+        next_batch,
+        parked,
+        in_flight,
+        dead: vec![],
+    };
+    let mut queue = Reference::from_mirror(3, mirror(vec![], None, max - 1)).unwrap();
+    assert_eq!(queue.try_park(1, "last"), Ok(max - 1));
+    let before = queue.clone();
+    assert_eq!(queue.try_park(2, "none left"), Err(RefError::Exhausted));
+    assert_eq!(queue, before);
+    let batch = queue.boundary(100).unwrap().unwrap();
+    assert_eq!(batch.id, max - 1);
+    queue.settle(batch.id, &[false]).unwrap();
+    assert_eq!(queue.boundary(100), Err(RefError::Exhausted));
+    assert_eq!(queue.parked().len(), 1);
+
+    let recovered = |attempt| RefBatch {
+        id: 5,
+        attempt,
+        items: vec![item_with(3, 0)],
+        remaining: 0,
+    };
+    let mut queue =
+        Reference::from_mirror(3, mirror(vec![], Some(recovered(u32::MAX)), 6)).unwrap();
+    assert_eq!(queue.boundary(100), Err(RefError::Exhausted));
+    assert!(queue.is_recovered());
+    let mut queue =
+        Reference::from_mirror(3, mirror(vec![], Some(recovered(u32::MAX - 1)), 6)).unwrap();
+    assert_eq!(queue.boundary(100).unwrap().unwrap().attempt, u32::MAX);
+
+    let corrupt = [
+        mirror(vec![item_with(max, 0)], None, 1),
+        mirror(vec![item_with(1, u32::MAX)], None, 1),
+        mirror(
+            vec![],
+            Some(RefBatch {
+                id: max,
+                ..recovered(1)
+            }),
+            max,
+        ),
+    ];
+    for mirror in corrupt {
+        assert_eq!(
+            Reference::from_mirror(3, mirror.clone()),
+            Err(RefError::Corrupt),
+            "{mirror:?}"
+        );
+    }
+    // A parked item at u32::MAX - 1 failures dies at the next failure whatever failures_max.
+    let mut queue =
+        Reference::from_mirror(u32::MAX, mirror(vec![item_with(1, u32::MAX - 1)], None, 1))
+            .unwrap();
+    let batch = queue.boundary(100).unwrap().unwrap();
+    assert_eq!(queue.settle(batch.id, &[false]).unwrap().dead, vec![1]);
+    assert_eq!(queue.dead_letters()[0].failures, u32::MAX);
+}
+
 #[test]
 fn d10_reference_replays_a_recovered_batch_as_a_repeat() {
     let mut queue = Reference::new(3);
