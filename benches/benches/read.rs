@@ -2,6 +2,11 @@
 //! 1,000,000 completed turns (its cost must not grow with the history), beside an `n:1` read of
 //! the same transcript and, as the baseline that does grow, a linear scan of the history for the
 //! turns after the cursor.
+//!
+//! Memory: before the timings, the live heap of transcripts of 100, 10,000 and 1,000,000 turns
+//! is counted (the counting allocator of `parkline_benches::memory`) and printed against the
+//! bytes they hold (ids + texts), in the same run, for short turns (25 bytes of id and text) and
+//! for the 80-character turns the timings read.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -10,6 +15,10 @@ use criterion::{BenchmarkId, Criterion};
 use parkline::read::{
     ChildId, Cursor, ReadRequest, RequestHistory, Selector, Transcript, TurnId, TurnSeq,
 };
+use parkline_benches::memory::{self, Heap};
+
+#[global_allocator]
+static HEAP: Heap = memory::heap();
 
 const HISTORIES: [u64; 3] = [100, 10_000, 1_000_000];
 const NEW_TURNS: u64 = 10;
@@ -61,7 +70,60 @@ fn request(selector: Selector) -> ReadRequest {
     request
 }
 
+/// Makes the id and text of turn `i`.
+type MakeTurn = fn(u64) -> (String, String);
+
+/// A short turn: `t{i}` and an 18-byte text, 25 bytes together on average at 10^6 turns.
+fn short_turn(i: u64) -> (String, String) {
+    (format!("t{i}"), format!("result {i:011}"))
+}
+
+/// The turns the timings read: `t{i}` and [`TURN_CHARS`] characters of text.
+fn long_turn(i: u64) -> (String, String) {
+    (format!("t{i}"), turn_text(i))
+}
+
+/// Counts the live heap of a transcript of `turns` turns made by `make`; returns the bytes it
+/// holds (ids + texts) and its live heap.
+fn heap_of(turns: u64, make: MakeTurn) -> (usize, usize) {
+    let mut held = 0;
+    let (transcript, live) = memory::live_bytes_of(&HEAP, || {
+        let mut transcript = Transcript::new(ChildId::new("s980").expect("child id"));
+        for i in 1..=turns {
+            let (id, text) = make(i);
+            held += id.len() + text.len();
+            let id = TurnId::new(id).expect("turn id");
+            transcript.push_turn(id, TurnSeq(i), text).expect("push");
+        }
+        transcript
+    });
+    assert_eq!(transcript.turns().len() as u64, turns, "every turn is held");
+    drop(transcript);
+    (held, live)
+}
+
+/// Prints live heap against the bytes held, same run, one row per fixture and size.
+fn report_memory() {
+    println!("read/memory: live heap of a transcript against the bytes it holds (ids + texts)");
+    println!(
+        "{:>8} {:>10} {:>14} {:>14} {:>10} {:>12}",
+        "turns", "turn", "held bytes", "live heap", "per turn", "heap / held"
+    );
+    let fixtures: [(&str, MakeTurn); 2] = [("25 bytes", short_turn), ("80 chars", long_turn)];
+    for (name, make) in fixtures {
+        for turns in HISTORIES {
+            let (held, live) = heap_of(turns, make);
+            println!(
+                "{turns:>8} {name:>10} {held:>14} {live:>14} {:>10.1} {:>11.2}x",
+                live as f64 / turns as f64,
+                live as f64 / held as f64
+            );
+        }
+    }
+}
+
 fn bench_read(c: &mut Criterion) {
+    report_memory();
     let mut group = c.benchmark_group("read");
     group
         .warm_up_time(Duration::from_millis(500))
