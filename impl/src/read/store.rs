@@ -2,16 +2,16 @@
 //! child's history can reach millions of turns of a few dozen bytes each, and per-turn `String`s
 //! plus an index of cloned ids cost several times the bytes they hold.
 //!
-//! [`Turns`] keeps every turn's id and text back to back in one arena (`String`), and per turn only
-//! a few small numbers: the arena offset where the turn ends (the low 32 bits; the high bits are
-//! kept once per change, see [`Column`]), the id's length (an id has at most
-//! [`ID_CHARS_MAX`] bytes, so one byte), and two columns that cost nothing in the common case: the
-//! seq's distance from the turn's position (0 while seqs are 1, 2, 3, ...) and the running count
-//! of bytes beyond one per character (0 while every text is ASCII). The id index is an
-//! open-addressing hash table of `u32` turn numbers whose ids are compared in the arena, not a
-//! map of cloned ids. Every buffer grows by a quarter, not by doubling, so what is allocated
-//! stays within 1.25x of what is needed; the cost is about five copies of each byte over a
-//! buffer's growth instead of two.
+//! [`Turns`] keeps every turn's id and text back to back in an [`Arena`] of a few large `String`
+//! chunks, and per turn only a few small numbers: the arena offset where the turn ends (the low
+//! 32 bits; the high bits are kept once per change, see [`Column`]), the id's length (an id has at
+//! most [`ID_CHARS_MAX`] bytes, so one byte), and two columns that cost nothing in the common
+//! case: the seq's distance from the turn's position (0 while seqs are 1, 2, 3, ...) and the
+//! running count of bytes beyond one per character (0 while every text is ASCII). The id index
+//! is an open-addressing hash table of `u32` turn numbers whose ids are compared in the arena,
+//! not a map of cloned ids. The per-turn buffers grow by a quarter, not by doubling, so what is
+//! allocated stays within 1.25x of what is needed (at about five copies of each element over a
+//! buffer's growth instead of two); the arena is never copied, it adds chunks.
 //!
 //! Reads see the turns as [`TurnView`]s, borrowed from the arena.
 
@@ -28,6 +28,14 @@ const EMPTY_SLOT: u32 = u32::MAX;
 /// The fewest elements a buffer grows to, so small transcripts do not reallocate per turn.
 const GROW_MIN: usize = 8;
 
+/// The arena's first chunk grows (by a quarter, copying) up to this size; past it the arena adds
+/// chunks instead, so no large text is copied again.
+const FIRST_CHUNK_BYTES_MAX: usize = 64 << 10;
+
+/// The largest chunk the arena opens for turns smaller than it: the most a transcript can hold
+/// unused (plus a quarter of its first 4 MiB while it is smaller).
+const CHUNK_BYTES_MAX: usize = 1 << 20;
+
 /// The capacity a buffer of `capacity` grows to when it must hold `needed`: a quarter more, at
 /// least `needed`. A quarter, not double, bounds the unused tail to a fifth of the buffer.
 fn grown(capacity: usize, needed: usize) -> usize {
@@ -41,10 +49,79 @@ fn reserve_vec<T>(vec: &mut Vec<T>, extra: usize) {
     }
 }
 
-fn reserve_string(text: &mut String, extra: usize) {
-    let needed = text.len().saturating_add(extra);
-    if needed > text.capacity() {
-        text.reserve_exact(grown(text.capacity(), needed) - text.len());
+/// Every turn's id and text, back to back, in chunks: a turn lies whole in one chunk, and the
+/// chunks together read as one string of offsets `0..len`.
+///
+/// One `String` that grows by a quarter would copy each byte about five times and, while it
+/// reallocates, hold the old and the new copy at once; doubling instead would leave up to half of
+/// it unused. Chunks are never copied: a full chunk is shrunk to what it holds and a new one is
+/// opened, a quarter of what the arena holds (at most [`CHUNK_BYTES_MAX`], at least the turn).
+#[derive(Clone, Debug, Default)]
+struct Arena {
+    /// The last chunk is open; the others are shrunk to their length.
+    chunks: Vec<String>,
+    /// The offset of each chunk's first byte.
+    bases: Vec<u64>,
+    len: u64,
+}
+
+impl Arena {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Appends `parts` as one turn, in one chunk.
+    fn push(&mut self, parts: [&str; 2]) {
+        let size = parts[0].len() + parts[1].len();
+        let room = self
+            .chunks
+            .last()
+            .map_or(0, |chunk| chunk.capacity() - chunk.len());
+        if size > room {
+            match self.chunks.as_mut_slice() {
+                [first] if first.len() + size <= FIRST_CHUNK_BYTES_MAX => {
+                    let needed = first.len() + size;
+                    let target = grown(first.capacity(), needed).min(FIRST_CHUNK_BYTES_MAX);
+                    first.reserve_exact(target.max(needed) - first.len());
+                }
+                chunks => {
+                    if let Some(full) = chunks.last_mut() {
+                        full.shrink_to_fit();
+                    }
+                    let quarter = usize::try_from(self.len / 4).unwrap_or(CHUNK_BYTES_MAX);
+                    let capacity = quarter.min(CHUNK_BYTES_MAX).max(size).max(GROW_MIN);
+                    reserve_vec(&mut self.chunks, 1);
+                    reserve_vec(&mut self.bases, 1);
+                    self.chunks.push(String::with_capacity(capacity));
+                    self.bases.push(self.len);
+                }
+            }
+        }
+        if let Some(chunk) = self.chunks.last_mut() {
+            for part in parts {
+                chunk.push_str(part);
+            }
+        }
+        self.len += size as u64;
+    }
+
+    /// The bytes `start..end`, which lie in one turn (so in one chunk), `start` below `end`.
+    fn get(&self, start: u64, end: u64) -> &str {
+        // The open chunk first: following a child reads its newest turns, and this keeps their
+        // look-up from growing with the history.
+        let chunk = match self.bases.last() {
+            Some(&last) if last <= start => self.bases.len() - 1,
+            _ => self.bases.partition_point(|&base| base <= start) - 1,
+        };
+        let base = self.bases[chunk];
+        &self.chunks[chunk][(start - base) as usize..(end - base) as usize]
+    }
+
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
+        self.chunks.iter().map(String::capacity).sum::<usize>()
+            + self.chunks.capacity() * size_of::<String>()
+            + self.bases.capacity() * size_of::<u64>()
     }
 }
 
@@ -101,6 +178,11 @@ impl Column {
     fn heap_bytes(&self) -> usize {
         self.low.capacity() * size_of::<u32>() + self.high.capacity() * size_of::<(usize, u32)>()
     }
+}
+
+/// What a binary search over the turns sees of each: its seq, the one thing they are sorted by.
+pub(crate) struct SeqKey {
+    pub(crate) seq: TurnSeq,
 }
 
 /// A completed turn, borrowed from its transcript's storage. [`Turns`] hands these out.
@@ -195,7 +277,7 @@ impl PartialEq<TurnId> for &str {
 #[derive(Clone)]
 pub struct Turns {
     /// Every turn's id, then its text, back to back in seq order.
-    arena: String,
+    arena: Arena,
     /// Per turn: the arena offset where the turn (id and text) ends.
     ends: Column,
     /// Per turn: the id's length in bytes (at most [`ID_CHARS_MAX`]).
@@ -227,7 +309,7 @@ impl fmt::Debug for Turns {
 impl Turns {
     pub(crate) fn with_turns_max(turns_max: usize) -> Self {
         Turns {
-            arena: String::new(),
+            arena: Arena::default(),
             ends: Column::default(),
             id_lens: Vec::new(),
             seq_gaps: Column::default(),
@@ -319,20 +401,20 @@ impl Turns {
     /// The turn at `index`; `index` is below [`Turns::len`] (callers hold indices they got from
     /// this storage).
     pub(crate) fn at(&self, index: usize) -> TurnView<'_> {
-        let start = self.start(index);
-        let end = self.ends.get(index) as usize;
-        let text_start = start + usize::from(self.id_lens[index]);
+        // Every turn holds at least its id's byte, so the range is never empty.
+        let turn = self.arena.get(self.start(index), self.ends.get(index));
+        let (id, text) = turn.split_at(usize::from(self.id_lens[index]));
         TurnView {
-            id: &self.arena[start..text_start],
+            id,
             seq: self.seq(index),
-            text: &self.arena[text_start..end],
+            text,
         }
     }
 
-    fn start(&self, index: usize) -> usize {
+    fn start(&self, index: usize) -> u64 {
         match index {
             0 => 0,
-            index => self.ends.get(index - 1) as usize,
+            index => self.ends.get(index - 1),
         }
     }
 
@@ -350,10 +432,9 @@ impl Turns {
     /// The characters (Unicode scalar values) of the text of the turn at `index`, in constant
     /// time.
     pub(crate) fn chars(&self, index: usize) -> usize {
-        let bytes =
-            self.ends.get(index) as usize - self.start(index) - usize::from(self.id_lens[index]);
+        let bytes = self.ends.get(index) - self.start(index) - u64::from(self.id_lens[index]);
         let wide = self.wide_total(index + 1) - self.wide_total(index);
-        bytes - wide as usize
+        (bytes - wide) as usize
     }
 
     /// The position of the turn with this id.
@@ -366,12 +447,15 @@ impl Turns {
     }
 
     /// The number of turns for which `pred` holds, `pred` being true for a prefix of the turns
-    /// (as [`slice::partition_point`]); a binary search.
-    pub(crate) fn partition_point(&self, mut pred: impl FnMut(&TurnView<'_>) -> bool) -> usize {
+    /// (as [`slice::partition_point`]); a binary search that reads only the seqs, the order the
+    /// turns are in, so a probe costs no look-up in the arena.
+    pub(crate) fn partition_point(&self, mut pred: impl FnMut(&SeqKey) -> bool) -> usize {
         let (mut low, mut high) = (0, self.len());
         while low < high {
             let middle = low + (high - low) / 2;
-            if pred(&self.at(middle)) {
+            if pred(&SeqKey {
+                seq: self.seq(middle),
+            }) {
                 low = middle + 1;
             } else {
                 high = middle;
@@ -390,10 +474,8 @@ impl Turns {
     pub(crate) fn push(&mut self, id: &str, seq: TurnSeq, text: &str) {
         debug_assert!(!self.is_full() && self.position(id).is_none());
         let index = self.len();
-        reserve_string(&mut self.arena, id.len() + text.len());
-        self.arena.push_str(id);
-        self.arena.push_str(text);
-        self.ends.push(self.arena.len() as u64);
+        self.arena.push([id, text]);
+        self.ends.push(self.arena.len());
         reserve_vec(&mut self.id_lens, 1);
         // At most ID_CHARS_MAX bytes, which fits (asserted at compile time above).
         self.id_lens.push(id.len() as u8);
@@ -409,13 +491,14 @@ impl Turns {
 
     fn id(&self, index: usize) -> &str {
         let start = self.start(index);
-        &self.arena[start..start + usize::from(self.id_lens[index])]
+        self.arena
+            .get(start, start + u64::from(self.id_lens[index]))
     }
 
     /// The heap bytes this storage has asked for (capacities, not lengths).
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        self.arena.capacity()
+        self.arena.heap_bytes()
             + self.ends.heap_bytes()
             + self.id_lens.capacity()
             + self.seq_gaps.heap_bytes()
@@ -680,6 +763,12 @@ mod tests {
         let t = transcript(&turns);
         assert_holds(t.turns(), &owned(&turns));
         assert_eq!(t.turns().chars(1), 3_000_000);
+        let chunks: Vec<usize> = t.turns().arena.chunks.iter().map(String::len).collect();
+        assert_eq!(
+            chunks,
+            [7, 4_000_002, 4],
+            "the large turn has a chunk of its own"
+        );
         assert_eq!(t.turns().at(1).text.len(), 4_000_000);
     }
 
@@ -759,6 +848,10 @@ mod tests {
             expected.push((turn, seq, text));
         }
         assert_holds(t.turns(), &expected);
+        assert!(
+            t.turns().arena.chunks.len() > 10,
+            "turns are read across many arena chunks"
+        );
         assert_eq!(t.turns().position("t100001"), None);
         let err = t
             .push_turn(id("t1"), TurnSeq(count * 3 + 1), "again")
@@ -768,10 +861,10 @@ mod tests {
 
     #[test]
     fn store_asks_for_under_twice_the_bytes_it_holds() {
-        // Capacities, not lengths, checked after every turn from the 1,000th on: with doubling
-        // buffers the worst is 2.65x (at 109,302 turns, every buffer just past a power of two);
-        // the quarter growth keeps it at 1.78x. The bench `read` counts the same through a
-        // counting allocator, at 10^6 turns.
+        // Capacities, not lengths, checked after every turn from the 1,000th on. With `grown`
+        // doubling instead, this fails at 2.65x (1,025 turns); as it is, the worst is 1.79x
+        // (1,185 turns, where the buffers' minimum sizes still show). The bench `read` counts
+        // the same through a counting allocator, up to 10^6 turns.
         let mut turns = Turns::default();
         let mut held = 0;
         let mut worst = (0.0, 0);
