@@ -32,8 +32,8 @@ const GROW_MIN: usize = 8;
 /// chunks instead, so no large text is copied again.
 const FIRST_CHUNK_BYTES_MAX: usize = 64 << 10;
 
-/// The largest chunk the arena opens for turns smaller than it: the most a transcript can hold
-/// unused (plus a quarter of its first 4 MiB while it is smaller).
+/// The largest chunk the arena opens for turns smaller than it, so the most a transcript leaves
+/// unused once it holds 4 MiB (below that, a quarter of what it holds).
 const CHUNK_BYTES_MAX: usize = 1 << 20;
 
 /// The capacity a buffer of `capacity` grows to when it must hold `needed`: a quarter more, at
