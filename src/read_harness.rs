@@ -27,15 +27,20 @@ use parkline::read::{
 use parkline::{Error, ErrorKind, RequestId};
 use parkline_model::read::{
     RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector, RefTranscript,
-    RefTurn, RefWindow, cursor_text, read,
+    RefTurn, RefWindow, cursor_text, read, v1_cursor_text,
 };
 use proptest::prelude::*;
 
 /// The child every scenario reads.
-pub const CHILD: &str = "s980-1";
+pub const CHILD: &str = "s61947-8";
 
 /// Another child, whose cursors the reads of [`CHILD`] must refuse.
 pub const OTHER_CHILD: &str = "s978-5";
+
+/// Another child whose id has the same CRC-32 as [`CHILD`]'s (`b91ca91f`): the child tag of the
+/// retired v1 cursor could not tell them apart, so a generator that only used [`OTHER_CHILD`]
+/// could never find that its cursor reads this child's turns (R7).
+pub const COLLIDING_CHILD: &str = "s590020-12";
 
 /// The characters the in-flight part grows with: multi-byte ones (budgets count characters, not
 /// bytes), a newline, and the brackets of the framing.
@@ -115,10 +120,13 @@ pub enum ReadOp {
         /// Its replacement, from `0-9a-f.v`.
         replacement: u8,
     },
-    /// A `since` read with a cursor of [`OTHER_CHILD`].
+    /// A `since` read with a cursor that is not this child's: `child % 3` picks a cursor of
+    /// [`OTHER_CHILD`], of [`COLLIDING_CHILD`], or this child's cursor in the retired v1 form.
     ReadForeign {
         /// The foreign cursor's seq.
         seq: u8,
+        /// Which foreign cursor.
+        child: u8,
     },
     /// A `since` read with a cursor of this child ahead of its latest turn.
     ReadAhead {
@@ -156,7 +164,7 @@ pub fn read_op_strategy() -> impl Strategy<Value = ReadOp> {
             .prop_map(|(pick, offset, budget)| ReadOp::ReadTurn { pick, offset, budget }),
         1 => (any::<u8>(), any::<u8>())
             .prop_map(|(position, replacement)| ReadOp::ReadDamaged { position, replacement }),
-        1 => any::<u8>().prop_map(|seq| ReadOp::ReadForeign { seq }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(seq, child)| ReadOp::ReadForeign { seq, child }),
         1 => any::<u8>().prop_map(|by| ReadOp::ReadAhead { by }),
     ]
 }
@@ -207,7 +215,7 @@ pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
                 position,
                 replacement,
             } => (8, vec![position, replacement]),
-            ReadOp::ReadForeign { seq } => (9, vec![seq]),
+            ReadOp::ReadForeign { seq, child } => (9, vec![seq, child]),
             ReadOp::ReadAhead { by } => (10, vec![by]),
         };
         // The derive picks variant `(u32 * VARIANTS) >> 32`: the smallest u32 giving `index`.
@@ -463,8 +471,13 @@ impl Pair {
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }
-            ReadOp::ReadForeign { seq } => {
-                let cursor = cursor_text(OTHER_CHILD, u64::from(seq) % (self.latest() + 1));
+            ReadOp::ReadForeign { seq, child } => {
+                let seq = u64::from(seq) % (self.latest() + 1);
+                let cursor = match child % 3 {
+                    0 => cursor_text(OTHER_CHILD, seq),
+                    1 => cursor_text(COLLIDING_CHILD, seq),
+                    _ => v1_cursor_text(CHILD, seq),
+                };
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }
@@ -507,7 +520,7 @@ impl Pair {
             }
             self.report.followed_turns += 1;
         }
-        let Some(next) = window.next else {
+        let Some(next) = window.next.clone() else {
             return Err("R4: a since read returned no next cursor".into());
         };
         let after = next.seq().0;
@@ -551,7 +564,7 @@ impl Pair {
                     window.in_flight,
                     InFlight::Cut { .. } | InFlight::Omitted { .. }
                 ));
-                if let Some(next) = window.next {
+                if let Some(next) = &window.next {
                     let text = next.to_string();
                     if !self.issued.contains(&text) {
                         self.issued.push(text);
@@ -655,6 +668,7 @@ pub fn compare_read(
 fn same_error(error: &Error, expected: RefReadError) -> Result<(), String> {
     let (kind, needed) = match expected {
         RefReadError::CursorDamaged => (ErrorKind::CursorDamaged, None),
+        RefReadError::CursorRetired => (ErrorKind::CursorRetired, None),
         RefReadError::CursorOtherChild => (ErrorKind::CursorOtherChild, None),
         RefReadError::CursorAhead => (ErrorKind::CursorAhead, None),
         RefReadError::UnknownTurn => (ErrorKind::UnknownTurn, None),
@@ -733,7 +747,7 @@ fn same_window(window: &Window, expected: &RefWindow, child: &str) -> Result<(),
             expected.requests_omitted
         ));
     }
-    let next = window.next.map(|cursor| cursor.to_string());
+    let next = window.next.as_ref().map(|cursor| cursor.to_string());
     let expected_next = expected.next.map(|seq| cursor_text(child, seq));
     if next != expected_next {
         return Err(format!(

@@ -68,7 +68,7 @@ fn bench_read(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2));
     for history in HISTORIES {
         let (transcript, cursor) = fixture(history);
-        let since = request(Selector::Since(cursor));
+        let since = request(Selector::Since(cursor.clone()));
         let latest = request(Selector::Latest { n: 1 });
         let window = transcript.read(&since).expect("since read");
         assert_eq!(

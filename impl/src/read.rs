@@ -235,13 +235,16 @@ pub struct TurnRef {
     pub seq: TurnSeq,
 }
 
-/// Where a caller is in a child's transcript: the child and the sequence number of the last
-/// completed turn it has been given.
+/// Where a caller is in a child's transcript: the child, the sequence number of the last
+/// completed turn it has been given, and how much of the in-flight part it has seen.
 ///
-/// Opaque to the caller (R7): it is handed back as text, `v1.<seq hex>.<child tag>.<check>`, and
-/// parsed back with [`Cursor::parse`]. The child tag is the CRC-32 of the child id; the check is a
-/// CRC-32 over version, seq and tag, so a damaged cursor and a cursor of another child get
-/// distinct typed errors. It carries no daemon-side state: a cursor is only a position.
+/// Opaque to the caller (R7): it is handed back as text, `v2.<seq hex>.<seen>.<check>.<child id>`
+/// (`spec/read.md` section 5), and parsed back with [`Cursor::parse`] (or `str::parse`). The
+/// child id itself is in the text, so a cursor of another child is told from this child's for
+/// every pair of ids, not only with high probability; the check is a CRC-32 over everything
+/// else, so a damaged cursor is told from another child's. It carries no daemon-side state and
+/// names positions by turn seq, so a cursor stays valid across a restart that rebuilds the
+/// transcript from the same turns, and can be kept by the daemon (text, or serde as a string).
 ///
 /// # Example
 ///
@@ -250,29 +253,96 @@ pub struct TurnRef {
 /// let child = ChildId::new("s980-1")?;
 /// let start = Cursor::start(&child);
 /// let text = start.to_string();
-/// assert_eq!(Cursor::parse(&text)?, start);
-/// assert!(Cursor::parse("v1.0.00000000.00000000").is_err()); // wrong check
+/// assert_eq!(text.parse::<Cursor>()?, start);
+/// assert_eq!(start.child(), &child);
+/// assert!(Cursor::parse("v2.0.0.00000000.s980-1").is_err()); // wrong check
 /// # Ok::<(), parkline::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Cursor {
-    child_tag: u32,
+    child: ChildId,
     seq: TurnSeq,
+    seen: Option<Seen>,
 }
 
-const CURSOR_VERSION: &str = "v1";
-
-fn child_tag(child: &ChildId) -> u32 {
-    crc32fast::hash(child.as_str().as_bytes())
+/// What a cursor holds of the in-flight part: the caller was given (as far as it knows) its first
+/// `chars` characters, whose UTF-8 bytes have CRC-32 `prefix`, while the child's latest turn was
+/// `after`. A later in-flight part that starts with the same characters after the same turn has
+/// only grown; any other has been replaced (R15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Seen {
+    after: TurnSeq,
+    chars: usize,
+    prefix: u32,
 }
 
-fn cursor_check(seq: TurnSeq, tag: u32) -> u32 {
-    crc32fast::hash(format!("parkline-cursor-{CURSOR_VERSION} {:x} {tag:08x}", seq.0).as_bytes())
+const CURSOR_VERSION: &str = "v2";
+
+fn cursor_check(seq: TurnSeq, seen: &str, child: &ChildId) -> u32 {
+    crc32fast::hash(
+        format!(
+            "parkline-cursor-{CURSOR_VERSION} {:x} {seen} {child}",
+            seq.0
+        )
+        .as_bytes(),
+    )
+}
+
+/// The retired v1 form, `v1.<seq hex>.<crc32 of the child id>.<check>`: still recognised so that
+/// a caller holding one is told what to do instead of being told it is damaged.
+fn is_v1_cursor(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('.').collect();
+    let [version, seq, tag, check] = parts[..] else {
+        return false;
+    };
+    let (Ok(seq), Ok(tag), Ok(check)) = (
+        u64::from_str_radix(seq, 16),
+        u32::from_str_radix(tag, 16),
+        u32::from_str_radix(check, 16),
+    ) else {
+        return false;
+    };
+    let expected = crc32fast::hash(format!("parkline-cursor-v1 {seq:x} {tag:08x}").as_bytes());
+    version == "v1" && check == expected && text == format!("v1.{seq:x}.{tag:08x}.{check:08x}")
+}
+
+impl Seen {
+    fn encode(seen: Option<Seen>) -> String {
+        match seen {
+            None => "0".to_string(),
+            Some(Seen {
+                after,
+                chars,
+                prefix,
+            }) => format!("{chars:x}-{:x}-{prefix:08x}", after.0),
+        }
+    }
+
+    fn parse(text: &str) -> Option<Option<Seen>> {
+        if text == "0" {
+            return Some(None);
+        }
+        let mut parts = text.split('-');
+        let (Some(chars), Some(after), Some(prefix), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        Some(Some(Seen {
+            chars: usize::from_str_radix(chars, 16).ok()?,
+            after: TurnSeq(u64::from_str_radix(after, 16).ok()?),
+            prefix: u32::from_str_radix(prefix, 16).ok()?,
+        }))
+    }
 }
 
 impl Cursor {
-    fn at(child_tag: u32, seq: TurnSeq) -> Self {
-        Cursor { child_tag, seq }
+    fn at(child: &ChildId, seq: TurnSeq) -> Self {
+        Cursor {
+            child: child.clone(),
+            seq,
+            seen: None,
+        }
     }
 
     /// The cursor before the first turn of `child`: a `since` read with it returns the
@@ -287,7 +357,7 @@ impl Cursor {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn start(child: &ChildId) -> Self {
-        Cursor::at(child_tag(child), TurnSeq(0))
+        Cursor::at(child, TurnSeq(0))
     }
 
     /// Parses a cursor handed back by a caller.
@@ -296,7 +366,8 @@ impl Cursor {
     ///
     /// [`ErrorKind::CursorDamaged`] when `text` is not exactly the text of a cursor (any
     /// changed, added or removed character; the check catches every single-character change).
-    /// A cursor of another child parses; [`Transcript::read`] rejects it.
+    /// [`ErrorKind::CursorRetired`] for a cursor of the retired v1 form. A cursor of another
+    /// child parses; [`Transcript::read`] rejects it.
     ///
     /// # Example
     ///
@@ -304,14 +375,21 @@ impl Cursor {
     /// use parkline::ErrorKind;
     /// use parkline::read::{ChildId, Cursor};
     /// let text = Cursor::start(&ChildId::new("c")?).to_string();
-    /// let damaged = text.replacen("v1.0", "v1.1", 1);
+    /// let damaged = text.replacen("v2.0", "v2.1", 1);
     /// assert_eq!(Cursor::parse(&damaged).unwrap_err().kind(), ErrorKind::CursorDamaged);
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn parse(text: &str) -> Result<Self, Error> {
         let damaged = || Error::new(ErrorKind::CursorDamaged, format!("cursor {text:?}"));
-        let mut parts = text.split('.');
-        let (Some(version), Some(seq), Some(tag), Some(check), None) = (
+        if is_v1_cursor(text) {
+            return Err(Error::new(
+                ErrorKind::CursorRetired,
+                format!("cursor {text:?}"),
+            ));
+        }
+        // The child id comes last: it may itself contain `.`.
+        let mut parts = text.splitn(5, '.');
+        let (Some(version), Some(seq), Some(seen), Some(_check), Some(child)) = (
             parts.next(),
             parts.next(),
             parts.next(),
@@ -324,11 +402,16 @@ impl Cursor {
             return Err(damaged());
         }
         let seq = u64::from_str_radix(seq, 16).map_err(|_| damaged())?;
-        let tag = u32::from_str_radix(tag, 16).map_err(|_| damaged())?;
-        let check = u32::from_str_radix(check, 16).map_err(|_| damaged())?;
-        let cursor = Cursor::at(tag, TurnSeq(seq));
-        // Only the canonical spelling is a cursor: this rejects `+`, upper case and padding.
-        if check != cursor_check(cursor.seq, tag) || cursor.encode() != text {
+        let seen = Seen::parse(seen).ok_or_else(damaged)?;
+        let child = ChildId::new(child).map_err(|_| damaged())?;
+        let cursor = Cursor {
+            child,
+            seq: TurnSeq(seq),
+            seen,
+        };
+        // Only the canonical spelling with the right check is a cursor: this rejects a changed
+        // check, `+`, upper case and padding in one comparison.
+        if cursor.encode() != text {
             return Err(damaged());
         }
         Ok(cursor)
@@ -341,15 +424,17 @@ impl Cursor {
     /// ```
     /// use parkline::read::{ChildId, Cursor};
     /// let start = Cursor::start(&ChildId::new("c")?);
-    /// assert!(start.encode().starts_with("v1.0."));
+    /// assert!(start.encode().starts_with("v2.0.0."));
+    /// assert!(start.encode().ends_with(".c"));
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn encode(&self) -> String {
+        let seen = Seen::encode(self.seen);
         format!(
-            "{CURSOR_VERSION}.{:x}.{:08x}.{:08x}",
+            "{CURSOR_VERSION}.{:x}.{seen}.{:08x}.{}",
             self.seq.0,
-            self.child_tag,
-            cursor_check(self.seq, self.child_tag)
+            cursor_check(self.seq, &seen, &self.child),
+            self.child
         )
     }
 
@@ -365,6 +450,20 @@ impl Cursor {
     /// ```
     pub fn seq(&self) -> TurnSeq {
         self.seq
+    }
+
+    /// The child this cursor is a position of.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor};
+    /// let child = ChildId::new("s61947-8")?;
+    /// assert_eq!(Cursor::start(&child).child(), &child);
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn child(&self) -> &ChildId {
+        &self.child
     }
 }
 
@@ -696,7 +795,6 @@ pub enum ReadKnownBad {
 #[derive(Clone, Debug)]
 pub struct Transcript {
     child: ChildId,
-    tag: u32,
     turns: Vec<Turn>,
     turn_chars: Vec<usize>,
     by_id: BTreeMap<TurnId, usize>,
@@ -719,10 +817,8 @@ impl Transcript {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn new(child: ChildId) -> Self {
-        let tag = child_tag(&child);
         Transcript {
             child,
-            tag,
             turns: Vec::new(),
             turn_chars: Vec::new(),
             by_id: BTreeMap::new(),
@@ -816,7 +912,7 @@ impl Transcript {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn start_cursor(&self) -> Cursor {
-        Cursor::at(self.tag, TurnSeq(0))
+        Cursor::start(&self.child)
     }
 
     fn latest_seq(&self) -> TurnSeq {
@@ -1004,10 +1100,14 @@ impl Transcript {
                 Ok((Candidates::Backward { start, end }, 0))
             }
             Selector::Since(cursor) => {
-                if cursor.child_tag != self.tag {
+                // R7: the cursor names its child, so this holds for every pair of ids.
+                if cursor.child != self.child {
                     return Err(Error::new(
                         ErrorKind::CursorOtherChild,
-                        format!("cursor {cursor} is not a cursor of child {}", self.child),
+                        format!(
+                            "cursor of child {} read on child {}",
+                            cursor.child, self.child
+                        ),
                     ));
                 }
                 if cursor.seq > self.latest_seq() {
@@ -1182,7 +1282,7 @@ impl Plan<'_> {
     }
 
     fn next(&self, progress: &Progress) -> Option<Cursor> {
-        let tag = self.transcript.tag;
+        let child = &self.transcript.child;
         match self.candidates {
             // R5: the cursor advances only over the turns taken (whole or as the excerpt, R8).
             Candidates::Forward { since, .. } => {
@@ -1195,10 +1295,10 @@ impl Plan<'_> {
                     0 => since,
                     taken => self.turn(self.candidates.get(taken - 1)).seq,
                 };
-                Some(Cursor::at(tag, seq))
+                Some(Cursor::at(child, seq))
             }
             // R11: n:k starts a since chain at the latest turn.
-            Candidates::Backward { .. } => Some(Cursor::at(tag, self.transcript.latest_seq())),
+            Candidates::Backward { .. } => Some(Cursor::at(child, self.transcript.latest_seq())),
             // R12: exact location is not a progress read.
             Candidates::Single { .. } => None,
         }

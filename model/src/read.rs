@@ -157,6 +157,8 @@ pub struct RefWindow {
 pub enum RefReadError {
     /// The cursor text is not a cursor.
     CursorDamaged,
+    /// The cursor is of the retired v1 form.
+    CursorRetired,
     /// The cursor belongs to another child.
     CursorOtherChild,
     /// The cursor is past the latest completed turn.
@@ -185,35 +187,129 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     !crc
 }
 
-/// The text of the cursor at `seq` of `child`: `v1.<seq hex>.<crc32(child) 8 hex>.<check 8 hex>`
-/// with check = crc32 of `parkline-cursor-v1 <seq hex> <tag 8 hex>`.
+/// What a cursor records of the in-flight part (R15): its first `chars` characters, whose UTF-8
+/// has CRC-32 `prefix`, were given while the latest turn was `after`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RefSeen {
+    /// The latest turn's seq when they were given.
+    pub after: u64,
+    /// Characters given (at least 1).
+    pub chars: usize,
+    /// CRC-32 of their UTF-8 bytes.
+    pub prefix: u32,
+}
+
+/// A parsed cursor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RefCursor {
+    /// The child id, as written in the cursor.
+    pub child: String,
+    /// The seq of the last turn given.
+    pub seq: u64,
+    /// What was seen of the in-flight part.
+    pub seen: Option<RefSeen>,
+}
+
+fn seen_text(seen: Option<RefSeen>) -> String {
+    match seen {
+        None => "0".to_string(),
+        Some(s) => format!("{:x}-{:x}-{:08x}", s.chars, s.after, s.prefix),
+    }
+}
+
+/// The text of a cursor: `v2.<seq hex>.<seen>.<check 8 hex>.<child>`, `<seen>` being `0` or
+/// `<chars hex>-<after hex>-<prefix 8 hex>`, check = crc32 of
+/// `parkline-cursor-v2 <seq hex> <seen> <child>`.
+pub fn cursor_text_of(cursor: &RefCursor) -> String {
+    let seen = seen_text(cursor.seen);
+    let check = crc32(
+        format!(
+            "parkline-cursor-v2 {:x} {seen} {}",
+            cursor.seq, cursor.child
+        )
+        .as_bytes(),
+    );
+    format!("v2.{:x}.{seen}.{check:08x}.{}", cursor.seq, cursor.child)
+}
+
+/// The text of the cursor at `seq` of `child` with nothing seen of the in-flight part.
 pub fn cursor_text(child: &str, seq: u64) -> String {
-    let tag = crc32(child.as_bytes());
+    cursor_text_of(&RefCursor {
+        child: child.to_string(),
+        seq,
+        seen: None,
+    })
+}
+
+/// The text of a cursor of the retired v1 form (`v1.<seq hex>.<crc32(child)>.<check>`), which
+/// reads refuse with [`RefReadError::CursorRetired`].
+pub fn v1_cursor_text(child: &str, seq: u64) -> String {
+    v1_text(seq, crc32(child.as_bytes()))
+}
+
+fn v1_text(seq: u64, tag: u32) -> String {
     let check = crc32(format!("parkline-cursor-v1 {seq:x} {tag:08x}").as_bytes());
     format!("v1.{seq:x}.{tag:08x}.{check:08x}")
 }
 
-/// Parses a cursor text into (child tag, seq). Only the canonical text of some cursor parses.
+/// Whether `id` is a valid child or turn id: 1 to 128 ASCII letters, digits, `-`, `_`, `.`.
+pub fn valid_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Parses a cursor text. Only the canonical text of some cursor parses.
 ///
 /// # Errors
 ///
-/// [`RefReadError::CursorDamaged`] for anything else.
-pub fn parse_cursor(text: &str) -> Result<(u32, u64), RefReadError> {
+/// [`RefReadError::CursorRetired`] for a v1 cursor, [`RefReadError::CursorDamaged`] for anything
+/// else that is not a cursor.
+pub fn parse_cursor(text: &str) -> Result<RefCursor, RefReadError> {
     let parts: Vec<&str> = text.split('.').collect();
-    if parts.len() != 4 || parts[0] != "v1" {
+    if parts.len() == 4
+        && parts[0] == "v1"
+        && let (Ok(seq), Ok(tag)) = (
+            u64::from_str_radix(parts[1], 16),
+            u32::from_str_radix(parts[2], 16),
+        )
+        && text == v1_text(seq, tag)
+    {
+        return Err(RefReadError::CursorRetired);
+    }
+    if parts.len() < 5 || parts[0] != "v2" {
         return Err(RefReadError::CursorDamaged);
     }
+    let child = parts[4..].join(".");
     let hex = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit());
-    if !parts[1..].iter().all(|p| hex(p)) || parts[2].len() != 8 || parts[3].len() != 8 {
+    let seq = if hex(parts[1]) {
+        u64::from_str_radix(parts[1], 16).map_err(|_| RefReadError::CursorDamaged)?
+    } else {
+        return Err(RefReadError::CursorDamaged);
+    };
+    let seen = if parts[2] == "0" {
+        None
+    } else {
+        let fields: Vec<&str> = parts[2].split('-').collect();
+        if fields.len() != 3 || !fields.iter().all(|f| hex(f)) {
+            return Err(RefReadError::CursorDamaged);
+        }
+        let number = |f: &str| u64::from_str_radix(f, 16).map_err(|_| RefReadError::CursorDamaged);
+        Some(RefSeen {
+            chars: usize::try_from(number(fields[0])?).map_err(|_| RefReadError::CursorDamaged)?,
+            after: number(fields[1])?,
+            prefix: u32::try_from(number(fields[2])?).map_err(|_| RefReadError::CursorDamaged)?,
+        })
+    };
+    if !valid_id(&child) {
         return Err(RefReadError::CursorDamaged);
     }
-    let seq = u64::from_str_radix(parts[1], 16).map_err(|_| RefReadError::CursorDamaged)?;
-    let tag = u32::from_str_radix(parts[2], 16).map_err(|_| RefReadError::CursorDamaged)?;
-    let check = crc32(format!("parkline-cursor-v1 {seq:x} {tag:08x}").as_bytes());
-    if text != format!("v1.{seq:x}.{tag:08x}.{check:08x}") {
+    let cursor = RefCursor { child, seq, seen };
+    if cursor_text_of(&cursor) != text {
         return Err(RefReadError::CursorDamaged);
     }
-    Ok((tag, seq))
+    Ok(cursor)
 }
 
 /// How one selected turn is in the answer.
@@ -446,8 +542,8 @@ pub fn read_variant(
     let selected: Vec<usize> = match &req.selector {
         RefSelector::Latest(n) => (0..t.turns.len()).rev().take(*n).collect(),
         RefSelector::Since(cursor) => {
-            let (tag, seq) = parse_cursor(cursor)?;
-            if tag != crc32(t.child.as_bytes()) {
+            let RefCursor { child, seq, .. } = parse_cursor(cursor)?;
+            if child != t.child {
                 return Err(RefReadError::CursorOtherChild);
             }
             if seq > latest {
@@ -739,7 +835,7 @@ impl Default for ReadBounds {
             turns: 3,
             grow_chars: 20,
             grows: 3,
-            budgets: vec![270, 310],
+            budgets: vec![260, 300],
             requests: 1,
         }
     }
@@ -1138,7 +1234,14 @@ mod tests {
     #[test]
     fn cursor_text_round_trips_and_rejects_every_single_character_change() {
         let text = cursor_text("s980-1", 0x2a);
-        assert_eq!(parse_cursor(&text), Ok((crc32(b"s980-1"), 0x2a)));
+        assert_eq!(
+            parse_cursor(&text),
+            Ok(RefCursor {
+                child: "s980-1".into(),
+                seq: 0x2a,
+                seen: None
+            })
+        );
         for (i, c) in text.char_indices() {
             for replacement in ['0', '1', 'f', '.', 'x'] {
                 if replacement == c {
@@ -1158,6 +1261,25 @@ mod tests {
             parse_cursor(&format!("{text}0")),
             Err(RefReadError::CursorDamaged)
         );
+    }
+
+    /// R7: two ids whose CRC-32 collide (the tag of the retired v1 cursor) are still told apart.
+    #[test]
+    fn r7_colliding_ids_other_child() {
+        assert_eq!(crc32(b"s61947-8"), crc32(b"s590020-12"));
+        let mut t = transcript(&["one"], None);
+        t.child = "s590020-12".into();
+        let request = RefReadRequest {
+            selector: RefSelector::Since(cursor_text("s61947-8", 0)),
+            max_chars: 1000,
+            history: RefHistory::Open,
+        };
+        assert_eq!(read(&t, &request), Err(RefReadError::CursorOtherChild));
+        let retired = RefReadRequest {
+            selector: RefSelector::Since(v1_cursor_text("s590020-12", 0)),
+            ..request
+        };
+        assert_eq!(read(&t, &retired), Err(RefReadError::CursorRetired));
     }
 
     fn transcript(turns: &[&str], in_flight: Option<&str>) -> RefTranscript {
