@@ -133,6 +133,15 @@ pub enum ReadOp {
         /// How far ahead (at least 1).
         by: u8,
     },
+    /// The caller follows its cursor the way a client that trusts `needed_chars` does: it reads
+    /// with `max_chars` 0, retries at the budget the `BudgetTooSmall` error names, and reads an
+    /// excerpt's rest the same way until the turn ends (R8: every answer makes progress, so this
+    /// ends within a read per character). Random budgets almost never land on that one budget,
+    /// so without this op the generator could not reach an answer that makes no progress.
+    ReadAtNeeded {
+        /// Request history, as for `ReadSince`.
+        history: u8,
+    },
 }
 
 fn budget(value: u16) -> usize {
@@ -166,6 +175,7 @@ pub fn read_op_strategy() -> impl Strategy<Value = ReadOp> {
             .prop_map(|(position, replacement)| ReadOp::ReadDamaged { position, replacement }),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(seq, child)| ReadOp::ReadForeign { seq, child }),
         1 => any::<u8>().prop_map(|by| ReadOp::ReadAhead { by }),
+        2 => any::<u8>().prop_map(|history| ReadOp::ReadAtNeeded { history }),
     ]
 }
 
@@ -185,7 +195,7 @@ pub fn decode_read_ops(bytes: &[u8]) -> Option<Vec<ReadOp>> {
 /// little-endian `u32` scaled to the variant count, then the fields little-endian in order). Used
 /// to write seed corpora from readable scenarios.
 pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
-    const VARIANTS: u64 = 11;
+    const VARIANTS: u64 = 12;
     let mut bytes = Vec::new();
     for op in ops {
         bytes.push(1);
@@ -217,6 +227,7 @@ pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
             } => (8, vec![position, replacement]),
             ReadOp::ReadForeign { seq, child } => (9, vec![seq, child]),
             ReadOp::ReadAhead { by } => (10, vec![by]),
+            ReadOp::ReadAtNeeded { history } => (11, vec![history]),
         };
         // The derive picks variant `(u32 * VARIANTS) >> 32`: the smallest u32 giving `index`.
         let discriminant = u32::try_from((index << 32).div_ceil(VARIANTS)).unwrap_or(u32::MAX);
@@ -486,6 +497,74 @@ impl Pair {
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }
+            ReadOp::ReadAtNeeded { history: h } => {
+                let selector = RefSelector::Since(self.followed.clone());
+                let needed = self.needed(&selector, h)?;
+                let Some(window) = self.compare(selector, needed, h)? else {
+                    return Err(format!(
+                        "R8: the since read fails at its needed_chars {needed}"
+                    ));
+                };
+                self.follow(&window)?;
+                let Some(mut part) = window.excerpt else {
+                    return Ok(());
+                };
+                // Each read gives at least one character, so `total` reads end the turn.
+                for _ in 0..part.total {
+                    let Some(rest) = part.rest() else {
+                        return Ok(());
+                    };
+                    let Selector::Turn { id, offset } = rest else {
+                        return Err("R8: the rest of an excerpt is not a turn read".into());
+                    };
+                    let selector = RefSelector::Turn {
+                        id: id.as_str().to_string(),
+                        offset,
+                    };
+                    let needed = self.needed(&selector, h)?;
+                    let next = self.compare(selector, needed, h)?.and_then(|w| w.excerpt);
+                    match next {
+                        Some(next) if next.to > offset => part = next,
+                        _ => {
+                            return Err(format!(
+                                "R8: turn:{id} offset {offset} at its needed_chars {needed} \
+                                 gives no character"
+                            ));
+                        }
+                    }
+                }
+                match part.rest() {
+                    None => Ok(()),
+                    Some(rest) => Err(format!("R8: the rest chain does not end ({rest})")),
+                }
+            }
+        }
+    }
+
+    /// The `needed_chars` of a read with no budget, on the crate (0 when it answers).
+    fn needed(&self, selector: &RefSelector, history_pick: u8) -> Result<usize, String> {
+        let request = RefReadRequest {
+            selector: selector.clone(),
+            max_chars: 0,
+            history: history(history_pick).1,
+        };
+        match compare_read(&self.crate_side, &self.model, &request)? {
+            Some(_) => Ok(0),
+            None => {
+                let (crate_history, _) = history(history_pick);
+                let Ok(selector) = crate_selector(selector)? else {
+                    return Ok(0);
+                };
+                let error = self
+                    .crate_side
+                    .read(&ReadRequest {
+                        selector,
+                        max_chars: 0,
+                        requests: crate_history,
+                    })
+                    .err();
+                Ok(error.and_then(|e| e.needed_chars()).unwrap_or(0))
+            }
         }
     }
 
@@ -519,6 +598,15 @@ impl Pair {
                 ));
             }
             self.report.followed_turns += 1;
+        }
+        let unread = self.model.turns.iter().any(|turn| turn.seq > before);
+        let progress =
+            !window.whole.is_empty() || window.excerpt.as_ref().is_some_and(|e| e.to > e.from);
+        if unread && !progress {
+            return Err(format!(
+                "R8: a read with unread turns gives no character of them:\n{}",
+                window.text
+            ));
         }
         let Some(next) = window.next.clone() else {
             return Err("R4: a since read returned no next cursor".into());
@@ -623,16 +711,8 @@ pub fn compare_read(
         RefHistory::All => RequestHistory::All,
         RefHistory::None => RequestHistory::None,
     };
-    let crate_selector = match &request.selector {
-        RefSelector::Latest(n) => Ok(Selector::Latest { n: *n }),
-        RefSelector::Since(text) => Cursor::parse(text).map(Selector::Since),
-        RefSelector::Turn { id: turn, offset } => Ok(Selector::Turn {
-            id: id(turn)?,
-            offset: *offset,
-        }),
-    };
     let max_chars = request.max_chars;
-    let answer = crate_selector.and_then(|selector| {
+    let answer = crate_selector(&request.selector)?.and_then(|selector| {
         transcript.read(&ReadRequest {
             selector,
             max_chars,
@@ -663,6 +743,19 @@ pub fn compare_read(
             expected.text
         )),
     }
+}
+
+/// The crate's selector for the reference's: `Err` for an id the crate refuses, `Ok(Err)` for a
+/// cursor text the crate does not parse (a read error, compared like any other).
+fn crate_selector(selector: &RefSelector) -> Result<Result<Selector, Error>, String> {
+    Ok(match selector {
+        RefSelector::Latest(n) => Ok(Selector::Latest { n: *n }),
+        RefSelector::Since(text) => Cursor::parse(text).map(Selector::Since),
+        RefSelector::Turn { id: turn, offset } => Ok(Selector::Turn {
+            id: id(turn)?,
+            offset: *offset,
+        }),
+    })
 }
 
 fn same_error(error: &Error, expected: RefReadError) -> Result<(), String> {

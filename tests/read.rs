@@ -505,6 +505,57 @@ fn r8_a_turn_larger_than_the_budget_is_a_marked_excerpt_and_the_cursor_moves_pas
     assert_eq!(text, big);
 }
 
+/// R8: every answer makes progress, and `needed_chars` is the smallest budget that does. The
+/// seed's shape: one turn of 3,000 chars. Before, `since:start` at its `needed_chars` (204) gave
+/// an excerpt of 0 chars whose rest was `turn:t1 offset 0`, and that read at its own
+/// `needed_chars` (168) gave the same empty excerpt again: a loop.
+#[test]
+fn r8_needed_chars_makes_progress() {
+    let mut c = child("c");
+    let big: String = (0..3000).map(|i| ['a', 'é', '\n'][i % 3]).collect();
+    push(&mut c, 1, &big);
+    let needed_at = |selector: &Selector| {
+        c.read(&ReadRequest::new(selector.clone(), 0))
+            .expect_err("nothing fits in 0 chars")
+            .needed_chars()
+            .expect("budget errors name a budget")
+    };
+    let start = Selector::Since(c.start_cursor());
+    let needed = needed_at(&start);
+    let first = read(&c, start.clone(), needed);
+    let excerpt = first.excerpt.clone().expect("an excerpt");
+    assert_eq!(
+        (excerpt.from, excerpt.to),
+        (0, 1),
+        "one char at the smallest budget"
+    );
+    assert!(c.read(&ReadRequest::new(start, needed - 1)).is_err());
+    // Following the rest at each read's needed_chars ends the turn, one char or more per read.
+    let mut text: String = big.chars().take(excerpt.to).collect();
+    let mut reads = 1;
+    let mut rest = excerpt.rest();
+    while let Some(selector) = rest {
+        let needed = needed_at(&selector);
+        let part = read(&c, selector.clone(), needed)
+            .excerpt
+            .expect("the rest is an excerpt");
+        assert!(part.to > part.from, "{selector}: no progress at {needed}");
+        assert!(c.read(&ReadRequest::new(selector, needed - 1)).is_err());
+        text.extend(big.chars().skip(part.from).take(part.to - part.from));
+        rest = part.rest();
+        reads += 1;
+        assert!(reads <= 3000, "the chain does not end");
+    }
+    assert_eq!(text, big);
+    // A turn read at the very end of a turn reads its empty rest: that is the end, not a loop.
+    let end = Selector::Turn {
+        id: turn_id("t1"),
+        offset: 3000,
+    };
+    let last = read(&c, end.clone(), needed_at(&end));
+    assert_eq!(last.excerpt.and_then(|e| e.rest()), None);
+}
+
 #[test]
 fn r9_reads_have_no_side_effects_and_a_collected_turn_is_not_consumed() {
     let c = busy_child();
@@ -957,15 +1008,24 @@ fn write_read_seed_corpus() {
                 ReadOp::ReadForeign { seq: 1, child: 2 },
             ],
         ),
+        // R8: a follower that retries at needed_chars, on a turn larger than any budget.
+        (
+            "r8_needed_chars".to_string(),
+            vec![
+                ReadOp::Grow { len: 43, letter: 0 },
+                ReadOp::Complete { gap: 0 },
+                ReadOp::ReadAtNeeded { history: 0 },
+            ],
+        ),
     ];
     let mut runner = TestRunner::deterministic();
     let strategy = read_harness::read_ops_strategy(60);
-    while seeds.len() < 7 {
+    while seeds.len() < 8 {
         let ops =
             proptest::strategy::ValueTree::current(&strategy.new_tree(&mut runner).expect("tree"));
         let report = check(&ops).expect("correct crate");
         if report.excerpts > 0 && report.omissions > 0 && report.errors > 0 {
-            seeds.push((format!("seed_{}", seeds.len() - 1), ops));
+            seeds.push((format!("seed_{}", seeds.len() - 2), ops));
         }
     }
     for (name, bad) in READ_KNOWN_BAD {
@@ -1069,7 +1129,7 @@ fn exhaustive(known_bad: Option<ReadKnownBad>) -> Result<(usize, usize, usize), 
     Ok((transcripts.len(), reads, answered))
 }
 
-/// Every transcript the read model reaches at its default bounds (2106 states), rebuilt in the
+/// Every transcript the read model reaches at its default bounds (`DEFAULT_UNIQUE_STATES`), rebuilt in the
 /// crate, answers every read exactly as the reference: each cursor from the start to past the
 /// end, a foreign cursor, `n:0..=3`, `turn:` of each turn at offsets 0, 1 and its end, each
 /// request history, over budgets around the framing (every 10 chars from 100 to 400 with

@@ -1348,8 +1348,10 @@ impl Plan<'_> {
     }
 
     fn too_small(&self) -> Error {
-        // The empty answer must fit first (step 1 of the allocation), then the first selected
-        // turn, whole or as the shortest excerpt.
+        // The empty answer must fit first (step 3 of the allocation), then the first selected
+        // turn in the smallest form that makes progress (R8): whole, its rest from the offset,
+        // or an excerpt of one character. An excerpt of no character is not progress: a caller
+        // retrying at this budget would be handed the same read again.
         let mut needed = self.header_chars + self.trailer(&Progress::default()).chars().count();
         if self.candidates.len() > 0 {
             let index = self.candidates.get(0);
@@ -1358,12 +1360,14 @@ impl Plan<'_> {
                 _ => 0,
             };
             let total = self.transcript.turn_chars[index];
-            let mut options = vec![
-                self.with_excerpt(&Progress::default(), index, from, from),
-                self.with_excerpt(&Progress::default(), index, from, total),
-            ];
+            let mut options = Vec::new();
             if from == 0 {
                 options.push(self.with_whole(&Progress::default(), index));
+            } else {
+                options.push(self.with_excerpt(&Progress::default(), index, from, total));
+            }
+            if from + 1 < total {
+                options.push(self.with_excerpt(&Progress::default(), index, from, from + 1));
             }
             let first = options
                 .iter()
@@ -1478,10 +1482,12 @@ impl Plan<'_> {
                 self.progress = to_end;
                 break;
             }
-            // ... else the longest excerpt that fits; its size grows with its length, so a
-            // binary search finds it.
-            let (mut low, mut high) = (first_from, total);
-            if !self.fits(&self.with_excerpt(&self.progress, index, first_from, low)) {
+            // ... else the longest excerpt that fits, of at least one character (R8: every
+            // answer makes progress) and ending before the turn does; its size grows with its
+            // length, so a binary search finds it.
+            let (mut low, mut high) = (first_from + 1, total);
+            if low >= high || !self.fits(&self.with_excerpt(&self.progress, index, first_from, low))
+            {
                 return Err(self.too_small());
             }
             while high - low > 1 {

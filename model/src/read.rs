@@ -595,28 +595,26 @@ pub fn read_variant(
     let too_small = |reader: &Reader<'_>| {
         let mut needed = empty;
         if let Some(&first) = reader.selected.first() {
-            let excerpt = Answer {
-                turns: vec![(first, Shown::Excerpt { from, to: from })],
+            // R8: the smallest answer that makes progress on the first selected turn.
+            let total = total_of(first);
+            let one = |shown: Shown| Answer {
+                turns: vec![(first, shown)],
                 ..Answer::default()
             };
-            let rest = Answer {
-                turns: vec![(
-                    first,
-                    Shown::Excerpt {
-                        from,
-                        to: total_of(first),
-                    },
-                )],
-                ..Answer::default()
+            let mut forms = vec![if from == 0 {
+                one(Shown::Whole)
+            } else {
+                one(Shown::Excerpt { from, to: total })
+            }];
+            let shortest = if variant == ReadVariant::EmptyExcerpt {
+                from
+            } else {
+                from + 1
             };
-            let mut smallest = reader.size(&excerpt).min(reader.size(&rest));
-            if from == 0 {
-                let whole = Answer {
-                    turns: vec![(first, Shown::Whole)],
-                    ..Answer::default()
-                };
-                smallest = smallest.min(reader.size(&whole));
+            if shortest < total {
+                forms.push(one(Shown::Excerpt { from, to: shortest }));
             }
+            let smallest = forms.iter().map(|a| reader.size(a)).min().unwrap_or(empty);
             needed = needed.max(smallest);
         }
         RefReadError::BudgetTooSmall { needed }
@@ -649,7 +647,13 @@ pub fn read_variant(
         // ... else the longest excerpt with a reference that fits. Its size grows with its
         // length: scan up to the first one that does not fit.
         let mut best = None;
-        for to in from..total {
+        // R8: at least one character (the known-bad variant allows none).
+        let shortest = if variant == ReadVariant::EmptyExcerpt {
+            from
+        } else {
+            from + 1
+        };
+        for to in shortest..total {
             answer.turns.push((i, Shown::Excerpt { from, to }));
             let fits = reader.fits(&answer);
             answer.turns.pop();
@@ -755,16 +759,21 @@ pub enum ReadVariant {
     TurnsOnlyBudget,
     /// The caller peeks with `n:1`, the "latest, may repeat" read, as in the seed. Breaks R6.
     PeekLatest,
+    /// An excerpt of no character counts as an answer, and `needed_chars` names the budget of
+    /// that empty excerpt, as before: a caller retrying at `needed_chars` is handed the same
+    /// read again. Breaks R8.
+    EmptyExcerpt,
 }
 
 impl ReadVariant {
     /// Every variant, `Correct` first.
-    pub const ALL: [ReadVariant; 5] = [
+    pub const ALL: [ReadVariant; 6] = [
         ReadVariant::Correct,
         ReadVariant::ExcerptWithoutReference,
         ReadVariant::AdvanceBeforeBuild,
         ReadVariant::TurnsOnlyBudget,
         ReadVariant::PeekLatest,
+        ReadVariant::EmptyExcerpt,
     ];
 
     /// The name used on the command line (`--variant advance-before-build`).
@@ -775,6 +784,7 @@ impl ReadVariant {
             ReadVariant::AdvanceBeforeBuild => "advance-before-build",
             ReadVariant::TurnsOnlyBudget => "turns-only-budget",
             ReadVariant::PeekLatest => "peek-latest",
+            ReadVariant::EmptyExcerpt => "empty-excerpt",
         }
     }
 
@@ -791,6 +801,7 @@ impl ReadVariant {
             ReadVariant::ExcerptWithoutReference | ReadVariant::AdvanceBeforeBuild => R5,
             ReadVariant::TurnsOnlyBudget => R1,
             ReadVariant::PeekLatest => R6,
+            ReadVariant::EmptyExcerpt => R8,
         })
     }
 }
@@ -890,6 +901,9 @@ pub enum ReadAction {
     TerminateRequest(u64),
     /// The caller reads with its cursor (`n:1` for [`ReadVariant::PeekLatest`]) under this budget.
     Read(usize),
+    /// The caller reads with no budget, then again at the budget the `BudgetTooSmall` error
+    /// names, and follows an excerpt's rest the same way (R8).
+    ReadAtNeeded,
 }
 
 /// The read model: a growing transcript and a caller following cursors.
@@ -937,6 +951,112 @@ impl ReadModel {
         }
     }
 
+    /// The caller reads with its cursor under `max_chars` and keeps the next cursor; the ghost
+    /// fields record what it was given. Returns the window's excerpt, if any.
+    fn caller_reads(
+        &self,
+        state: &ReadState,
+        next: &mut ReadState,
+        max_chars: usize,
+    ) -> Option<RefExcerpt> {
+        let request = self.caller_read(state.cursor, max_chars);
+        let window = match read_variant(&state.transcript, &request, self.variant) {
+            Ok(window) => window,
+            Err(_) => {
+                next.refused = true;
+                next.last = None;
+                return None;
+            }
+        };
+        let turn = |seq: u64| state.transcript.turns.iter().find(|turn| turn.seq == seq);
+        for &seq in &window.whole {
+            next.repeated |= state.given.contains(&seq);
+            // Given only if the text really holds the whole turn under its own marker.
+            if let Some(turn) = turn(seq) {
+                let whole = format!(
+                    "[turn {} seq {}: {} chars]\n{}\n",
+                    turn.id,
+                    turn.seq,
+                    chars(&turn.text),
+                    turn.text
+                );
+                if window.text.contains(&whole) {
+                    next.given.insert(seq);
+                }
+            }
+        }
+        if let Some(excerpt) = window.excerpt {
+            next.repeated |= state.given.contains(&excerpt.seq);
+            if let Some(turn) = turn(excerpt.seq) {
+                let rest = format!("rest at turn:{} offset {}", turn.id, excerpt.to);
+                if excerpt.to == excerpt.total || window.text.contains(&rest) {
+                    next.given.insert(excerpt.seq);
+                }
+            }
+        }
+        next.over_budget |= window.chars > max_chars;
+        let latest = state.transcript.turns.last().map_or(0, |turn| turn.seq);
+        let new_cursor = window.next.unwrap_or(state.cursor);
+        next.stalled |= self.variant != ReadVariant::PeekLatest
+            && latest > state.cursor
+            && new_cursor <= state.cursor;
+        // R8: an answer with unread turns gives at least one character of the first of them.
+        let progress = !window.whole.is_empty() || window.excerpt.is_some_and(|e| e.to > e.from);
+        next.stalled |=
+            self.variant != ReadVariant::PeekLatest && latest > state.cursor && !progress;
+        next.cursor = new_cursor;
+        next.last = Some(LastRead {
+            excerpt: window.excerpt.is_some(),
+            in_flight_cut: matches!(
+                window.in_flight,
+                RefInFlight::Cut { .. } | RefInFlight::Omitted(_)
+            ),
+            omitted: !window.omitted.is_empty(),
+            nothing_new: window.whole.is_empty() && window.excerpt.is_none(),
+        });
+        window.excerpt
+    }
+
+    /// R8: the rest of `excerpt`, followed by `turn:` reads each at the budget that its
+    /// `BudgetTooSmall` names, ends in a bounded number of reads, each giving a character.
+    fn rest_chain_ends(&self, state: &ReadState, excerpt: Option<RefExcerpt>) -> bool {
+        let Some(mut part) = excerpt else {
+            return true;
+        };
+        let Some(turn) = state.transcript.turns.iter().find(|t| t.seq == part.seq) else {
+            return true;
+        };
+        // Every read gives at least one character, so `total` reads are enough.
+        for _ in 0..=part.total {
+            if part.to >= part.total {
+                return true;
+            }
+            let read_at = |max_chars| {
+                let request = RefReadRequest {
+                    selector: RefSelector::Turn {
+                        id: turn.id.clone(),
+                        offset: part.to,
+                    },
+                    max_chars,
+                    history: RefHistory::Open,
+                };
+                read_variant(&state.transcript, &request, self.variant)
+            };
+            let needed = match read_at(0) {
+                Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                _ => 0,
+            };
+            let Some(rest) = read_at(needed).ok().and_then(|window| window.excerpt) else {
+                return false;
+            };
+            if rest.to <= part.to {
+                return false;
+            }
+            part = rest;
+        }
+        false
+    }
+
     /// One step of a path in the spec's words.
     pub fn narrate(&self, before: &ReadState, action: &ReadAction, after: &ReadState) -> String {
         match action {
@@ -970,6 +1090,17 @@ impl ReadModel {
                         before.cursor
                     ),
                 }
+            }
+            ReadAction::ReadAtNeeded => {
+                let probe = self.caller_read(before.cursor, 0);
+                let needed = match read_variant(&before.transcript, &probe, self.variant) {
+                    Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                    _ => 0,
+                };
+                let narrated = self.narrate(before, &ReadAction::Read(needed), after);
+                format!(
+                    "the caller reads with no budget and is told it needs {needed}; it retries: {narrated}"
+                )
             }
         }
     }
@@ -1015,6 +1146,7 @@ impl Model for ReadModel {
         for &budget in &self.bounds.budgets {
             actions.push(ReadAction::Read(budget));
         }
+        actions.push(ReadAction::ReadAtNeeded);
     }
 
     fn next_state(&self, state: &ReadState, action: ReadAction) -> Option<ReadState> {
@@ -1052,57 +1184,17 @@ impl Model for ReadModel {
                 request.record = format!("r{id} done");
             }
             ReadAction::Read(max_chars) => {
-                let request = self.caller_read(state.cursor, max_chars);
-                let window = match read_variant(&state.transcript, &request, self.variant) {
-                    Ok(window) => window,
-                    Err(_) => {
-                        next.refused = true;
-                        next.last = None;
-                        return Some(next);
-                    }
+                self.caller_reads(state, &mut next, max_chars);
+            }
+            ReadAction::ReadAtNeeded => {
+                // The caller asks with no budget, then retries at the budget the error names.
+                let probe = self.caller_read(state.cursor, 0);
+                let needed = match read_variant(&state.transcript, &probe, self.variant) {
+                    Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                    _ => 0,
                 };
-                let turn = |seq: u64| state.transcript.turns.iter().find(|turn| turn.seq == seq);
-                for &seq in &window.whole {
-                    next.repeated |= state.given.contains(&seq);
-                    // Given only if the text really holds the whole turn under its own marker.
-                    if let Some(turn) = turn(seq) {
-                        let whole = format!(
-                            "[turn {} seq {}: {} chars]\n{}\n",
-                            turn.id,
-                            turn.seq,
-                            chars(&turn.text),
-                            turn.text
-                        );
-                        if window.text.contains(&whole) {
-                            next.given.insert(seq);
-                        }
-                    }
-                }
-                if let Some(excerpt) = window.excerpt {
-                    next.repeated |= state.given.contains(&excerpt.seq);
-                    if let Some(turn) = turn(excerpt.seq) {
-                        let rest = format!("rest at turn:{} offset {}", turn.id, excerpt.to);
-                        if excerpt.to == excerpt.total || window.text.contains(&rest) {
-                            next.given.insert(excerpt.seq);
-                        }
-                    }
-                }
-                next.over_budget |= window.chars > max_chars;
-                let latest = state.transcript.turns.last().map_or(0, |turn| turn.seq);
-                let new_cursor = window.next.unwrap_or(state.cursor);
-                next.stalled |= self.variant != ReadVariant::PeekLatest
-                    && latest > state.cursor
-                    && new_cursor <= state.cursor;
-                next.cursor = new_cursor;
-                next.last = Some(LastRead {
-                    excerpt: window.excerpt.is_some(),
-                    in_flight_cut: matches!(
-                        window.in_flight,
-                        RefInFlight::Cut { .. } | RefInFlight::Omitted(_)
-                    ),
-                    omitted: !window.omitted.is_empty(),
-                    nothing_new: window.whole.is_empty() && window.excerpt.is_none(),
-                });
+                let excerpt = self.caller_reads(state, &mut next, needed);
+                next.stalled |= !self.rest_chain_ends(state, excerpt);
             }
         }
         Some(next)
@@ -1159,7 +1251,7 @@ pub const SOMETIMES_NOTHING_NEW: &str = "a read returns nothing new";
 /// Unique states of [`ReadModel::default`] (a regression alarm: a change to the model or its
 /// bounds that changes the reachable state space must update this number on purpose; a cut
 /// search would report fewer).
-pub const DEFAULT_UNIQUE_STATES: usize = 2106;
+pub const DEFAULT_UNIQUE_STATES: usize = 3304;
 
 fn r5_no_skip(_: &ReadModel, s: &ReadState) -> bool {
     s.transcript
