@@ -21,8 +21,8 @@ use std::fmt;
 
 use arbitrary::{Arbitrary, Unstructured};
 use parkline::read::{
-    ChildId, Cursor, InFlight, ReadKnownBad, ReadRequest, RequestHistory, Selector, Transcript,
-    TurnId, TurnSeq, Window,
+    ChildId, Cursor, ERROR_CHARS_MAX, InFlight, ReadKnownBad, ReadRequest, RequestHistory,
+    Selector, Transcript, TurnId, TurnSeq, Window,
 };
 use parkline::{Error, ErrorKind, RequestId};
 use parkline_model::read::{
@@ -113,12 +113,15 @@ pub enum ReadOp {
         /// Budget, as for `ReadSince`.
         budget: u16,
     },
-    /// A `since` read with the followed cursor's text changed at one character.
+    /// A `since` read with the followed cursor's text changed at one character, then `pad`
+    /// characters appended (`pad` up to 4,095: an error must not echo all of a long input).
     ReadDamaged {
         /// Which character.
         position: u8,
         /// Its replacement, from `0-9a-f.v`.
         replacement: u8,
+        /// Characters appended, `pad % 4096` of them.
+        pad: u16,
     },
     /// A `since` read with a cursor that is not this child's: `child % 3` picks a cursor of
     /// [`OTHER_CHILD`], of [`COLLIDING_CHILD`], or this child's cursor in the retired v1 form.
@@ -171,8 +174,8 @@ pub fn read_op_strategy() -> impl Strategy<Value = ReadOp> {
             .prop_map(|(n, budget, history)| ReadOp::ReadLatest { n, budget, history }),
         2 => (any::<u8>(), any::<u16>(), budget)
             .prop_map(|(pick, offset, budget)| ReadOp::ReadTurn { pick, offset, budget }),
-        1 => (any::<u8>(), any::<u8>())
-            .prop_map(|(position, replacement)| ReadOp::ReadDamaged { position, replacement }),
+        1 => (any::<u8>(), any::<u8>(), prop_oneof![Just(0u16), any::<u16>()])
+            .prop_map(|(position, replacement, pad)| ReadOp::ReadDamaged { position, replacement, pad }),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(seq, child)| ReadOp::ReadForeign { seq, child }),
         1 => any::<u8>().prop_map(|by| ReadOp::ReadAhead { by }),
         2 => any::<u8>().prop_map(|history| ReadOp::ReadAtNeeded { history }),
@@ -224,7 +227,11 @@ pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
             ReadOp::ReadDamaged {
                 position,
                 replacement,
-            } => (8, vec![position, replacement]),
+                pad,
+            } => (
+                8,
+                [&[position, replacement][..], &pad.to_le_bytes()].concat(),
+            ),
             ReadOp::ReadForeign { seq, child } => (9, vec![seq, child]),
             ReadOp::ReadAhead { by } => (10, vec![by]),
             ReadOp::ReadAtNeeded { history } => (11, vec![history]),
@@ -473,12 +480,14 @@ impl Pair {
             ReadOp::ReadDamaged {
                 position,
                 replacement,
+                pad,
             } => {
                 let mut chars: Vec<char> = self.followed.chars().collect();
                 let at = usize::from(position) % chars.len();
                 let choices: Vec<char> = "0123456789abcdef.v".chars().collect();
                 chars[at] = choices[usize::from(replacement) % choices.len()];
-                let cursor: String = chars.into_iter().collect();
+                let padding = (0..usize::from(pad) % 4096).map(|i| ALPHABET[i % ALPHABET.len()]);
+                let cursor: String = chars.into_iter().chain(padding).collect();
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }
@@ -768,6 +777,26 @@ fn same_error(error: &Error, expected: RefReadError) -> Result<(), String> {
         RefReadError::OffsetOutOfRange => (ErrorKind::OffsetOutOfRange, None),
         RefReadError::BudgetTooSmall { needed } => (ErrorKind::BudgetTooSmall, Some(needed)),
     };
+    // R7: what an error echoes of the input is capped, whatever the input's length.
+    let text = error.to_string();
+    if text.chars().count() > ERROR_CHARS_MAX {
+        return Err(format!(
+            "R7: a {:?} error of {} chars (at most {ERROR_CHARS_MAX})",
+            error.kind(),
+            text.chars().count()
+        ));
+    }
+    // R7: a refused cursor comes with the read that resumes following.
+    let cursor_error = matches!(
+        error.kind(),
+        ErrorKind::CursorDamaged
+            | ErrorKind::CursorRetired
+            | ErrorKind::CursorOtherChild
+            | ErrorKind::CursorAhead
+    );
+    if cursor_error && !text.contains("resume with since:") {
+        return Err(format!("R7: the error names no way to resume: {text}"));
+    }
     if error.kind() != kind || error.needed_chars() != needed {
         return Err(format!(
             "R7: the crate refuses with {:?} (needed {:?}), the reference with {expected:?}",

@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 
 use parkline::read::{
-    ChildId, Cursor, InFlight, ReadKnownBad, ReadRequest, RequestHistory, Selector, Transcript,
-    TurnId, TurnSeq, Window,
+    ChildId, Cursor, ECHO_CHARS_MAX, ERROR_CHARS_MAX, InFlight, ReadKnownBad, ReadRequest,
+    RequestHistory, Selector, Transcript, TurnId, TurnSeq, Window,
 };
 use parkline::{ErrorKind, RequestId};
 use parkline_conformance::read_harness::{
@@ -469,6 +469,50 @@ fn r7_a_v1_cursor_is_retired() {
     assert_eq!(error.kind(), ErrorKind::CursorRetired);
     let error = Cursor::parse("v1.0.b91ca91f.5edfab17").expect_err("damaged");
     assert_eq!(error.kind(), ErrorKind::CursorDamaged);
+}
+
+/// R7: an error echoes at most `ECHO_CHARS_MAX` chars of the input, and every cursor error says
+/// which read resumes following.
+#[test]
+fn r7_error_echo_is_capped() {
+    let long = "v2.".to_string() + &"x".repeat(100_000);
+    let error = Cursor::parse(&long).expect_err("damaged");
+    assert_eq!(error.kind(), ErrorKind::CursorDamaged);
+    let text = error.to_string();
+    assert!(text.chars().count() < 400, "{} chars", text.chars().count());
+    assert!(text.contains(&"x".repeat(ECHO_CHARS_MAX - 3)), "{text}");
+    assert!(!text.contains(&"x".repeat(ECHO_CHARS_MAX)), "{text}");
+    assert!(text.contains("(100003 chars)"), "{text}");
+    assert!(text.contains("resume with since:turn:"), "{text}");
+    // A short damaged cursor is echoed whole.
+    let short = Cursor::parse("v2.0").expect_err("damaged").to_string();
+    assert!(short.contains("\"v2.0\""), "{short}");
+    // Ids are echoed capped as well.
+    let id = ChildId::new("y".repeat(10_000))
+        .expect_err("too long")
+        .to_string();
+    assert!(id.chars().count() < 200, "{id}");
+    // Each cursor error says what to do next.
+    let mut c = child("c");
+    push(&mut c, 1, "one");
+    let other = c
+        .read(&ReadRequest::new(
+            Selector::Since(child("d").start_cursor()),
+            2000,
+        ))
+        .expect_err("other child")
+        .to_string();
+    assert!(
+        other.contains("resume with since:turn:") && other.contains(&c.start_cursor().to_string()),
+        "{other}"
+    );
+    let retired = Cursor::parse("v1.0.b91ca91f.5edfab16")
+        .expect_err("retired")
+        .to_string();
+    assert!(retired.contains("resume with since:turn:"), "{retired}");
+    for error in [&text, &other, &retired] {
+        assert!(error.chars().count() <= ERROR_CHARS_MAX);
+    }
 }
 
 #[test]
@@ -1008,6 +1052,15 @@ fn write_read_seed_corpus() {
                 ReadOp::ReadForeign { seq: 1, child: 2 },
             ],
         ),
+        // R7: a damaged cursor of 4,000 chars; the error echoes at most ECHO_CHARS_MAX of them.
+        (
+            "r7_error_echo".to_string(),
+            vec![ReadOp::ReadDamaged {
+                position: 0,
+                replacement: 0,
+                pad: 4000,
+            }],
+        ),
         // R8: a follower that retries at needed_chars, on a turn larger than any budget.
         (
             "r8_needed_chars".to_string(),
@@ -1020,12 +1073,12 @@ fn write_read_seed_corpus() {
     ];
     let mut runner = TestRunner::deterministic();
     let strategy = read_harness::read_ops_strategy(60);
-    while seeds.len() < 8 {
+    while seeds.len() < 9 {
         let ops =
             proptest::strategy::ValueTree::current(&strategy.new_tree(&mut runner).expect("tree"));
         let report = check(&ops).expect("correct crate");
         if report.excerpts > 0 && report.omissions > 0 && report.errors > 0 {
-            seeds.push((format!("seed_{}", seeds.len() - 2), ops));
+            seeds.push((format!("seed_{}", seeds.len() - 3), ops));
         }
     }
     for (name, bad) in READ_KNOWN_BAD {

@@ -54,6 +54,31 @@ use crate::{Error, ErrorKind, RequestId};
 /// The longest child id or turn id, in characters.
 pub const ID_CHARS_MAX: usize = 128;
 
+/// The most characters of a caller's input (a cursor text, an id) that an error message echoes:
+/// enough to recognise it, bounded so that a 100,000-char cursor does not make a 100,000-char
+/// error that lands in the caller's context.
+pub const ECHO_CHARS_MAX: usize = 64;
+
+/// The longest message of a read-side error, in characters: the echo (at most
+/// [`ECHO_CHARS_MAX`] characters, each escaped to at most 10), two ids and two cursors of at most
+/// 200 characters, and the advice.
+pub const ERROR_CHARS_MAX: usize = 1600;
+
+/// `text` quoted for an error message, cut to its first [`ECHO_CHARS_MAX`] characters.
+fn echo(text: &str) -> String {
+    let mut chars = text.chars();
+    let head: String = chars.by_ref().take(ECHO_CHARS_MAX).collect();
+    if chars.next().is_none() {
+        format!("{head:?}")
+    } else {
+        format!("{head:?}... ({} chars)", text.chars().count())
+    }
+}
+
+/// What to do when a cursor is refused: the reads that resume following without repeats.
+const RESUME: &str = "resume with since:turn:<id> of the last turn you hold, or with the start \
+                      cursor if you hold none; n:1 reads the latest turn and gives a cursor there";
+
 fn valid_id(text: &str) -> bool {
     !text.is_empty()
         && text.len() <= ID_CHARS_MAX
@@ -98,7 +123,10 @@ impl ChildId {
         if valid_id(&id) {
             Ok(ChildId(id))
         } else {
-            Err(Error::new(ErrorKind::InvalidId, format!("child id {id:?}")))
+            Err(Error::new(
+                ErrorKind::InvalidId,
+                format!("child id {}", echo(&id)),
+            ))
         }
     }
 
@@ -156,7 +184,10 @@ impl TurnId {
         if valid_id(&id) {
             Ok(TurnId(id))
         } else {
-            Err(Error::new(ErrorKind::InvalidId, format!("turn id {id:?}")))
+            Err(Error::new(
+                ErrorKind::InvalidId,
+                format!("turn id {}", echo(&id)),
+            ))
         }
     }
 
@@ -380,11 +411,23 @@ impl Cursor {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn parse(text: &str) -> Result<Self, Error> {
-        let damaged = || Error::new(ErrorKind::CursorDamaged, format!("cursor {text:?}"));
+        let damaged = || {
+            Error::new(
+                ErrorKind::CursorDamaged,
+                format!(
+                    "cursor {} is not a cursor; pass the next cursor of a read back unchanged, or \
+                     {RESUME}",
+                    echo(text)
+                ),
+            )
+        };
         if is_v1_cursor(text) {
             return Err(Error::new(
                 ErrorKind::CursorRetired,
-                format!("cursor {text:?}"),
+                format!(
+                    "cursor {} has the retired v1 form, whose child tag can collide; {RESUME}",
+                    echo(text)
+                ),
             ));
         }
         // The child id comes last: it may itself contain `.`.
@@ -915,6 +958,26 @@ impl Transcript {
         Cursor::start(&self.child)
     }
 
+    /// `CursorAhead`: the transcript ends before the cursor, either rebuilt shorter after a
+    /// restart or never this long. The way on is the cursor at the transcript's last turn: what
+    /// follows it now has not been given under this transcript (section 5.2 of the spec).
+    fn ahead(&self, cursor: &Cursor) -> Error {
+        let last = match self.turns.last() {
+            Some(turn) => format!("turn {} seq {}", turn.id, turn.seq),
+            None => "no turn".to_string(),
+        };
+        Error::new(
+            ErrorKind::CursorAhead,
+            format!(
+                "cursor at seq {} is past the end of child {} ({last}): the transcript was rebuilt \
+                 shorter or the cursor is not from it; resume with since:{}",
+                cursor.seq,
+                self.child,
+                Cursor::at(&self.child, self.latest_seq())
+            ),
+        )
+    }
+
     fn latest_seq(&self) -> TurnSeq {
         self.turns.last().map_or(TurnSeq(0), |turn| turn.seq)
     }
@@ -1105,21 +1168,18 @@ impl Transcript {
                     return Err(Error::new(
                         ErrorKind::CursorOtherChild,
                         format!(
-                            "cursor of child {} read on child {}",
-                            cursor.child, self.child
+                            "cursor of child {} read on child {}; read child {} with it, and \
+                             for child {} {RESUME} (since:{})",
+                            cursor.child,
+                            self.child,
+                            cursor.child,
+                            self.child,
+                            self.start_cursor()
                         ),
                     ));
                 }
                 if cursor.seq > self.latest_seq() {
-                    return Err(Error::new(
-                        ErrorKind::CursorAhead,
-                        format!(
-                            "cursor at seq {} is past child {}'s latest turn (seq {})",
-                            cursor.seq,
-                            self.child,
-                            self.latest_seq()
-                        ),
-                    ));
+                    return Err(self.ahead(cursor));
                 }
                 // R2: binary search; the cost does not grow with the history before the cursor.
                 // R4: exactly the turns after the cursor.
