@@ -136,6 +136,16 @@ pub enum ReadOp {
         /// How far ahead (at least 1).
         by: u8,
     },
+    /// `since:turn:<id>`. With an even `pick`, the caller resumes from the last turn it was given
+    /// along its cursor chain (as after losing the cursor) and keeps following: the chain must
+    /// still skip and repeat nothing (R16). With an odd `pick`, a read after the turn
+    /// picked by `pick / 2` (or an unknown id when there is none), compared only.
+    ReadSinceTurn {
+        /// Which turn, and whether to resume.
+        pick: u8,
+        /// Budget, as for `ReadSince`.
+        budget: u16,
+    },
     /// The caller follows its cursor the way a client that trusts `needed_chars` does: it reads
     /// with `max_chars` 0, retries at the budget the `BudgetTooSmall` error names, and reads an
     /// excerpt's rest the same way until the turn ends (R8: every answer makes progress, so this
@@ -179,6 +189,7 @@ pub fn read_op_strategy() -> impl Strategy<Value = ReadOp> {
         1 => (any::<u8>(), any::<u8>()).prop_map(|(seq, child)| ReadOp::ReadForeign { seq, child }),
         1 => any::<u8>().prop_map(|by| ReadOp::ReadAhead { by }),
         2 => any::<u8>().prop_map(|history| ReadOp::ReadAtNeeded { history }),
+        1 => (any::<u8>(), budget).prop_map(|(pick, budget)| ReadOp::ReadSinceTurn { pick, budget }),
     ]
 }
 
@@ -198,7 +209,7 @@ pub fn decode_read_ops(bytes: &[u8]) -> Option<Vec<ReadOp>> {
 /// little-endian `u32` scaled to the variant count, then the fields little-endian in order). Used
 /// to write seed corpora from readable scenarios.
 pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
-    const VARIANTS: u64 = 12;
+    const VARIANTS: u64 = 13;
     let mut bytes = Vec::new();
     for op in ops {
         bytes.push(1);
@@ -234,7 +245,10 @@ pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
             ),
             ReadOp::ReadForeign { seq, child } => (9, vec![seq, child]),
             ReadOp::ReadAhead { by } => (10, vec![by]),
-            ReadOp::ReadAtNeeded { history } => (11, vec![history]),
+            ReadOp::ReadSinceTurn { pick, budget } => {
+                (11, [&[pick][..], &budget.to_le_bytes()].concat())
+            }
+            ReadOp::ReadAtNeeded { history } => (12, vec![history]),
         };
         // The derive picks variant `(u32 * VARIANTS) >> 32`: the smallest u32 giving `index`.
         let discriminant = u32::try_from((index << 32).div_ceil(VARIANTS)).unwrap_or(u32::MAX);
@@ -506,6 +520,34 @@ impl Pair {
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }
+            ReadOp::ReadSinceTurn { pick, budget: b } => {
+                let followed = parse_followed(&self.followed)?;
+                let resume = self
+                    .model
+                    .turns
+                    .iter()
+                    .find(|turn| turn.seq == followed)
+                    .map(|turn| turn.id.clone());
+                match resume {
+                    Some(turn) if pick % 2 == 0 => {
+                        let selector = RefSelector::SinceTurn(turn.clone());
+                        let Some(window) = self.compare(selector, budget(b), 0)? else {
+                            return Ok(());
+                        };
+                        // R16: resuming from the last turn given continues the chain: the
+                        // chain checks of `follow` (no skip, no repeat) apply to it.
+                        self.follow(&window)
+                    }
+                    _ => {
+                        let id = match self.model.turns.len() {
+                            0 => "t0".to_string(),
+                            count => self.model.turns[usize::from(pick / 2) % count].id.clone(),
+                        };
+                        self.compare(RefSelector::SinceTurn(id), budget(b), 0)
+                            .map(drop)
+                    }
+                }
+            }
             ReadOp::ReadAtNeeded { history: h } => {
                 let selector = RefSelector::Since(self.followed.clone());
                 let needed = self.needed(&selector, h)?;
@@ -754,12 +796,19 @@ pub fn compare_read(
     }
 }
 
+fn parse_followed(text: &str) -> Result<u64, String> {
+    Cursor::parse(text)
+        .map(|cursor| cursor.seq().0)
+        .map_err(|e| format!("R7: the followed cursor does not parse: {e}"))
+}
+
 /// The crate's selector for the reference's: `Err` for an id the crate refuses, `Ok(Err)` for a
 /// cursor text the crate does not parse (a read error, compared like any other).
 fn crate_selector(selector: &RefSelector) -> Result<Result<Selector, Error>, String> {
     Ok(match selector {
         RefSelector::Latest(n) => Ok(Selector::Latest { n: *n }),
         RefSelector::Since(text) => Cursor::parse(text).map(Selector::Since),
+        RefSelector::SinceTurn(turn) => Ok(Selector::SinceTurn(id(turn)?)),
         RefSelector::Turn { id: turn, offset } => Ok(Selector::Turn {
             id: id(turn)?,
             offset: *offset,

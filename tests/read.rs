@@ -763,6 +763,94 @@ fn r14_the_response_text_is_exactly_the_specified_format() {
     );
 }
 
+/// R16: a caller that holds turns up to a known one resumes with `since:turn:<id>` (or
+/// `Cursor::after`), and gets exactly what a cursor there would give.
+#[test]
+fn r16_since_turn_resumes_after_a_known_turn() {
+    let c = busy_child();
+    let resumed = read(&c, Selector::SinceTurn(turn_id("t2")), 2000);
+    assert!(
+        resumed
+            .text
+            .starts_with("[parkline read c since:turn:t2]\n")
+    );
+    assert_eq!(seqs(&resumed), [3]);
+    let cursor = c.cursor_after(&turn_id("t2")).expect("known turn");
+    assert_eq!(cursor, Cursor::after(c.child(), TurnSeq(2)));
+    let by_cursor = since(&c, &cursor, 2000);
+    assert_eq!(
+        (&by_cursor.whole, &by_cursor.next, by_cursor.in_flight),
+        (&resumed.whole, &resumed.next, resumed.in_flight)
+    );
+    let unknown = c
+        .read(&ReadRequest::new(Selector::SinceTurn(turn_id("t9")), 2000))
+        .expect_err("unknown turn");
+    assert_eq!(unknown.kind(), ErrorKind::UnknownTurn);
+    assert!(unknown.to_string().contains(&c.start_cursor().to_string()));
+}
+
+/// R16: a cursor the daemon keeps for the parent round-trips as text and through serde, and
+/// reads the same after a restart that rebuilds the transcript from the same turns.
+#[test]
+fn r16_a_kept_cursor_survives_serde_and_a_rebuild() {
+    let build = || {
+        let mut c = busy_child();
+        push(&mut c, 4, &"long turn ".repeat(40));
+        c
+    };
+    let before = build();
+    let first = since(&before, &before.start_cursor(), 300);
+    let kept = first.next.clone().expect("cursor");
+    let text = kept.to_string();
+    assert_eq!(text.parse::<Cursor>().expect("parses"), kept);
+    let json = serde_json::to_string(&kept).expect("serialises");
+    assert_eq!(json, format!("{text:?}"));
+    let back: Cursor = serde_json::from_str(&json).expect("deserialises");
+    assert_eq!(back, kept);
+    assert!(serde_json::from_str::<Cursor>("\"v2.0.0.00000000.c\"").is_err());
+    // The daemon restarts and rebuilds the transcript from the same turns.
+    let after = build();
+    assert_eq!(since(&after, &back, 300), since(&before, &kept, 300));
+}
+
+/// R7, section 5.2: a transcript rebuilt shorter turns a cursor past its end into
+/// `CursorAhead`, and the error names the last turn and the cursor that resumes from it.
+#[test]
+fn r7_rebuilt_shorter_cursor_ahead_names_the_resume() {
+    let mut long = child("c");
+    for seq in 1..=5 {
+        push(&mut long, seq, &format!("turn {seq}"));
+    }
+    let at_end = since(&long, &long.start_cursor(), 2000)
+        .next
+        .expect("cursor");
+    let mut short = child("c");
+    for seq in 1..=3 {
+        push(&mut short, seq, &format!("turn {seq}"));
+    }
+    let error = short
+        .read(&ReadRequest::new(Selector::Since(at_end.clone()), 2000))
+        .expect_err("ahead");
+    assert_eq!(error.kind(), ErrorKind::CursorAhead);
+    let text = error.to_string();
+    assert!(text.contains("(turn t3 seq 3)"), "{text}");
+    let resume = text
+        .split("resume with since:")
+        .nth(1)
+        .expect("names a resume cursor");
+    let resume: Cursor = resume.parse().expect("the named cursor parses");
+    assert_eq!(resume.seq(), TurnSeq(3));
+    push(&mut short, 6, "after the restart");
+    assert_eq!(seqs(&since(&short, &resume, 2000)), [6]);
+    // An empty rebuilt transcript names the start cursor.
+    let empty = child("c")
+        .read(&ReadRequest::new(Selector::Since(at_end), 2000))
+        .expect_err("ahead")
+        .to_string();
+    assert!(empty.contains("(no turn)"), "{empty}");
+    assert!(empty.ends_with(&format!("resume with since:{}", child("c").start_cursor())));
+}
+
 #[test]
 fn budget_too_small_says_the_smallest_budget_that_works() {
     let c = busy_child();

@@ -481,6 +481,27 @@ impl Cursor {
         )
     }
 
+    /// The cursor of `child` just after the turn of seq `seq`: a `since` read with it returns
+    /// the turns with a greater seq. For a daemon that knows which turn the caller holds last
+    /// (see also [`Transcript::cursor_after`] and [`Selector::SinceTurn`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "one")?;
+    /// child.push_turn(TurnId::new("t2")?, TurnSeq(2), "two")?;
+    /// let after = Cursor::after(child.child(), TurnSeq(1));
+    /// let window = child.read(&ReadRequest::new(Selector::Since(after), 1000))?;
+    /// assert_eq!(window.whole.len(), 1);
+    /// assert_eq!(window.whole[0].id.as_str(), "t2");
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn after(child: &ChildId, seq: TurnSeq) -> Self {
+        Cursor::at(child, seq)
+    }
+
     /// The sequence number of the last turn this cursor has passed (0: none). For the daemon's
     /// logs and tests; callers treat the cursor as opaque.
     ///
@@ -524,6 +545,21 @@ impl FromStr for Cursor {
     }
 }
 
+/// A cursor serialises as its text, so a daemon can keep it on the parent's behalf (in its own
+/// state file, across restarts) in the form the caller would hand back.
+impl serde::Serialize for Cursor {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Cursor {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Cursor::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 /// Which completed turns a read asks for.
 ///
 /// # Example
@@ -546,6 +582,10 @@ pub enum Selector {
     /// `since:<cursor>`: only the completed turns after the cursor, plus the in-flight part
     /// (R4). The read for following a child without repeats.
     Since(Cursor),
+    /// `since:turn:<id>`: the same read as `since` with the cursor just after turn `id`
+    /// ([`Transcript::cursor_after`]): how a caller that holds turns up to a known one resumes
+    /// following without a cursor (a lost or refused one, R16).
+    SinceTurn(TurnId),
     /// `turn:<id>` from a character offset: one exact turn, or its rest. Exact location; it does
     /// not by itself avoid repeats (R12).
     Turn {
@@ -561,6 +601,7 @@ impl fmt::Display for Selector {
         match self {
             Selector::Latest { n } => write!(f, "n:{n}"),
             Selector::Since(cursor) => write!(f, "since:{cursor}"),
+            Selector::SinceTurn(id) => write!(f, "since:turn:{id}"),
             Selector::Turn { id, offset } => write!(f, "turn:{id} offset {offset}"),
         }
     }
@@ -978,6 +1019,32 @@ impl Transcript {
         )
     }
 
+    /// The cursor just after turn `id`: what `since:turn:<id>` reads from.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownTurn`] when no turn has the id.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Transcript, TurnId, TurnSeq};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t7")?, TurnSeq(7), "seven")?;
+    /// assert_eq!(child.cursor_after(&TurnId::new("t7")?)?.seq(), TurnSeq(7));
+    /// assert!(child.cursor_after(&TurnId::new("t8")?).is_err());
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn cursor_after(&self, id: &TurnId) -> Result<Cursor, Error> {
+        match self.candidates(&Selector::SinceTurn(id.clone()))? {
+            (Candidates::Forward { since, .. }, _) => Ok(Cursor::at(&self.child, since)),
+            _ => Err(Error::new(
+                ErrorKind::UnknownTurn,
+                format!("child {} has no turn {id}", self.child),
+            )),
+        }
+    }
+
     fn latest_seq(&self) -> TurnSeq {
         self.turns.last().map_or(TurnSeq(0), |turn| turn.seq)
     }
@@ -1189,6 +1256,27 @@ impl Transcript {
                         start,
                         end: self.turns.len(),
                         since: cursor.seq,
+                    },
+                    0,
+                ))
+            }
+            Selector::SinceTurn(id) => {
+                let Some(&index) = self.by_id.get(id) else {
+                    return Err(Error::new(
+                        ErrorKind::UnknownTurn,
+                        format!(
+                            "child {} has no turn {id}; resume with since:{} if you hold none \
+                             of its turns",
+                            self.child,
+                            self.start_cursor()
+                        ),
+                    ));
+                };
+                Ok((
+                    Candidates::Forward {
+                        start: index + 1,
+                        end: self.turns.len(),
+                        since: self.turns[index].seq,
                     },
                     0,
                 ))

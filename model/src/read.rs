@@ -67,6 +67,8 @@ pub enum RefSelector {
     Latest(usize),
     /// `since:<cursor>`.
     Since(String),
+    /// `since:turn:<id>`: `since` from just after that turn.
+    SinceTurn(String),
     /// `turn:<id>` from a character offset.
     Turn {
         /// The turn id.
@@ -351,6 +353,7 @@ impl Reader<'_> {
         match &self.req.selector {
             RefSelector::Latest(n) => format!("n:{n}"),
             RefSelector::Since(cursor) => format!("since:{cursor}"),
+            RefSelector::SinceTurn(id) => format!("since:turn:{id}"),
             RefSelector::Turn { id, offset } => format!("turn:{id} offset {offset}"),
         }
     }
@@ -375,7 +378,7 @@ impl Reader<'_> {
         match self.req.selector {
             RefSelector::Turn { .. } => None,
             RefSelector::Latest(_) => Some(self.t.turns.last().map_or(0, |t| t.seq)),
-            RefSelector::Since(_) => {
+            RefSelector::Since(_) | RefSelector::SinceTurn(_) => {
                 if self.variant == ReadVariant::AdvanceBeforeBuild {
                     return Some(
                         self.selected
@@ -552,6 +555,22 @@ pub fn read_variant(
             since = seq;
             (0..t.turns.len())
                 .filter(|&i| t.turns[i].seq > seq)
+                .collect()
+        }
+        RefSelector::SinceTurn(id) => {
+            let i = t
+                .turns
+                .iter()
+                .position(|turn| &turn.id == id)
+                .ok_or(RefReadError::UnknownTurn)?;
+            since = t.turns[i].seq;
+            let from = if variant == ReadVariant::ResumeIncludesTurn {
+                since - 1
+            } else {
+                since
+            };
+            (0..t.turns.len())
+                .filter(|&k| t.turns[k].seq > from)
                 .collect()
         }
         RefSelector::Turn { id, offset } => {
@@ -763,17 +782,21 @@ pub enum ReadVariant {
     /// that empty excerpt, as before: a caller retrying at `needed_chars` is handed the same
     /// read again. Breaks R8.
     EmptyExcerpt,
+    /// `since:turn:<id>` reads from the turn itself, not after it, so a resumed caller is given
+    /// the turn it holds again. Breaks R16.
+    ResumeIncludesTurn,
 }
 
 impl ReadVariant {
     /// Every variant, `Correct` first.
-    pub const ALL: [ReadVariant; 6] = [
+    pub const ALL: [ReadVariant; 7] = [
         ReadVariant::Correct,
         ReadVariant::ExcerptWithoutReference,
         ReadVariant::AdvanceBeforeBuild,
         ReadVariant::TurnsOnlyBudget,
         ReadVariant::PeekLatest,
         ReadVariant::EmptyExcerpt,
+        ReadVariant::ResumeIncludesTurn,
     ];
 
     /// The name used on the command line (`--variant advance-before-build`).
@@ -785,6 +808,7 @@ impl ReadVariant {
             ReadVariant::TurnsOnlyBudget => "turns-only-budget",
             ReadVariant::PeekLatest => "peek-latest",
             ReadVariant::EmptyExcerpt => "empty-excerpt",
+            ReadVariant::ResumeIncludesTurn => "resume-includes-turn",
         }
     }
 
@@ -802,6 +826,7 @@ impl ReadVariant {
             ReadVariant::TurnsOnlyBudget => R1,
             ReadVariant::PeekLatest => R6,
             ReadVariant::EmptyExcerpt => R8,
+            ReadVariant::ResumeIncludesTurn => R16,
         })
     }
 }
@@ -884,6 +909,8 @@ pub struct ReadState {
     pub refused: bool,
     /// Ghost: a read with unread turns did not move the cursor (R8).
     pub stalled: bool,
+    /// Ghost: a `since:turn:` resume did not continue right after the turn (R16).
+    pub resume_wrong: bool,
     /// Ghost: what the last read gave.
     pub last: Option<LastRead>,
 }
@@ -904,6 +931,9 @@ pub enum ReadAction {
     /// The caller reads with no budget, then again at the budget the `BudgetTooSmall` error
     /// names, and follows an excerpt's rest the same way (R8).
     ReadAtNeeded,
+    /// The caller lost its cursor and resumes with `since:turn:<id>` of the last turn it holds,
+    /// under this budget (R16).
+    Resume(usize),
 }
 
 /// The read model: a growing transcript and a caller following cursors.
@@ -957,9 +987,9 @@ impl ReadModel {
         &self,
         state: &ReadState,
         next: &mut ReadState,
-        max_chars: usize,
+        request: RefReadRequest,
     ) -> Option<RefExcerpt> {
-        let request = self.caller_read(state.cursor, max_chars);
+        let max_chars = request.max_chars;
         let window = match read_variant(&state.transcript, &request, self.variant) {
             Ok(window) => window,
             Err(_) => {
@@ -1091,6 +1121,10 @@ impl ReadModel {
                     ),
                 }
             }
+            ReadAction::Resume(max_chars) => format!(
+                "the caller lost its cursor and reads since:turn:t{} with max_chars {max_chars}",
+                before.cursor
+            ),
             ReadAction::ReadAtNeeded => {
                 let probe = self.caller_read(before.cursor, 0);
                 let needed = match read_variant(&before.transcript, &probe, self.variant) {
@@ -1123,6 +1157,7 @@ impl Model for ReadModel {
             over_budget: false,
             refused: false,
             stalled: false,
+            resume_wrong: false,
             last: None,
         }]
     }
@@ -1147,6 +1182,9 @@ impl Model for ReadModel {
             actions.push(ReadAction::Read(budget));
         }
         actions.push(ReadAction::ReadAtNeeded);
+        if state.cursor > 0 && self.variant != ReadVariant::PeekLatest {
+            actions.push(ReadAction::Resume(self.bounds.budgets[0]));
+        }
     }
 
     fn next_state(&self, state: &ReadState, action: ReadAction) -> Option<ReadState> {
@@ -1184,7 +1222,33 @@ impl Model for ReadModel {
                 request.record = format!("r{id} done");
             }
             ReadAction::Read(max_chars) => {
-                self.caller_reads(state, &mut next, max_chars);
+                self.caller_reads(state, &mut next, self.caller_read(state.cursor, max_chars));
+            }
+            ReadAction::Resume(max_chars) => {
+                // The caller lost its cursor and resumes after the last turn it holds (R16).
+                let request = RefReadRequest {
+                    selector: RefSelector::SinceTurn(format!("t{}", state.cursor)),
+                    max_chars,
+                    history: RefHistory::Open,
+                };
+                let first_unread = state
+                    .transcript
+                    .turns
+                    .iter()
+                    .find(|turn| turn.seq > state.cursor)
+                    .map(|turn| turn.seq);
+                let before = next.given.len();
+                self.caller_reads(state, &mut next, request);
+                // The first turn given is the first one after the cursor: none skipped, none
+                // given again.
+                let first_given = next
+                    .given
+                    .iter()
+                    .copied()
+                    .filter(|seq| *seq > state.cursor)
+                    .min();
+                next.resume_wrong |= next.given.len() > before && first_given != first_unread;
+                next.resume_wrong |= next.repeated && !state.repeated;
             }
             ReadAction::ReadAtNeeded => {
                 // The caller asks with no budget, then retries at the budget the error names.
@@ -1193,7 +1257,8 @@ impl Model for ReadModel {
                     Err(RefReadError::BudgetTooSmall { needed }) => needed,
                     _ => 0,
                 };
-                let excerpt = self.caller_reads(state, &mut next, needed);
+                let excerpt =
+                    self.caller_reads(state, &mut next, self.caller_read(state.cursor, needed));
                 next.stalled |= !self.rest_chain_ends(state, excerpt);
             }
         }
@@ -1207,6 +1272,7 @@ impl Model for ReadModel {
             Property::always(R6, |_, s: &ReadState| !s.repeated),
             Property::always(R7, |_, s: &ReadState| !s.refused),
             Property::always(R8, |_, s: &ReadState| !s.stalled),
+            Property::always(R16, |_, s: &ReadState| !s.resume_wrong),
             Property::sometimes(SOMETIMES_OVERSIZED, |_, s: &ReadState| {
                 s.last.is_some_and(|last| last.excerpt)
             }),
@@ -1239,6 +1305,8 @@ pub const R6: &str = "R6 no repeat";
 pub const R7: &str = "R7 cursor accepted";
 /// R8: a read with unread turns moves the cursor (no read loops).
 pub const R8: &str = "R8 no read loops";
+/// R16: resuming with `since:turn:<id>` of the last turn held continues right after it.
+pub const R16: &str = "R16 resume from a known turn";
 /// Sometimes: a turn larger than the budget comes back as an excerpt.
 pub const SOMETIMES_OVERSIZED: &str = "a turn larger than the budget";
 /// Sometimes: the in-flight part is cut.
@@ -1266,7 +1334,7 @@ mod tests {
     use super::*;
     use stateright::Checker;
 
-    const ALWAYS: [&str; 5] = [R1, R5, R6, R7, R8];
+    const ALWAYS: [&str; 6] = [R1, R5, R6, R7, R8, R16];
     const SOMETIMES: [&str; 4] = [
         SOMETIMES_OVERSIZED,
         SOMETIMES_IN_FLIGHT_CUT,
