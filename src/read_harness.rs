@@ -26,8 +26,8 @@ use parkline::read::{
 };
 use parkline::{Error, ErrorKind, RequestId};
 use parkline_model::read::{
-    RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector, RefTranscript,
-    RefTurn, RefWindow, cursor_text, read, v1_cursor_text,
+    RefCursor, RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector,
+    RefTranscript, RefTurn, RefWindow, cursor_text, cursor_text_of, read, v1_cursor_text,
 };
 use proptest::prelude::*;
 
@@ -155,6 +155,16 @@ pub enum ReadOp {
         /// Request history, as for `ReadSince`.
         history: u8,
     },
+    /// The child rewrites its in-flight part: `len % (GROW_CHARS_MAX + 1)` characters of
+    /// [`ALPHABET`] starting at `letter` replace it (a replaced part, unless it happens to start
+    /// with the old one). Without it the in-flight part only ever grew, so no generated read
+    /// could meet a replaced part (R15).
+    Rewrite {
+        /// How many characters.
+        len: u8,
+        /// Which character first.
+        letter: u8,
+    },
 }
 
 fn budget(value: u16) -> usize {
@@ -176,6 +186,7 @@ pub fn read_op_strategy() -> impl Strategy<Value = ReadOp> {
     prop_oneof![
         4 => (any::<u8>(), any::<u8>()).prop_map(|(len, letter)| ReadOp::Grow { len, letter }),
         3 => any::<u8>().prop_map(|gap| ReadOp::Complete { gap }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(len, letter)| ReadOp::Rewrite { len, letter }),
         1 => any::<u8>().prop_map(|len| ReadOp::OpenRequest { len }),
         1 => any::<u8>().prop_map(|pick| ReadOp::TerminateRequest { pick }),
         5 => (budget, any::<u8>()).prop_map(|(budget, history)| ReadOp::ReadSince { budget, history }),
@@ -209,7 +220,7 @@ pub fn decode_read_ops(bytes: &[u8]) -> Option<Vec<ReadOp>> {
 /// little-endian `u32` scaled to the variant count, then the fields little-endian in order). Used
 /// to write seed corpora from readable scenarios.
 pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
-    const VARIANTS: u64 = 13;
+    const VARIANTS: u64 = 14;
     let mut bytes = Vec::new();
     for op in ops {
         bytes.push(1);
@@ -249,6 +260,7 @@ pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
                 (11, [&[pick][..], &budget.to_le_bytes()].concat())
             }
             ReadOp::ReadAtNeeded { history } => (12, vec![history]),
+            ReadOp::Rewrite { len, letter } => (13, vec![len, letter]),
         };
         // The derive picks variant `(u32 * VARIANTS) >> 32`: the smallest u32 giving `index`.
         let discriminant = u32::try_from((index << 32).div_ceil(VARIANTS)).unwrap_or(u32::MAX);
@@ -294,6 +306,10 @@ pub struct ReadReport {
     pub in_flight_cuts: usize,
     /// Completed turns given along the followed cursor chain.
     pub followed_turns: usize,
+    /// Answers holding only the new characters of a grown in-flight part (R15).
+    pub in_flight_new: usize,
+    /// Answers holding an in-flight part marked replaced (R15).
+    pub in_flight_replaced: usize,
 }
 
 /// The crate and the reference disagreed, or a read requirement failed on the crate's answer.
@@ -359,6 +375,8 @@ struct Pair {
     issued: Vec<String>,
     /// Seqs given along the followed chain (R5, R6).
     given: BTreeSet<u64>,
+    /// The in-flight part as the follower can rebuild it from what it was given (R15).
+    held: Option<String>,
     report: ReadReport,
 }
 
@@ -387,6 +405,7 @@ impl Pair {
             issued: vec![followed.clone()],
             followed,
             given: BTreeSet::new(),
+            held: None,
             report: ReadReport::default(),
         })
     }
@@ -407,7 +426,17 @@ impl Pair {
                 self.model.in_flight = Some(partial);
                 Ok(())
             }
+            ReadOp::Rewrite { len, letter } => {
+                let len = usize::from(len) % (GROW_CHARS_MAX + 1);
+                let text: String = (0..len)
+                    .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
+                    .collect();
+                self.crate_side.set_in_flight(Some(text.clone()));
+                self.model.in_flight = Some(text);
+                Ok(())
+            }
             ReadOp::Complete { gap } => {
+                self.held = None;
                 let seq = self.latest() + 1 + u64::from(gap % 3);
                 let text = self.model.in_flight.take().unwrap_or_default();
                 let turn = format!("t{seq}");
@@ -535,7 +564,9 @@ impl Pair {
                             return Ok(());
                         };
                         // R16: resuming from the last turn given continues the chain: the
-                        // chain checks of `follow` (no skip, no repeat) apply to it.
+                        // chain checks of `follow` (no skip, no repeat) apply to it. Without
+                        // its cursor, the read cannot know the caller's in-flight part.
+                        self.held = None;
                         self.follow(&window)
                     }
                     _ => {
@@ -659,9 +690,38 @@ impl Pair {
                 window.text
             ));
         }
+        // R15: holding the in-flight part as far as the cursor says, the follower is sent only
+        // what was added since, or the part marked replaced.
+        let partial = self.model.in_flight.clone();
+        if let (Some(held), Some(partial)) = (self.held.as_deref(), partial.as_deref()) {
+            let grown = partial.starts_with(held);
+            let wrong = match window.in_flight {
+                InFlight::New { seen, .. } => !grown || seen != held.chars().count(),
+                InFlight::Replaced { .. } => grown,
+                InFlight::Omitted { .. } => false,
+                InFlight::Whole { .. } | InFlight::Cut { .. } | InFlight::Absent => true,
+            };
+            if wrong {
+                return Err(format!(
+                    "R15: holding {} in-flight chars, the follower is sent {:?}",
+                    held.chars().count(),
+                    window.in_flight
+                ));
+            }
+        }
+        let held = match (window.in_flight, partial) {
+            (InFlight::Whole { .. }, Some(p)) => Some(p),
+            (InFlight::Replaced { shown, total }, Some(p)) if shown == total => Some(p),
+            (InFlight::New { from, seen, .. }, Some(p)) if from == seen => Some(p),
+            (InFlight::Omitted { .. }, _) => self.held.take(),
+            _ => None,
+        };
         let Some(next) = window.next.clone() else {
             return Err("R4: a since read returned no next cursor".into());
         };
+        // The cursor says whether the in-flight part was recorded; the follower's copy counts only
+        // then (a cursor that records nothing gets the part as new).
+        self.held = held.filter(|h| !h.is_empty() && next.in_flight_seen().is_some());
         let after = next.seq().0;
         for turn in &self.model.turns {
             if turn.seq <= after && !self.given.contains(&turn.seq) {
@@ -703,6 +763,10 @@ impl Pair {
                     window.in_flight,
                     InFlight::Cut { .. } | InFlight::Omitted { .. }
                 ));
+                self.report.in_flight_new +=
+                    usize::from(matches!(window.in_flight, InFlight::New { .. }));
+                self.report.in_flight_replaced +=
+                    usize::from(matches!(window.in_flight, InFlight::Replaced { .. }));
                 if let Some(next) = &window.next {
                     let text = next.to_string();
                     if !self.issued.contains(&text) {
@@ -900,6 +964,8 @@ fn same_window(window: &Window, expected: &RefWindow, child: &str) -> Result<(),
         InFlight::Whole { chars } => RefInFlight::Whole(chars),
         InFlight::Cut { shown, total } => RefInFlight::Cut { shown, total },
         InFlight::Omitted { total } => RefInFlight::Omitted(total),
+        InFlight::New { from, seen, total } => RefInFlight::New { from, seen, total },
+        InFlight::Replaced { shown, total } => RefInFlight::Replaced { shown, total },
     };
     if in_flight != expected.in_flight {
         return Err(format!(
@@ -919,7 +985,13 @@ fn same_window(window: &Window, expected: &RefWindow, child: &str) -> Result<(),
         ));
     }
     let next = window.next.as_ref().map(|cursor| cursor.to_string());
-    let expected_next = expected.next.map(|seq| cursor_text(child, seq));
+    let expected_next = expected.next.map(|seq| {
+        cursor_text_of(&RefCursor {
+            child: child.to_string(),
+            seq,
+            seen: expected.next_seen,
+        })
+    });
     if next != expected_next {
         return Err(format!(
             "R4: next cursor {next:?}, reference {expected_next:?}"

@@ -95,9 +95,16 @@ fn acceptance_4_since_cursor_returns_only_unread_turns_plus_in_flight() {
     assert!(!second.text.contains(&finished));
     assert!(second.text.contains("step 2 of 3"));
     assert_eq!(
-        second.next,
-        Some(cursor.clone()),
-        "nothing new: the cursor stays"
+        second.in_flight,
+        InFlight::Replaced {
+            shown: 11,
+            total: 11
+        }
+    );
+    assert_eq!(
+        second.next.as_ref().map(Cursor::seq),
+        Some(cursor.seq()),
+        "nothing new: the cursor stays at turn 1"
     );
 
     // A turn completes and the next one is in flight: only the new turn plus in-flight.
@@ -299,7 +306,15 @@ fn r4_since_returns_only_the_turns_after_the_cursor_plus_in_flight_and_a_next_cu
     assert_eq!(next.seq(), TurnSeq(3));
     let rest = since(&c, &next, 2000);
     assert!(rest.whole.is_empty());
-    assert!(matches!(rest.in_flight, InFlight::Whole { .. }));
+    // R15: the caller has the in-flight part already; nothing of it is new.
+    assert_eq!(
+        rest.in_flight,
+        InFlight::New {
+            from: 75,
+            seen: 75,
+            total: 75
+        }
+    );
     assert_eq!(rest.next, Some(next));
 }
 
@@ -649,6 +664,83 @@ fn r10_the_in_flight_part_is_cut_to_its_newest_characters_and_never_moves_the_cu
     assert_eq!(after.next, window.next, "in-flight never moves the cursor");
 }
 
+/// R15 (with R4): a `since` read sends only the new suffix of an in-flight part that only grew,
+/// the whole part marked replaced when it changed otherwise, and the whole part as new after
+/// another turn completed.
+#[test]
+fn r4_since_in_flight_suffix() {
+    let mut c = child("c");
+    push(&mut c, 1, "done");
+    c.set_in_flight(Some("step 1".into()));
+    let first = since(&c, &c.start_cursor(), 2000);
+    assert_eq!(first.in_flight, InFlight::Whole { chars: 6 });
+    let cursor = first.next.clone().expect("cursor");
+    assert_eq!(cursor.in_flight_seen(), Some(6));
+
+    c.set_in_flight(Some("step 1, step 2".into()));
+    let grown = since(&c, &cursor, 2000);
+    assert_eq!(
+        grown.in_flight,
+        InFlight::New {
+            from: 6,
+            seen: 6,
+            total: 14
+        }
+    );
+    assert!(
+        grown
+            .text
+            .contains("[in-flight: chars 6..14 of 14]\n, step 2\n")
+    );
+    assert!(!grown.text.contains("step 1"), "{}", grown.text);
+    let cursor = grown.next.clone().expect("cursor");
+    assert_eq!(cursor.in_flight_seen(), Some(14));
+
+    // Under a small budget only the newest of the new characters fit; the rest is not resent.
+    c.set_in_flight(Some(format!("step 1, step 2{}", "x".repeat(500))));
+    let cut = since(&c, &cursor, 200);
+    let InFlight::New { from, seen, total } = cut.in_flight else {
+        panic!("{:?}", cut.in_flight);
+    };
+    assert_eq!((seen, total), (14, 514));
+    assert!(from > seen && cut.chars <= 200);
+
+    // Replaced, not grown: the same length, another text.
+    c.set_in_flight(Some("step 9, step 8".into()));
+    let replaced = since(&c, &cursor, 2000);
+    assert_eq!(
+        replaced.in_flight,
+        InFlight::Replaced {
+            shown: 14,
+            total: 14
+        }
+    );
+    assert!(
+        replaced
+            .text
+            .contains("[in-flight, replaced: 14 chars]\nstep 9, step 8\n")
+    );
+    // Shorter than what was seen: replaced too.
+    c.set_in_flight(Some("step".into()));
+    assert!(matches!(
+        since(&c, &cursor, 2000).in_flight,
+        InFlight::Replaced { .. }
+    ));
+
+    // After another turn completes, the in-flight part is a new one, even with the same text.
+    push(&mut c, 2, "step 1, step 2");
+    c.set_in_flight(Some("step 1, step 2".into()));
+    let after = since(&c, &cursor, 2000);
+    assert_eq!(seqs(&after), [2]);
+    assert_eq!(after.in_flight, InFlight::Whole { chars: 14 });
+
+    // n:1 keeps its meaning: the in-flight part whole, whatever was seen.
+    assert_eq!(
+        read(&c, Selector::Latest { n: 1 }, 2000).in_flight,
+        InFlight::Whole { chars: 14 }
+    );
+}
+
 #[test]
 fn r11_latest_is_the_may_repeat_read() {
     let mut c = child("c");
@@ -901,6 +993,8 @@ fn differential_scenarios_reach_excerpts_omissions_cuts_and_errors() {
         total.omissions += report.omissions;
         total.in_flight_cuts += report.in_flight_cuts;
         total.followed_turns += report.followed_turns;
+        total.in_flight_new += report.in_flight_new;
+        total.in_flight_replaced += report.in_flight_replaced;
     }
     assert!(total.windows > 100, "{total:?}");
     assert!(total.errors > 20, "{total:?}");
@@ -908,6 +1002,8 @@ fn differential_scenarios_reach_excerpts_omissions_cuts_and_errors() {
     assert!(total.omissions > 10, "{total:?}");
     assert!(total.in_flight_cuts > 10, "{total:?}");
     assert!(total.followed_turns > 20, "{total:?}");
+    assert!(total.in_flight_new > 10, "{total:?}");
+    assert!(total.in_flight_replaced > 5, "{total:?}");
 }
 
 /// A scenario every known-bad read switch gets wrong: a turn larger than the budget, then two
@@ -1048,7 +1144,14 @@ fn crate_examples() -> Vec<(&'static str, String)> {
     let continued = since(&c, &next, 300);
     examples.push(("continue", continued.text.clone()));
     let again = since(&c, &continued.next.clone().expect("cursor"), 300);
-    examples.push(("nothing-new", again.text));
+    examples.push(("nothing-new", again.text.clone()));
+    c.set_in_flight(Some("working on step 4 of 9; step 5 of 9".into()));
+    let grown = since(&c, &again.next.clone().expect("cursor"), 300);
+    examples.push(("grown", grown.text.clone()));
+    c.set_in_flight(Some("step 4 failed, retrying".into()));
+    let replaced = since(&c, &grown.next.clone().expect("cursor"), 300);
+    examples.push(("replaced", replaced.text));
+    c.set_in_flight(Some("working on step 4 of 9".into()));
     let rest = oversized.excerpt.and_then(|e| e.rest()).expect("rest");
     examples.push(("rest", read(&c, rest, 300).text));
     examples.push(("latest", read(&c, Selector::Latest { n: 1 }, 300).text));
@@ -1149,6 +1252,27 @@ fn write_read_seed_corpus() {
                 pad: 4000,
             }],
         ),
+        // R15: an in-flight part that grows between reads, then is rewritten.
+        (
+            "r15_in_flight".to_string(),
+            vec![
+                ReadOp::Grow { len: 10, letter: 0 },
+                ReadOp::ReadSince {
+                    budget: 520,
+                    history: 0,
+                },
+                ReadOp::Grow { len: 5, letter: 1 },
+                ReadOp::ReadSince {
+                    budget: 520,
+                    history: 0,
+                },
+                ReadOp::Rewrite { len: 15, letter: 3 },
+                ReadOp::ReadSince {
+                    budget: 520,
+                    history: 0,
+                },
+            ],
+        ),
         // R8: a follower that retries at needed_chars, on a turn larger than any budget.
         (
             "r8_needed_chars".to_string(),
@@ -1161,12 +1285,12 @@ fn write_read_seed_corpus() {
     ];
     let mut runner = TestRunner::deterministic();
     let strategy = read_harness::read_ops_strategy(60);
-    while seeds.len() < 9 {
+    while seeds.len() < 10 {
         let ops =
             proptest::strategy::ValueTree::current(&strategy.new_tree(&mut runner).expect("tree"));
         let report = check(&ops).expect("correct crate");
         if report.excerpts > 0 && report.omissions > 0 && report.errors > 0 {
-            seeds.push((format!("seed_{}", seeds.len() - 3), ops));
+            seeds.push((format!("seed_{}", seeds.len() - 4), ops));
         }
     }
     for (name, bad) in READ_KNOWN_BAD {

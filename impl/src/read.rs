@@ -516,6 +516,24 @@ impl Cursor {
         self.seq
     }
 
+    /// How many characters of the in-flight part this cursor records as given (R15), if any.
+    /// For the daemon's logs and tests; callers treat the cursor as opaque.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, ReadRequest, Selector, Transcript};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// assert_eq!(child.start_cursor().in_flight_seen(), None);
+    /// child.set_in_flight(Some("half".to_string()));
+    /// let window = child.read(&ReadRequest::new(Selector::Since(child.start_cursor()), 500))?;
+    /// assert_eq!(window.next.and_then(|c| c.in_flight_seen()), Some(4));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn in_flight_seen(&self) -> Option<usize> {
+        self.seen.map(|seen| seen.chars)
+    }
+
     /// The child this cursor is a position of.
     ///
     /// # Example
@@ -759,6 +777,25 @@ pub enum InFlight {
     },
     /// The child has an in-flight part but not even its marker fitted.
     Omitted {
+        /// Characters of the in-flight part.
+        total: usize,
+    },
+    /// Characters `from..total` of an in-flight part that only grew since the cursor's caller
+    /// was given its first `seen` characters (R15). `from == seen` when all the new characters
+    /// fit; `from > seen` when only the newest did.
+    New {
+        /// The first character shown.
+        from: usize,
+        /// The characters the cursor says the caller was given before.
+        seen: usize,
+        /// Characters of the in-flight part.
+        total: usize,
+    },
+    /// The in-flight part was replaced (not grown) since the cursor's read: its newest `shown` of
+    /// `total` characters, all of them when `shown == total`, marked replaced (R15).
+    Replaced {
+        /// Characters shown (the last ones).
+        shown: usize,
         /// Characters of the in-flight part.
         total: usize,
     },
@@ -1204,12 +1241,16 @@ impl Transcript {
     pub fn read(&self, request: &ReadRequest) -> Result<Window, Error> {
         let (candidates, first_from) = self.candidates(&request.selector)?;
         let header = format!("[parkline read {} {}]\n", self.child, request.selector);
+        let (view, kept, seen_now) = self.in_flight_view(&request.selector);
         let mut plan = Plan {
             transcript: self,
             request,
             candidates,
             header_chars: header.chars().count(),
             progress: Progress::default(),
+            view,
+            kept,
+            seen_now,
         };
         if !plan.fits(&plan.progress) {
             return Err(plan.too_small());
@@ -1220,6 +1261,39 @@ impl Transcript {
         }
         plan.allocate_requests();
         Ok(plan.render(header))
+    }
+
+    /// How a read sees the in-flight part (R15): against what the cursor says its caller was
+    /// given, whether the part only grew, was replaced, or is new to the caller; the cursor's
+    /// record when it still holds; and the record of the whole part as it is now. Checksumming
+    /// costs time in proportion to the in-flight part, never to the history (R2).
+    fn in_flight_view(&self, selector: &Selector) -> (View, Option<Seen>, Option<Seen>) {
+        let Some((text, total)) = self.in_flight.as_ref() else {
+            return (View::Fresh, None, None);
+        };
+        let latest = self.latest_seq();
+        let seen_now = (*total > 0).then(|| Seen {
+            after: latest,
+            chars: *total,
+            prefix: crc32fast::hash(text.as_bytes()),
+        });
+        let Selector::Since(Cursor {
+            seen: Some(seen), ..
+        }) = selector
+        else {
+            return (View::Fresh, None, seen_now);
+        };
+        // A part seen after another turn is a part of an earlier turn: this one is new.
+        if seen.after != latest {
+            return (View::Fresh, None, seen_now);
+        }
+        let prefix = (seen.chars <= *total)
+            .then(|| crc32fast::hash(char_slice(text, 0, seen.chars).as_bytes()));
+        if prefix == Some(seen.prefix) {
+            (View::Grown { seen: seen.chars }, Some(*seen), seen_now)
+        } else {
+            (View::Replaced, None, seen_now)
+        }
     }
 
     fn candidates(&self, selector: &Selector) -> Result<(Candidates, usize), Error> {
@@ -1373,6 +1447,23 @@ struct Plan<'a> {
     candidates: Candidates,
     header_chars: usize,
     progress: Progress,
+    /// How the in-flight part compares with what the cursor's caller was given (R15).
+    view: View,
+    /// The cursor's in-flight record, when it still holds (the part only grew).
+    kept: Option<Seen>,
+    /// The record of the whole in-flight part as it is now.
+    seen_now: Option<Seen>,
+}
+
+/// The in-flight part against the cursor's record of it (R15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum View {
+    /// Nothing of it was given under this cursor: sent as before (R10).
+    Fresh,
+    /// It only grew since its first `seen` characters were given: only the rest is sent.
+    Grown { seen: usize },
+    /// It was replaced since the cursor's read: sent as before, marked replaced.
+    Replaced,
 }
 
 fn digits(mut n: usize) -> usize {
@@ -1429,7 +1520,32 @@ impl Plan<'_> {
         }
     }
 
+    /// What the next cursor records of the in-flight part (R15): all of it when the window
+    /// holds it (whole, cut or its new characters), the cursor's record when the window leaves
+    /// out a part that only grew, nothing otherwise.
+    fn next_seen(&self, progress: &Progress) -> Option<Seen> {
+        match progress.in_flight {
+            Some(
+                InFlight::Whole { .. }
+                | InFlight::Cut { .. }
+                | InFlight::New { .. }
+                | InFlight::Replaced { .. },
+            ) => self.seen_now,
+            // Before the in-flight step the part counts as left out, as the trailer says.
+            Some(InFlight::Omitted { .. }) | None => self.kept,
+            Some(InFlight::Absent) => None,
+        }
+    }
+
     fn next(&self, progress: &Progress) -> Option<Cursor> {
+        let next = self.next_cursor(progress)?;
+        Some(Cursor {
+            seen: self.next_seen(progress),
+            ..next
+        })
+    }
+
+    fn next_cursor(&self, progress: &Progress) -> Option<Cursor> {
         let child = &self.transcript.child;
         match self.candidates {
             // R5: the cursor advances only over the turns taken (whole or as the excerpt, R8).
@@ -1652,48 +1768,94 @@ impl Plan<'_> {
         Ok(())
     }
 
-    fn in_flight_element_chars(shown: usize, total: usize) -> usize {
-        if shown == total {
+    fn in_flight_element_chars(part: InFlight) -> usize {
+        match part {
             // "[in-flight: {total} chars]\n{text}\n"
-            "[in-flight: ".len() + digits(total) + " chars]\n".len() + total + 1
-        } else {
+            InFlight::Whole { chars } => {
+                "[in-flight: ".len() + digits(chars) + " chars]\n".len() + chars + 1
+            }
             // "[in-flight: last {shown} of {total} chars]\n{text}\n"
-            "[in-flight: last ".len()
-                + digits(shown)
-                + " of ".len()
-                + digits(total)
-                + " chars]\n".len()
-                + shown
-                + 1
+            InFlight::Cut { shown, total } => {
+                "[in-flight: last ".len()
+                    + digits(shown)
+                    + " of ".len()
+                    + digits(total)
+                    + " chars]\n".len()
+                    + shown
+                    + 1
+            }
+            // "[in-flight, replaced: {total} chars]\n" or "... last {shown} of {total} chars]\n"
+            InFlight::Replaced { shown, total } if shown == total => {
+                "[in-flight, replaced: ".len() + digits(total) + " chars]\n".len() + total + 1
+            }
+            InFlight::Replaced { shown, total } => {
+                "[in-flight, replaced: last ".len()
+                    + digits(shown)
+                    + " of ".len()
+                    + digits(total)
+                    + " chars]\n".len()
+                    + shown
+                    + 1
+            }
+            // "[in-flight: chars {from}..{total} of {total}]\n{text}\n"
+            InFlight::New { from, total, .. } => {
+                "[in-flight: chars ".len()
+                    + digits(from)
+                    + "..".len()
+                    + digits(total)
+                    + " of ".len()
+                    + digits(total)
+                    + "]\n".len()
+                    + (total - from)
+                    + 1
+            }
+            InFlight::Absent | InFlight::Omitted { .. } => 0,
+        }
+    }
+
+    /// The element showing the newest `shown` characters of the in-flight part, in the form the
+    /// view asks for.
+    fn in_flight_part(&self, shown: usize, total: usize) -> InFlight {
+        match self.view {
+            View::Fresh if shown == total => InFlight::Whole { chars: total },
+            View::Fresh => InFlight::Cut { shown, total },
+            View::Replaced => InFlight::Replaced { shown, total },
+            View::Grown { seen } => InFlight::New {
+                from: total - shown,
+                seen,
+                total,
+            },
         }
     }
 
     fn with_in_flight(&self, progress: &Progress, shown: usize, total: usize) -> Progress {
         let mut next = *progress;
-        next.in_flight = Some(if shown == total {
-            InFlight::Whole { chars: total }
-        } else {
-            InFlight::Cut { shown, total }
-        });
-        next.body_chars += Self::in_flight_element_chars(shown, total);
+        let part = self.in_flight_part(shown, total);
+        next.in_flight = Some(part);
+        next.body_chars += Self::in_flight_element_chars(part);
         next
     }
 
-    /// The whole in-flight part, else its newest characters that fit, else its omission (R10).
+    /// The in-flight part, or of one that only grew the characters the caller was not given
+    /// (R15); whole if it fits, else its newest characters that fit, else its omission (R10).
     fn allocate_in_flight(&mut self) {
         let Some(total) = self.in_flight_total() else {
             return;
         };
-        let whole = self.with_in_flight(&self.progress, total, total);
-        if self.fits(&whole) {
-            self.progress = whole;
+        let limit = match self.view {
+            View::Grown { seen } => total - seen,
+            View::Fresh | View::Replaced => total,
+        };
+        let all = self.with_in_flight(&self.progress, limit, total);
+        if self.fits(&all) {
+            self.progress = all;
             return;
         }
-        if total == 0 || !self.fits(&self.with_in_flight(&self.progress, 0, total)) {
+        if limit == 0 || !self.fits(&self.with_in_flight(&self.progress, 0, total)) {
             self.progress.in_flight = Some(InFlight::Omitted { total });
             return;
         }
-        let (mut low, mut high) = (0, total);
+        let (mut low, mut high) = (0, limit);
         while high - low > 1 {
             let middle = low + (high - low) / 2;
             if self.fits(&self.with_in_flight(&self.progress, middle, total)) {
@@ -1802,18 +1964,30 @@ impl Plan<'_> {
             }
         }
         let in_flight = match (progress.in_flight, &self.transcript.in_flight) {
-            (Some(InFlight::Whole { chars }), Some((partial, _))) => {
-                text.push_str(&format!("[in-flight: {chars} chars]\n{partial}\n"));
-                InFlight::Whole { chars }
+            (Some(part), Some((partial, _))) => {
+                match part {
+                    InFlight::Whole { chars } => {
+                        text.push_str(&format!("[in-flight: {chars} chars]\n{partial}\n"));
+                    }
+                    InFlight::Cut { shown, total } => text.push_str(&format!(
+                        "[in-flight: last {shown} of {total} chars]\n{}\n",
+                        char_tail(partial, shown)
+                    )),
+                    InFlight::Replaced { shown, total } if shown == total => text.push_str(
+                        &format!("[in-flight, replaced: {total} chars]\n{partial}\n"),
+                    ),
+                    InFlight::Replaced { shown, total } => text.push_str(&format!(
+                        "[in-flight, replaced: last {shown} of {total} chars]\n{}\n",
+                        char_tail(partial, shown)
+                    )),
+                    InFlight::New { from, total, .. } => text.push_str(&format!(
+                        "[in-flight: chars {from}..{total} of {total}]\n{}\n",
+                        char_tail(partial, total - from)
+                    )),
+                    InFlight::Absent | InFlight::Omitted { .. } => {}
+                }
+                part
             }
-            (Some(InFlight::Cut { shown, total }), Some((partial, _))) => {
-                let tail = char_tail(partial, shown);
-                text.push_str(&format!(
-                    "[in-flight: last {shown} of {total} chars]\n{tail}\n"
-                ));
-                InFlight::Cut { shown, total }
-            }
-            (Some(omitted @ InFlight::Omitted { .. }), _) => omitted,
             _ => InFlight::Absent,
         };
         for (id, state, record) in self.requests().take(progress.requests_shown) {

@@ -116,6 +116,22 @@ pub enum RefInFlight {
     },
     /// Not even its marker fitted; its total characters.
     Omitted(usize),
+    /// Characters `from..total` of a part that only grew since `seen` were given (R15).
+    New {
+        /// First shown.
+        from: usize,
+        /// Given before, by the cursor.
+        seen: usize,
+        /// Total.
+        total: usize,
+    },
+    /// A part replaced since the cursor's read: its last `shown` of `total` (R15).
+    Replaced {
+        /// Shown.
+        shown: usize,
+        /// Total.
+        total: usize,
+    },
 }
 
 /// The excerpt of a window: turn seq and characters `from..to` of `total`.
@@ -150,6 +166,8 @@ pub struct RefWindow {
     pub requests_omitted: usize,
     /// The seq of the next cursor (`None` for a `turn:` read).
     pub next: Option<u64>,
+    /// What the next cursor records of the in-flight part (R15).
+    pub next_seen: Option<RefSeen>,
     /// Characters of `text`.
     pub chars: usize,
 }
@@ -338,6 +356,21 @@ struct Reader<'a> {
     selected: Vec<usize>,
     requests: Vec<&'a RefRequest>,
     since: u64,
+    view: View,
+    /// The cursor's in-flight record.
+    cursor_seen: Option<RefSeen>,
+    latest: u64,
+}
+
+/// The in-flight part against the cursor's record of it (R15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum View {
+    /// New to the caller.
+    Fresh,
+    /// Only grew since its first `n` characters were given.
+    Grown(usize),
+    /// Changed otherwise since the cursor's read.
+    Replaced,
 }
 
 fn chars(s: &str) -> usize {
@@ -398,6 +431,27 @@ impl Reader<'_> {
         }
     }
 
+    /// R15: the next cursor records the whole in-flight part when the window holds any of it,
+    /// keeps the cursor's record when it leaves out a part that only grew, else records none.
+    fn next_seen(&self, answer: &Answer) -> Option<RefSeen> {
+        let partial = match (&self.req.selector, &self.t.in_flight) {
+            (RefSelector::Turn { .. }, _) | (_, None) => return None,
+            (_, Some(partial)) => partial,
+        };
+        match answer.in_flight {
+            Some(_) if !partial.is_empty() => Some(RefSeen {
+                after: self.latest,
+                chars: chars(partial),
+                prefix: crc32(partial.as_bytes()),
+            }),
+            Some(_) => None,
+            None => match self.view {
+                View::Grown(_) => self.cursor_seen,
+                View::Fresh | View::Replaced => None,
+            },
+        }
+    }
+
     fn request_line(r: &RefRequest) -> String {
         let state = if r.open { "open" } else { "terminated" };
         format!("[request {} {state}] {}\n", r.id, r.record)
@@ -454,14 +508,21 @@ impl Reader<'_> {
         };
         if let (Some(partial), Some(shown)) = (in_flight, answer.in_flight) {
             let total = chars(partial);
-            if shown == total {
-                text += &format!("[in-flight: {total} chars]\n{partial}\n");
-            } else {
-                text += &format!(
-                    "[in-flight: last {shown} of {total} chars]\n{}\n",
-                    slice(partial, total - shown, total)
-                );
-            }
+            let tail = slice(partial, total - shown, total);
+            text += &match self.view {
+                View::Fresh if shown == total => format!("[in-flight: {total} chars]\n{partial}\n"),
+                View::Fresh => format!("[in-flight: last {shown} of {total} chars]\n{tail}\n"),
+                View::Replaced if shown == total => {
+                    format!("[in-flight, replaced: {total} chars]\n{partial}\n")
+                }
+                View::Replaced => {
+                    format!("[in-flight, replaced: last {shown} of {total} chars]\n{tail}\n")
+                }
+                View::Grown(_) => format!(
+                    "[in-flight: chars {}..{total} of {total}]\n{tail}\n",
+                    total - shown
+                ),
+            };
         }
         for r in &self.requests[..answer.requests] {
             text += &Self::request_line(r);
@@ -494,7 +555,14 @@ impl Reader<'_> {
             );
         }
         match self.next(answer) {
-            Some(seq) => text += &format!("; next since:{}]\n", cursor_text(&self.t.child, seq)),
+            Some(seq) => {
+                let cursor = RefCursor {
+                    child: self.t.child.clone(),
+                    seq,
+                    seen: self.next_seen(answer),
+                };
+                text += &format!("; next since:{}]\n", cursor_text_of(&cursor));
+            }
             None => text += "; next none]\n",
         }
         text
@@ -542,10 +610,12 @@ pub fn read_variant(
     let latest = t.turns.last().map_or(0, |turn| turn.seq);
     let mut since = 0;
     let mut from = 0;
+    let mut cursor_seen = None;
     let selected: Vec<usize> = match &req.selector {
         RefSelector::Latest(n) => (0..t.turns.len()).rev().take(*n).collect(),
         RefSelector::Since(cursor) => {
-            let RefCursor { child, seq, .. } = parse_cursor(cursor)?;
+            let RefCursor { child, seq, seen } = parse_cursor(cursor)?;
+            cursor_seen = seen;
             if child != t.child {
                 return Err(RefReadError::CursorOtherChild);
             }
@@ -598,6 +668,21 @@ pub fn read_variant(
     if req.history == RefHistory::All {
         requests.extend(by_id(false));
     }
+    // R15: has the in-flight part only grown since the cursor's caller was given some of it?
+    let view = match (cursor_seen, &t.in_flight) {
+        (Some(seen), Some(partial))
+            if seen.after == latest && variant != ReadVariant::ResendInFlight =>
+        {
+            let grown = seen.chars <= chars(partial)
+                && crc32(slice(partial, 0, seen.chars).as_bytes()) == seen.prefix;
+            if grown {
+                View::Grown(seen.chars)
+            } else {
+                View::Replaced
+            }
+        }
+        _ => View::Fresh,
+    };
     let reader = Reader {
         t,
         req,
@@ -605,6 +690,9 @@ pub fn read_variant(
         selected,
         requests,
         since,
+        view,
+        cursor_seen,
+        latest,
     };
 
     // Step 1: the empty answer must fit, and so must the first selected turn in some form.
@@ -694,11 +782,16 @@ pub fn read_variant(
         (_, Some(partial)) => Some(chars(partial)),
     };
     if let Some(total) = in_flight_total {
-        answer.in_flight = Some(total);
+        // R15: of a part that only grew, only the characters not given before.
+        let limit = match view {
+            View::Grown(seen) => total - seen,
+            View::Fresh | View::Replaced => total,
+        };
+        answer.in_flight = Some(limit);
         if !reader.fits(&answer) {
             // The size grows with the characters shown: scan up to the first that does not fit.
             answer.in_flight = None;
-            for shown in 0..total {
+            for shown in 0..limit {
                 let candidate = Answer {
                     in_flight: Some(shown),
                     ..answer.clone()
@@ -741,11 +834,17 @@ pub fn read_variant(
         }
     }
     whole.sort_unstable();
-    let in_flight = match (in_flight_total, answer.in_flight) {
-        (None, _) => RefInFlight::Absent,
-        (Some(total), None) => RefInFlight::Omitted(total),
-        (Some(total), Some(shown)) if shown == total => RefInFlight::Whole(total),
-        (Some(total), Some(shown)) => RefInFlight::Cut { shown, total },
+    let in_flight = match (in_flight_total, answer.in_flight, view) {
+        (None, _, _) => RefInFlight::Absent,
+        (Some(total), None, _) => RefInFlight::Omitted(total),
+        (Some(total), Some(shown), View::Fresh) if shown == total => RefInFlight::Whole(total),
+        (Some(total), Some(shown), View::Fresh) => RefInFlight::Cut { shown, total },
+        (Some(total), Some(shown), View::Replaced) => RefInFlight::Replaced { shown, total },
+        (Some(total), Some(shown), View::Grown(seen)) => RefInFlight::New {
+            from: total - shown,
+            seen,
+            total,
+        },
     };
     Ok(RefWindow {
         chars: chars(&text),
@@ -757,6 +856,7 @@ pub fn read_variant(
         requests_shown: answer.requests,
         requests_omitted: reader.requests.len() - answer.requests,
         next: reader.next(&answer),
+        next_seen: reader.next_seen(&answer),
     })
 }
 
@@ -785,11 +885,14 @@ pub enum ReadVariant {
     /// `since:turn:<id>` reads from the turn itself, not after it, so a resumed caller is given
     /// the turn it holds again. Breaks R16.
     ResumeIncludesTurn,
+    /// The in-flight part is sent whole on every read, as before parkline's cursor held it.
+    /// Breaks R15.
+    ResendInFlight,
 }
 
 impl ReadVariant {
     /// Every variant, `Correct` first.
-    pub const ALL: [ReadVariant; 7] = [
+    pub const ALL: [ReadVariant; 8] = [
         ReadVariant::Correct,
         ReadVariant::ExcerptWithoutReference,
         ReadVariant::AdvanceBeforeBuild,
@@ -797,6 +900,7 @@ impl ReadVariant {
         ReadVariant::PeekLatest,
         ReadVariant::EmptyExcerpt,
         ReadVariant::ResumeIncludesTurn,
+        ReadVariant::ResendInFlight,
     ];
 
     /// The name used on the command line (`--variant advance-before-build`).
@@ -809,6 +913,7 @@ impl ReadVariant {
             ReadVariant::PeekLatest => "peek-latest",
             ReadVariant::EmptyExcerpt => "empty-excerpt",
             ReadVariant::ResumeIncludesTurn => "resume-includes-turn",
+            ReadVariant::ResendInFlight => "resend-in-flight",
         }
     }
 
@@ -827,6 +932,7 @@ impl ReadVariant {
             ReadVariant::PeekLatest => R6,
             ReadVariant::EmptyExcerpt => R8,
             ReadVariant::ResumeIncludesTurn => R16,
+            ReadVariant::ResendInFlight => R15,
         })
     }
 }
@@ -868,7 +974,7 @@ impl Default for ReadBounds {
     /// in-flight part).
     fn default() -> Self {
         ReadBounds {
-            turns: 3,
+            turns: 2,
             grow_chars: 20,
             grows: 3,
             budgets: vec![260, 300],
@@ -888,6 +994,10 @@ pub struct LastRead {
     pub omitted: bool,
     /// The window held no completed turn.
     pub nothing_new: bool,
+    /// The window held only the new characters of a grown in-flight part.
+    pub in_flight_new: bool,
+    /// The window held an in-flight part marked replaced.
+    pub in_flight_replaced: bool,
 }
 
 /// The state: the child's transcript, the caller's cursor, and ghost history.
@@ -911,6 +1021,15 @@ pub struct ReadState {
     pub stalled: bool,
     /// Ghost: a `since:turn:` resume did not continue right after the turn (R16).
     pub resume_wrong: bool,
+    /// What the caller's cursor records of the in-flight part.
+    pub seen: Option<RefSeen>,
+    /// Ghost: the in-flight part as the caller can rebuild it from what it was given.
+    pub held: Option<String>,
+    /// Ghost: a read re-sent in-flight characters the caller holds, or sent a replaced part as
+    /// grown (R15).
+    pub in_flight_wrong: bool,
+    /// The child rewrote its in-flight part in this turn.
+    pub rewritten: bool,
     /// Ghost: what the last read gave.
     pub last: Option<LastRead>,
 }
@@ -922,6 +1041,8 @@ pub enum ReadAction {
     Grow,
     /// The in-flight turn completes.
     Complete,
+    /// The child rewrites its in-flight part (same length, other text): replaced, not grown.
+    Rewrite,
     /// The child opens its next request.
     OpenRequest,
     /// The open request with this id terminates.
@@ -968,11 +1089,15 @@ impl ReadModel {
     }
 
     /// The read the caller makes with `cursor` under `max_chars`.
-    pub fn caller_read(&self, cursor: u64, max_chars: usize) -> RefReadRequest {
+    pub fn caller_read(&self, state: &ReadState, max_chars: usize) -> RefReadRequest {
         let selector = if self.variant == ReadVariant::PeekLatest {
             RefSelector::Latest(1)
         } else {
-            RefSelector::Since(cursor_text(MODEL_CHILD, cursor))
+            RefSelector::Since(cursor_text_of(&RefCursor {
+                child: MODEL_CHILD.to_string(),
+                seq: state.cursor,
+                seen: state.seen,
+            }))
         };
         RefReadRequest {
             selector,
@@ -1035,7 +1160,35 @@ impl ReadModel {
         next.stalled |=
             self.variant != ReadVariant::PeekLatest && latest > state.cursor && !progress;
         next.cursor = new_cursor;
+        next.seen = window.next_seen;
+        // R15: a caller holding the in-flight part as its cursor records it is sent only the
+        // characters added since, or the part marked replaced when it changed otherwise.
+        let partial = state.transcript.in_flight.as_deref();
+        if let (Some(held), Some(partial)) = (state.held.as_deref(), partial) {
+            let grown = partial.starts_with(held);
+            next.in_flight_wrong |= match window.in_flight {
+                RefInFlight::New { seen, .. } => !grown || seen != chars(held),
+                RefInFlight::Replaced { .. } => grown,
+                RefInFlight::Omitted(_) => false,
+                RefInFlight::Whole(_) | RefInFlight::Cut { .. } | RefInFlight::Absent => true,
+            };
+        }
+        // What the caller can now rebuild of the in-flight part: all of it, unless it was cut.
+        next.held = match (window.in_flight, partial) {
+            (RefInFlight::Whole(_), Some(p)) => Some(p.to_string()),
+            (RefInFlight::Replaced { shown, total }, Some(p)) if shown == total => {
+                Some(p.to_string())
+            }
+            (RefInFlight::New { from, seen, .. }, Some(p)) if from == seen => Some(p.to_string()),
+            (RefInFlight::Omitted(_), _) => state.held.clone(),
+            _ => None,
+        };
+        if next.seen.is_none() || next.held.as_deref() == Some("") {
+            next.held = None;
+        }
         next.last = Some(LastRead {
+            in_flight_new: matches!(window.in_flight, RefInFlight::New { .. }),
+            in_flight_replaced: matches!(window.in_flight, RefInFlight::Replaced { .. }),
             excerpt: window.excerpt.is_some(),
             in_flight_cut: matches!(
                 window.in_flight,
@@ -1101,10 +1254,14 @@ impl ReadModel {
                 ),
                 None => "a turn completes".into(),
             },
+            ReadAction::Rewrite => format!(
+                "the child rewrites its in-flight part: {:?}",
+                after.transcript.in_flight.as_deref().unwrap_or("")
+            ),
             ReadAction::OpenRequest => "the child opens a request".into(),
             ReadAction::TerminateRequest(id) => format!("request {id} terminates"),
             ReadAction::Read(max_chars) => {
-                let request = self.caller_read(before.cursor, *max_chars);
+                let request = self.caller_read(before, *max_chars);
                 match read_variant(&before.transcript, &request, self.variant) {
                     Ok(window) => format!(
                         "the caller reads with cursor at seq {} and max_chars {max_chars}; window ({} chars, next cursor at seq {}):\n{}",
@@ -1126,7 +1283,7 @@ impl ReadModel {
                 before.cursor
             ),
             ReadAction::ReadAtNeeded => {
-                let probe = self.caller_read(before.cursor, 0);
+                let probe = self.caller_read(before, 0);
                 let needed = match read_variant(&before.transcript, &probe, self.variant) {
                     Err(RefReadError::BudgetTooSmall { needed }) => needed,
                     _ => 0,
@@ -1158,6 +1315,10 @@ impl Model for ReadModel {
             refused: false,
             stalled: false,
             resume_wrong: false,
+            seen: None,
+            held: None,
+            in_flight_wrong: false,
+            rewritten: false,
             last: None,
         }]
     }
@@ -1169,6 +1330,9 @@ impl Model for ReadModel {
         }
         if state.grown > 0 {
             actions.push(ReadAction::Complete);
+            if !state.rewritten {
+                actions.push(ReadAction::Rewrite);
+            }
         }
         if t.requests.len() < self.bounds.requests {
             actions.push(ReadAction::OpenRequest);
@@ -1207,6 +1371,13 @@ impl Model for ReadModel {
                     text,
                 });
                 next.grown = 0;
+                next.rewritten = false;
+                next.held = None;
+            }
+            ReadAction::Rewrite => {
+                let partial = t.in_flight.as_mut()?;
+                *partial = "X".repeat(chars(partial));
+                next.rewritten = true;
             }
             ReadAction::OpenRequest => {
                 let id = t.requests.len() as u64 + 1;
@@ -1222,7 +1393,7 @@ impl Model for ReadModel {
                 request.record = format!("r{id} done");
             }
             ReadAction::Read(max_chars) => {
-                self.caller_reads(state, &mut next, self.caller_read(state.cursor, max_chars));
+                self.caller_reads(state, &mut next, self.caller_read(state, max_chars));
             }
             ReadAction::Resume(max_chars) => {
                 // The caller lost its cursor and resumes after the last turn it holds (R16).
@@ -1238,7 +1409,14 @@ impl Model for ReadModel {
                     .find(|turn| turn.seq > state.cursor)
                     .map(|turn| turn.seq);
                 let before = next.given.len();
-                self.caller_reads(state, &mut next, request);
+                // Without its cursor, the read cannot know what the caller has of the in-flight
+                // part: it is sent as new (R15 holds for cursor reads).
+                let lost = ReadState {
+                    held: None,
+                    seen: None,
+                    ..state.clone()
+                };
+                self.caller_reads(&lost, &mut next, request);
                 // The first turn given is the first one after the cursor: none skipped, none
                 // given again.
                 let first_given = next
@@ -1252,13 +1430,12 @@ impl Model for ReadModel {
             }
             ReadAction::ReadAtNeeded => {
                 // The caller asks with no budget, then retries at the budget the error names.
-                let probe = self.caller_read(state.cursor, 0);
+                let probe = self.caller_read(state, 0);
                 let needed = match read_variant(&state.transcript, &probe, self.variant) {
                     Err(RefReadError::BudgetTooSmall { needed }) => needed,
                     _ => 0,
                 };
-                let excerpt =
-                    self.caller_reads(state, &mut next, self.caller_read(state.cursor, needed));
+                let excerpt = self.caller_reads(state, &mut next, self.caller_read(state, needed));
                 next.stalled |= !self.rest_chain_ends(state, excerpt);
             }
         }
@@ -1273,6 +1450,13 @@ impl Model for ReadModel {
             Property::always(R7, |_, s: &ReadState| !s.refused),
             Property::always(R8, |_, s: &ReadState| !s.stalled),
             Property::always(R16, |_, s: &ReadState| !s.resume_wrong),
+            Property::always(R15, |_, s: &ReadState| !s.in_flight_wrong),
+            Property::sometimes(SOMETIMES_IN_FLIGHT_NEW, |_, s: &ReadState| {
+                s.last.is_some_and(|last| last.in_flight_new)
+            }),
+            Property::sometimes(SOMETIMES_IN_FLIGHT_REPLACED, |_, s: &ReadState| {
+                s.last.is_some_and(|last| last.in_flight_replaced)
+            }),
             Property::sometimes(SOMETIMES_OVERSIZED, |_, s: &ReadState| {
                 s.last.is_some_and(|last| last.excerpt)
             }),
@@ -1305,6 +1489,13 @@ pub const R6: &str = "R6 no repeat";
 pub const R7: &str = "R7 cursor accepted";
 /// R8: a read with unread turns moves the cursor (no read loops).
 pub const R8: &str = "R8 no read loops";
+/// R15: a caller holding the in-flight part is sent only what was added since; a replaced
+/// part comes whole, marked replaced.
+pub const R15: &str = "R15 in-flight part sent once";
+/// Sometimes: a read sends only the new characters of a grown in-flight part.
+pub const SOMETIMES_IN_FLIGHT_NEW: &str = "only new in-flight characters";
+/// Sometimes: a read sends an in-flight part marked replaced.
+pub const SOMETIMES_IN_FLIGHT_REPLACED: &str = "the in-flight part is replaced";
 /// R16: resuming with `since:turn:<id>` of the last turn held continues right after it.
 pub const R16: &str = "R16 resume from a known turn";
 /// Sometimes: a turn larger than the budget comes back as an excerpt.
@@ -1319,7 +1510,7 @@ pub const SOMETIMES_NOTHING_NEW: &str = "a read returns nothing new";
 /// Unique states of [`ReadModel::default`] (a regression alarm: a change to the model or its
 /// bounds that changes the reachable state space must update this number on purpose; a cut
 /// search would report fewer).
-pub const DEFAULT_UNIQUE_STATES: usize = 3304;
+pub const DEFAULT_UNIQUE_STATES: usize = 18_057;
 
 fn r5_no_skip(_: &ReadModel, s: &ReadState) -> bool {
     s.transcript
@@ -1334,12 +1525,14 @@ mod tests {
     use super::*;
     use stateright::Checker;
 
-    const ALWAYS: [&str; 6] = [R1, R5, R6, R7, R8, R16];
-    const SOMETIMES: [&str; 4] = [
+    const ALWAYS: [&str; 7] = [R1, R5, R6, R7, R8, R15, R16];
+    const SOMETIMES: [&str; 6] = [
         SOMETIMES_OVERSIZED,
         SOMETIMES_IN_FLIGHT_CUT,
         SOMETIMES_OMITTED,
         SOMETIMES_NOTHING_NEW,
+        SOMETIMES_IN_FLIGHT_NEW,
+        SOMETIMES_IN_FLIGHT_REPLACED,
     ];
 
     #[test]
@@ -1475,10 +1668,71 @@ mod tests {
             "[parkline read c since:{}]\n[turn t2 seq 2: 3 chars]\ntwo\n[in-flight: 3 chars]\nwor\n\
              [parkline read end: 1 whole, 0 excerpt, 0 omitted; next since:{}]\n",
             cursor_text("c", 1),
-            cursor_text("c", 2)
+            cursor_text_of(&RefCursor {
+                child: "c".into(),
+                seq: 2,
+                seen: Some(RefSeen {
+                    after: 2,
+                    chars: 3,
+                    prefix: crc32(b"wor"),
+                }),
+            })
         );
         assert_eq!(window.text, expected);
         assert_eq!(window.next, Some(2));
+    }
+
+    /// R15: with the cursor that saw `wor`, a grown part sends only its new characters, a
+    /// replaced one comes whole and marked, and one after another turn is new.
+    #[test]
+    fn r15_since_in_flight_suffix() {
+        let t = transcript(&["one", "two"], Some("wor"));
+        let first = read(&t, &since(1, 1000)).expect("fits");
+        let cursor = RefCursor {
+            child: "c".into(),
+            seq: 2,
+            seen: first.next_seen,
+        };
+        let again = |in_flight: &str| {
+            let t = transcript(&["one", "two"], Some(in_flight));
+            let request = RefReadRequest {
+                selector: RefSelector::Since(cursor_text_of(&cursor)),
+                max_chars: 1000,
+                history: RefHistory::Open,
+            };
+            read(&t, &request).expect("fits")
+        };
+        let grown = again("working");
+        assert_eq!(
+            grown.in_flight,
+            RefInFlight::New {
+                from: 3,
+                seen: 3,
+                total: 7
+            }
+        );
+        assert!(grown.text.contains("[in-flight: chars 3..7 of 7]\nking\n"));
+        let replaced = again("done");
+        assert_eq!(
+            replaced.in_flight,
+            RefInFlight::Replaced { shown: 4, total: 4 }
+        );
+        assert!(
+            replaced
+                .text
+                .contains("[in-flight, replaced: 4 chars]\ndone\n")
+        );
+        let variant = read_variant(
+            &transcript(&["one", "two"], Some("working")),
+            &RefReadRequest {
+                selector: RefSelector::Since(cursor_text_of(&cursor)),
+                max_chars: 1000,
+                history: RefHistory::Open,
+            },
+            ReadVariant::ResendInFlight,
+        )
+        .expect("fits");
+        assert_eq!(variant.in_flight, RefInFlight::Whole(7));
     }
 
     #[test]
