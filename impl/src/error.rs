@@ -44,6 +44,8 @@ pub enum ErrorKind {
     // The read side (`parkline::read`, spec/read.md).
     /// A read's cursor text is not a cursor: changed, cut or made up (R7).
     CursorDamaged,
+    /// A read's cursor is of the retired v1 form, whose child tag could collide (R7).
+    CursorRetired,
     /// A read's cursor belongs to another child (R7).
     CursorOtherChild,
     /// A read's cursor is past the child's latest completed turn (R7).
@@ -82,6 +84,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::OutcomeCount => "wrong number of outcomes",
             ErrorKind::Exhausted => "counter exhausted",
             ErrorKind::CursorDamaged => "damaged cursor",
+            ErrorKind::CursorRetired => "retired cursor",
             ErrorKind::CursorOtherChild => "cursor of another child",
             ErrorKind::CursorAhead => "cursor ahead of the transcript",
             ErrorKind::UnknownTurn => "unknown turn",
