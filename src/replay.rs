@@ -354,7 +354,7 @@ impl Policy {
             transcript
                 .turns()
                 .iter()
-                .find(|turn| &turn.id == id)
+                .find(|turn| turn.id == id)
                 .map_or(0, |turn| turn.text.chars().count())
         };
         for turn in &window.whole {

@@ -322,7 +322,7 @@ fn follow(budget: usize, sizes: &[usize]) -> (Vec<u64>, Vec<String>) {
                         .find(|t| t.seq == turn.seq)
                         .expect("turn")
                         .text
-                        .clone(),
+                        .to_owned(),
                 );
             }
             if let Some(excerpt) = &window.excerpt {

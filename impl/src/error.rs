@@ -65,6 +65,8 @@ pub enum ErrorKind {
     SeqNotIncreasing,
     /// A pushed turn's id is taken.
     DuplicateTurn,
+    /// A transcript holds as many turns as it can (`u32::MAX`) and refuses another.
+    TranscriptFull,
     /// An opened request is already known.
     DuplicateRequest,
     /// A terminated request is not open.
@@ -94,6 +96,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::InvalidId => "invalid id",
             ErrorKind::SeqNotIncreasing => "turn seq not increasing",
             ErrorKind::DuplicateTurn => "duplicate turn",
+            ErrorKind::TranscriptFull => "transcript full",
             ErrorKind::DuplicateRequest => "duplicate request",
             ErrorKind::UnknownRequest => "unknown request",
         })

@@ -51,6 +51,9 @@ use std::str::FromStr;
 
 use crate::{Error, ErrorKind, RequestId};
 
+mod store;
+pub use store::{TurnView, Turns, TurnsIter};
+
 /// The longest child id or turn id, in characters.
 pub const ID_CHARS_MAX: usize = 128;
 
@@ -196,15 +199,17 @@ impl fmt::Display for TurnSeq {
     }
 }
 
-/// One completed turn of a child.
+/// One completed turn of a child, owned. The transcript stores its turns compactly and hands out
+/// [`TurnView`]s; [`TurnView::to_turn`] makes one of these.
 ///
 /// # Example
 ///
 /// ```
-/// use parkline::read::{ChildId, Transcript, TurnId, TurnSeq};
+/// use parkline::read::{ChildId, Transcript, Turn, TurnId, TurnSeq};
 /// let mut child = Transcript::new(ChildId::new("c")?);
 /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "done")?;
-/// assert_eq!(child.turns()[0].text, "done");
+/// let turn: Turn = child.turns().get(0).expect("one turn").to_turn();
+/// assert_eq!(turn.text, "done");
 /// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -697,9 +702,7 @@ pub enum ReadKnownBad {
 pub struct Transcript {
     child: ChildId,
     tag: u32,
-    turns: Vec<Turn>,
-    turn_chars: Vec<usize>,
-    by_id: BTreeMap<TurnId, usize>,
+    turns: Turns,
     in_flight: Option<(String, usize)>,
     open: BTreeMap<RequestId, String>,
     terminated: BTreeMap<RequestId, String>,
@@ -723,9 +726,7 @@ impl Transcript {
         Transcript {
             child,
             tag,
-            turns: Vec::new(),
-            turn_chars: Vec::new(),
-            by_id: BTreeMap::new(),
+            turns: Turns::default(),
             in_flight: None,
             open: BTreeMap::new(),
             terminated: BTreeMap::new(),
@@ -786,7 +787,7 @@ impl Transcript {
     /// assert_eq!(child.turns().len(), 1);
     /// # Ok::<(), parkline::Error>(())
     /// ```
-    pub fn turns(&self) -> &[Turn] {
+    pub fn turns(&self) -> &Turns {
         &self.turns
     }
 
@@ -853,13 +854,16 @@ impl Transcript {
                 format!("turn {id} seq {seq} after seq {}", self.latest_seq()),
             ));
         }
-        if self.by_id.contains_key(&id) {
+        if self.turns.position(id.as_str()).is_some() {
             return Err(Error::new(ErrorKind::DuplicateTurn, format!("turn {id}")));
         }
-        let text = text.into();
-        self.by_id.insert(id.clone(), self.turns.len());
-        self.turn_chars.push(text.chars().count());
-        self.turns.push(Turn { id, seq, text });
+        if self.turns.is_full() {
+            return Err(Error::new(
+                ErrorKind::TranscriptFull,
+                format!("turn {id}: the transcript holds {} turns", self.turns.len()),
+            ));
+        }
+        self.turns.push(id.as_str(), seq, &text.into());
         Ok(())
     }
 
@@ -1034,18 +1038,18 @@ impl Transcript {
                 ))
             }
             Selector::Turn { id, offset } => {
-                let Some(&index) = self.by_id.get(id) else {
+                let Some(index) = self.turns.position(id.as_str()) else {
                     return Err(Error::new(
                         ErrorKind::UnknownTurn,
                         format!("child {} has no turn {id}", self.child),
                     ));
                 };
-                if *offset > self.turn_chars[index] {
+                if *offset > self.turns.chars(index) {
                     return Err(Error::new(
                         ErrorKind::OffsetOutOfRange,
                         format!(
                             "offset {offset} is past the end of turn {id} ({} chars)",
-                            self.turn_chars[index]
+                            self.turns.chars(index)
                         ),
                     ));
                 }
@@ -1137,14 +1141,15 @@ fn digits(mut n: usize) -> usize {
 }
 
 impl Plan<'_> {
-    fn turn(&self, index: usize) -> &Turn {
-        &self.transcript.turns[index]
+    fn turn(&self, index: usize) -> TurnView<'_> {
+        self.transcript.turns.at(index)
     }
 
     fn turn_ref(&self, index: usize) -> TurnRef {
         let turn = self.turn(index);
         TurnRef {
-            id: turn.id.clone(),
+            // Checked when the turn was pushed.
+            id: TurnId(turn.id.to_owned()),
             seq: turn.seq,
         }
     }
@@ -1257,7 +1262,7 @@ impl Plan<'_> {
                 Selector::Turn { offset, .. } => offset,
                 _ => 0,
             };
-            let total = self.transcript.turn_chars[index];
+            let total = self.transcript.turns.chars(index);
             let mut options = vec![
                 self.with_excerpt(&Progress::default(), index, from, from),
                 self.with_excerpt(&Progress::default(), index, from, total),
@@ -1284,10 +1289,10 @@ impl Plan<'_> {
 
     fn whole_chars(&self, index: usize) -> usize {
         let turn = self.turn(index);
-        let chars = self.transcript.turn_chars[index];
+        let chars = self.transcript.turns.chars(index);
         // "[turn {id} seq {seq}: {chars} chars]\n{text}\n"
         "[turn ".len()
-            + turn.id.as_str().len()
+            + turn.id.len()
             + " seq ".len()
             + digits_u64(turn.seq.0)
             + ": ".len()
@@ -1299,14 +1304,14 @@ impl Plan<'_> {
 
     fn excerpt_chars(&self, index: usize, from: usize, to: usize) -> usize {
         let turn = self.turn(index);
-        let total = self.transcript.turn_chars[index];
+        let total = self.transcript.turns.chars(index);
         if self
             .transcript
             .is_bad(KnownBadRead::ExcerptWithoutReference)
         {
             // Presented as if whole: "[turn {id} seq {seq}: {n} chars]\n{text}\n".
             return "[turn ".len()
-                + turn.id.as_str().len()
+                + turn.id.len()
                 + " seq ".len()
                 + digits_u64(turn.seq.0)
                 + ": ".len()
@@ -1318,12 +1323,12 @@ impl Plan<'_> {
         // "[turn {id} seq {seq}: excerpt chars {from}..{to} of {total}{rest}]\n{text}\n"
         let rest = if to < total {
             // ", rest at turn:{id} offset {to}"
-            ", rest at turn:".len() + turn.id.as_str().len() + " offset ".len() + digits(to)
+            ", rest at turn:".len() + turn.id.len() + " offset ".len() + digits(to)
         } else {
             0
         };
         "[turn ".len()
-            + turn.id.as_str().len()
+            + turn.id.len()
             + " seq ".len()
             + digits_u64(turn.seq.0)
             + ": excerpt chars ".len()
@@ -1342,7 +1347,7 @@ impl Plan<'_> {
         let mut next = *progress;
         next.taken += 1;
         next.body_chars += self.whole_chars(index);
-        next.turn_text_chars += self.transcript.turn_chars[index];
+        next.turn_text_chars += self.transcript.turns.chars(index);
         next
     }
 
@@ -1371,7 +1376,7 @@ impl Plan<'_> {
             if !first {
                 break;
             }
-            let total = self.transcript.turn_chars[index];
+            let total = self.transcript.turns.chars(index);
             // The excerpt to the end of the turn (only possible from an offset) ...
             let to_end = self.with_excerpt(&self.progress, index, first_from, total);
             if first_from > 0 && self.fits(&to_end) {
@@ -1507,8 +1512,8 @@ impl Plan<'_> {
             let turn = self.turn(index);
             match progress.excerpt {
                 Some((excerpt_index, from, to)) if excerpt_index == index => {
-                    let total = self.transcript.turn_chars[index];
-                    let part = char_slice(&turn.text, from, to);
+                    let total = self.transcript.turns.chars(index);
+                    let part = char_slice(turn.text, from, to);
                     if self
                         .transcript
                         .is_bad(KnownBadRead::ExcerptWithoutReference)
@@ -1541,7 +1546,10 @@ impl Plan<'_> {
                 _ => {
                     text.push_str(&format!(
                         "[turn {} seq {}: {} chars]\n{}\n",
-                        turn.id, turn.seq, self.transcript.turn_chars[index], turn.text
+                        turn.id,
+                        turn.seq,
+                        self.transcript.turns.chars(index),
+                        turn.text
                     ));
                     whole.push(self.turn_ref(index));
                 }
