@@ -749,6 +749,23 @@ fn known_bad_each_caught_by_the_fuzz_check_on_its_corpus() {
             .iter()
             .any(|ops| check_with(ops, &setup(bad)).is_err());
         assert!(caught, "{bad}: no corpus input diverges");
+        // The seed `write_seed_corpus` kept for it, under its registry name, still catches it.
+        let file = fuzz_dir()
+            .join("corpus")
+            .join("delivery_ops")
+            .join(format!("known_bad_{bad}"));
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let ops = decode_ops(&bytes).unwrap_or_else(|| panic!("{}: no ops", file.display()));
+        assert!(
+            check(&ops).is_ok(),
+            "{}: the correct crate diverges",
+            file.display()
+        );
+        assert!(
+            check_with(&ops, &setup(bad)).is_err(),
+            "{}: does not catch {bad} (PARKLINE_WRITE_CORPUS=1 regenerates it)",
+            file.display()
+        );
     }
 }
 
