@@ -41,7 +41,7 @@ pub const MIRROR: &str = "parkline.mirror";
 /// The lines ops park: small, of varied cost (so small budgets force splits), multi-byte ones
 /// (cost counts chars, not bytes), one that imitates the framing, one larger than every budget
 /// the ops use, an empty one, and one with a `\n` that `park` must refuse (D3). Index
-/// `LINES.len()` is the big line ([`line`]).
+/// `LINES.len()` is the big line ([`line()`]).
 pub const LINES: &[&str] = &[
     "a",
     "r-1 done ok",
