@@ -142,7 +142,7 @@ fn report_interleaved(fixtures: &[(u64, Transcript, Cursor)]) {
     let mut contenders: Vec<Box<dyn FnMut() -> Duration + '_>> = fixtures
         .iter()
         .map(|(_, transcript, cursor)| {
-            let since = request(Selector::Since(*cursor));
+            let since = request(Selector::Since(cursor.clone()));
             Box::new(move || {
                 let start = Instant::now();
                 black_box(transcript.read(black_box(&since)).expect("read"));
@@ -189,8 +189,8 @@ fn bench_read(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
     for (history, transcript, cursor) in &fixtures {
-        let (history, cursor) = (*history, *cursor);
-        let since = request(Selector::Since(cursor));
+        let history = *history;
+        let since = request(Selector::Since(cursor.clone()));
         let latest = request(Selector::Latest { n: 1 });
         let window = transcript.read(&since).expect("since read");
         assert_eq!(

@@ -49,6 +49,8 @@ pub enum ErrorKind {
     // The read side (`parkline::read`, spec/read.md).
     /// A read's cursor text is not a cursor: changed, cut or made up (R7).
     CursorDamaged,
+    /// A read's cursor is of the retired v1 form, whose child tag could collide (R7).
+    CursorRetired,
     /// A read's cursor belongs to another child (R7).
     CursorOtherChild,
     /// A read's cursor is past the child's latest completed turn (R7).
@@ -88,6 +90,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Exhausted => "counter exhausted",
             ErrorKind::Internal => "internal error",
             ErrorKind::CursorDamaged => "damaged cursor",
+            ErrorKind::CursorRetired => "retired cursor",
             ErrorKind::CursorOtherChild => "cursor of another child",
             ErrorKind::CursorAhead => "cursor ahead of the transcript",
             ErrorKind::UnknownTurn => "unknown turn",
