@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use parkline::{Budget, Outcome, Queue, RequestId};
-use parkline_harness::harness::{self, MIRROR, Op, Setup, check, check_with, decode_ops};
+use parkline_harness::delivery::{self, MIRROR, Op, Setup, check, check_with, decode_ops};
 use parkline_harness::known_bad::KnownBad;
 use parkline_harness::simdisk::{SimDisk, SplitMix};
 use parkline_model::delivery::{Action, DeliveryModel, DeliveryState, Phase, Variant};
@@ -54,7 +54,7 @@ proptest! {
     /// sync inside an op, torn), I/O errors and restarts: the crate equals the reference after
     /// every step and every invariant holds.
     #[test]
-    fn differential_crate_equals_reference(ops in harness::ops_strategy(40)) {
+    fn differential_crate_equals_reference(ops in delivery::ops_strategy(40)) {
         // D1, D3, D4, D5, D6, D7, D8, D9, D10, D11, D12, D13, D16, D17: compared after every step.
         if let Err(divergence) = check(&ops) {
             return Err(TestCaseError::fail(divergence.to_string()));
@@ -70,8 +70,8 @@ proptest! {
 fn differential_scenarios_reach_every_kind_of_step() {
     // D7, D8, D10, D16: the generated scenarios reach failures, dead letters, repeats, faults.
     let mut runner = TestRunner::deterministic();
-    let strategy = harness::ops_strategy(40);
-    let mut total = harness::Report::default();
+    let strategy = delivery::ops_strategy(40);
+    let mut total = delivery::Report::default();
     let cases = cases();
     for _ in 0..cases {
         let ops = strategy.new_tree(&mut runner).expect("strategy").current();
@@ -109,7 +109,7 @@ proptest! {
     /// M12 with a small slack, so most settles decide a compaction: the crate equals the
     /// reference and the file stays within the M12 bound after every op.
     #[test]
-    fn differential_with_a_small_compaction_slack(ops in harness::ops_strategy(40)) {
+    fn differential_with_a_small_compaction_slack(ops in delivery::ops_strategy(40)) {
         let setup = Setup { compact_slack_bytes: 256, ..Setup::default() };
         if let Err(divergence) = check_with(&ops, &setup) {
             return Err(TestCaseError::fail(divergence.to_string()));
@@ -125,11 +125,11 @@ fn m12_settle_of_a_multi_line_big_batch_compacts() {
     let ops = vec![
         Op::ParkMany {
             request: 1,
-            line: harness::line(harness::LINES.len()),
+            line: delivery::line(delivery::LINES.len()),
             count: 7,
         },
         Op::Boundary {
-            budget: harness::BUDGET_ALL,
+            budget: delivery::BUDGET_ALL,
         },
         Op::Settle { delivered: vec![] },
     ];
@@ -157,9 +157,9 @@ fn m12_bound_rejects_a_log_over_it() {
         .expect("settle");
     let len = disk.live_len(MIRROR).expect("mirror");
     let slack = parkline::COMPACT_SLACK_BYTES;
-    let err = harness::m12_bound(len, queue.state(), slack, 0).expect_err("over the bound");
+    let err = delivery::m12_bound(len, queue.state(), slack, 0).expect_err("over the bound");
     assert!(err.starts_with("M12 file size: the mirror is "), "{err}");
-    assert!(harness::m12_bound(len, queue.state(), 1 << 30, 0).is_ok());
+    assert!(delivery::m12_bound(len, queue.state(), 1 << 30, 0).is_ok());
 }
 
 /// M6, D10: every crafted start state (counters at and next to their limits) either opens on
@@ -167,13 +167,13 @@ fn m12_bound_rejects_a_log_over_it() {
 /// both; the ones with a gap of 0 are the impossible or exhausted ones.
 #[test]
 fn m6_d10_crafted_mirrors_at_the_counter_limits_conform() {
-    let mut total = harness::Report::default();
+    let mut total = delivery::Report::default();
     for lines in 0..=3u8 {
         for in_flight in [0u8, 1, 3] {
             for seq_gap in 0..=2u8 {
                 for gap in 0..=2u8 {
                     for max in [false, true] {
-                        let crafted = harness::Crafted {
+                        let crafted = delivery::Crafted {
                             lines,
                             in_flight,
                             seq_gap,
@@ -192,12 +192,12 @@ fn m6_d10_crafted_mirrors_at_the_counter_limits_conform() {
                             park(1, "after"),
                             Op::Crash { torn: 0 },
                             Op::Boundary {
-                                budget: harness::BUDGET_ALL,
+                                budget: delivery::BUDGET_ALL,
                             },
                             Op::HandOverFailed,
                             park(2, "again"),
                             Op::Boundary {
-                                budget: harness::BUDGET_ALL,
+                                budget: delivery::BUDGET_ALL,
                             },
                         ];
                         let report = check(&ops).unwrap_or_else(|d| panic!("{crafted:?}: {d}"));
@@ -327,7 +327,7 @@ fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
 /// Short scenarios that reach every kind of write: park (first create), boundary (new and
 /// repeat), settle (delivered, failed, dead letter), and a compaction (big lines).
 fn short_scenarios() -> Vec<Vec<Op>> {
-    let big = harness::line(harness::LINES.len());
+    let big = delivery::line(delivery::LINES.len());
     vec![
         vec![park(1, "a")],
         vec![
@@ -438,7 +438,7 @@ fn d9_random_crashes_in_long_runs() {
     let mut renames = 0;
     for run in 0..runs {
         let mut runner = TestRunner::deterministic();
-        let mut ops = harness::ops_strategy(300)
+        let mut ops = delivery::ops_strategy(300)
             .new_tree(&mut runner)
             .expect("strategy")
             .current();
@@ -448,7 +448,7 @@ fn d9_random_crashes_in_long_runs() {
             let delivered = Op::Settle {
                 delivered: vec![true; 4],
             };
-            let big = park(9, &harness::line(harness::LINES.len()));
+            let big = park(9, &delivery::line(delivery::LINES.len()));
             let boundary = Op::Boundary { budget: 0 };
             ops.splice(at..at, [big, boundary, delivered]);
         }
@@ -636,7 +636,7 @@ fn differential_finds(bad: KnownBad, cases: u32) -> Option<(usize, String)> {
         ..ProptestConfig::default()
     });
     let tried = std::cell::Cell::new(0);
-    let result = runner.run(&harness::ops_strategy(40), |ops| {
+    let result = runner.run(&delivery::ops_strategy(40), |ops| {
         tried.set(tried.get() + 1);
         check_with(&ops, &setup)
             .map(|_| ())
@@ -731,7 +731,7 @@ fn fuzz_mirror_decode_corpus_and_artifacts_replay() {
     assert!(files.len() >= 4, "seed corpus missing: {files:?}");
     for file in &files {
         let bytes = std::fs::read(file).expect("read corpus file");
-        harness::check_mirror_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        delivery::check_mirror_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     }
 }
 
@@ -837,7 +837,7 @@ fn write_seed_corpus() {
 /// must give a state or `Corrupt` (M6), never a panic or a wrapped counter. Seeds of the
 /// `mirror_decode` fuzz target.
 fn crafted_mirrors() -> Vec<(String, Vec<u8>)> {
-    let crafted = |lines, in_flight, gap, dead| harness::Crafted {
+    let crafted = |lines, in_flight, gap, dead| delivery::Crafted {
         lines,
         in_flight,
         seq_gap: gap,
@@ -873,7 +873,7 @@ fn crafted_mirrors() -> Vec<(String, Vec<u8>)> {
 #[test]
 fn m6_crafted_mirror_decode_seeds_decode_as_specified() {
     for (name, bytes) in crafted_mirrors() {
-        harness::check_mirror_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        delivery::check_mirror_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         let decoded = parkline::mirror::decode(&bytes);
         match name.as_str() {
             "crafted_at_limits" => {
