@@ -68,7 +68,7 @@ impl KnownBad {
         KnownBad::TurnsOnlyBudget,
     ];
 
-    /// The delivery side's: what `delivery::check_with` and the drive loop run.
+    /// The delivery side's: what `harness::check_with` and the drive loop run.
     pub const DELIVERY: [KnownBad; 4] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
