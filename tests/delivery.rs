@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use parkline::{Budget, Outcome, Queue, RequestId};
-use parkline_harness::delivery::{self, MIRROR, Op, Setup, check, check_with, decode_ops};
+use parkline_harness::delivery::{self, MIRROR, Op, QueueOp, Setup, check, check_with, decode_ops};
 use parkline_harness::known_bad::KnownBad;
 use parkline_harness::simdisk::{SimDisk, SplitMix};
 use parkline_model::delivery::{Action, DeliveryModel, DeliveryState, Phase, Variant};
@@ -38,10 +38,10 @@ fn setup(bad: KnownBad) -> Setup {
 }
 
 fn park(request: u64, line: &str) -> Op {
-    Op::Park {
+    Op::Queue(QueueOp::Park {
         request,
         line: line.to_owned(),
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -128,10 +128,10 @@ fn m12_settle_of_a_multi_line_big_batch_compacts() {
             line: delivery::line(delivery::LINES.len()),
             count: 7,
         },
-        Op::Boundary {
+        Op::Queue(QueueOp::Boundary {
             budget: delivery::BUDGET_ALL,
-        },
-        Op::Settle { delivered: vec![] },
+        }),
+        Op::Queue(QueueOp::Settle { delivered: vec![] }),
     ];
     let report = check(&ops).unwrap_or_else(|d| panic!("{d}"));
     assert_eq!((report.parks, report.settles, report.renames), (7, 1, 1));
@@ -185,20 +185,20 @@ fn m6_d10_crafted_mirrors_at_the_counter_limits_conform() {
                         };
                         let ops = vec![
                             Op::Craft(crafted.clone()),
-                            Op::Boundary { budget: 2 },
-                            Op::Settle {
+                            Op::Queue(QueueOp::Boundary { budget: 2 }),
+                            Op::Queue(QueueOp::Settle {
                                 delivered: vec![false, true],
-                            },
+                            }),
                             park(1, "after"),
                             Op::Crash { torn: 0 },
-                            Op::Boundary {
+                            Op::Queue(QueueOp::Boundary {
                                 budget: delivery::BUDGET_ALL,
-                            },
-                            Op::HandOverFailed,
+                            }),
+                            Op::Queue(QueueOp::HandOverFailed),
                             park(2, "again"),
-                            Op::Boundary {
+                            Op::Queue(QueueOp::Boundary {
                                 budget: delivery::BUDGET_ALL,
-                            },
+                            }),
                         ];
                         let report = check(&ops).unwrap_or_else(|d| panic!("{crafted:?}: {d}"));
                         total.crafted += report.crafted;
@@ -221,10 +221,10 @@ fn d1_thirteen_lines_parked_behind_one_turn_are_one_batch() {
     let mut ops: Vec<Op> = (1..=13)
         .map(|r| park(r, &format!("[delegation r-{r} done] outcome ok")))
         .collect();
-    ops.push(Op::Boundary { budget: 4000 });
-    ops.push(Op::Settle {
+    ops.push(Op::Queue(QueueOp::Boundary { budget: 4000 }));
+    ops.push(Op::Queue(QueueOp::Settle {
         delivered: vec![true; 13],
-    });
+    }));
     let report = check(&ops).expect("conforms");
     assert_eq!((report.parks, report.batches, report.settles), (13, 1, 1));
 }
@@ -234,13 +234,13 @@ fn d7_failed_items_come_back_and_dead_letter_at_failures_max() {
     let ops = vec![
         park(1, "a"),
         park(2, "b"),
-        Op::Boundary { budget: 100 },
-        Op::Settle {
+        Op::Queue(QueueOp::Boundary { budget: 100 }),
+        Op::Queue(QueueOp::Settle {
             delivered: vec![true, false],
-        },
-        Op::Boundary { budget: 100 },
-        Op::HandOverFailed,
-        Op::Boundary { budget: 100 },
+        }),
+        Op::Queue(QueueOp::Boundary { budget: 100 }),
+        Op::Queue(QueueOp::HandOverFailed),
+        Op::Queue(QueueOp::Boundary { budget: 100 }),
     ];
     let report = check(&ops).expect("conforms");
     // failures_max is 2 in the default setup: the second failure dead-letters seq 2.
@@ -264,17 +264,17 @@ fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
         Op::CrashAtSync { n: 1, torn: 0 },
     ] {
         let mut ops = lines.clone();
-        ops.push(Op::Boundary { budget: 100 });
+        ops.push(Op::Queue(QueueOp::Boundary { budget: 100 }));
         ops.push(crash.clone());
         if matches!(crash, Op::CrashAtSync { .. }) {
-            ops.push(Op::Settle {
+            ops.push(Op::Queue(QueueOp::Settle {
                 delivered: vec![true; 3],
-            });
+            }));
         }
-        ops.push(Op::Boundary { budget: 1 });
-        ops.push(Op::Settle {
+        ops.push(Op::Queue(QueueOp::Boundary { budget: 1 }));
+        ops.push(Op::Queue(QueueOp::Settle {
             delivered: vec![true; 3],
-        });
+        }));
         let report = check(&ops).unwrap_or_else(|d| panic!("{crash:?}: {d}"));
         assert_eq!((report.batches, report.repeats), (2, 1), "{crash:?}");
     }
@@ -333,49 +333,49 @@ fn short_scenarios() -> Vec<Vec<Op>> {
         vec![
             park(1, "a"),
             park(2, "r-2 failed"),
-            Op::Boundary { budget: 4 },
+            Op::Queue(QueueOp::Boundary { budget: 4 }),
         ],
         vec![
             park(1, "a"),
             park(2, "é→ü"),
-            Op::Boundary { budget: 24 },
-            Op::Settle {
+            Op::Queue(QueueOp::Boundary { budget: 24 }),
+            Op::Queue(QueueOp::Settle {
                 delivered: vec![true, false],
-            },
-            Op::Boundary { budget: 24 },
-            Op::HandOverFailed,
+            }),
+            Op::Queue(QueueOp::Boundary { budget: 24 }),
+            Op::Queue(QueueOp::HandOverFailed),
             park(3, ""),
         ],
         vec![
             park(1, "a"),
-            Op::Boundary { budget: 2 },
+            Op::Queue(QueueOp::Boundary { budget: 2 }),
             Op::Restart,
-            Op::Boundary { budget: 2 },
-            Op::Settle {
+            Op::Queue(QueueOp::Boundary { budget: 2 }),
+            Op::Queue(QueueOp::Settle {
                 delivered: vec![true],
-            },
+            }),
         ],
         vec![
             park(1, &big),
-            Op::Boundary { budget: 10 },
-            Op::Settle {
+            Op::Queue(QueueOp::Boundary { budget: 10 }),
+            Op::Queue(QueueOp::Settle {
                 delivered: vec![true],
-            },
+            }),
             park(4, &big),
-            Op::Boundary { budget: 10 },
-            Op::Settle {
+            Op::Queue(QueueOp::Boundary { budget: 10 }),
+            Op::Queue(QueueOp::Settle {
                 delivered: vec![true],
-            },
+            }),
             park(2, &big),
             park(3, "a"),
-            Op::Boundary { budget: 10 },
-            Op::Settle {
+            Op::Queue(QueueOp::Boundary { budget: 10 }),
+            Op::Queue(QueueOp::Settle {
                 delivered: vec![true],
-            },
-            Op::Boundary { budget: 10 },
-            Op::Settle {
+            }),
+            Op::Queue(QueueOp::Boundary { budget: 10 }),
+            Op::Queue(QueueOp::Settle {
                 delivered: vec![false],
-            },
+            }),
         ],
     ]
 }
@@ -445,11 +445,11 @@ fn d9_random_crashes_in_long_runs() {
         // Big lines delivered at random positions grow the log past the compaction threshold.
         for _ in 0..20 {
             let at = rng.upto(ops.len());
-            let delivered = Op::Settle {
+            let delivered = Op::Queue(QueueOp::Settle {
                 delivered: vec![true; 4],
-            };
+            });
             let big = park(9, &delivery::line(delivery::LINES.len()));
-            let boundary = Op::Boundary { budget: 0 };
+            let boundary = Op::Queue(QueueOp::Boundary { budget: 0 });
             ops.splice(at..at, [big, boundary, delivered]);
         }
         // Sprinkle more power losses at random positions.
@@ -488,14 +488,14 @@ fn op_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) ->
             let (request, line) = &model.bounds.lines[*i];
             Some(park(*request, line))
         }
-        Action::Boundary => Some(Op::Boundary {
+        Action::Boundary => Some(Op::Queue(QueueOp::Boundary {
             budget: model.bounds.budget,
-        }),
-        Action::HandOverFails => Some(Op::HandOverFailed),
+        })),
+        Action::HandOverFails => Some(Op::Queue(QueueOp::HandOverFailed)),
         Action::Settle => match &before.phase {
-            Phase::HandedOver { outcomes, .. } => Some(Op::Settle {
+            Phase::HandedOver { outcomes, .. } => Some(Op::Queue(QueueOp::Settle {
                 delivered: outcomes.clone(),
-            }),
+            })),
             _ => None,
         },
         Action::Crash => Some(Op::Crash { torn: 0 }),
@@ -912,15 +912,15 @@ fn mirror_after(ops: &[Op]) -> Vec<u8> {
     let mut last = None;
     for op in ops {
         match op {
-            Op::Park { request, line } => {
+            Op::Queue(QueueOp::Park { request, line }) => {
                 let _ = queue.park(RequestId(*request), line);
             }
-            Op::Boundary { budget } => {
+            Op::Queue(QueueOp::Boundary { budget }) => {
                 if let Ok(Some(batch)) = queue.boundary(Budget(*budget)) {
                     last = Some(batch);
                 }
             }
-            Op::Settle { .. } | Op::HandOverFailed => {
+            Op::Queue(QueueOp::Settle { .. }) | Op::Queue(QueueOp::HandOverFailed) => {
                 if let Some(batch) = last.take() {
                     let outcomes = vec![Outcome::Failed; batch.items.len()];
                     let _ = queue.settle(batch.id, &outcomes);

@@ -167,6 +167,7 @@ pub fn check_with(ops: &[Op], setup: &Setup) -> Result<Report, Divergence> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::delivery::QueueOp;
 
     #[test]
     fn abbreviate_shortens_only_long_runs() {
@@ -177,10 +178,10 @@ mod tests {
 
     #[test]
     fn a_divergence_names_its_step_and_op() {
-        let ops = [Op::Park {
+        let ops = [Op::Queue(QueueOp::Park {
             request: 1,
             line: "a".to_owned(),
-        }];
+        })];
         assert!(check(&ops).is_ok());
         let divergence = Divergence {
             step: 3,

@@ -39,6 +39,7 @@ pub fn setup_from_env() -> Result<Setup, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::delivery::QueueOp;
     use crate::delivery::op::{BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, LINES, PARK_MANY_MAX};
 
     #[test]
@@ -49,11 +50,11 @@ mod tests {
         assert!(!ops.is_empty());
         for op in &ops {
             match op {
-                Op::Park { request, line } => {
+                Op::Queue(QueueOp::Park { request, line }) => {
                     assert!((1..=4).contains(request));
                     assert!(LINES.contains(&line.as_str()) || line.len() == BIG_LINE_CHARS);
                 }
-                Op::Boundary { budget } => {
+                Op::Queue(QueueOp::Boundary { budget }) => {
                     assert!(*budget <= BUDGET_MAX || *budget == BUDGET_ALL);
                 }
                 Op::ParkMany { count, line, .. } => {
@@ -64,10 +65,10 @@ mod tests {
                     assert!(c.lines <= 3 && c.in_flight <= 3 && c.seq_gap <= 3);
                     assert!(c.batch_gap <= 2 && c.attempt_gap <= 2 && c.failures_gap <= 3);
                 }
-                Op::Settle { delivered } => assert!(delivered.len() <= 6),
+                Op::Queue(QueueOp::Settle { delivered }) => assert!(delivered.len() <= 6),
                 Op::CrashAtSync { n, .. } => assert!((1..=3).contains(n)),
                 Op::IoError { n } => assert!((1..=4).contains(n)),
-                Op::HandOverFailed | Op::Crash { .. } | Op::Restart => {}
+                Op::Queue(QueueOp::HandOverFailed) | Op::Crash { .. } | Op::Restart => {}
             }
         }
     }

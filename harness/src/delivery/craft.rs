@@ -2,12 +2,12 @@
 //! at or next to their limits, for the reference and the crate alike.
 
 use arbitrary::{Arbitrary, Unstructured};
-use parkline::RequestId;
 use parkline_model::delivery::{RefBatch, RefItem};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::op::LINES;
+use super::view::mirror_state_of;
 
 /// A start state at the counters' limits, for [`Op::Craft`](super::Op::Craft). With `m = lines + dead` items, the
 /// seqs are the `m` up to `u64::MAX - seq_gap` (the lowest is the dead letter if `dead`), the
@@ -91,26 +91,7 @@ impl Crafted {
     /// The mirror file of this start state, as the crate writes snapshots (valid checksums; a
     /// state the rules forbid gives records the decoder must reject).
     pub fn bytes(&self) -> Vec<u8> {
-        let mirror = self.mirror();
-        let item = |item: &RefItem| parkline::Item {
-            seq: parkline::Seq(item.seq),
-            request: RequestId(item.request),
-            line: item.line.clone(),
-            failures: item.failures,
-        };
-        let state = parkline::mirror::MirrorState {
-            parked: mirror.parked.iter().map(item).collect(),
-            in_flight: mirror.in_flight.as_ref().map(|batch| parkline::Batch {
-                id: parkline::BatchId(batch.id),
-                attempt: parkline::Attempt(batch.attempt),
-                items: batch.items.iter().map(item).collect(),
-                remaining: batch.remaining,
-            }),
-            dead_letters: mirror.dead.iter().map(item).collect(),
-            next_seq: parkline::Seq(mirror.next_seq),
-            next_batch: parkline::BatchId(mirror.next_batch),
-        };
-        parkline::mirror::encode(&state)
+        parkline::mirror::encode(&mirror_state_of(&self.mirror()))
     }
 }
 

@@ -30,6 +30,7 @@ mod m12;
 mod mirror_bytes;
 mod op;
 mod run;
+pub mod view;
 
 pub use check::{Divergence, Report, Setup, check, check_with};
 pub use corpus::{decode_ops, setup_from_env};
@@ -37,9 +38,10 @@ pub use craft::{Crafted, crafted_strategy};
 pub use m12::{attempt_record_bytes_max, m12_bound};
 pub use mirror_bytes::check_mirror_bytes;
 pub use op::{
-    BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, LINES, MIRROR, Op, PARK_MANY_MAX, line, op_strategy,
-    ops_strategy,
+    BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, Handed, LINES, MIRROR, Op, PARK_MANY_MAX, QueueOp,
+    line, op_strategy, ops_strategy,
 };
+pub use view::{Effect, HandOver};
 
 #[cfg(doc)]
 use crate::simdisk::SimDisk;

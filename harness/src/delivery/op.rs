@@ -6,7 +6,11 @@ use arbitrary::{Arbitrary, Unstructured};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use parkline::{BatchId, Budget, Outcome, RequestId, Storage};
+
 use super::craft::{Crafted, crafted_strategy};
+use super::view::{Effect, HandOver};
+use crate::known_bad::{Driver, DriverError};
 
 /// The mirror's file name on the simulated disk.
 pub const MIRROR: &str = "parkline.mirror";
@@ -49,10 +53,12 @@ pub const BUDGET_ALL: usize = usize::MAX;
 /// The most lines one [`Op::ParkMany`] parks.
 pub const PARK_MANY_MAX: u32 = 64;
 
-/// One step of a conformance scenario, in the words of `spec/delivery.md`.
+/// A queue op: what the daemon does to a queue, in the words of `spec/delivery.md`. The drive
+/// protocol's ops are exactly these (spec/drive.md), and each is one call of the crate
+/// ([`QueueOp::call`]).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum Op {
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueOp {
     /// Park `line` for `request` (D16: durable on return).
     Park {
         /// The request the line answers.
@@ -75,6 +81,79 @@ pub enum Op {
     /// The hand-over failed as a whole: settle the batch of the last boundary with every item
     /// `Failed` (D7 case 1).
     HandOverFailed,
+}
+
+/// The batch the last boundary of this life returned, unsettled: its id and item count, what a
+/// settle op addresses.
+pub type Handed = Option<(BatchId, usize)>;
+
+impl QueueOp {
+    /// The outcomes (`true`: delivered) this op gives a batch of `count` items.
+    pub fn outcomes(&self, count: usize) -> Vec<bool> {
+        match self {
+            QueueOp::Settle { delivered } => (0..count)
+                .map(|i| delivered.get(i).copied().unwrap_or(true))
+                .collect(),
+            _ => vec![false; count],
+        }
+    }
+
+    /// The batch id and item count a settle op addresses: the handed batch, or id 0 (which no
+    /// batch has) without one.
+    pub fn settle_target(handed: Handed) -> (BatchId, usize) {
+        handed.unwrap_or((BatchId(0), 0))
+    }
+
+    /// Applies this op to the queue `driver` drives, keeping `handed` in step: a boundary that
+    /// returns a batch hands it, a settle that returns clears it.
+    ///
+    /// # Errors
+    ///
+    /// The crate's (or a known-bad driver's) error; `handed` is then unchanged.
+    pub fn call<S: Storage>(
+        &self,
+        driver: &mut Driver<S>,
+        handed: &mut Handed,
+    ) -> Result<Effect, DriverError> {
+        match self {
+            QueueOp::Park { request, line } => Ok(Effect::Parked {
+                seq: driver.park(RequestId(*request), line)?,
+            }),
+            QueueOp::Boundary { budget } => {
+                let batch = driver.boundary(Budget(*budget))?;
+                if let Some(batch) = &batch {
+                    *handed = Some((batch.id, batch.items.len()));
+                }
+                Ok(Effect::Batch {
+                    batch: batch.map(HandOver::of),
+                })
+            }
+            QueueOp::Settle { .. } | QueueOp::HandOverFailed => {
+                let (id, count) = Self::settle_target(*handed);
+                let outcomes: Vec<Outcome> = self
+                    .outcomes(count)
+                    .into_iter()
+                    .map(|delivered| {
+                        if delivered {
+                            Outcome::Delivered
+                        } else {
+                            Outcome::Failed
+                        }
+                    })
+                    .collect();
+                let settlement = driver.settle(id, &outcomes)?;
+                *handed = None;
+                Ok(Effect::Settled(settlement))
+            }
+        }
+    }
+}
+
+/// One step of a conformance scenario: a queue op, or what happens to the process and its disk
+/// around them.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
     /// Power loss between ops, then reopen. `torn` picks what unsynced changes survive: 0 none,
     /// 1 all that can, any other value seeds random choices (see [`SimDisk::crash_with`](crate::simdisk::SimDisk::crash_with)).
     Crash {
@@ -112,18 +191,27 @@ pub enum Op {
     /// fresh disk: both sides open it, or both find it impossible (then the run starts over
     /// from an empty mirror).
     Craft(Crafted),
+    /// A queue op, spelt as itself (`{"op":"park",...}`).
+    #[serde(untagged)]
+    Queue(QueueOp),
+}
+
+impl From<QueueOp> for Op {
+    fn from(op: QueueOp) -> Self {
+        Op::Queue(op)
+    }
 }
 
 impl<'a> Arbitrary<'a> for Op {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         Ok(match u.int_in_range(0u8..=23)? {
-            0..=6 => Op::Park {
+            0..=6 => Op::Queue(QueueOp::Park {
                 request: u.int_in_range(1..=4)?,
                 line: line(u.int_in_range(0..=LINES.len())?),
-            },
-            7..=10 => Op::Boundary {
+            }),
+            7..=10 => Op::Queue(QueueOp::Boundary {
                 budget: u.int_in_range(0..=BUDGET_MAX)?,
-            },
+            }),
             20 | 21 => Op::ParkMany {
                 request: u.int_in_range(1..=4)?,
                 line: line(u.int_in_range(0..=LINES.len())?),
@@ -134,16 +222,16 @@ impl<'a> Arbitrary<'a> for Op {
                 },
             },
             22 => Op::Craft(Crafted::arbitrary(u)?),
-            23 => Op::Boundary { budget: BUDGET_ALL },
+            23 => Op::Queue(QueueOp::Boundary { budget: BUDGET_ALL }),
             11..=13 => {
                 let len = u.int_in_range(0..=6)?;
                 let mut delivered = Vec::with_capacity(len);
                 for _ in 0..len {
                     delivered.push(bool::arbitrary(u)?);
                 }
-                Op::Settle { delivered }
+                Op::Queue(QueueOp::Settle { delivered })
             }
-            14 => Op::HandOverFailed,
+            14 => Op::Queue(QueueOp::HandOverFailed),
             15 => Op::Crash {
                 torn: u.int_in_range(0..=5)?,
             },
@@ -163,15 +251,15 @@ impl<'a> Arbitrary<'a> for Op {
 /// A proptest strategy for one [`Op`], with the same bounds as its `Arbitrary`.
 pub fn op_strategy() -> impl Strategy<Value = Op> {
     prop_oneof![
-        7 => (1..=4u64, 0..=LINES.len()).prop_map(|(request, i)| Op::Park {
+        7 => (1..=4u64, 0..=LINES.len()).prop_map(|(request, i)| Op::Queue(QueueOp::Park {
             request,
             line: line(i),
-        }),
-        3 => (0..=BUDGET_MAX).prop_map(|budget| Op::Boundary { budget }),
-        1 => Just(Op::Boundary { budget: BUDGET_ALL }),
+        })),
+        3 => (0..=BUDGET_MAX).prop_map(|budget| Op::Queue(QueueOp::Boundary { budget })),
+        1 => Just(Op::Queue(QueueOp::Boundary { budget: BUDGET_ALL })),
         3 => proptest::collection::vec(proptest::bool::weighted(0.7), 0..=6)
-            .prop_map(|delivered| Op::Settle { delivered }),
-        1 => Just(Op::HandOverFailed),
+            .prop_map(|delivered| Op::Queue(QueueOp::Settle { delivered })),
+        1 => Just(Op::Queue(QueueOp::HandOverFailed)),
         1 => (0..=5u64).prop_map(|torn| Op::Crash { torn }),
         1 => (1..=3u64, 0..=5u64).prop_map(|(n, torn)| Op::CrashAtSync { n, torn }),
         1 => (1..=4u64).prop_map(|n| Op::IoError { n }),

@@ -6,13 +6,15 @@ mod invariants;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use parkline::{Budget, Outcome, Queue, RequestId};
-use parkline_model::delivery::{RefBatch, RefItem, Reference};
+use parkline::mirror::MirrorState;
+use parkline::{Attempt, BatchId, Queue, RequestId, Seq};
+use parkline_model::delivery::Reference;
 
 use super::check::{Report, Setup};
 use super::craft::Crafted;
 use super::m12::m12_bound;
-use super::op::{MIRROR, Op};
+use super::op::{Handed, MIRROR, Op, QueueOp};
+use super::view::{Effect, hand_over_of_ref, item_of_ref, settlement_of_ref, state_of_ref};
 use crate::known_bad::{Driver, Seamed};
 use crate::simdisk::SimDisk;
 
@@ -23,121 +25,33 @@ enum Fault {
     IoError { n: u64 },
 }
 
-/// An item as both sides can show it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct ItemView {
-    seq: u64,
-    request: u64,
-    line: String,
-    failures: u32,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct BatchView {
-    id: u64,
-    attempt: u32,
-    items: Vec<ItemView>,
-    remaining: usize,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct StateView {
-    parked: Vec<ItemView>,
-    in_flight: Option<BatchView>,
-    dead: Vec<ItemView>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct NotifiedView {
-    request: u64,
-    seq: u64,
-    batch: u64,
-    attempt: u32,
-    repeat: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct SettlementView {
-    delivered: Vec<u64>,
-    failed: Vec<u64>,
-    dead: Vec<u64>,
-}
-
-fn item_of_crate(item: &parkline::Item) -> ItemView {
-    ItemView {
-        seq: item.seq.0,
-        request: item.request.0,
-        line: item.line.clone(),
-        failures: item.failures,
-    }
-}
-
-fn item_of_ref(item: &RefItem) -> ItemView {
-    ItemView {
-        seq: item.seq,
-        request: item.request,
-        line: item.line.clone(),
-        failures: item.failures,
-    }
-}
-
-fn batch_of_crate(batch: &parkline::Batch) -> BatchView {
-    BatchView {
-        id: batch.id.0,
-        attempt: batch.attempt.0,
-        items: batch.items.iter().map(item_of_crate).collect(),
-        remaining: batch.remaining,
-    }
-}
-
-fn batch_of_ref(batch: &RefBatch) -> BatchView {
-    BatchView {
-        id: batch.id,
-        attempt: batch.attempt,
-        items: batch.items.iter().map(item_of_ref).collect(),
-        remaining: batch.remaining,
-    }
-}
-
 /// The queue a check drives: over the simulated disk (behind the storage seam of a known-bad
 /// behaviour, if it has one), through the driver (broken, if the behaviour says so).
 type Driven = Driver<Seamed<SimDisk>>;
 
-pub(super) fn state_of_crate(driver: &Driven) -> StateView {
-    let queue = driver.queue();
-    StateView {
-        parked: queue.parked().iter().map(item_of_crate).collect(),
-        in_flight: queue.in_flight().map(batch_of_crate),
-        dead: queue.dead_letters().iter().map(item_of_crate).collect(),
-    }
-}
-
-fn state_of_ref(reference: &Reference) -> StateView {
-    StateView {
-        parked: reference.parked().iter().map(item_of_ref).collect(),
-        in_flight: reference.in_flight().map(batch_of_ref),
-        dead: reference.dead_letters().iter().map(item_of_ref).collect(),
-    }
+/// The crate's state, as its queue holds it (by construction what its file decodes to).
+pub(super) fn state_of_crate(driver: &Driven) -> MirrorState {
+    driver.queue().state().clone()
 }
 
 /// What the harness knows independently of the reference (for the direct invariants).
 #[derive(Clone, Debug, Default)]
 struct Ghost {
     /// Every park that returned `Ok`: seq -> (request, line).
-    acked: BTreeMap<u64, (u64, String)>,
+    acked: BTreeMap<Seq, (RequestId, String)>,
     /// Seqs settled `Delivered`.
-    delivered: BTreeSet<u64>,
+    delivered: BTreeSet<Seq>,
     /// Every batch id handed over: its membership, remaining and highest attempt seen.
-    batches: BTreeMap<u64, (Vec<u64>, usize, u32)>,
+    batches: BTreeMap<BatchId, (Vec<Seq>, usize, Attempt)>,
 }
 
-/// Outcome of applying one op to one side, when it returned.
+/// What one side returned for a queue op.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Effect {
-    Parked(u64),
+enum Returned {
+    Done(Effect),
+    /// `park` refused the line (D3).
     Refused,
-    Batch(Option<(BatchView, String, Vec<NotifiedView>)>),
-    Settled(SettlementView),
+    /// The error's kind.
     Error(String),
 }
 
@@ -148,7 +62,7 @@ pub(super) struct Run {
     reference: Reference,
     ghost: Ghost,
     /// The id and size of the batch the last boundary of this life returned, if unsettled.
-    handed: Option<(u64, usize)>,
+    handed: Handed,
     fault: Option<Fault>,
     /// Boundaries called with a batch in flight since the last settle: each may have appended
     /// an `attempt` record, which M12 allows until the next settle.
@@ -259,15 +173,15 @@ impl Run {
             .iter()
             .chain(mirror.in_flight.iter().flat_map(|batch| &batch.items))
             .chain(&mirror.dead);
-        for item in items {
-            self.ghost
-                .acked
-                .insert(item.seq, (item.request, item.line.clone()));
+        for item in items.map(item_of_ref) {
+            self.ghost.acked.insert(item.seq, (item.request, item.line));
         }
         if let Some(batch) = &mirror.in_flight {
-            self.ghost
-                .batches
-                .insert(batch.id, (batch.seqs(), batch.remaining, batch.attempt));
+            let seqs = batch.seqs().into_iter().map(Seq).collect();
+            self.ghost.batches.insert(
+                BatchId(batch.id),
+                (seqs, batch.remaining, Attempt(batch.attempt)),
+            );
         }
         self.check_invariants()
     }
@@ -314,7 +228,7 @@ impl Run {
                 line,
                 count,
             } => {
-                let park = Op::Park {
+                let park = QueueOp::Park {
                     request: *request,
                     line: line.clone(),
                 };
@@ -326,8 +240,9 @@ impl Run {
                 }
                 Ok(())
             }
-            Op::Park { .. } | Op::Boundary { .. } | Op::Settle { .. } | Op::HandOverFailed => {
-                if matches!(op, Op::Boundary { .. }) && self.queue()?.queue().in_flight().is_some()
+            Op::Queue(op) => {
+                if matches!(op, QueueOp::Boundary { .. })
+                    && self.queue()?.queue().in_flight().is_some()
                 {
                     self.repeats_since_settle += 1;
                 }
@@ -340,7 +255,7 @@ impl Run {
     }
 
     /// Apply a queue op on both sides with no fault, compare outputs and state.
-    fn step(&mut self, op: &Op) -> Result<(), String> {
+    fn step(&mut self, op: &QueueOp) -> Result<(), String> {
         let before = state_of_crate(self.queue()?);
         let len_before = self.disk.live_len(MIRROR);
         let expected = self.apply_ref(op);
@@ -350,7 +265,7 @@ impl Run {
                 "the crate returned {got:?}, the reference {expected:?}"
             ));
         }
-        if got == Effect::Error("Exhausted".to_owned()) {
+        if got == Returned::Error("Exhausted".to_owned()) {
             // M6, D10: an exhausted counter refuses the op without writing or poisoning.
             if self.disk.live_len(MIRROR) != len_before {
                 return Err("M6: an op refused as Exhausted wrote to the mirror".to_owned());
@@ -366,7 +281,7 @@ impl Run {
     }
 
     /// Apply a queue op with a power loss or I/O error armed inside it.
-    fn step_with_fault(&mut self, op: &Op, fault: Fault) -> Result<(), String> {
+    fn step_with_fault(&mut self, op: &QueueOp, fault: Fault) -> Result<(), String> {
         let before_ref = self.reference.clone();
         let before = state_of_crate(self.queue()?);
         match fault {
@@ -377,7 +292,7 @@ impl Run {
         let got = self.apply_crate(op)?;
         self.disk.crash_at_sync(None);
         self.disk.fail_at_call(None);
-        let failed = matches!(got, Effect::Error(_)) && !matches!(expected, Effect::Error(_));
+        let failed = matches!(got, Returned::Error(_)) && !matches!(expected, Returned::Error(_));
         if !failed {
             // The fault was not reached (or the op failed for its own reason on both sides):
             // the op completed and is compared as usual.
@@ -422,7 +337,7 @@ impl Run {
         } else if recovered == state_of_ref(&after_crashed) {
             self.reference = after_crashed;
             // The op took effect although it was not acknowledged.
-            self.observe_unacknowledged(op, &before, &expected);
+            self.observe_unacknowledged(&expected);
         } else {
             return Err(format!(
                 "after a power loss inside the op, the recovered state is neither the state \
@@ -471,7 +386,7 @@ impl Run {
         Ok(())
     }
 
-    fn expect_state(&mut self, expected: &StateView, when: &str) -> Result<(), String> {
+    fn expect_state(&mut self, expected: &MirrorState, when: &str) -> Result<(), String> {
         let got = state_of_crate(self.queue()?);
         if &got != expected {
             return Err(format!(
@@ -481,121 +396,56 @@ impl Run {
         Ok(())
     }
 
-    /// The batch id and item count a settle op addresses.
-    fn settle_target(&self) -> (u64, usize) {
-        self.handed.unwrap_or((0, 0))
-    }
-
-    fn outcomes(op: &Op, count: usize) -> Vec<bool> {
-        match op {
-            Op::Settle { delivered } => (0..count)
-                .map(|i| delivered.get(i).copied().unwrap_or(true))
-                .collect(),
-            _ => vec![false; count],
-        }
-    }
-
-    fn apply_ref(&mut self, op: &Op) -> Effect {
-        match op {
-            Op::Park { request, line } => {
+    fn apply_ref(&mut self, op: &QueueOp) -> Returned {
+        let done = match op {
+            QueueOp::Park { request, line } => {
                 if !line_is_valid(line) {
-                    return Effect::Refused;
+                    return Returned::Refused;
                 }
-                match self.reference.try_park(*request, line) {
-                    Ok(seq) => Effect::Parked(seq),
-                    Err(e) => Effect::Error(ref_error_name(&e)),
-                }
+                self.reference
+                    .try_park(*request, line)
+                    .map(|seq| Effect::Parked { seq: Seq(seq) })
             }
-            Op::Boundary { budget } => match self.reference.boundary(*budget) {
-                Ok(Some(batch)) => Effect::Batch(Some((
-                    batch_of_ref(&batch),
-                    parkline_model::delivery::turn_text(&batch),
-                    parkline_model::delivery::notified(&batch)
-                        .iter()
-                        .map(|n| NotifiedView {
-                            request: n.request,
-                            seq: n.seq,
-                            batch: n.batch,
-                            attempt: n.attempt,
-                            repeat: n.repeat,
-                        })
-                        .collect(),
-                ))),
-                Ok(None) => Effect::Batch(None),
-                Err(e) => Effect::Error(ref_error_name(&e)),
-            },
-            Op::Settle { .. } | Op::HandOverFailed => {
-                let (id, count) = self.settle_target();
-                let delivered = Self::outcomes(op, count);
-                match self.reference.settle(id, &delivered) {
-                    Ok(s) => Effect::Settled(SettlementView {
-                        delivered: s.delivered.clone(),
-                        failed: s.failed.clone(),
-                        dead: s.dead.clone(),
-                    }),
-                    Err(e) => Effect::Error(ref_error_name(&e)),
-                }
+            QueueOp::Boundary { budget } => {
+                self.reference.boundary(*budget).map(|batch| Effect::Batch {
+                    batch: batch.as_ref().map(hand_over_of_ref),
+                })
             }
-            _ => Effect::Error("internal: not a queue op".to_owned()),
+            QueueOp::Settle { .. } | QueueOp::HandOverFailed => {
+                let (id, count) = QueueOp::settle_target(self.handed);
+                self.reference
+                    .settle(id.0, &op.outcomes(count))
+                    .map(|settlement| Effect::Settled(settlement_of_ref(&settlement)))
+            }
+        };
+        match done {
+            Ok(effect) => Returned::Done(effect),
+            Err(e) => Returned::Error(ref_error_name(&e)),
         }
     }
 
-    fn apply_crate(&mut self, op: &Op) -> Result<Effect, String> {
-        let (id, count) = self.settle_target();
-        let queue = self.queue()?;
-        Ok(match op {
-            Op::Park { request, line } => match queue.park(RequestId(*request), line) {
-                Ok(seq) => Effect::Parked(seq.0),
-                Err(e) if e.kind() == parkline::ErrorKind::InvalidLine => Effect::Refused,
-                Err(e) => Effect::Error(crate_error_name(&e)),
-            },
-            Op::Boundary { budget } => match queue.boundary(Budget(*budget)) {
-                Ok(Some(batch)) => Effect::Batch(Some((
-                    batch_of_crate(&batch),
-                    batch.text(),
-                    batch
-                        .notified()
-                        .iter()
-                        .map(|n| NotifiedView {
-                            request: n.request.0,
-                            seq: n.seq.0,
-                            batch: n.batch.0,
-                            attempt: n.attempt.0,
-                            repeat: n.repeat,
-                        })
-                        .collect(),
-                ))),
-                Ok(None) => Effect::Batch(None),
-                Err(e) => Effect::Error(crate_error_name(&e)),
-            },
-            Op::Settle { .. } | Op::HandOverFailed => {
-                let outcomes: Vec<Outcome> = Self::outcomes(op, count)
-                    .into_iter()
-                    .map(|d| {
-                        if d {
-                            Outcome::Delivered
-                        } else {
-                            Outcome::Failed
-                        }
-                    })
-                    .collect();
-                match queue.settle(parkline::BatchId(id), &outcomes) {
-                    Ok(s) => Effect::Settled(SettlementView {
-                        delivered: s.delivered.iter().map(|s| s.0).collect(),
-                        failed: s.failed.iter().map(|s| s.0).collect(),
-                        dead: s.dead.iter().map(|s| s.0).collect(),
-                    }),
-                    Err(e) => Effect::Error(crate_error_name(&e)),
-                }
-            }
-            _ => Effect::Error("internal: not a queue op".to_owned()),
-        })
+    /// The crate's side of a queue op: the one call the drive protocol makes too. It moves
+    /// `handed` (the reference's side, applied first, reads it as it was).
+    fn apply_crate(&mut self, op: &QueueOp) -> Result<Returned, String> {
+        let mut handed = self.handed;
+        let returned = match op.call(self.queue()?, &mut handed) {
+            Ok(effect) => Returned::Done(effect),
+            Err(e) if e.kind() == parkline::ErrorKind::InvalidLine => Returned::Refused,
+            Err(e) => Returned::Error(crate_error_name(&e)),
+        };
+        self.handed = handed;
+        Ok(returned)
     }
 
     /// Record an acknowledged op's effect in the ghost and check the op-level invariants.
-    fn observe(&mut self, op: &Op, before: &StateView, effect: &Effect) -> Result<(), String> {
-        match (op, effect) {
-            (Op::Park { request, line }, Effect::Parked(seq)) => {
+    fn observe(
+        &mut self,
+        op: &QueueOp,
+        before: &MirrorState,
+        returned: &Returned,
+    ) -> Result<(), String> {
+        match (op, returned) {
+            (QueueOp::Park { request, line }, Returned::Done(Effect::Parked { seq })) => {
                 if let Some(last) = self.ghost.acked.keys().next_back()
                     && seq <= last
                 {
@@ -603,18 +453,24 @@ impl Run {
                         "D17 order: park returned seq {seq} after seq {last}"
                     ));
                 }
-                self.ghost.acked.insert(*seq, (*request, line.clone()));
+                self.ghost
+                    .acked
+                    .insert(*seq, (RequestId(*request), line.clone()));
                 self.report.parks += 1;
             }
-            (Op::Boundary { budget }, Effect::Batch(Some((batch, text, notified)))) => {
-                self.check_batch(*budget, before, batch, text, notified)?;
-                self.handed = Some((batch.id, batch.items.len()));
+            (
+                QueueOp::Boundary { budget },
+                Returned::Done(Effect::Batch {
+                    batch: Some(hand_over),
+                }),
+            ) => {
+                self.check_batch(*budget, before, hand_over)?;
                 self.report.batches += 1;
-                if batch.attempt > 1 {
+                if hand_over.batch.is_repeat() {
                     self.report.repeats += 1;
                 }
             }
-            (Op::Boundary { .. }, Effect::Batch(None))
+            (QueueOp::Boundary { .. }, Returned::Done(Effect::Batch { batch: None }))
                 if !before.parked.is_empty() || before.in_flight.is_some() =>
             {
                 return Err(format!(
@@ -623,12 +479,16 @@ impl Run {
                     before.in_flight
                 ));
             }
-            (Op::Park { .. } | Op::Boundary { .. }, Effect::Error(kind)) if kind == "Exhausted" => {
+            (QueueOp::Park { .. } | QueueOp::Boundary { .. }, Returned::Error(kind))
+                if kind == "Exhausted" =>
+            {
                 self.report.exhausted += 1;
             }
-            (Op::Settle { .. } | Op::HandOverFailed, Effect::Settled(settlement)) => {
+            (
+                QueueOp::Settle { .. } | QueueOp::HandOverFailed,
+                Returned::Done(Effect::Settled(settlement)),
+            ) => {
                 self.check_settlement(op, before, settlement)?;
-                self.handed = None;
                 self.repeats_since_settle = 0;
                 self.report.settles += 1;
             }
@@ -638,9 +498,11 @@ impl Run {
     }
 
     /// An op that was not acknowledged took effect before the power loss: keep the ghost in step.
-    fn observe_unacknowledged(&mut self, op: &Op, _before: &StateView, expected: &Effect) {
-        if let (Op::Settle { .. } | Op::HandOverFailed, Effect::Settled(s)) = (op, expected) {
-            self.ghost.delivered.extend(s.delivered.iter().copied());
+    fn observe_unacknowledged(&mut self, expected: &Returned) {
+        if let Returned::Done(Effect::Settled(settlement)) = expected {
+            self.ghost
+                .delivered
+                .extend(settlement.delivered.iter().copied());
             self.repeats_since_settle = 0;
         }
     }

@@ -4,20 +4,28 @@
 
 use std::collections::BTreeMap;
 
-use super::{BatchView, NotifiedView, Run, SettlementView, StateView, state_of_crate};
-use crate::delivery::op::Op;
+use parkline::mirror::MirrorState;
+use parkline::{Attempt, Notified, Seq, Settlement};
+
+use super::{Run, state_of_crate};
+use crate::delivery::op::QueueOp;
+use crate::delivery::view::HandOver;
 
 impl Run {
     pub(super) fn check_batch(
         &mut self,
         budget: usize,
-        before: &StateView,
-        batch: &BatchView,
-        text: &str,
-        notified: &[NotifiedView],
+        before: &MirrorState,
+        hand_over: &HandOver,
     ) -> Result<(), String> {
+        let HandOver {
+            batch,
+            text,
+            notified,
+            ..
+        } = hand_over;
         // D4: the frame, and the items verbatim between header and trailer (D3).
-        let repeat = batch.attempt > 1;
+        let repeat = batch.attempt.0 > 1;
         let k = batch.items.len();
         let header = format!(
             "[parkline batch {} attempt {}{}: {} of {} parked lines]",
@@ -39,16 +47,16 @@ impl Run {
         }
         framed.push_str(&trailer);
         framed.push('\n');
-        if text != framed {
+        if *text != framed {
             return Err(format!(
                 "D4 framing: turn text {text:?}, expected {framed:?}"
             ));
         }
         // D5: one notified per item, in item order, with this hand-over's attempt and mark.
-        let expected: Vec<NotifiedView> = batch
+        let expected: Vec<Notified> = batch
             .items
             .iter()
-            .map(|item| NotifiedView {
+            .map(|item| Notified {
                 request: item.request,
                 seq: item.seq,
                 batch: batch.id,
@@ -56,10 +64,10 @@ impl Run {
                 repeat,
             })
             .collect();
-        if notified != expected {
+        if *notified != expected {
             return Err(format!("D5 notified: {notified:?}, expected {expected:?}"));
         }
-        let seqs: Vec<u64> = batch.items.iter().map(|item| item.seq).collect();
+        let seqs: Vec<Seq> = batch.items.iter().map(|item| item.seq).collect();
         if seqs.windows(2).any(|w| w[0] >= w[1]) {
             return Err(format!("D17 order: batch items out of seq order {seqs:?}"));
         }
@@ -69,7 +77,7 @@ impl Run {
             if batch.id != stored.id
                 || batch.items != stored.items
                 || batch.remaining != stored.remaining
-                || Some(batch.attempt) != stored.attempt.checked_add(1)
+                || Some(batch.attempt.0) != stored.attempt.0.checked_add(1)
                 || !repeat
             {
                 return Err(format!(
@@ -95,7 +103,7 @@ impl Run {
             }
         } else if before.in_flight.is_none() {
             // A new batch: attempt 1, the split of the parked list (D1, D11, D12).
-            if batch.attempt != 1 {
+            if batch.attempt != Attempt(1) {
                 return Err(format!(
                     "D10: new batch {} has attempt {}",
                     batch.id, batch.attempt
@@ -154,14 +162,14 @@ impl Run {
 
     pub(super) fn check_settlement(
         &mut self,
-        op: &Op,
-        before: &StateView,
-        settlement: &SettlementView,
+        op: &QueueOp,
+        before: &MirrorState,
+        settlement: &Settlement,
     ) -> Result<(), String> {
         let Some(batch) = &before.in_flight else {
             return Err("settle returned Ok with no batch in flight".to_owned());
         };
-        let outcomes = Self::outcomes(op, batch.items.len());
+        let outcomes = op.outcomes(batch.items.len());
         let after = state_of_crate(self.queue()?);
         let mut delivered = Vec::new();
         let mut failed = Vec::new();
@@ -175,7 +183,7 @@ impl Run {
                 failed.push(item.seq);
             }
         }
-        let expected = SettlementView {
+        let expected = Settlement {
             delivered,
             failed,
             dead,
@@ -188,7 +196,7 @@ impl Run {
         // D6/D7: each item where its own outcome puts it, the others untouched.
         for item in &batch.items {
             let parked = after.parked.iter().find(|i| i.seq == item.seq);
-            let is_dead = after.dead.iter().any(|i| i.seq == item.seq);
+            let is_dead = after.dead_letters.iter().any(|i| i.seq == item.seq);
             let ok = if expected.delivered.contains(&item.seq) {
                 parked.is_none() && !is_dead
             } else if expected.dead.contains(&item.seq) {
@@ -228,7 +236,7 @@ impl Run {
             .iter()
             .map(|i| ("parked", i))
             .chain(in_flight.map(|i| ("in flight", i)))
-            .chain(state.dead.iter().map(|i| ("dead", i)))
+            .chain(state.dead_letters.iter().map(|i| ("dead", i)))
         {
             if let Some(other) = seen.insert(item.seq, place) {
                 return Err(format!("seq {} is both {other} and {place}", item.seq));
