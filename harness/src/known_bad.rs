@@ -622,6 +622,30 @@ mod tests {
         assert!(!KnownBad::DELIVERY.iter().any(|bad| bad.is_read()));
     }
 
+    /// Every harness behaviour is the model's variant of the same name, breaking the same
+    /// requirement, so `parkline check --variant <name>` and the crate-side checks agree.
+    #[test]
+    fn each_behaviour_breaks_what_the_model_variant_of_its_name_breaks() {
+        use parkline_model::delivery::Variant;
+        use parkline_model::read::ReadVariant;
+        for bad in KnownBad::ALL {
+            let model_breaks = if bad.is_read() {
+                ReadVariant::from_name(bad.name()).and_then(ReadVariant::breaks)
+            } else {
+                Variant::from_name(bad.name()).and_then(Variant::breaks)
+            };
+            match (bad, model_breaks) {
+                // The model has no disk: no-dir-sync has no model variant (D16 is the crate's).
+                (KnownBad::NoDirSync, None) => {}
+                (_, Some(property)) => {
+                    let id = property.split(' ').next().unwrap_or_default();
+                    assert_eq!(id, bad.breaks(), "{bad}: the model variant breaks {property}");
+                }
+                (_, None) => panic!("{bad}: no model variant of that name"),
+            }
+        }
+    }
+
     /// The sound driver passes acceptance 2: the batch comes back as a repeat.
     #[test]
     fn acceptance_2_passes_without_a_seam() -> TestResult {
