@@ -639,7 +639,11 @@ mod tests {
                 (KnownBad::NoDirSync, None) => {}
                 (_, Some(property)) => {
                     let id = property.split(' ').next().unwrap_or_default();
-                    assert_eq!(id, bad.breaks(), "{bad}: the model variant breaks {property}");
+                    assert_eq!(
+                        id,
+                        bad.breaks(),
+                        "{bad}: the model variant breaks {property}"
+                    );
                 }
                 (_, None) => panic!("{bad}: no model variant of that name"),
             }
