@@ -233,6 +233,11 @@ pub struct Figures {
     pub repeated_chars: usize,
     /// Completed child turns handed again after an earlier read had handed them.
     pub repeated_turns: usize,
+    /// Characters of in-flight parts in the `agent_read` answers.
+    pub in_flight_chars: usize,
+    /// Of those, characters of an in-flight part the parent had already been handed by an
+    /// earlier read of the same part (the part only grew in between).
+    pub in_flight_repeated_chars: usize,
 }
 
 impl Figures {
@@ -250,6 +255,17 @@ impl Figures {
     /// "about 40 % of 111 k chars").
     pub fn repeated_read_percent(&self) -> f64 {
         percent(self.repeated_chars, self.read_chars)
+    }
+
+    /// Repeated characters with the in-flight part counted: completed turns and in-flight
+    /// characters handed again.
+    pub fn repeated_with_in_flight(&self) -> usize {
+        self.repeated_chars + self.in_flight_repeated_chars
+    }
+
+    /// [`Figures::repeated_with_in_flight`] as a share of the characters handed, in percent.
+    pub fn repeated_with_in_flight_percent(&self) -> f64 {
+        percent(self.repeated_with_in_flight(), self.handed_chars())
     }
 }
 
@@ -294,6 +310,9 @@ struct Policy {
     figures: Figures,
     /// (child, turn) pairs handed whole or in part by an earlier read.
     handed: BTreeSet<(String, String)>,
+    /// Per child, the prefix of its current in-flight part that the parent holds from earlier
+    /// reads (forgotten when the part completes as a turn: the next part is another one).
+    in_flight_held: BTreeMap<String, String>,
     cursors: BTreeMap<String, Cursor>,
 }
 
@@ -309,6 +328,7 @@ impl Policy {
             queue,
             figures: Figures::default(),
             handed: BTreeSet::new(),
+            in_flight_held: BTreeMap::new(),
             cursors: BTreeMap::new(),
         })
     }
@@ -343,6 +363,42 @@ impl Policy {
         Ok(turns)
     }
 
+    /// The in-flight characters an answer hands, and those of them the parent already holds.
+    fn account_in_flight(&mut self, child: &str, transcript: &Transcript, window: &Window) {
+        let Some(text) = transcript.in_flight() else {
+            return;
+        };
+        let (from, to) = match window.in_flight {
+            InFlight::Whole { chars } => (0, chars),
+            InFlight::Cut { shown, total } | InFlight::Replaced { shown, total } => {
+                (total - shown, total)
+            }
+            InFlight::New { from, total, .. } => (from, total),
+            InFlight::Absent | InFlight::Omitted { .. } => return,
+        };
+        let held = self.in_flight_held.entry(child.to_owned()).or_default();
+        // The held prefix still valid for this text.
+        let common = held
+            .chars()
+            .zip(text.chars())
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.figures.in_flight_chars += to - from;
+        self.figures.in_flight_repeated_chars += common.min(to).saturating_sub(from);
+        // The parent now holds a prefix from 0 only if what it was handed joins what it held.
+        let now = if from <= common {
+            common.max(to)
+        } else {
+            common
+        };
+        *held = text.chars().take(now).collect();
+    }
+
+    /// The child's in-flight part completed as a turn: what the parent held of it is a turn now.
+    fn in_flight_completed(&mut self, child: &str) {
+        self.in_flight_held.remove(child);
+    }
+
     /// Accounts one read's answer: its characters and the completed turns it repeats.
     fn account(&mut self, child: &str, transcript: &Transcript, window: &Window) {
         self.figures.reads += 1;
@@ -350,11 +406,12 @@ impl Policy {
         if window.in_flight != InFlight::Absent {
             self.figures.partial_reads += 1;
         }
+        self.account_in_flight(child, transcript, window);
         let chars_of = |id: &TurnId| {
             transcript
                 .turns()
                 .iter()
-                .find(|turn| &turn.id == id)
+                .find(|turn| turn.id == id)
                 .map_or(0, |turn| turn.text.chars().count())
         };
         for turn in &window.whole {
@@ -458,6 +515,8 @@ pub fn replay(trace: &Trace) -> Result<Replay, TraceError> {
                     .push_turn(id, TurnSeq(entry.next_seq), filler(turn, *chars))
                     .map_err(|e| TraceError::new(line, format!("child turn: {e}")))?;
                 entry.transcript.set_in_flight(None);
+                today.in_flight_completed(child);
+                parkline.in_flight_completed(child);
             }
             Event::ChildProgress { child, chars } => {
                 let entry = child_entry(&mut children, child, line)?;
@@ -660,6 +719,26 @@ pub fn render(replay: &Replay) -> String {
             "completed turns handed again".into(),
             t.repeated_turns.to_string(),
             p.repeated_turns.to_string(),
+        ),
+        (
+            "in-flight characters in answers".into(),
+            t.in_flight_chars.to_string(),
+            p.in_flight_chars.to_string(),
+        ),
+        (
+            "  of them repeated".into(),
+            t.in_flight_repeated_chars.to_string(),
+            p.in_flight_repeated_chars.to_string(),
+        ),
+        (
+            "characters repeated, in-flight counted".into(),
+            t.repeated_with_in_flight().to_string(),
+            p.repeated_with_in_flight().to_string(),
+        ),
+        (
+            "share repeated, in-flight counted".into(),
+            format!("{:.1} %", t.repeated_with_in_flight_percent()),
+            format!("{:.1} %", p.repeated_with_in_flight_percent()),
         ),
         (
             "share repeated".into(),

@@ -21,21 +21,26 @@ use std::fmt;
 
 use arbitrary::{Arbitrary, Unstructured};
 use parkline::read::{
-    ChildId, Cursor, InFlight, ReadKnownBad, ReadRequest, RequestHistory, Selector, Transcript,
-    TurnId, TurnSeq, Window,
+    ChildId, Cursor, ERROR_CHARS_MAX, InFlight, ReadKnownBad, ReadRequest, RequestHistory,
+    Selector, Transcript, TurnId, TurnSeq, Window,
 };
 use parkline::{Error, ErrorKind, RequestId};
 use parkline_model::read::{
-    RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector, RefTranscript,
-    RefTurn, RefWindow, cursor_text, read,
+    RefCursor, RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector,
+    RefTranscript, RefTurn, RefWindow, cursor_text, cursor_text_of, read, v1_cursor_text,
 };
 use proptest::prelude::*;
 
 /// The child every scenario reads.
-pub const CHILD: &str = "s980-1";
+pub const CHILD: &str = "s61947-8";
 
 /// Another child, whose cursors the reads of [`CHILD`] must refuse.
 pub const OTHER_CHILD: &str = "s978-5";
+
+/// Another child whose id has the same CRC-32 as [`CHILD`]'s (`b91ca91f`): the child tag of the
+/// retired v1 cursor could not tell them apart, so a generator that only used [`OTHER_CHILD`]
+/// could never find that its cursor reads this child's turns (R7).
+pub const COLLIDING_CHILD: &str = "s590020-12";
 
 /// The characters the in-flight part grows with: multi-byte ones (budgets count characters, not
 /// bytes), a newline, and the brackets of the framing.
@@ -108,22 +113,57 @@ pub enum ReadOp {
         /// Budget, as for `ReadSince`.
         budget: u16,
     },
-    /// A `since` read with the followed cursor's text changed at one character.
+    /// A `since` read with the followed cursor's text changed at one character, then `pad`
+    /// characters appended (`pad` up to 4,095: an error must not echo all of a long input).
     ReadDamaged {
         /// Which character.
         position: u8,
         /// Its replacement, from `0-9a-f.v`.
         replacement: u8,
+        /// Characters appended, `pad % 4096` of them.
+        pad: u16,
     },
-    /// A `since` read with a cursor of [`OTHER_CHILD`].
+    /// A `since` read with a cursor that is not this child's: `child % 3` picks a cursor of
+    /// [`OTHER_CHILD`], of [`COLLIDING_CHILD`], or this child's cursor in the retired v1 form.
     ReadForeign {
         /// The foreign cursor's seq.
         seq: u8,
+        /// Which foreign cursor.
+        child: u8,
     },
     /// A `since` read with a cursor of this child ahead of its latest turn.
     ReadAhead {
         /// How far ahead (at least 1).
         by: u8,
+    },
+    /// `since:turn:<id>`. With an even `pick`, the caller resumes from the last turn it was given
+    /// along its cursor chain (as after losing the cursor) and keeps following: the chain must
+    /// still skip and repeat nothing (R16). With an odd `pick`, a read after the turn
+    /// picked by `pick / 2` (or an unknown id when there is none), compared only.
+    ReadSinceTurn {
+        /// Which turn, and whether to resume.
+        pick: u8,
+        /// Budget, as for `ReadSince`.
+        budget: u16,
+    },
+    /// The caller follows its cursor the way a client that trusts `needed_chars` does: it reads
+    /// with `max_chars` 0, retries at the budget the `BudgetTooSmall` error names, and reads an
+    /// excerpt's rest the same way until the turn ends (R8: every answer makes progress, so this
+    /// ends within a read per character). Random budgets almost never land on that one budget,
+    /// so without this op the generator could not reach an answer that makes no progress.
+    ReadAtNeeded {
+        /// Request history, as for `ReadSince`.
+        history: u8,
+    },
+    /// The child rewrites its in-flight part: `len % (GROW_CHARS_MAX + 1)` characters of
+    /// [`ALPHABET`] starting at `letter` replace it (a replaced part, unless it happens to start
+    /// with the old one). Without it the in-flight part only ever grew, so no generated read
+    /// could meet a replaced part (R15).
+    Rewrite {
+        /// How many characters.
+        len: u8,
+        /// Which character first.
+        letter: u8,
     },
 }
 
@@ -146,6 +186,7 @@ pub fn read_op_strategy() -> impl Strategy<Value = ReadOp> {
     prop_oneof![
         4 => (any::<u8>(), any::<u8>()).prop_map(|(len, letter)| ReadOp::Grow { len, letter }),
         3 => any::<u8>().prop_map(|gap| ReadOp::Complete { gap }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(len, letter)| ReadOp::Rewrite { len, letter }),
         1 => any::<u8>().prop_map(|len| ReadOp::OpenRequest { len }),
         1 => any::<u8>().prop_map(|pick| ReadOp::TerminateRequest { pick }),
         5 => (budget, any::<u8>()).prop_map(|(budget, history)| ReadOp::ReadSince { budget, history }),
@@ -154,10 +195,12 @@ pub fn read_op_strategy() -> impl Strategy<Value = ReadOp> {
             .prop_map(|(n, budget, history)| ReadOp::ReadLatest { n, budget, history }),
         2 => (any::<u8>(), any::<u16>(), budget)
             .prop_map(|(pick, offset, budget)| ReadOp::ReadTurn { pick, offset, budget }),
-        1 => (any::<u8>(), any::<u8>())
-            .prop_map(|(position, replacement)| ReadOp::ReadDamaged { position, replacement }),
-        1 => any::<u8>().prop_map(|seq| ReadOp::ReadForeign { seq }),
+        1 => (any::<u8>(), any::<u8>(), prop_oneof![Just(0u16), any::<u16>()])
+            .prop_map(|(position, replacement, pad)| ReadOp::ReadDamaged { position, replacement, pad }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(seq, child)| ReadOp::ReadForeign { seq, child }),
         1 => any::<u8>().prop_map(|by| ReadOp::ReadAhead { by }),
+        2 => any::<u8>().prop_map(|history| ReadOp::ReadAtNeeded { history }),
+        1 => (any::<u8>(), budget).prop_map(|(pick, budget)| ReadOp::ReadSinceTurn { pick, budget }),
     ]
 }
 
@@ -177,7 +220,7 @@ pub fn decode_read_ops(bytes: &[u8]) -> Option<Vec<ReadOp>> {
 /// little-endian `u32` scaled to the variant count, then the fields little-endian in order). Used
 /// to write seed corpora from readable scenarios.
 pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
-    const VARIANTS: u64 = 11;
+    const VARIANTS: u64 = 14;
     let mut bytes = Vec::new();
     for op in ops {
         bytes.push(1);
@@ -206,9 +249,18 @@ pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
             ReadOp::ReadDamaged {
                 position,
                 replacement,
-            } => (8, vec![position, replacement]),
-            ReadOp::ReadForeign { seq } => (9, vec![seq]),
+                pad,
+            } => (
+                8,
+                [&[position, replacement][..], &pad.to_le_bytes()].concat(),
+            ),
+            ReadOp::ReadForeign { seq, child } => (9, vec![seq, child]),
             ReadOp::ReadAhead { by } => (10, vec![by]),
+            ReadOp::ReadSinceTurn { pick, budget } => {
+                (11, [&[pick][..], &budget.to_le_bytes()].concat())
+            }
+            ReadOp::ReadAtNeeded { history } => (12, vec![history]),
+            ReadOp::Rewrite { len, letter } => (13, vec![len, letter]),
         };
         // The derive picks variant `(u32 * VARIANTS) >> 32`: the smallest u32 giving `index`.
         let discriminant = u32::try_from((index << 32).div_ceil(VARIANTS)).unwrap_or(u32::MAX);
@@ -254,6 +306,10 @@ pub struct ReadReport {
     pub in_flight_cuts: usize,
     /// Completed turns given along the followed cursor chain.
     pub followed_turns: usize,
+    /// Answers holding only the new characters of a grown in-flight part (R15).
+    pub in_flight_new: usize,
+    /// Answers holding an in-flight part marked replaced (R15).
+    pub in_flight_replaced: usize,
 }
 
 /// The crate and the reference disagreed, or a read requirement failed on the crate's answer.
@@ -319,6 +375,8 @@ struct Pair {
     issued: Vec<String>,
     /// Seqs given along the followed chain (R5, R6).
     given: BTreeSet<u64>,
+    /// The in-flight part as the follower can rebuild it from what it was given (R15).
+    held: Option<String>,
     report: ReadReport,
 }
 
@@ -347,6 +405,7 @@ impl Pair {
             issued: vec![followed.clone()],
             followed,
             given: BTreeSet::new(),
+            held: None,
             report: ReadReport::default(),
         })
     }
@@ -367,7 +426,17 @@ impl Pair {
                 self.model.in_flight = Some(partial);
                 Ok(())
             }
+            ReadOp::Rewrite { len, letter } => {
+                let len = usize::from(len) % (GROW_CHARS_MAX + 1);
+                let text: String = (0..len)
+                    .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
+                    .collect();
+                self.crate_side.set_in_flight(Some(text.clone()));
+                self.model.in_flight = Some(text);
+                Ok(())
+            }
             ReadOp::Complete { gap } => {
+                self.held = None;
                 let seq = self.latest() + 1 + u64::from(gap % 3);
                 let text = self.model.in_flight.take().unwrap_or_default();
                 let turn = format!("t{seq}");
@@ -454,17 +523,24 @@ impl Pair {
             ReadOp::ReadDamaged {
                 position,
                 replacement,
+                pad,
             } => {
                 let mut chars: Vec<char> = self.followed.chars().collect();
                 let at = usize::from(position) % chars.len();
                 let choices: Vec<char> = "0123456789abcdef.v".chars().collect();
                 chars[at] = choices[usize::from(replacement) % choices.len()];
-                let cursor: String = chars.into_iter().collect();
+                let padding = (0..usize::from(pad) % 4096).map(|i| ALPHABET[i % ALPHABET.len()]);
+                let cursor: String = chars.into_iter().chain(padding).collect();
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }
-            ReadOp::ReadForeign { seq } => {
-                let cursor = cursor_text(OTHER_CHILD, u64::from(seq) % (self.latest() + 1));
+            ReadOp::ReadForeign { seq, child } => {
+                let seq = u64::from(seq) % (self.latest() + 1);
+                let cursor = match child % 3 {
+                    0 => cursor_text(OTHER_CHILD, seq),
+                    1 => cursor_text(COLLIDING_CHILD, seq),
+                    _ => v1_cursor_text(CHILD, seq),
+                };
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }
@@ -472,6 +548,104 @@ impl Pair {
                 let cursor = cursor_text(CHILD, self.latest() + 1 + u64::from(by % 4));
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
+            }
+            ReadOp::ReadSinceTurn { pick, budget: b } => {
+                let followed = parse_followed(&self.followed)?;
+                let resume = self
+                    .model
+                    .turns
+                    .iter()
+                    .find(|turn| turn.seq == followed)
+                    .map(|turn| turn.id.clone());
+                match resume {
+                    Some(turn) if pick % 2 == 0 => {
+                        let selector = RefSelector::SinceTurn(turn.clone());
+                        let Some(window) = self.compare(selector, budget(b), 0)? else {
+                            return Ok(());
+                        };
+                        // R16: resuming from the last turn given continues the chain: the
+                        // chain checks of `follow` (no skip, no repeat) apply to it. Without
+                        // its cursor, the read cannot know the caller's in-flight part.
+                        self.held = None;
+                        self.follow(&window)
+                    }
+                    _ => {
+                        let id = match self.model.turns.len() {
+                            0 => "t0".to_string(),
+                            count => self.model.turns[usize::from(pick / 2) % count].id.clone(),
+                        };
+                        self.compare(RefSelector::SinceTurn(id), budget(b), 0)
+                            .map(drop)
+                    }
+                }
+            }
+            ReadOp::ReadAtNeeded { history: h } => {
+                let selector = RefSelector::Since(self.followed.clone());
+                let needed = self.needed(&selector, h)?;
+                let Some(window) = self.compare(selector, needed, h)? else {
+                    return Err(format!(
+                        "R8: the since read fails at its needed_chars {needed}"
+                    ));
+                };
+                self.follow(&window)?;
+                let Some(mut part) = window.excerpt else {
+                    return Ok(());
+                };
+                // Each read gives at least one character, so `total` reads end the turn.
+                for _ in 0..part.total {
+                    let Some(rest) = part.rest() else {
+                        return Ok(());
+                    };
+                    let Selector::Turn { id, offset } = rest else {
+                        return Err("R8: the rest of an excerpt is not a turn read".into());
+                    };
+                    let selector = RefSelector::Turn {
+                        id: id.as_str().to_string(),
+                        offset,
+                    };
+                    let needed = self.needed(&selector, h)?;
+                    let next = self.compare(selector, needed, h)?.and_then(|w| w.excerpt);
+                    match next {
+                        Some(next) if next.to > offset => part = next,
+                        _ => {
+                            return Err(format!(
+                                "R8: turn:{id} offset {offset} at its needed_chars {needed} \
+                                 gives no character"
+                            ));
+                        }
+                    }
+                }
+                match part.rest() {
+                    None => Ok(()),
+                    Some(rest) => Err(format!("R8: the rest chain does not end ({rest})")),
+                }
+            }
+        }
+    }
+
+    /// The `needed_chars` of a read with no budget, on the crate (0 when it answers).
+    fn needed(&self, selector: &RefSelector, history_pick: u8) -> Result<usize, String> {
+        let request = RefReadRequest {
+            selector: selector.clone(),
+            max_chars: 0,
+            history: history(history_pick).1,
+        };
+        match compare_read(&self.crate_side, &self.model, &request)? {
+            Some(_) => Ok(0),
+            None => {
+                let (crate_history, _) = history(history_pick);
+                let Ok(selector) = crate_selector(selector)? else {
+                    return Ok(0);
+                };
+                let error = self
+                    .crate_side
+                    .read(&ReadRequest {
+                        selector,
+                        max_chars: 0,
+                        requests: crate_history,
+                    })
+                    .err();
+                Ok(error.and_then(|e| e.needed_chars()).unwrap_or(0))
             }
         }
     }
@@ -507,9 +681,47 @@ impl Pair {
             }
             self.report.followed_turns += 1;
         }
-        let Some(next) = window.next else {
+        let unread = self.model.turns.iter().any(|turn| turn.seq > before);
+        let progress =
+            !window.whole.is_empty() || window.excerpt.as_ref().is_some_and(|e| e.to > e.from);
+        if unread && !progress {
+            return Err(format!(
+                "R8: a read with unread turns gives no character of them:\n{}",
+                window.text
+            ));
+        }
+        // R15: holding the in-flight part as far as the cursor says, the follower is sent only
+        // what was added since, or the part marked replaced.
+        let partial = self.model.in_flight.clone();
+        if let (Some(held), Some(partial)) = (self.held.as_deref(), partial.as_deref()) {
+            let grown = partial.starts_with(held);
+            let wrong = match window.in_flight {
+                InFlight::New { seen, .. } => !grown || seen != held.chars().count(),
+                InFlight::Replaced { .. } => grown,
+                InFlight::Omitted { .. } => false,
+                InFlight::Whole { .. } | InFlight::Cut { .. } | InFlight::Absent => true,
+            };
+            if wrong {
+                return Err(format!(
+                    "R15: holding {} in-flight chars, the follower is sent {:?}",
+                    held.chars().count(),
+                    window.in_flight
+                ));
+            }
+        }
+        let held = match (window.in_flight, partial) {
+            (InFlight::Whole { .. }, Some(p)) => Some(p),
+            (InFlight::Replaced { shown, total }, Some(p)) if shown == total => Some(p),
+            (InFlight::New { from, seen, .. }, Some(p)) if from == seen => Some(p),
+            (InFlight::Omitted { .. }, _) => self.held.take(),
+            _ => None,
+        };
+        let Some(next) = window.next.clone() else {
             return Err("R4: a since read returned no next cursor".into());
         };
+        // The cursor says whether the in-flight part was recorded; the follower's copy counts only
+        // then (a cursor that records nothing gets the part as new).
+        self.held = held.filter(|h| !h.is_empty() && next.in_flight_seen().is_some());
         let after = next.seq().0;
         for turn in &self.model.turns {
             if turn.seq <= after && !self.given.contains(&turn.seq) {
@@ -551,7 +763,11 @@ impl Pair {
                     window.in_flight,
                     InFlight::Cut { .. } | InFlight::Omitted { .. }
                 ));
-                if let Some(next) = window.next {
+                self.report.in_flight_new +=
+                    usize::from(matches!(window.in_flight, InFlight::New { .. }));
+                self.report.in_flight_replaced +=
+                    usize::from(matches!(window.in_flight, InFlight::Replaced { .. }));
+                if let Some(next) = &window.next {
                     let text = next.to_string();
                     if !self.issued.contains(&text) {
                         self.issued.push(text);
@@ -610,16 +826,8 @@ pub fn compare_read(
         RefHistory::All => RequestHistory::All,
         RefHistory::None => RequestHistory::None,
     };
-    let crate_selector = match &request.selector {
-        RefSelector::Latest(n) => Ok(Selector::Latest { n: *n }),
-        RefSelector::Since(text) => Cursor::parse(text).map(Selector::Since),
-        RefSelector::Turn { id: turn, offset } => Ok(Selector::Turn {
-            id: id(turn)?,
-            offset: *offset,
-        }),
-    };
     let max_chars = request.max_chars;
-    let answer = crate_selector.and_then(|selector| {
+    let answer = crate_selector(&request.selector)?.and_then(|selector| {
         transcript.read(&ReadRequest {
             selector,
             max_chars,
@@ -652,15 +860,56 @@ pub fn compare_read(
     }
 }
 
+fn parse_followed(text: &str) -> Result<u64, String> {
+    Cursor::parse(text)
+        .map(|cursor| cursor.seq().0)
+        .map_err(|e| format!("R7: the followed cursor does not parse: {e}"))
+}
+
+/// The crate's selector for the reference's: `Err` for an id the crate refuses, `Ok(Err)` for a
+/// cursor text the crate does not parse (a read error, compared like any other).
+fn crate_selector(selector: &RefSelector) -> Result<Result<Selector, Error>, String> {
+    Ok(match selector {
+        RefSelector::Latest(n) => Ok(Selector::Latest { n: *n }),
+        RefSelector::Since(text) => Cursor::parse(text).map(Selector::Since),
+        RefSelector::SinceTurn(turn) => Ok(Selector::SinceTurn(id(turn)?)),
+        RefSelector::Turn { id: turn, offset } => Ok(Selector::Turn {
+            id: id(turn)?,
+            offset: *offset,
+        }),
+    })
+}
+
 fn same_error(error: &Error, expected: RefReadError) -> Result<(), String> {
     let (kind, needed) = match expected {
         RefReadError::CursorDamaged => (ErrorKind::CursorDamaged, None),
+        RefReadError::CursorRetired => (ErrorKind::CursorRetired, None),
         RefReadError::CursorOtherChild => (ErrorKind::CursorOtherChild, None),
         RefReadError::CursorAhead => (ErrorKind::CursorAhead, None),
         RefReadError::UnknownTurn => (ErrorKind::UnknownTurn, None),
         RefReadError::OffsetOutOfRange => (ErrorKind::OffsetOutOfRange, None),
         RefReadError::BudgetTooSmall { needed } => (ErrorKind::BudgetTooSmall, Some(needed)),
     };
+    // R7: what an error echoes of the input is capped, whatever the input's length.
+    let text = error.to_string();
+    if text.chars().count() > ERROR_CHARS_MAX {
+        return Err(format!(
+            "R7: a {:?} error of {} chars (at most {ERROR_CHARS_MAX})",
+            error.kind(),
+            text.chars().count()
+        ));
+    }
+    // R7: a refused cursor comes with the read that resumes following.
+    let cursor_error = matches!(
+        error.kind(),
+        ErrorKind::CursorDamaged
+            | ErrorKind::CursorRetired
+            | ErrorKind::CursorOtherChild
+            | ErrorKind::CursorAhead
+    );
+    if cursor_error && !text.contains("resume with since:") {
+        return Err(format!("R7: the error names no way to resume: {text}"));
+    }
     if error.kind() != kind || error.needed_chars() != needed {
         return Err(format!(
             "R7: the crate refuses with {:?} (needed {:?}), the reference with {expected:?}",
@@ -715,6 +964,8 @@ fn same_window(window: &Window, expected: &RefWindow, child: &str) -> Result<(),
         InFlight::Whole { chars } => RefInFlight::Whole(chars),
         InFlight::Cut { shown, total } => RefInFlight::Cut { shown, total },
         InFlight::Omitted { total } => RefInFlight::Omitted(total),
+        InFlight::New { from, seen, total } => RefInFlight::New { from, seen, total },
+        InFlight::Replaced { shown, total } => RefInFlight::Replaced { shown, total },
     };
     if in_flight != expected.in_flight {
         return Err(format!(
@@ -733,8 +984,14 @@ fn same_window(window: &Window, expected: &RefWindow, child: &str) -> Result<(),
             expected.requests_omitted
         ));
     }
-    let next = window.next.map(|cursor| cursor.to_string());
-    let expected_next = expected.next.map(|seq| cursor_text(child, seq));
+    let next = window.next.as_ref().map(|cursor| cursor.to_string());
+    let expected_next = expected.next.map(|seq| {
+        cursor_text_of(&RefCursor {
+            child: child.to_string(),
+            seq,
+            seen: expected.next_seen,
+        })
+    });
     if next != expected_next {
         return Err(format!(
             "R4: next cursor {next:?}, reference {expected_next:?}"

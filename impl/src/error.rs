@@ -44,6 +44,8 @@ pub enum ErrorKind {
     // The read side (`parkline::read`, spec/read.md).
     /// A read's cursor text is not a cursor: changed, cut or made up (R7).
     CursorDamaged,
+    /// A read's cursor is of the retired v1 form, whose child tag could collide (R7).
+    CursorRetired,
     /// A read's cursor belongs to another child (R7).
     CursorOtherChild,
     /// A read's cursor is past the child's latest completed turn (R7).
@@ -60,6 +62,8 @@ pub enum ErrorKind {
     SeqNotIncreasing,
     /// A pushed turn's id is taken.
     DuplicateTurn,
+    /// A transcript holds as many turns as it can (`u32::MAX`) and refuses another.
+    TranscriptFull,
     /// An opened request is already known.
     DuplicateRequest,
     /// A terminated request is not open.
@@ -80,6 +84,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::OutcomeCount => "wrong number of outcomes",
             ErrorKind::Exhausted => "counter exhausted",
             ErrorKind::CursorDamaged => "damaged cursor",
+            ErrorKind::CursorRetired => "retired cursor",
             ErrorKind::CursorOtherChild => "cursor of another child",
             ErrorKind::CursorAhead => "cursor ahead of the transcript",
             ErrorKind::UnknownTurn => "unknown turn",
@@ -88,6 +93,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::InvalidId => "invalid id",
             ErrorKind::SeqNotIncreasing => "turn seq not increasing",
             ErrorKind::DuplicateTurn => "duplicate turn",
+            ErrorKind::TranscriptFull => "transcript full",
             ErrorKind::DuplicateRequest => "duplicate request",
             ErrorKind::UnknownRequest => "unknown request",
         })

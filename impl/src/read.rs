@@ -51,8 +51,36 @@ use std::str::FromStr;
 
 use crate::{Error, ErrorKind, RequestId};
 
+mod store;
+pub use store::{TurnView, Turns, TurnsIter};
+
 /// The longest child id or turn id, in characters.
 pub const ID_CHARS_MAX: usize = 128;
+
+/// The most characters of a caller's input (a cursor text, an id) that an error message echoes:
+/// enough to recognise it, bounded so that a 100,000-char cursor does not make a 100,000-char
+/// error that lands in the caller's context.
+pub const ECHO_CHARS_MAX: usize = 64;
+
+/// The longest message of a read-side error, in characters: the echo (at most
+/// [`ECHO_CHARS_MAX`] characters, each escaped to at most 10), two ids and two cursors of at most
+/// 200 characters, and the advice.
+pub const ERROR_CHARS_MAX: usize = 1600;
+
+/// `text` quoted for an error message, cut to its first [`ECHO_CHARS_MAX`] characters.
+fn echo(text: &str) -> String {
+    let mut chars = text.chars();
+    let head: String = chars.by_ref().take(ECHO_CHARS_MAX).collect();
+    if chars.next().is_none() {
+        format!("{head:?}")
+    } else {
+        format!("{head:?}... ({} chars)", text.chars().count())
+    }
+}
+
+/// What to do when a cursor is refused: the reads that resume following without repeats.
+const RESUME: &str = "resume with since:turn:<id> of the last turn you hold, or with the start \
+                      cursor if you hold none; n:1 reads the latest turn and gives a cursor there";
 
 fn valid_id(text: &str) -> bool {
     !text.is_empty()
@@ -98,7 +126,10 @@ impl ChildId {
         if valid_id(&id) {
             Ok(ChildId(id))
         } else {
-            Err(Error::new(ErrorKind::InvalidId, format!("child id {id:?}")))
+            Err(Error::new(
+                ErrorKind::InvalidId,
+                format!("child id {}", echo(&id)),
+            ))
         }
     }
 
@@ -156,7 +187,10 @@ impl TurnId {
         if valid_id(&id) {
             Ok(TurnId(id))
         } else {
-            Err(Error::new(ErrorKind::InvalidId, format!("turn id {id:?}")))
+            Err(Error::new(
+                ErrorKind::InvalidId,
+                format!("turn id {}", echo(&id)),
+            ))
         }
     }
 
@@ -196,15 +230,17 @@ impl fmt::Display for TurnSeq {
     }
 }
 
-/// One completed turn of a child.
+/// One completed turn of a child, owned. The transcript stores its turns compactly and hands out
+/// [`TurnView`]s; [`TurnView::to_turn`] makes one of these.
 ///
 /// # Example
 ///
 /// ```
-/// use parkline::read::{ChildId, Transcript, TurnId, TurnSeq};
+/// use parkline::read::{ChildId, Transcript, Turn, TurnId, TurnSeq};
 /// let mut child = Transcript::new(ChildId::new("c")?);
 /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "done")?;
-/// assert_eq!(child.turns()[0].text, "done");
+/// let turn: Turn = child.turns().get(0).expect("one turn").to_turn();
+/// assert_eq!(turn.text, "done");
 /// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -235,13 +271,16 @@ pub struct TurnRef {
     pub seq: TurnSeq,
 }
 
-/// Where a caller is in a child's transcript: the child and the sequence number of the last
-/// completed turn it has been given.
+/// Where a caller is in a child's transcript: the child, the sequence number of the last
+/// completed turn it has been given, and how much of the in-flight part it has seen.
 ///
-/// Opaque to the caller (R7): it is handed back as text, `v1.<seq hex>.<child tag>.<check>`, and
-/// parsed back with [`Cursor::parse`]. The child tag is the CRC-32 of the child id; the check is a
-/// CRC-32 over version, seq and tag, so a damaged cursor and a cursor of another child get
-/// distinct typed errors. It carries no daemon-side state: a cursor is only a position.
+/// Opaque to the caller (R7): it is handed back as text, `v2.<seq hex>.<seen>.<check>.<child id>`
+/// (`spec/read.md` section 5), and parsed back with [`Cursor::parse`] (or `str::parse`). The
+/// child id itself is in the text, so a cursor of another child is told from this child's for
+/// every pair of ids, not only with high probability; the check is a CRC-32 over everything
+/// else, so a damaged cursor is told from another child's. It carries no daemon-side state and
+/// names positions by turn seq, so a cursor stays valid across a restart that rebuilds the
+/// transcript from the same turns, and can be kept by the daemon (text, or serde as a string).
 ///
 /// # Example
 ///
@@ -250,29 +289,96 @@ pub struct TurnRef {
 /// let child = ChildId::new("s980-1")?;
 /// let start = Cursor::start(&child);
 /// let text = start.to_string();
-/// assert_eq!(Cursor::parse(&text)?, start);
-/// assert!(Cursor::parse("v1.0.00000000.00000000").is_err()); // wrong check
+/// assert_eq!(text.parse::<Cursor>()?, start);
+/// assert_eq!(start.child(), &child);
+/// assert!(Cursor::parse("v2.0.0.00000000.s980-1").is_err()); // wrong check
 /// # Ok::<(), parkline::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Cursor {
-    child_tag: u32,
+    child: ChildId,
     seq: TurnSeq,
+    seen: Option<Seen>,
 }
 
-const CURSOR_VERSION: &str = "v1";
-
-fn child_tag(child: &ChildId) -> u32 {
-    crc32fast::hash(child.as_str().as_bytes())
+/// What a cursor holds of the in-flight part: the caller was given (as far as it knows) its first
+/// `chars` characters, whose UTF-8 bytes have CRC-32 `prefix`, while the child's latest turn was
+/// `after`. A later in-flight part that starts with the same characters after the same turn has
+/// only grown; any other has been replaced (R15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Seen {
+    after: TurnSeq,
+    chars: usize,
+    prefix: u32,
 }
 
-fn cursor_check(seq: TurnSeq, tag: u32) -> u32 {
-    crc32fast::hash(format!("parkline-cursor-{CURSOR_VERSION} {:x} {tag:08x}", seq.0).as_bytes())
+const CURSOR_VERSION: &str = "v2";
+
+fn cursor_check(seq: TurnSeq, seen: &str, child: &ChildId) -> u32 {
+    crc32fast::hash(
+        format!(
+            "parkline-cursor-{CURSOR_VERSION} {:x} {seen} {child}",
+            seq.0
+        )
+        .as_bytes(),
+    )
+}
+
+/// The retired v1 form, `v1.<seq hex>.<crc32 of the child id>.<check>`: still recognised so that
+/// a caller holding one is told what to do instead of being told it is damaged.
+fn is_v1_cursor(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('.').collect();
+    let [version, seq, tag, check] = parts[..] else {
+        return false;
+    };
+    let (Ok(seq), Ok(tag), Ok(check)) = (
+        u64::from_str_radix(seq, 16),
+        u32::from_str_radix(tag, 16),
+        u32::from_str_radix(check, 16),
+    ) else {
+        return false;
+    };
+    let expected = crc32fast::hash(format!("parkline-cursor-v1 {seq:x} {tag:08x}").as_bytes());
+    version == "v1" && check == expected && text == format!("v1.{seq:x}.{tag:08x}.{check:08x}")
+}
+
+impl Seen {
+    fn encode(seen: Option<Seen>) -> String {
+        match seen {
+            None => "0".to_string(),
+            Some(Seen {
+                after,
+                chars,
+                prefix,
+            }) => format!("{chars:x}-{:x}-{prefix:08x}", after.0),
+        }
+    }
+
+    fn parse(text: &str) -> Option<Option<Seen>> {
+        if text == "0" {
+            return Some(None);
+        }
+        let mut parts = text.split('-');
+        let (Some(chars), Some(after), Some(prefix), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        Some(Some(Seen {
+            chars: usize::from_str_radix(chars, 16).ok()?,
+            after: TurnSeq(u64::from_str_radix(after, 16).ok()?),
+            prefix: u32::from_str_radix(prefix, 16).ok()?,
+        }))
+    }
 }
 
 impl Cursor {
-    fn at(child_tag: u32, seq: TurnSeq) -> Self {
-        Cursor { child_tag, seq }
+    fn at(child: &ChildId, seq: TurnSeq) -> Self {
+        Cursor {
+            child: child.clone(),
+            seq,
+            seen: None,
+        }
     }
 
     /// The cursor before the first turn of `child`: a `since` read with it returns the
@@ -287,7 +393,7 @@ impl Cursor {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn start(child: &ChildId) -> Self {
-        Cursor::at(child_tag(child), TurnSeq(0))
+        Cursor::at(child, TurnSeq(0))
     }
 
     /// Parses a cursor handed back by a caller.
@@ -296,7 +402,8 @@ impl Cursor {
     ///
     /// [`ErrorKind::CursorDamaged`] when `text` is not exactly the text of a cursor (any
     /// changed, added or removed character; the check catches every single-character change).
-    /// A cursor of another child parses; [`Transcript::read`] rejects it.
+    /// [`ErrorKind::CursorRetired`] for a cursor of the retired v1 form. A cursor of another
+    /// child parses; [`Transcript::read`] rejects it.
     ///
     /// # Example
     ///
@@ -304,14 +411,33 @@ impl Cursor {
     /// use parkline::ErrorKind;
     /// use parkline::read::{ChildId, Cursor};
     /// let text = Cursor::start(&ChildId::new("c")?).to_string();
-    /// let damaged = text.replacen("v1.0", "v1.1", 1);
+    /// let damaged = text.replacen("v2.0", "v2.1", 1);
     /// assert_eq!(Cursor::parse(&damaged).unwrap_err().kind(), ErrorKind::CursorDamaged);
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn parse(text: &str) -> Result<Self, Error> {
-        let damaged = || Error::new(ErrorKind::CursorDamaged, format!("cursor {text:?}"));
-        let mut parts = text.split('.');
-        let (Some(version), Some(seq), Some(tag), Some(check), None) = (
+        let damaged = || {
+            Error::new(
+                ErrorKind::CursorDamaged,
+                format!(
+                    "cursor {} is not a cursor; pass the next cursor of a read back unchanged, or \
+                     {RESUME}",
+                    echo(text)
+                ),
+            )
+        };
+        if is_v1_cursor(text) {
+            return Err(Error::new(
+                ErrorKind::CursorRetired,
+                format!(
+                    "cursor {} has the retired v1 form, whose child tag can collide; {RESUME}",
+                    echo(text)
+                ),
+            ));
+        }
+        // The child id comes last: it may itself contain `.`.
+        let mut parts = text.splitn(5, '.');
+        let (Some(version), Some(seq), Some(seen), Some(_check), Some(child)) = (
             parts.next(),
             parts.next(),
             parts.next(),
@@ -324,11 +450,16 @@ impl Cursor {
             return Err(damaged());
         }
         let seq = u64::from_str_radix(seq, 16).map_err(|_| damaged())?;
-        let tag = u32::from_str_radix(tag, 16).map_err(|_| damaged())?;
-        let check = u32::from_str_radix(check, 16).map_err(|_| damaged())?;
-        let cursor = Cursor::at(tag, TurnSeq(seq));
-        // Only the canonical spelling is a cursor: this rejects `+`, upper case and padding.
-        if check != cursor_check(cursor.seq, tag) || cursor.encode() != text {
+        let seen = Seen::parse(seen).ok_or_else(damaged)?;
+        let child = ChildId::new(child).map_err(|_| damaged())?;
+        let cursor = Cursor {
+            child,
+            seq: TurnSeq(seq),
+            seen,
+        };
+        // Only the canonical spelling with the right check is a cursor: this rejects a changed
+        // check, `+`, upper case and padding in one comparison.
+        if cursor.encode() != text {
             return Err(damaged());
         }
         Ok(cursor)
@@ -341,16 +472,39 @@ impl Cursor {
     /// ```
     /// use parkline::read::{ChildId, Cursor};
     /// let start = Cursor::start(&ChildId::new("c")?);
-    /// assert!(start.encode().starts_with("v1.0."));
+    /// assert!(start.encode().starts_with("v2.0.0."));
+    /// assert!(start.encode().ends_with(".c"));
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn encode(&self) -> String {
+        let seen = Seen::encode(self.seen);
         format!(
-            "{CURSOR_VERSION}.{:x}.{:08x}.{:08x}",
+            "{CURSOR_VERSION}.{:x}.{seen}.{:08x}.{}",
             self.seq.0,
-            self.child_tag,
-            cursor_check(self.seq, self.child_tag)
+            cursor_check(self.seq, &seen, &self.child),
+            self.child
         )
+    }
+
+    /// The cursor of `child` just after the turn of seq `seq`: a `since` read with it returns
+    /// the turns with a greater seq. For a daemon that knows which turn the caller holds last
+    /// (see also [`Transcript::cursor_after`] and [`Selector::SinceTurn`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "one")?;
+    /// child.push_turn(TurnId::new("t2")?, TurnSeq(2), "two")?;
+    /// let after = Cursor::after(child.child(), TurnSeq(1));
+    /// let window = child.read(&ReadRequest::new(Selector::Since(after), 1000))?;
+    /// assert_eq!(window.whole.len(), 1);
+    /// assert_eq!(window.whole[0].id.as_str(), "t2");
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn after(child: &ChildId, seq: TurnSeq) -> Self {
+        Cursor::at(child, seq)
     }
 
     /// The sequence number of the last turn this cursor has passed (0: none). For the daemon's
@@ -366,6 +520,38 @@ impl Cursor {
     pub fn seq(&self) -> TurnSeq {
         self.seq
     }
+
+    /// How many characters of the in-flight part this cursor records as given (R15), if any.
+    /// For the daemon's logs and tests; callers treat the cursor as opaque.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, ReadRequest, Selector, Transcript};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// assert_eq!(child.start_cursor().in_flight_seen(), None);
+    /// child.set_in_flight(Some("half".to_string()));
+    /// let window = child.read(&ReadRequest::new(Selector::Since(child.start_cursor()), 500))?;
+    /// assert_eq!(window.next.and_then(|c| c.in_flight_seen()), Some(4));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn in_flight_seen(&self) -> Option<usize> {
+        self.seen.map(|seen| seen.chars)
+    }
+
+    /// The child this cursor is a position of.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor};
+    /// let child = ChildId::new("s61947-8")?;
+    /// assert_eq!(Cursor::start(&child).child(), &child);
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn child(&self) -> &ChildId {
+        &self.child
+    }
 }
 
 impl fmt::Display for Cursor {
@@ -379,6 +565,21 @@ impl FromStr for Cursor {
 
     fn from_str(text: &str) -> Result<Self, Error> {
         Cursor::parse(text)
+    }
+}
+
+/// A cursor serialises as its text, so a daemon can keep it on the parent's behalf (in its own
+/// state file, across restarts) in the form the caller would hand back.
+impl serde::Serialize for Cursor {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Cursor {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Cursor::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -404,6 +605,10 @@ pub enum Selector {
     /// `since:<cursor>`: only the completed turns after the cursor, plus the in-flight part
     /// (R4). The read for following a child without repeats.
     Since(Cursor),
+    /// `since:turn:<id>`: the same read as `since` with the cursor just after turn `id`
+    /// ([`Transcript::cursor_after`]): how a caller that holds turns up to a known one resumes
+    /// following without a cursor (a lost or refused one, R16).
+    SinceTurn(TurnId),
     /// `turn:<id>` from a character offset: one exact turn, or its rest. Exact location; it does
     /// not by itself avoid repeats (R12).
     Turn {
@@ -419,6 +624,7 @@ impl fmt::Display for Selector {
         match self {
             Selector::Latest { n } => write!(f, "n:{n}"),
             Selector::Since(cursor) => write!(f, "since:{cursor}"),
+            Selector::SinceTurn(id) => write!(f, "since:turn:{id}"),
             Selector::Turn { id, offset } => write!(f, "turn:{id} offset {offset}"),
         }
     }
@@ -579,6 +785,25 @@ pub enum InFlight {
         /// Characters of the in-flight part.
         total: usize,
     },
+    /// Characters `from..total` of an in-flight part that only grew since the cursor's caller
+    /// was given its first `seen` characters (R15). `from == seen` when all the new characters
+    /// fit; `from > seen` when only the newest did.
+    New {
+        /// The first character shown.
+        from: usize,
+        /// The characters the cursor says the caller was given before.
+        seen: usize,
+        /// Characters of the in-flight part.
+        total: usize,
+    },
+    /// The in-flight part was replaced (not grown) since the cursor's read: its newest `shown` of
+    /// `total` characters, all of them when `shown == total`, marked replaced (R15).
+    Replaced {
+        /// Characters shown (the last ones).
+        shown: usize,
+        /// Characters of the in-flight part.
+        total: usize,
+    },
 }
 
 /// The answer to one read: the response text and what it holds.
@@ -696,10 +921,7 @@ pub enum ReadKnownBad {
 #[derive(Clone, Debug)]
 pub struct Transcript {
     child: ChildId,
-    tag: u32,
-    turns: Vec<Turn>,
-    turn_chars: Vec<usize>,
-    by_id: BTreeMap<TurnId, usize>,
+    turns: Turns,
     in_flight: Option<(String, usize)>,
     open: BTreeMap<RequestId, String>,
     terminated: BTreeMap<RequestId, String>,
@@ -719,13 +941,9 @@ impl Transcript {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn new(child: ChildId) -> Self {
-        let tag = child_tag(&child);
         Transcript {
             child,
-            tag,
-            turns: Vec::new(),
-            turn_chars: Vec::new(),
-            by_id: BTreeMap::new(),
+            turns: Turns::default(),
             in_flight: None,
             open: BTreeMap::new(),
             terminated: BTreeMap::new(),
@@ -786,7 +1004,7 @@ impl Transcript {
     /// assert_eq!(child.turns().len(), 1);
     /// # Ok::<(), parkline::Error>(())
     /// ```
-    pub fn turns(&self) -> &[Turn] {
+    pub fn turns(&self) -> &Turns {
         &self.turns
     }
 
@@ -816,7 +1034,53 @@ impl Transcript {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn start_cursor(&self) -> Cursor {
-        Cursor::at(self.tag, TurnSeq(0))
+        Cursor::start(&self.child)
+    }
+
+    /// `CursorAhead`: the transcript ends before the cursor, either rebuilt shorter after a
+    /// restart or never this long. The way on is the cursor at the transcript's last turn: what
+    /// follows it now has not been given under this transcript (section 5.2 of the spec).
+    fn ahead(&self, cursor: &Cursor) -> Error {
+        let last = match self.turns.last() {
+            Some(turn) => format!("turn {} seq {}", turn.id, turn.seq),
+            None => "no turn".to_string(),
+        };
+        Error::new(
+            ErrorKind::CursorAhead,
+            format!(
+                "cursor at seq {} is past the end of child {} ({last}): the transcript was rebuilt \
+                 shorter or the cursor is not from it; resume with since:{}",
+                cursor.seq,
+                self.child,
+                Cursor::at(&self.child, self.latest_seq())
+            ),
+        )
+    }
+
+    /// The cursor just after turn `id`: what `since:turn:<id>` reads from.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownTurn`] when no turn has the id.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Transcript, TurnId, TurnSeq};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t7")?, TurnSeq(7), "seven")?;
+    /// assert_eq!(child.cursor_after(&TurnId::new("t7")?)?.seq(), TurnSeq(7));
+    /// assert!(child.cursor_after(&TurnId::new("t8")?).is_err());
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn cursor_after(&self, id: &TurnId) -> Result<Cursor, Error> {
+        match self.candidates(&Selector::SinceTurn(id.clone()))? {
+            (Candidates::Forward { since, .. }, _) => Ok(Cursor::at(&self.child, since)),
+            _ => Err(Error::new(
+                ErrorKind::UnknownTurn,
+                format!("child {} has no turn {id}", self.child),
+            )),
+        }
     }
 
     fn latest_seq(&self) -> TurnSeq {
@@ -853,13 +1117,16 @@ impl Transcript {
                 format!("turn {id} seq {seq} after seq {}", self.latest_seq()),
             ));
         }
-        if self.by_id.contains_key(&id) {
+        if self.turns.position(id.as_str()).is_some() {
             return Err(Error::new(ErrorKind::DuplicateTurn, format!("turn {id}")));
         }
-        let text = text.into();
-        self.by_id.insert(id.clone(), self.turns.len());
-        self.turn_chars.push(text.chars().count());
-        self.turns.push(Turn { id, seq, text });
+        if self.turns.is_full() {
+            return Err(Error::new(
+                ErrorKind::TranscriptFull,
+                format!("turn {id}: the transcript holds {} turns", self.turns.len()),
+            ));
+        }
+        self.turns.push(id.as_str(), seq, &text.into());
         Ok(())
     }
 
@@ -978,12 +1245,16 @@ impl Transcript {
     pub fn read(&self, request: &ReadRequest) -> Result<Window, Error> {
         let (candidates, first_from) = self.candidates(&request.selector)?;
         let header = format!("[parkline read {} {}]\n", self.child, request.selector);
+        let (view, kept, seen_now) = self.in_flight_view(&request.selector);
         let mut plan = Plan {
             transcript: self,
             request,
             candidates,
             header_chars: header.chars().count(),
             progress: Progress::default(),
+            view,
+            kept,
+            seen_now,
         };
         if !plan.fits(&plan.progress) {
             return Err(plan.too_small());
@@ -996,6 +1267,39 @@ impl Transcript {
         Ok(plan.render(header))
     }
 
+    /// How a read sees the in-flight part (R15): against what the cursor says its caller was
+    /// given, whether the part only grew, was replaced, or is new to the caller; the cursor's
+    /// record when it still holds; and the record of the whole part as it is now. Checksumming
+    /// costs time in proportion to the in-flight part, never to the history (R2).
+    fn in_flight_view(&self, selector: &Selector) -> (View, Option<Seen>, Option<Seen>) {
+        let Some((text, total)) = self.in_flight.as_ref() else {
+            return (View::Fresh, None, None);
+        };
+        let latest = self.latest_seq();
+        let seen_now = (*total > 0).then(|| Seen {
+            after: latest,
+            chars: *total,
+            prefix: crc32fast::hash(text.as_bytes()),
+        });
+        let Selector::Since(Cursor {
+            seen: Some(seen), ..
+        }) = selector
+        else {
+            return (View::Fresh, None, seen_now);
+        };
+        // A part seen after another turn is a part of an earlier turn: this one is new.
+        if seen.after != latest {
+            return (View::Fresh, None, seen_now);
+        }
+        let prefix = (seen.chars <= *total)
+            .then(|| crc32fast::hash(char_slice(text, 0, seen.chars).as_bytes()));
+        if prefix == Some(seen.prefix) {
+            (View::Grown { seen: seen.chars }, Some(*seen), seen_now)
+        } else {
+            (View::Replaced, None, seen_now)
+        }
+    }
+
     fn candidates(&self, selector: &Selector) -> Result<(Candidates, usize), Error> {
         match selector {
             Selector::Latest { n } => {
@@ -1004,22 +1308,23 @@ impl Transcript {
                 Ok((Candidates::Backward { start, end }, 0))
             }
             Selector::Since(cursor) => {
-                if cursor.child_tag != self.tag {
+                // R7: the cursor names its child, so this holds for every pair of ids.
+                if cursor.child != self.child {
                     return Err(Error::new(
                         ErrorKind::CursorOtherChild,
-                        format!("cursor {cursor} is not a cursor of child {}", self.child),
+                        format!(
+                            "cursor of child {} read on child {}; read child {} with it, and \
+                             for child {} {RESUME} (since:{})",
+                            cursor.child,
+                            self.child,
+                            cursor.child,
+                            self.child,
+                            self.start_cursor()
+                        ),
                     ));
                 }
                 if cursor.seq > self.latest_seq() {
-                    return Err(Error::new(
-                        ErrorKind::CursorAhead,
-                        format!(
-                            "cursor at seq {} is past child {}'s latest turn (seq {})",
-                            cursor.seq,
-                            self.child,
-                            self.latest_seq()
-                        ),
-                    ));
+                    return Err(self.ahead(cursor));
                 }
                 // R2: binary search; the cost does not grow with the history before the cursor.
                 // R4: exactly the turns after the cursor.
@@ -1033,19 +1338,40 @@ impl Transcript {
                     0,
                 ))
             }
+            Selector::SinceTurn(id) => {
+                let Some(index) = self.turns.position(id.as_str()) else {
+                    return Err(Error::new(
+                        ErrorKind::UnknownTurn,
+                        format!(
+                            "child {} has no turn {id}; resume with since:{} if you hold none \
+                             of its turns",
+                            self.child,
+                            self.start_cursor()
+                        ),
+                    ));
+                };
+                Ok((
+                    Candidates::Forward {
+                        start: index + 1,
+                        end: self.turns.len(),
+                        since: self.turns.at(index).seq,
+                    },
+                    0,
+                ))
+            }
             Selector::Turn { id, offset } => {
-                let Some(&index) = self.by_id.get(id) else {
+                let Some(index) = self.turns.position(id.as_str()) else {
                     return Err(Error::new(
                         ErrorKind::UnknownTurn,
                         format!("child {} has no turn {id}", self.child),
                     ));
                 };
-                if *offset > self.turn_chars[index] {
+                if *offset > self.turns.chars(index) {
                     return Err(Error::new(
                         ErrorKind::OffsetOutOfRange,
                         format!(
                             "offset {offset} is past the end of turn {id} ({} chars)",
-                            self.turn_chars[index]
+                            self.turns.chars(index)
                         ),
                     ));
                 }
@@ -1125,6 +1451,23 @@ struct Plan<'a> {
     candidates: Candidates,
     header_chars: usize,
     progress: Progress,
+    /// How the in-flight part compares with what the cursor's caller was given (R15).
+    view: View,
+    /// The cursor's in-flight record, when it still holds (the part only grew).
+    kept: Option<Seen>,
+    /// The record of the whole in-flight part as it is now.
+    seen_now: Option<Seen>,
+}
+
+/// The in-flight part against the cursor's record of it (R15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum View {
+    /// Nothing of it was given under this cursor: sent as before (R10).
+    Fresh,
+    /// It only grew since its first `seen` characters were given: only the rest is sent.
+    Grown { seen: usize },
+    /// It was replaced since the cursor's read: sent as before, marked replaced.
+    Replaced,
 }
 
 fn digits(mut n: usize) -> usize {
@@ -1137,14 +1480,15 @@ fn digits(mut n: usize) -> usize {
 }
 
 impl Plan<'_> {
-    fn turn(&self, index: usize) -> &Turn {
-        &self.transcript.turns[index]
+    fn turn(&self, index: usize) -> TurnView<'_> {
+        self.transcript.turns.at(index)
     }
 
     fn turn_ref(&self, index: usize) -> TurnRef {
         let turn = self.turn(index);
         TurnRef {
-            id: turn.id.clone(),
+            // Checked when the turn was pushed.
+            id: TurnId(turn.id.to_owned()),
             seq: turn.seq,
         }
     }
@@ -1181,8 +1525,33 @@ impl Plan<'_> {
         }
     }
 
+    /// What the next cursor records of the in-flight part (R15): all of it when the window
+    /// holds it (whole, cut or its new characters), the cursor's record when the window leaves
+    /// out a part that only grew, nothing otherwise.
+    fn next_seen(&self, progress: &Progress) -> Option<Seen> {
+        match progress.in_flight {
+            Some(
+                InFlight::Whole { .. }
+                | InFlight::Cut { .. }
+                | InFlight::New { .. }
+                | InFlight::Replaced { .. },
+            ) => self.seen_now,
+            // Before the in-flight step the part counts as left out, as the trailer says.
+            Some(InFlight::Omitted { .. }) | None => self.kept,
+            Some(InFlight::Absent) => None,
+        }
+    }
+
     fn next(&self, progress: &Progress) -> Option<Cursor> {
-        let tag = self.transcript.tag;
+        let next = self.next_cursor(progress)?;
+        Some(Cursor {
+            seen: self.next_seen(progress),
+            ..next
+        })
+    }
+
+    fn next_cursor(&self, progress: &Progress) -> Option<Cursor> {
+        let child = &self.transcript.child;
         match self.candidates {
             // R5: the cursor advances only over the turns taken (whole or as the excerpt, R8).
             Candidates::Forward { since, .. } => {
@@ -1195,10 +1564,10 @@ impl Plan<'_> {
                     0 => since,
                     taken => self.turn(self.candidates.get(taken - 1)).seq,
                 };
-                Some(Cursor::at(tag, seq))
+                Some(Cursor::at(child, seq))
             }
             // R11: n:k starts a since chain at the latest turn.
-            Candidates::Backward { .. } => Some(Cursor::at(tag, self.transcript.latest_seq())),
+            Candidates::Backward { .. } => Some(Cursor::at(child, self.transcript.latest_seq())),
             // R12: exact location is not a progress read.
             Candidates::Single { .. } => None,
         }
@@ -1248,8 +1617,10 @@ impl Plan<'_> {
     }
 
     fn too_small(&self) -> Error {
-        // The empty answer must fit first (step 1 of the allocation), then the first selected
-        // turn, whole or as the shortest excerpt.
+        // The empty answer must fit first (step 3 of the allocation), then the first selected
+        // turn in the smallest form that makes progress (R8): whole, its rest from the offset,
+        // or an excerpt of one character. An excerpt of no character is not progress: a caller
+        // retrying at this budget would be handed the same read again.
         let mut needed = self.header_chars + self.trailer(&Progress::default()).chars().count();
         if self.candidates.len() > 0 {
             let index = self.candidates.get(0);
@@ -1257,13 +1628,15 @@ impl Plan<'_> {
                 Selector::Turn { offset, .. } => offset,
                 _ => 0,
             };
-            let total = self.transcript.turn_chars[index];
-            let mut options = vec![
-                self.with_excerpt(&Progress::default(), index, from, from),
-                self.with_excerpt(&Progress::default(), index, from, total),
-            ];
+            let total = self.transcript.turns.chars(index);
+            let mut options = Vec::new();
             if from == 0 {
                 options.push(self.with_whole(&Progress::default(), index));
+            } else {
+                options.push(self.with_excerpt(&Progress::default(), index, from, total));
+            }
+            if from + 1 < total {
+                options.push(self.with_excerpt(&Progress::default(), index, from, from + 1));
             }
             let first = options
                 .iter()
@@ -1284,10 +1657,10 @@ impl Plan<'_> {
 
     fn whole_chars(&self, index: usize) -> usize {
         let turn = self.turn(index);
-        let chars = self.transcript.turn_chars[index];
+        let chars = self.transcript.turns.chars(index);
         // "[turn {id} seq {seq}: {chars} chars]\n{text}\n"
         "[turn ".len()
-            + turn.id.as_str().len()
+            + turn.id.len()
             + " seq ".len()
             + digits_u64(turn.seq.0)
             + ": ".len()
@@ -1299,14 +1672,14 @@ impl Plan<'_> {
 
     fn excerpt_chars(&self, index: usize, from: usize, to: usize) -> usize {
         let turn = self.turn(index);
-        let total = self.transcript.turn_chars[index];
+        let total = self.transcript.turns.chars(index);
         if self
             .transcript
             .is_bad(KnownBadRead::ExcerptWithoutReference)
         {
             // Presented as if whole: "[turn {id} seq {seq}: {n} chars]\n{text}\n".
             return "[turn ".len()
-                + turn.id.as_str().len()
+                + turn.id.len()
                 + " seq ".len()
                 + digits_u64(turn.seq.0)
                 + ": ".len()
@@ -1318,12 +1691,12 @@ impl Plan<'_> {
         // "[turn {id} seq {seq}: excerpt chars {from}..{to} of {total}{rest}]\n{text}\n"
         let rest = if to < total {
             // ", rest at turn:{id} offset {to}"
-            ", rest at turn:".len() + turn.id.as_str().len() + " offset ".len() + digits(to)
+            ", rest at turn:".len() + turn.id.len() + " offset ".len() + digits(to)
         } else {
             0
         };
         "[turn ".len()
-            + turn.id.as_str().len()
+            + turn.id.len()
             + " seq ".len()
             + digits_u64(turn.seq.0)
             + ": excerpt chars ".len()
@@ -1342,7 +1715,7 @@ impl Plan<'_> {
         let mut next = *progress;
         next.taken += 1;
         next.body_chars += self.whole_chars(index);
-        next.turn_text_chars += self.transcript.turn_chars[index];
+        next.turn_text_chars += self.transcript.turns.chars(index);
         next
     }
 
@@ -1371,17 +1744,19 @@ impl Plan<'_> {
             if !first {
                 break;
             }
-            let total = self.transcript.turn_chars[index];
+            let total = self.transcript.turns.chars(index);
             // The excerpt to the end of the turn (only possible from an offset) ...
             let to_end = self.with_excerpt(&self.progress, index, first_from, total);
             if first_from > 0 && self.fits(&to_end) {
                 self.progress = to_end;
                 break;
             }
-            // ... else the longest excerpt that fits; its size grows with its length, so a
-            // binary search finds it.
-            let (mut low, mut high) = (first_from, total);
-            if !self.fits(&self.with_excerpt(&self.progress, index, first_from, low)) {
+            // ... else the longest excerpt that fits, of at least one character (R8: every
+            // answer makes progress) and ending before the turn does; its size grows with its
+            // length, so a binary search finds it.
+            let (mut low, mut high) = (first_from + 1, total);
+            if low >= high || !self.fits(&self.with_excerpt(&self.progress, index, first_from, low))
+            {
                 return Err(self.too_small());
             }
             while high - low > 1 {
@@ -1398,48 +1773,94 @@ impl Plan<'_> {
         Ok(())
     }
 
-    fn in_flight_element_chars(shown: usize, total: usize) -> usize {
-        if shown == total {
+    fn in_flight_element_chars(part: InFlight) -> usize {
+        match part {
             // "[in-flight: {total} chars]\n{text}\n"
-            "[in-flight: ".len() + digits(total) + " chars]\n".len() + total + 1
-        } else {
+            InFlight::Whole { chars } => {
+                "[in-flight: ".len() + digits(chars) + " chars]\n".len() + chars + 1
+            }
             // "[in-flight: last {shown} of {total} chars]\n{text}\n"
-            "[in-flight: last ".len()
-                + digits(shown)
-                + " of ".len()
-                + digits(total)
-                + " chars]\n".len()
-                + shown
-                + 1
+            InFlight::Cut { shown, total } => {
+                "[in-flight: last ".len()
+                    + digits(shown)
+                    + " of ".len()
+                    + digits(total)
+                    + " chars]\n".len()
+                    + shown
+                    + 1
+            }
+            // "[in-flight, replaced: {total} chars]\n" or "... last {shown} of {total} chars]\n"
+            InFlight::Replaced { shown, total } if shown == total => {
+                "[in-flight, replaced: ".len() + digits(total) + " chars]\n".len() + total + 1
+            }
+            InFlight::Replaced { shown, total } => {
+                "[in-flight, replaced: last ".len()
+                    + digits(shown)
+                    + " of ".len()
+                    + digits(total)
+                    + " chars]\n".len()
+                    + shown
+                    + 1
+            }
+            // "[in-flight: chars {from}..{total} of {total}]\n{text}\n"
+            InFlight::New { from, total, .. } => {
+                "[in-flight: chars ".len()
+                    + digits(from)
+                    + "..".len()
+                    + digits(total)
+                    + " of ".len()
+                    + digits(total)
+                    + "]\n".len()
+                    + (total - from)
+                    + 1
+            }
+            InFlight::Absent | InFlight::Omitted { .. } => 0,
+        }
+    }
+
+    /// The element showing the newest `shown` characters of the in-flight part, in the form the
+    /// view asks for.
+    fn in_flight_part(&self, shown: usize, total: usize) -> InFlight {
+        match self.view {
+            View::Fresh if shown == total => InFlight::Whole { chars: total },
+            View::Fresh => InFlight::Cut { shown, total },
+            View::Replaced => InFlight::Replaced { shown, total },
+            View::Grown { seen } => InFlight::New {
+                from: total - shown,
+                seen,
+                total,
+            },
         }
     }
 
     fn with_in_flight(&self, progress: &Progress, shown: usize, total: usize) -> Progress {
         let mut next = *progress;
-        next.in_flight = Some(if shown == total {
-            InFlight::Whole { chars: total }
-        } else {
-            InFlight::Cut { shown, total }
-        });
-        next.body_chars += Self::in_flight_element_chars(shown, total);
+        let part = self.in_flight_part(shown, total);
+        next.in_flight = Some(part);
+        next.body_chars += Self::in_flight_element_chars(part);
         next
     }
 
-    /// The whole in-flight part, else its newest characters that fit, else its omission (R10).
+    /// The in-flight part, or of one that only grew the characters the caller was not given
+    /// (R15); whole if it fits, else its newest characters that fit, else its omission (R10).
     fn allocate_in_flight(&mut self) {
         let Some(total) = self.in_flight_total() else {
             return;
         };
-        let whole = self.with_in_flight(&self.progress, total, total);
-        if self.fits(&whole) {
-            self.progress = whole;
+        let limit = match self.view {
+            View::Grown { seen } => total - seen,
+            View::Fresh | View::Replaced => total,
+        };
+        let all = self.with_in_flight(&self.progress, limit, total);
+        if self.fits(&all) {
+            self.progress = all;
             return;
         }
-        if total == 0 || !self.fits(&self.with_in_flight(&self.progress, 0, total)) {
+        if limit == 0 || !self.fits(&self.with_in_flight(&self.progress, 0, total)) {
             self.progress.in_flight = Some(InFlight::Omitted { total });
             return;
         }
-        let (mut low, mut high) = (0, total);
+        let (mut low, mut high) = (0, limit);
         while high - low > 1 {
             let middle = low + (high - low) / 2;
             if self.fits(&self.with_in_flight(&self.progress, middle, total)) {
@@ -1507,8 +1928,8 @@ impl Plan<'_> {
             let turn = self.turn(index);
             match progress.excerpt {
                 Some((excerpt_index, from, to)) if excerpt_index == index => {
-                    let total = self.transcript.turn_chars[index];
-                    let part = char_slice(&turn.text, from, to);
+                    let total = self.transcript.turns.chars(index);
+                    let part = char_slice(turn.text, from, to);
                     if self
                         .transcript
                         .is_bad(KnownBadRead::ExcerptWithoutReference)
@@ -1541,25 +1962,40 @@ impl Plan<'_> {
                 _ => {
                     text.push_str(&format!(
                         "[turn {} seq {}: {} chars]\n{}\n",
-                        turn.id, turn.seq, self.transcript.turn_chars[index], turn.text
+                        turn.id,
+                        turn.seq,
+                        self.transcript.turns.chars(index),
+                        turn.text
                     ));
                     whole.push(self.turn_ref(index));
                 }
             }
         }
         let in_flight = match (progress.in_flight, &self.transcript.in_flight) {
-            (Some(InFlight::Whole { chars }), Some((partial, _))) => {
-                text.push_str(&format!("[in-flight: {chars} chars]\n{partial}\n"));
-                InFlight::Whole { chars }
+            (Some(part), Some((partial, _))) => {
+                match part {
+                    InFlight::Whole { chars } => {
+                        text.push_str(&format!("[in-flight: {chars} chars]\n{partial}\n"));
+                    }
+                    InFlight::Cut { shown, total } => text.push_str(&format!(
+                        "[in-flight: last {shown} of {total} chars]\n{}\n",
+                        char_tail(partial, shown)
+                    )),
+                    InFlight::Replaced { shown, total } if shown == total => text.push_str(
+                        &format!("[in-flight, replaced: {total} chars]\n{partial}\n"),
+                    ),
+                    InFlight::Replaced { shown, total } => text.push_str(&format!(
+                        "[in-flight, replaced: last {shown} of {total} chars]\n{}\n",
+                        char_tail(partial, shown)
+                    )),
+                    InFlight::New { from, total, .. } => text.push_str(&format!(
+                        "[in-flight: chars {from}..{total} of {total}]\n{}\n",
+                        char_tail(partial, total - from)
+                    )),
+                    InFlight::Absent | InFlight::Omitted { .. } => {}
+                }
+                part
             }
-            (Some(InFlight::Cut { shown, total }), Some((partial, _))) => {
-                let tail = char_tail(partial, shown);
-                text.push_str(&format!(
-                    "[in-flight: last {shown} of {total} chars]\n{tail}\n"
-                ));
-                InFlight::Cut { shown, total }
-            }
-            (Some(omitted @ InFlight::Omitted { .. }), _) => omitted,
             _ => InFlight::Absent,
         };
         for (id, state, record) in self.requests().take(progress.requests_shown) {

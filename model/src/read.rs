@@ -67,6 +67,8 @@ pub enum RefSelector {
     Latest(usize),
     /// `since:<cursor>`.
     Since(String),
+    /// `since:turn:<id>`: `since` from just after that turn.
+    SinceTurn(String),
     /// `turn:<id>` from a character offset.
     Turn {
         /// The turn id.
@@ -114,6 +116,22 @@ pub enum RefInFlight {
     },
     /// Not even its marker fitted; its total characters.
     Omitted(usize),
+    /// Characters `from..total` of a part that only grew since `seen` were given (R15).
+    New {
+        /// First shown.
+        from: usize,
+        /// Given before, by the cursor.
+        seen: usize,
+        /// Total.
+        total: usize,
+    },
+    /// A part replaced since the cursor's read: its last `shown` of `total` (R15).
+    Replaced {
+        /// Shown.
+        shown: usize,
+        /// Total.
+        total: usize,
+    },
 }
 
 /// The excerpt of a window: turn seq and characters `from..to` of `total`.
@@ -148,6 +166,8 @@ pub struct RefWindow {
     pub requests_omitted: usize,
     /// The seq of the next cursor (`None` for a `turn:` read).
     pub next: Option<u64>,
+    /// What the next cursor records of the in-flight part (R15).
+    pub next_seen: Option<RefSeen>,
     /// Characters of `text`.
     pub chars: usize,
 }
@@ -157,6 +177,8 @@ pub struct RefWindow {
 pub enum RefReadError {
     /// The cursor text is not a cursor.
     CursorDamaged,
+    /// The cursor is of the retired v1 form.
+    CursorRetired,
     /// The cursor belongs to another child.
     CursorOtherChild,
     /// The cursor is past the latest completed turn.
@@ -185,35 +207,129 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     !crc
 }
 
-/// The text of the cursor at `seq` of `child`: `v1.<seq hex>.<crc32(child) 8 hex>.<check 8 hex>`
-/// with check = crc32 of `parkline-cursor-v1 <seq hex> <tag 8 hex>`.
+/// What a cursor records of the in-flight part (R15): its first `chars` characters, whose UTF-8
+/// has CRC-32 `prefix`, were given while the latest turn was `after`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RefSeen {
+    /// The latest turn's seq when they were given.
+    pub after: u64,
+    /// Characters given (at least 1).
+    pub chars: usize,
+    /// CRC-32 of their UTF-8 bytes.
+    pub prefix: u32,
+}
+
+/// A parsed cursor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RefCursor {
+    /// The child id, as written in the cursor.
+    pub child: String,
+    /// The seq of the last turn given.
+    pub seq: u64,
+    /// What was seen of the in-flight part.
+    pub seen: Option<RefSeen>,
+}
+
+fn seen_text(seen: Option<RefSeen>) -> String {
+    match seen {
+        None => "0".to_string(),
+        Some(s) => format!("{:x}-{:x}-{:08x}", s.chars, s.after, s.prefix),
+    }
+}
+
+/// The text of a cursor: `v2.<seq hex>.<seen>.<check 8 hex>.<child>`, `<seen>` being `0` or
+/// `<chars hex>-<after hex>-<prefix 8 hex>`, check = crc32 of
+/// `parkline-cursor-v2 <seq hex> <seen> <child>`.
+pub fn cursor_text_of(cursor: &RefCursor) -> String {
+    let seen = seen_text(cursor.seen);
+    let check = crc32(
+        format!(
+            "parkline-cursor-v2 {:x} {seen} {}",
+            cursor.seq, cursor.child
+        )
+        .as_bytes(),
+    );
+    format!("v2.{:x}.{seen}.{check:08x}.{}", cursor.seq, cursor.child)
+}
+
+/// The text of the cursor at `seq` of `child` with nothing seen of the in-flight part.
 pub fn cursor_text(child: &str, seq: u64) -> String {
-    let tag = crc32(child.as_bytes());
+    cursor_text_of(&RefCursor {
+        child: child.to_string(),
+        seq,
+        seen: None,
+    })
+}
+
+/// The text of a cursor of the retired v1 form (`v1.<seq hex>.<crc32(child)>.<check>`), which
+/// reads refuse with [`RefReadError::CursorRetired`].
+pub fn v1_cursor_text(child: &str, seq: u64) -> String {
+    v1_text(seq, crc32(child.as_bytes()))
+}
+
+fn v1_text(seq: u64, tag: u32) -> String {
     let check = crc32(format!("parkline-cursor-v1 {seq:x} {tag:08x}").as_bytes());
     format!("v1.{seq:x}.{tag:08x}.{check:08x}")
 }
 
-/// Parses a cursor text into (child tag, seq). Only the canonical text of some cursor parses.
+/// Whether `id` is a valid child or turn id: 1 to 128 ASCII letters, digits, `-`, `_`, `.`.
+pub fn valid_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Parses a cursor text. Only the canonical text of some cursor parses.
 ///
 /// # Errors
 ///
-/// [`RefReadError::CursorDamaged`] for anything else.
-pub fn parse_cursor(text: &str) -> Result<(u32, u64), RefReadError> {
+/// [`RefReadError::CursorRetired`] for a v1 cursor, [`RefReadError::CursorDamaged`] for anything
+/// else that is not a cursor.
+pub fn parse_cursor(text: &str) -> Result<RefCursor, RefReadError> {
     let parts: Vec<&str> = text.split('.').collect();
-    if parts.len() != 4 || parts[0] != "v1" {
+    if parts.len() == 4
+        && parts[0] == "v1"
+        && let (Ok(seq), Ok(tag)) = (
+            u64::from_str_radix(parts[1], 16),
+            u32::from_str_radix(parts[2], 16),
+        )
+        && text == v1_text(seq, tag)
+    {
+        return Err(RefReadError::CursorRetired);
+    }
+    if parts.len() < 5 || parts[0] != "v2" {
         return Err(RefReadError::CursorDamaged);
     }
+    let child = parts[4..].join(".");
     let hex = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit());
-    if !parts[1..].iter().all(|p| hex(p)) || parts[2].len() != 8 || parts[3].len() != 8 {
+    let seq = if hex(parts[1]) {
+        u64::from_str_radix(parts[1], 16).map_err(|_| RefReadError::CursorDamaged)?
+    } else {
+        return Err(RefReadError::CursorDamaged);
+    };
+    let seen = if parts[2] == "0" {
+        None
+    } else {
+        let fields: Vec<&str> = parts[2].split('-').collect();
+        if fields.len() != 3 || !fields.iter().all(|f| hex(f)) {
+            return Err(RefReadError::CursorDamaged);
+        }
+        let number = |f: &str| u64::from_str_radix(f, 16).map_err(|_| RefReadError::CursorDamaged);
+        Some(RefSeen {
+            chars: usize::try_from(number(fields[0])?).map_err(|_| RefReadError::CursorDamaged)?,
+            after: number(fields[1])?,
+            prefix: u32::try_from(number(fields[2])?).map_err(|_| RefReadError::CursorDamaged)?,
+        })
+    };
+    if !valid_id(&child) {
         return Err(RefReadError::CursorDamaged);
     }
-    let seq = u64::from_str_radix(parts[1], 16).map_err(|_| RefReadError::CursorDamaged)?;
-    let tag = u32::from_str_radix(parts[2], 16).map_err(|_| RefReadError::CursorDamaged)?;
-    let check = crc32(format!("parkline-cursor-v1 {seq:x} {tag:08x}").as_bytes());
-    if text != format!("v1.{seq:x}.{tag:08x}.{check:08x}") {
+    let cursor = RefCursor { child, seq, seen };
+    if cursor_text_of(&cursor) != text {
         return Err(RefReadError::CursorDamaged);
     }
-    Ok((tag, seq))
+    Ok(cursor)
 }
 
 /// How one selected turn is in the answer.
@@ -240,6 +356,21 @@ struct Reader<'a> {
     selected: Vec<usize>,
     requests: Vec<&'a RefRequest>,
     since: u64,
+    view: View,
+    /// The cursor's in-flight record.
+    cursor_seen: Option<RefSeen>,
+    latest: u64,
+}
+
+/// The in-flight part against the cursor's record of it (R15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum View {
+    /// New to the caller.
+    Fresh,
+    /// Only grew since its first `n` characters were given.
+    Grown(usize),
+    /// Changed otherwise since the cursor's read.
+    Replaced,
 }
 
 fn chars(s: &str) -> usize {
@@ -255,6 +386,7 @@ impl Reader<'_> {
         match &self.req.selector {
             RefSelector::Latest(n) => format!("n:{n}"),
             RefSelector::Since(cursor) => format!("since:{cursor}"),
+            RefSelector::SinceTurn(id) => format!("since:turn:{id}"),
             RefSelector::Turn { id, offset } => format!("turn:{id} offset {offset}"),
         }
     }
@@ -279,7 +411,7 @@ impl Reader<'_> {
         match self.req.selector {
             RefSelector::Turn { .. } => None,
             RefSelector::Latest(_) => Some(self.t.turns.last().map_or(0, |t| t.seq)),
-            RefSelector::Since(_) => {
+            RefSelector::Since(_) | RefSelector::SinceTurn(_) => {
                 if self.variant == ReadVariant::AdvanceBeforeBuild {
                     return Some(
                         self.selected
@@ -296,6 +428,27 @@ impl Reader<'_> {
                         .unwrap_or(self.since),
                 )
             }
+        }
+    }
+
+    /// R15: the next cursor records the whole in-flight part when the window holds any of it,
+    /// keeps the cursor's record when it leaves out a part that only grew, else records none.
+    fn next_seen(&self, answer: &Answer) -> Option<RefSeen> {
+        let partial = match (&self.req.selector, &self.t.in_flight) {
+            (RefSelector::Turn { .. }, _) | (_, None) => return None,
+            (_, Some(partial)) => partial,
+        };
+        match answer.in_flight {
+            Some(_) if !partial.is_empty() => Some(RefSeen {
+                after: self.latest,
+                chars: chars(partial),
+                prefix: crc32(partial.as_bytes()),
+            }),
+            Some(_) => None,
+            None => match self.view {
+                View::Grown(_) => self.cursor_seen,
+                View::Fresh | View::Replaced => None,
+            },
         }
     }
 
@@ -355,14 +508,21 @@ impl Reader<'_> {
         };
         if let (Some(partial), Some(shown)) = (in_flight, answer.in_flight) {
             let total = chars(partial);
-            if shown == total {
-                text += &format!("[in-flight: {total} chars]\n{partial}\n");
-            } else {
-                text += &format!(
-                    "[in-flight: last {shown} of {total} chars]\n{}\n",
-                    slice(partial, total - shown, total)
-                );
-            }
+            let tail = slice(partial, total - shown, total);
+            text += &match self.view {
+                View::Fresh if shown == total => format!("[in-flight: {total} chars]\n{partial}\n"),
+                View::Fresh => format!("[in-flight: last {shown} of {total} chars]\n{tail}\n"),
+                View::Replaced if shown == total => {
+                    format!("[in-flight, replaced: {total} chars]\n{partial}\n")
+                }
+                View::Replaced => {
+                    format!("[in-flight, replaced: last {shown} of {total} chars]\n{tail}\n")
+                }
+                View::Grown(_) => format!(
+                    "[in-flight: chars {}..{total} of {total}]\n{tail}\n",
+                    total - shown
+                ),
+            };
         }
         for r in &self.requests[..answer.requests] {
             text += &Self::request_line(r);
@@ -395,7 +555,14 @@ impl Reader<'_> {
             );
         }
         match self.next(answer) {
-            Some(seq) => text += &format!("; next since:{}]\n", cursor_text(&self.t.child, seq)),
+            Some(seq) => {
+                let cursor = RefCursor {
+                    child: self.t.child.clone(),
+                    seq,
+                    seen: self.next_seen(answer),
+                };
+                text += &format!("; next since:{}]\n", cursor_text_of(&cursor));
+            }
             None => text += "; next none]\n",
         }
         text
@@ -443,11 +610,13 @@ pub fn read_variant(
     let latest = t.turns.last().map_or(0, |turn| turn.seq);
     let mut since = 0;
     let mut from = 0;
+    let mut cursor_seen = None;
     let selected: Vec<usize> = match &req.selector {
         RefSelector::Latest(n) => (0..t.turns.len()).rev().take(*n).collect(),
         RefSelector::Since(cursor) => {
-            let (tag, seq) = parse_cursor(cursor)?;
-            if tag != crc32(t.child.as_bytes()) {
+            let RefCursor { child, seq, seen } = parse_cursor(cursor)?;
+            cursor_seen = seen;
+            if child != t.child {
                 return Err(RefReadError::CursorOtherChild);
             }
             if seq > latest {
@@ -456,6 +625,22 @@ pub fn read_variant(
             since = seq;
             (0..t.turns.len())
                 .filter(|&i| t.turns[i].seq > seq)
+                .collect()
+        }
+        RefSelector::SinceTurn(id) => {
+            let i = t
+                .turns
+                .iter()
+                .position(|turn| &turn.id == id)
+                .ok_or(RefReadError::UnknownTurn)?;
+            since = t.turns[i].seq;
+            let from = if variant == ReadVariant::ResumeIncludesTurn {
+                since - 1
+            } else {
+                since
+            };
+            (0..t.turns.len())
+                .filter(|&k| t.turns[k].seq > from)
                 .collect()
         }
         RefSelector::Turn { id, offset } => {
@@ -483,6 +668,21 @@ pub fn read_variant(
     if req.history == RefHistory::All {
         requests.extend(by_id(false));
     }
+    // R15: has the in-flight part only grown since the cursor's caller was given some of it?
+    let view = match (cursor_seen, &t.in_flight) {
+        (Some(seen), Some(partial))
+            if seen.after == latest && variant != ReadVariant::ResendInFlight =>
+        {
+            let grown = seen.chars <= chars(partial)
+                && crc32(slice(partial, 0, seen.chars).as_bytes()) == seen.prefix;
+            if grown {
+                View::Grown(seen.chars)
+            } else {
+                View::Replaced
+            }
+        }
+        _ => View::Fresh,
+    };
     let reader = Reader {
         t,
         req,
@@ -490,6 +690,9 @@ pub fn read_variant(
         selected,
         requests,
         since,
+        view,
+        cursor_seen,
+        latest,
     };
 
     // Step 1: the empty answer must fit, and so must the first selected turn in some form.
@@ -499,28 +702,26 @@ pub fn read_variant(
     let too_small = |reader: &Reader<'_>| {
         let mut needed = empty;
         if let Some(&first) = reader.selected.first() {
-            let excerpt = Answer {
-                turns: vec![(first, Shown::Excerpt { from, to: from })],
+            // R8: the smallest answer that makes progress on the first selected turn.
+            let total = total_of(first);
+            let one = |shown: Shown| Answer {
+                turns: vec![(first, shown)],
                 ..Answer::default()
             };
-            let rest = Answer {
-                turns: vec![(
-                    first,
-                    Shown::Excerpt {
-                        from,
-                        to: total_of(first),
-                    },
-                )],
-                ..Answer::default()
+            let mut forms = vec![if from == 0 {
+                one(Shown::Whole)
+            } else {
+                one(Shown::Excerpt { from, to: total })
+            }];
+            let shortest = if variant == ReadVariant::EmptyExcerpt {
+                from
+            } else {
+                from + 1
             };
-            let mut smallest = reader.size(&excerpt).min(reader.size(&rest));
-            if from == 0 {
-                let whole = Answer {
-                    turns: vec![(first, Shown::Whole)],
-                    ..Answer::default()
-                };
-                smallest = smallest.min(reader.size(&whole));
+            if shortest < total {
+                forms.push(one(Shown::Excerpt { from, to: shortest }));
             }
+            let smallest = forms.iter().map(|a| reader.size(a)).min().unwrap_or(empty);
             needed = needed.max(smallest);
         }
         RefReadError::BudgetTooSmall { needed }
@@ -553,7 +754,13 @@ pub fn read_variant(
         // ... else the longest excerpt with a reference that fits. Its size grows with its
         // length: scan up to the first one that does not fit.
         let mut best = None;
-        for to in from..total {
+        // R8: at least one character (the known-bad variant allows none).
+        let shortest = if variant == ReadVariant::EmptyExcerpt {
+            from
+        } else {
+            from + 1
+        };
+        for to in shortest..total {
             answer.turns.push((i, Shown::Excerpt { from, to }));
             let fits = reader.fits(&answer);
             answer.turns.pop();
@@ -575,11 +782,16 @@ pub fn read_variant(
         (_, Some(partial)) => Some(chars(partial)),
     };
     if let Some(total) = in_flight_total {
-        answer.in_flight = Some(total);
+        // R15: of a part that only grew, only the characters not given before.
+        let limit = match view {
+            View::Grown(seen) => total - seen,
+            View::Fresh | View::Replaced => total,
+        };
+        answer.in_flight = Some(limit);
         if !reader.fits(&answer) {
             // The size grows with the characters shown: scan up to the first that does not fit.
             answer.in_flight = None;
-            for shown in 0..total {
+            for shown in 0..limit {
                 let candidate = Answer {
                     in_flight: Some(shown),
                     ..answer.clone()
@@ -622,11 +834,17 @@ pub fn read_variant(
         }
     }
     whole.sort_unstable();
-    let in_flight = match (in_flight_total, answer.in_flight) {
-        (None, _) => RefInFlight::Absent,
-        (Some(total), None) => RefInFlight::Omitted(total),
-        (Some(total), Some(shown)) if shown == total => RefInFlight::Whole(total),
-        (Some(total), Some(shown)) => RefInFlight::Cut { shown, total },
+    let in_flight = match (in_flight_total, answer.in_flight, view) {
+        (None, _, _) => RefInFlight::Absent,
+        (Some(total), None, _) => RefInFlight::Omitted(total),
+        (Some(total), Some(shown), View::Fresh) if shown == total => RefInFlight::Whole(total),
+        (Some(total), Some(shown), View::Fresh) => RefInFlight::Cut { shown, total },
+        (Some(total), Some(shown), View::Replaced) => RefInFlight::Replaced { shown, total },
+        (Some(total), Some(shown), View::Grown(seen)) => RefInFlight::New {
+            from: total - shown,
+            seen,
+            total,
+        },
     };
     Ok(RefWindow {
         chars: chars(&text),
@@ -638,6 +856,7 @@ pub fn read_variant(
         requests_shown: answer.requests,
         requests_omitted: reader.requests.len() - answer.requests,
         next: reader.next(&answer),
+        next_seen: reader.next_seen(&answer),
     })
 }
 
@@ -659,16 +878,29 @@ pub enum ReadVariant {
     TurnsOnlyBudget,
     /// The caller peeks with `n:1`, the "latest, may repeat" read, as in the seed. Breaks R6.
     PeekLatest,
+    /// An excerpt of no character counts as an answer, and `needed_chars` names the budget of
+    /// that empty excerpt, as before: a caller retrying at `needed_chars` is handed the same
+    /// read again. Breaks R8.
+    EmptyExcerpt,
+    /// `since:turn:<id>` reads from the turn itself, not after it, so a resumed caller is given
+    /// the turn it holds again. Breaks R16.
+    ResumeIncludesTurn,
+    /// The in-flight part is sent whole on every read, as before parkline's cursor held it.
+    /// Breaks R15.
+    ResendInFlight,
 }
 
 impl ReadVariant {
     /// Every variant, `Correct` first.
-    pub const ALL: [ReadVariant; 5] = [
+    pub const ALL: [ReadVariant; 8] = [
         ReadVariant::Correct,
         ReadVariant::ExcerptWithoutReference,
         ReadVariant::AdvanceBeforeBuild,
         ReadVariant::TurnsOnlyBudget,
         ReadVariant::PeekLatest,
+        ReadVariant::EmptyExcerpt,
+        ReadVariant::ResumeIncludesTurn,
+        ReadVariant::ResendInFlight,
     ];
 
     /// The name used on the command line (`--variant advance-before-build`).
@@ -679,6 +911,9 @@ impl ReadVariant {
             ReadVariant::AdvanceBeforeBuild => "advance-before-build",
             ReadVariant::TurnsOnlyBudget => "turns-only-budget",
             ReadVariant::PeekLatest => "peek-latest",
+            ReadVariant::EmptyExcerpt => "empty-excerpt",
+            ReadVariant::ResumeIncludesTurn => "resume-includes-turn",
+            ReadVariant::ResendInFlight => "resend-in-flight",
         }
     }
 
@@ -695,6 +930,9 @@ impl ReadVariant {
             ReadVariant::ExcerptWithoutReference | ReadVariant::AdvanceBeforeBuild => R5,
             ReadVariant::TurnsOnlyBudget => R1,
             ReadVariant::PeekLatest => R6,
+            ReadVariant::EmptyExcerpt => R8,
+            ReadVariant::ResumeIncludesTurn => R16,
+            ReadVariant::ResendInFlight => R15,
         })
     }
 }
@@ -736,10 +974,10 @@ impl Default for ReadBounds {
     /// in-flight part).
     fn default() -> Self {
         ReadBounds {
-            turns: 3,
+            turns: 2,
             grow_chars: 20,
             grows: 3,
-            budgets: vec![270, 310],
+            budgets: vec![260, 300],
             requests: 1,
         }
     }
@@ -756,6 +994,10 @@ pub struct LastRead {
     pub omitted: bool,
     /// The window held no completed turn.
     pub nothing_new: bool,
+    /// The window held only the new characters of a grown in-flight part.
+    pub in_flight_new: bool,
+    /// The window held an in-flight part marked replaced.
+    pub in_flight_replaced: bool,
 }
 
 /// The state: the child's transcript, the caller's cursor, and ghost history.
@@ -777,6 +1019,17 @@ pub struct ReadState {
     pub refused: bool,
     /// Ghost: a read with unread turns did not move the cursor (R8).
     pub stalled: bool,
+    /// Ghost: a `since:turn:` resume did not continue right after the turn (R16).
+    pub resume_wrong: bool,
+    /// What the caller's cursor records of the in-flight part.
+    pub seen: Option<RefSeen>,
+    /// Ghost: the in-flight part as the caller can rebuild it from what it was given.
+    pub held: Option<String>,
+    /// Ghost: a read re-sent in-flight characters the caller holds, or sent a replaced part as
+    /// grown (R15).
+    pub in_flight_wrong: bool,
+    /// The child rewrote its in-flight part in this turn.
+    pub rewritten: bool,
     /// Ghost: what the last read gave.
     pub last: Option<LastRead>,
 }
@@ -788,12 +1041,20 @@ pub enum ReadAction {
     Grow,
     /// The in-flight turn completes.
     Complete,
+    /// The child rewrites its in-flight part (same length, other text): replaced, not grown.
+    Rewrite,
     /// The child opens its next request.
     OpenRequest,
     /// The open request with this id terminates.
     TerminateRequest(u64),
     /// The caller reads with its cursor (`n:1` for [`ReadVariant::PeekLatest`]) under this budget.
     Read(usize),
+    /// The caller reads with no budget, then again at the budget the `BudgetTooSmall` error
+    /// names, and follows an excerpt's rest the same way (R8).
+    ReadAtNeeded,
+    /// The caller lost its cursor and resumes with `since:turn:<id>` of the last turn it holds,
+    /// under this budget (R16).
+    Resume(usize),
 }
 
 /// The read model: a growing transcript and a caller following cursors.
@@ -828,17 +1089,155 @@ impl ReadModel {
     }
 
     /// The read the caller makes with `cursor` under `max_chars`.
-    pub fn caller_read(&self, cursor: u64, max_chars: usize) -> RefReadRequest {
+    pub fn caller_read(&self, state: &ReadState, max_chars: usize) -> RefReadRequest {
         let selector = if self.variant == ReadVariant::PeekLatest {
             RefSelector::Latest(1)
         } else {
-            RefSelector::Since(cursor_text(MODEL_CHILD, cursor))
+            RefSelector::Since(cursor_text_of(&RefCursor {
+                child: MODEL_CHILD.to_string(),
+                seq: state.cursor,
+                seen: state.seen,
+            }))
         };
         RefReadRequest {
             selector,
             max_chars,
             history: RefHistory::Open,
         }
+    }
+
+    /// The caller reads with its cursor under `max_chars` and keeps the next cursor; the ghost
+    /// fields record what it was given. Returns the window's excerpt, if any.
+    fn caller_reads(
+        &self,
+        state: &ReadState,
+        next: &mut ReadState,
+        request: RefReadRequest,
+    ) -> Option<RefExcerpt> {
+        let max_chars = request.max_chars;
+        let window = match read_variant(&state.transcript, &request, self.variant) {
+            Ok(window) => window,
+            Err(_) => {
+                next.refused = true;
+                next.last = None;
+                return None;
+            }
+        };
+        let turn = |seq: u64| state.transcript.turns.iter().find(|turn| turn.seq == seq);
+        for &seq in &window.whole {
+            next.repeated |= state.given.contains(&seq);
+            // Given only if the text really holds the whole turn under its own marker.
+            if let Some(turn) = turn(seq) {
+                let whole = format!(
+                    "[turn {} seq {}: {} chars]\n{}\n",
+                    turn.id,
+                    turn.seq,
+                    chars(&turn.text),
+                    turn.text
+                );
+                if window.text.contains(&whole) {
+                    next.given.insert(seq);
+                }
+            }
+        }
+        if let Some(excerpt) = window.excerpt {
+            next.repeated |= state.given.contains(&excerpt.seq);
+            if let Some(turn) = turn(excerpt.seq) {
+                let rest = format!("rest at turn:{} offset {}", turn.id, excerpt.to);
+                if excerpt.to == excerpt.total || window.text.contains(&rest) {
+                    next.given.insert(excerpt.seq);
+                }
+            }
+        }
+        next.over_budget |= window.chars > max_chars;
+        let latest = state.transcript.turns.last().map_or(0, |turn| turn.seq);
+        let new_cursor = window.next.unwrap_or(state.cursor);
+        next.stalled |= self.variant != ReadVariant::PeekLatest
+            && latest > state.cursor
+            && new_cursor <= state.cursor;
+        // R8: an answer with unread turns gives at least one character of the first of them.
+        let progress = !window.whole.is_empty() || window.excerpt.is_some_and(|e| e.to > e.from);
+        next.stalled |=
+            self.variant != ReadVariant::PeekLatest && latest > state.cursor && !progress;
+        next.cursor = new_cursor;
+        next.seen = window.next_seen;
+        // R15: a caller holding the in-flight part as its cursor records it is sent only the
+        // characters added since, or the part marked replaced when it changed otherwise.
+        let partial = state.transcript.in_flight.as_deref();
+        if let (Some(held), Some(partial)) = (state.held.as_deref(), partial) {
+            let grown = partial.starts_with(held);
+            next.in_flight_wrong |= match window.in_flight {
+                RefInFlight::New { seen, .. } => !grown || seen != chars(held),
+                RefInFlight::Replaced { .. } => grown,
+                RefInFlight::Omitted(_) => false,
+                RefInFlight::Whole(_) | RefInFlight::Cut { .. } | RefInFlight::Absent => true,
+            };
+        }
+        // What the caller can now rebuild of the in-flight part: all of it, unless it was cut.
+        next.held = match (window.in_flight, partial) {
+            (RefInFlight::Whole(_), Some(p)) => Some(p.to_string()),
+            (RefInFlight::Replaced { shown, total }, Some(p)) if shown == total => {
+                Some(p.to_string())
+            }
+            (RefInFlight::New { from, seen, .. }, Some(p)) if from == seen => Some(p.to_string()),
+            (RefInFlight::Omitted(_), _) => state.held.clone(),
+            _ => None,
+        };
+        if next.seen.is_none() || next.held.as_deref() == Some("") {
+            next.held = None;
+        }
+        next.last = Some(LastRead {
+            in_flight_new: matches!(window.in_flight, RefInFlight::New { .. }),
+            in_flight_replaced: matches!(window.in_flight, RefInFlight::Replaced { .. }),
+            excerpt: window.excerpt.is_some(),
+            in_flight_cut: matches!(
+                window.in_flight,
+                RefInFlight::Cut { .. } | RefInFlight::Omitted(_)
+            ),
+            omitted: !window.omitted.is_empty(),
+            nothing_new: window.whole.is_empty() && window.excerpt.is_none(),
+        });
+        window.excerpt
+    }
+
+    /// R8: the rest of `excerpt`, followed by `turn:` reads each at the budget that its
+    /// `BudgetTooSmall` names, ends in a bounded number of reads, each giving a character.
+    fn rest_chain_ends(&self, state: &ReadState, excerpt: Option<RefExcerpt>) -> bool {
+        let Some(mut part) = excerpt else {
+            return true;
+        };
+        let Some(turn) = state.transcript.turns.iter().find(|t| t.seq == part.seq) else {
+            return true;
+        };
+        // Every read gives at least one character, so `total` reads are enough.
+        for _ in 0..=part.total {
+            if part.to >= part.total {
+                return true;
+            }
+            let read_at = |max_chars| {
+                let request = RefReadRequest {
+                    selector: RefSelector::Turn {
+                        id: turn.id.clone(),
+                        offset: part.to,
+                    },
+                    max_chars,
+                    history: RefHistory::Open,
+                };
+                read_variant(&state.transcript, &request, self.variant)
+            };
+            let needed = match read_at(0) {
+                Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                _ => 0,
+            };
+            let Some(rest) = read_at(needed).ok().and_then(|window| window.excerpt) else {
+                return false;
+            };
+            if rest.to <= part.to {
+                return false;
+            }
+            part = rest;
+        }
+        false
     }
 
     /// One step of a path in the spec's words.
@@ -855,10 +1254,14 @@ impl ReadModel {
                 ),
                 None => "a turn completes".into(),
             },
+            ReadAction::Rewrite => format!(
+                "the child rewrites its in-flight part: {:?}",
+                after.transcript.in_flight.as_deref().unwrap_or("")
+            ),
             ReadAction::OpenRequest => "the child opens a request".into(),
             ReadAction::TerminateRequest(id) => format!("request {id} terminates"),
             ReadAction::Read(max_chars) => {
-                let request = self.caller_read(before.cursor, *max_chars);
+                let request = self.caller_read(before, *max_chars);
                 match read_variant(&before.transcript, &request, self.variant) {
                     Ok(window) => format!(
                         "the caller reads with cursor at seq {} and max_chars {max_chars}; window ({} chars, next cursor at seq {}):\n{}",
@@ -874,6 +1277,21 @@ impl ReadModel {
                         before.cursor
                     ),
                 }
+            }
+            ReadAction::Resume(max_chars) => format!(
+                "the caller lost its cursor and reads since:turn:t{} with max_chars {max_chars}",
+                before.cursor
+            ),
+            ReadAction::ReadAtNeeded => {
+                let probe = self.caller_read(before, 0);
+                let needed = match read_variant(&before.transcript, &probe, self.variant) {
+                    Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                    _ => 0,
+                };
+                let narrated = self.narrate(before, &ReadAction::Read(needed), after);
+                format!(
+                    "the caller reads with no budget and is told it needs {needed}; it retries: {narrated}"
+                )
             }
         }
     }
@@ -896,6 +1314,11 @@ impl Model for ReadModel {
             over_budget: false,
             refused: false,
             stalled: false,
+            resume_wrong: false,
+            seen: None,
+            held: None,
+            in_flight_wrong: false,
+            rewritten: false,
             last: None,
         }]
     }
@@ -907,6 +1330,9 @@ impl Model for ReadModel {
         }
         if state.grown > 0 {
             actions.push(ReadAction::Complete);
+            if !state.rewritten {
+                actions.push(ReadAction::Rewrite);
+            }
         }
         if t.requests.len() < self.bounds.requests {
             actions.push(ReadAction::OpenRequest);
@@ -918,6 +1344,10 @@ impl Model for ReadModel {
         }
         for &budget in &self.bounds.budgets {
             actions.push(ReadAction::Read(budget));
+        }
+        actions.push(ReadAction::ReadAtNeeded);
+        if state.cursor > 0 && self.variant != ReadVariant::PeekLatest {
+            actions.push(ReadAction::Resume(self.bounds.budgets[0]));
         }
     }
 
@@ -941,6 +1371,13 @@ impl Model for ReadModel {
                     text,
                 });
                 next.grown = 0;
+                next.rewritten = false;
+                next.held = None;
+            }
+            ReadAction::Rewrite => {
+                let partial = t.in_flight.as_mut()?;
+                *partial = "X".repeat(chars(partial));
+                next.rewritten = true;
             }
             ReadAction::OpenRequest => {
                 let id = t.requests.len() as u64 + 1;
@@ -956,57 +1393,50 @@ impl Model for ReadModel {
                 request.record = format!("r{id} done");
             }
             ReadAction::Read(max_chars) => {
-                let request = self.caller_read(state.cursor, max_chars);
-                let window = match read_variant(&state.transcript, &request, self.variant) {
-                    Ok(window) => window,
-                    Err(_) => {
-                        next.refused = true;
-                        next.last = None;
-                        return Some(next);
-                    }
+                self.caller_reads(state, &mut next, self.caller_read(state, max_chars));
+            }
+            ReadAction::Resume(max_chars) => {
+                // The caller lost its cursor and resumes after the last turn it holds (R16).
+                let request = RefReadRequest {
+                    selector: RefSelector::SinceTurn(format!("t{}", state.cursor)),
+                    max_chars,
+                    history: RefHistory::Open,
                 };
-                let turn = |seq: u64| state.transcript.turns.iter().find(|turn| turn.seq == seq);
-                for &seq in &window.whole {
-                    next.repeated |= state.given.contains(&seq);
-                    // Given only if the text really holds the whole turn under its own marker.
-                    if let Some(turn) = turn(seq) {
-                        let whole = format!(
-                            "[turn {} seq {}: {} chars]\n{}\n",
-                            turn.id,
-                            turn.seq,
-                            chars(&turn.text),
-                            turn.text
-                        );
-                        if window.text.contains(&whole) {
-                            next.given.insert(seq);
-                        }
-                    }
-                }
-                if let Some(excerpt) = window.excerpt {
-                    next.repeated |= state.given.contains(&excerpt.seq);
-                    if let Some(turn) = turn(excerpt.seq) {
-                        let rest = format!("rest at turn:{} offset {}", turn.id, excerpt.to);
-                        if excerpt.to == excerpt.total || window.text.contains(&rest) {
-                            next.given.insert(excerpt.seq);
-                        }
-                    }
-                }
-                next.over_budget |= window.chars > max_chars;
-                let latest = state.transcript.turns.last().map_or(0, |turn| turn.seq);
-                let new_cursor = window.next.unwrap_or(state.cursor);
-                next.stalled |= self.variant != ReadVariant::PeekLatest
-                    && latest > state.cursor
-                    && new_cursor <= state.cursor;
-                next.cursor = new_cursor;
-                next.last = Some(LastRead {
-                    excerpt: window.excerpt.is_some(),
-                    in_flight_cut: matches!(
-                        window.in_flight,
-                        RefInFlight::Cut { .. } | RefInFlight::Omitted(_)
-                    ),
-                    omitted: !window.omitted.is_empty(),
-                    nothing_new: window.whole.is_empty() && window.excerpt.is_none(),
-                });
+                let first_unread = state
+                    .transcript
+                    .turns
+                    .iter()
+                    .find(|turn| turn.seq > state.cursor)
+                    .map(|turn| turn.seq);
+                let before = next.given.len();
+                // Without its cursor, the read cannot know what the caller has of the in-flight
+                // part: it is sent as new (R15 holds for cursor reads).
+                let lost = ReadState {
+                    held: None,
+                    seen: None,
+                    ..state.clone()
+                };
+                self.caller_reads(&lost, &mut next, request);
+                // The first turn given is the first one after the cursor: none skipped, none
+                // given again.
+                let first_given = next
+                    .given
+                    .iter()
+                    .copied()
+                    .filter(|seq| *seq > state.cursor)
+                    .min();
+                next.resume_wrong |= next.given.len() > before && first_given != first_unread;
+                next.resume_wrong |= next.repeated && !state.repeated;
+            }
+            ReadAction::ReadAtNeeded => {
+                // The caller asks with no budget, then retries at the budget the error names.
+                let probe = self.caller_read(state, 0);
+                let needed = match read_variant(&state.transcript, &probe, self.variant) {
+                    Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                    _ => 0,
+                };
+                let excerpt = self.caller_reads(state, &mut next, self.caller_read(state, needed));
+                next.stalled |= !self.rest_chain_ends(state, excerpt);
             }
         }
         Some(next)
@@ -1019,6 +1449,14 @@ impl Model for ReadModel {
             Property::always(R6, |_, s: &ReadState| !s.repeated),
             Property::always(R7, |_, s: &ReadState| !s.refused),
             Property::always(R8, |_, s: &ReadState| !s.stalled),
+            Property::always(R16, |_, s: &ReadState| !s.resume_wrong),
+            Property::always(R15, |_, s: &ReadState| !s.in_flight_wrong),
+            Property::sometimes(SOMETIMES_IN_FLIGHT_NEW, |_, s: &ReadState| {
+                s.last.is_some_and(|last| last.in_flight_new)
+            }),
+            Property::sometimes(SOMETIMES_IN_FLIGHT_REPLACED, |_, s: &ReadState| {
+                s.last.is_some_and(|last| last.in_flight_replaced)
+            }),
             Property::sometimes(SOMETIMES_OVERSIZED, |_, s: &ReadState| {
                 s.last.is_some_and(|last| last.excerpt)
             }),
@@ -1051,6 +1489,15 @@ pub const R6: &str = "R6 no repeat";
 pub const R7: &str = "R7 cursor accepted";
 /// R8: a read with unread turns moves the cursor (no read loops).
 pub const R8: &str = "R8 no read loops";
+/// R15: a caller holding the in-flight part is sent only what was added since; a replaced
+/// part comes whole, marked replaced.
+pub const R15: &str = "R15 in-flight part sent once";
+/// Sometimes: a read sends only the new characters of a grown in-flight part.
+pub const SOMETIMES_IN_FLIGHT_NEW: &str = "only new in-flight characters";
+/// Sometimes: a read sends an in-flight part marked replaced.
+pub const SOMETIMES_IN_FLIGHT_REPLACED: &str = "the in-flight part is replaced";
+/// R16: resuming with `since:turn:<id>` of the last turn held continues right after it.
+pub const R16: &str = "R16 resume from a known turn";
 /// Sometimes: a turn larger than the budget comes back as an excerpt.
 pub const SOMETIMES_OVERSIZED: &str = "a turn larger than the budget";
 /// Sometimes: the in-flight part is cut.
@@ -1063,7 +1510,7 @@ pub const SOMETIMES_NOTHING_NEW: &str = "a read returns nothing new";
 /// Unique states of [`ReadModel::default`] (a regression alarm: a change to the model or its
 /// bounds that changes the reachable state space must update this number on purpose; a cut
 /// search would report fewer).
-pub const DEFAULT_UNIQUE_STATES: usize = 2106;
+pub const DEFAULT_UNIQUE_STATES: usize = 18_057;
 
 fn r5_no_skip(_: &ReadModel, s: &ReadState) -> bool {
     s.transcript
@@ -1078,12 +1525,14 @@ mod tests {
     use super::*;
     use stateright::Checker;
 
-    const ALWAYS: [&str; 5] = [R1, R5, R6, R7, R8];
-    const SOMETIMES: [&str; 4] = [
+    const ALWAYS: [&str; 7] = [R1, R5, R6, R7, R8, R15, R16];
+    const SOMETIMES: [&str; 6] = [
         SOMETIMES_OVERSIZED,
         SOMETIMES_IN_FLIGHT_CUT,
         SOMETIMES_OMITTED,
         SOMETIMES_NOTHING_NEW,
+        SOMETIMES_IN_FLIGHT_NEW,
+        SOMETIMES_IN_FLIGHT_REPLACED,
     ];
 
     #[test]
@@ -1138,7 +1587,14 @@ mod tests {
     #[test]
     fn cursor_text_round_trips_and_rejects_every_single_character_change() {
         let text = cursor_text("s980-1", 0x2a);
-        assert_eq!(parse_cursor(&text), Ok((crc32(b"s980-1"), 0x2a)));
+        assert_eq!(
+            parse_cursor(&text),
+            Ok(RefCursor {
+                child: "s980-1".into(),
+                seq: 0x2a,
+                seen: None
+            })
+        );
         for (i, c) in text.char_indices() {
             for replacement in ['0', '1', 'f', '.', 'x'] {
                 if replacement == c {
@@ -1158,6 +1614,25 @@ mod tests {
             parse_cursor(&format!("{text}0")),
             Err(RefReadError::CursorDamaged)
         );
+    }
+
+    /// R7: two ids whose CRC-32 collide (the tag of the retired v1 cursor) are still told apart.
+    #[test]
+    fn r7_colliding_ids_other_child() {
+        assert_eq!(crc32(b"s61947-8"), crc32(b"s590020-12"));
+        let mut t = transcript(&["one"], None);
+        t.child = "s590020-12".into();
+        let request = RefReadRequest {
+            selector: RefSelector::Since(cursor_text("s61947-8", 0)),
+            max_chars: 1000,
+            history: RefHistory::Open,
+        };
+        assert_eq!(read(&t, &request), Err(RefReadError::CursorOtherChild));
+        let retired = RefReadRequest {
+            selector: RefSelector::Since(v1_cursor_text("s590020-12", 0)),
+            ..request
+        };
+        assert_eq!(read(&t, &retired), Err(RefReadError::CursorRetired));
     }
 
     fn transcript(turns: &[&str], in_flight: Option<&str>) -> RefTranscript {
@@ -1193,10 +1668,71 @@ mod tests {
             "[parkline read c since:{}]\n[turn t2 seq 2: 3 chars]\ntwo\n[in-flight: 3 chars]\nwor\n\
              [parkline read end: 1 whole, 0 excerpt, 0 omitted; next since:{}]\n",
             cursor_text("c", 1),
-            cursor_text("c", 2)
+            cursor_text_of(&RefCursor {
+                child: "c".into(),
+                seq: 2,
+                seen: Some(RefSeen {
+                    after: 2,
+                    chars: 3,
+                    prefix: crc32(b"wor"),
+                }),
+            })
         );
         assert_eq!(window.text, expected);
         assert_eq!(window.next, Some(2));
+    }
+
+    /// R15: with the cursor that saw `wor`, a grown part sends only its new characters, a
+    /// replaced one comes whole and marked, and one after another turn is new.
+    #[test]
+    fn r15_since_in_flight_suffix() {
+        let t = transcript(&["one", "two"], Some("wor"));
+        let first = read(&t, &since(1, 1000)).expect("fits");
+        let cursor = RefCursor {
+            child: "c".into(),
+            seq: 2,
+            seen: first.next_seen,
+        };
+        let again = |in_flight: &str| {
+            let t = transcript(&["one", "two"], Some(in_flight));
+            let request = RefReadRequest {
+                selector: RefSelector::Since(cursor_text_of(&cursor)),
+                max_chars: 1000,
+                history: RefHistory::Open,
+            };
+            read(&t, &request).expect("fits")
+        };
+        let grown = again("working");
+        assert_eq!(
+            grown.in_flight,
+            RefInFlight::New {
+                from: 3,
+                seen: 3,
+                total: 7
+            }
+        );
+        assert!(grown.text.contains("[in-flight: chars 3..7 of 7]\nking\n"));
+        let replaced = again("done");
+        assert_eq!(
+            replaced.in_flight,
+            RefInFlight::Replaced { shown: 4, total: 4 }
+        );
+        assert!(
+            replaced
+                .text
+                .contains("[in-flight, replaced: 4 chars]\ndone\n")
+        );
+        let variant = read_variant(
+            &transcript(&["one", "two"], Some("working")),
+            &RefReadRequest {
+                selector: RefSelector::Since(cursor_text_of(&cursor)),
+                max_chars: 1000,
+                history: RefHistory::Open,
+            },
+            ReadVariant::ResendInFlight,
+        )
+        .expect("fits");
+        assert_eq!(variant.in_flight, RefInFlight::Whole(7));
     }
 
     #[test]
