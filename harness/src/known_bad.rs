@@ -14,13 +14,19 @@
 //!   loses the batch, D9); `no-attempt-counter` hands a recovered batch over with the attempt it
 //!   had before (attempt - 1, so the first repeat has no repeat mark, D10).
 //!
-//! The read side's variants (`excerpt-without-reference`, `advance-before-build`,
-//! `turns-only-budget`) wrap `Transcript::read` in the read harness.
+//! On the read side, a wrapper around `Transcript::read` ([`read_as`]), which the read harness
+//! calls instead of the bare read: `excerpt-without-reference` presents a cut turn as whole,
+//! without the reference to its rest (R5); `advance-before-build` moves a forward read's next
+//! cursor past the turns it omitted, with the public `Cursor::after` (R5); `turns-only-budget`
+//! asks the crate with the largest budget whose answer holds at most `max_chars` characters of
+//! turn text, so framing, in-flight part and requests come on top (R1).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use parkline::read::{Cursor, ReadRequest, Selector, Transcript, TurnSeq, Window};
 use parkline::{
     Attempt, Batch, BatchId, Budget, ErrorKind, Outcome, Queue, RequestId, Seq, Settlement, Storage,
 };
@@ -397,6 +403,166 @@ impl<S: Storage> Driver<S> {
     }
 }
 
+// ------------------------------------------------------------------------ the read wrappers
+
+/// `Transcript::read`, or its broken form under a read behaviour (`bad` of [`KnownBad::READ`];
+/// any other passes through). The wrappers post-process the crate's window, or the request it
+/// is asked, the way the old in-crate switches broke it.
+///
+/// # Errors
+///
+/// The crate's error for the request it was asked.
+///
+/// # Example
+///
+/// ```
+/// use parkline::read::{ChildId, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+/// use parkline_harness::known_bad::{KnownBad, read_as};
+/// let mut child = Transcript::new(ChildId::new("c")?);
+/// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "z".repeat(1000))?;
+/// let request = ReadRequest::new(Selector::Since(child.start_cursor()), 300);
+/// let sound = read_as(&child, None, &request)?;
+/// assert!(sound.text.contains("rest at turn:t1"));
+/// let broken = read_as(&child, Some(KnownBad::ExcerptWithoutReference), &request)?;
+/// assert!(broken.excerpt.is_none() && !broken.text.contains("rest at turn:t1"));
+/// # Ok::<(), parkline::Error>(())
+/// ```
+pub fn read_as(
+    transcript: &Transcript,
+    bad: Option<KnownBad>,
+    request: &ReadRequest,
+) -> parkline::Result<Window> {
+    match bad {
+        Some(KnownBad::ExcerptWithoutReference) => {
+            transcript.read(request).map(excerpt_without_reference)
+        }
+        Some(KnownBad::AdvanceBeforeBuild) => {
+            let window = transcript.read(request)?;
+            Ok(advance_before_build(transcript, request, window))
+        }
+        Some(KnownBad::TurnsOnlyBudget) => turns_only_budget(transcript, request),
+        _ => transcript.read(request),
+    }
+}
+
+/// `excerpt-without-reference` (R5): the cut turn is presented as whole, without the
+/// `rest at turn:<id> offset <n>` reference to its rest and without the excerpt in the window,
+/// while the cursor still moves past it, so the rest can never be asked for.
+fn excerpt_without_reference(mut window: Window) -> Window {
+    let Some(excerpt) = window.excerpt.take() else {
+        return window;
+    };
+    let (id, seq) = (&excerpt.turn.id, excerpt.turn.seq);
+    let rest = if excerpt.to < excerpt.total {
+        format!(", rest at turn:{id} offset {}", excerpt.to)
+    } else {
+        String::new()
+    };
+    let header = format!(
+        "[turn {id} seq {seq}: excerpt chars {}..{} of {}{rest}]\n",
+        excerpt.from, excerpt.to, excerpt.total
+    );
+    let as_whole = format!(
+        "[turn {id} seq {seq}: {} chars]\n",
+        excerpt.to - excerpt.from
+    );
+    let whole = window.whole.len();
+    let counts = format!("{whole} whole, 1 excerpt,");
+    let as_counts = format!("{} whole, 0 excerpt,", whole + 1);
+    window.text = window
+        .text
+        .replacen(&header, &as_whole, 1)
+        .replacen(&counts, &as_counts, 1);
+    let at = window.whole.partition_point(|turn| turn.seq < seq);
+    window.whole.insert(at, excerpt.turn);
+    window.chars = window.text.chars().count();
+    window
+}
+
+/// `advance-before-build` (R5): a forward read's next cursor is set at the last selected turn,
+/// as if the answer had held every one, so the turns it omitted are skipped.
+fn advance_before_build(
+    transcript: &Transcript,
+    request: &ReadRequest,
+    mut window: Window,
+) -> Window {
+    let forward = matches!(
+        request.selector,
+        Selector::Since(_) | Selector::SinceTurn(_)
+    );
+    let (Some(next), Some(last)) = (&window.next, &window.omitted.last) else {
+        return window;
+    };
+    if !forward || last.seq <= next.seq() {
+        return window;
+    }
+    let advanced = Cursor::after(transcript.child(), last.seq);
+    window.text = window.text.replacen(
+        &format!("; next since:{next}]"),
+        &format!("; next since:{advanced}]"),
+        1,
+    );
+    window.next = Some(advanced);
+    window.chars = window.text.chars().count();
+    window
+}
+
+/// `turns-only-budget` (R1): `max_chars` bounds the completed turns' text only, the framing, the
+/// in-flight part and the request records coming on top: the crate is asked with the largest
+/// budget whose answer holds at most `max_chars` characters of turn text.
+fn turns_only_budget(transcript: &Transcript, request: &ReadRequest) -> parkline::Result<Window> {
+    let chars: BTreeMap<TurnSeq, usize> = transcript
+        .turns()
+        .iter()
+        .map(|turn| (turn.seq, turn.text.chars().count()))
+        .collect();
+    let turn_text = |window: &Window| -> usize {
+        let whole: usize = window
+            .whole
+            .iter()
+            .map(|turn| chars.get(&turn.seq).copied().unwrap_or(0))
+            .sum();
+        whole + window.excerpt.as_ref().map_or(0, |e| e.to - e.from)
+    };
+    let asked = |max_chars: usize| {
+        transcript.read(&ReadRequest {
+            max_chars,
+            ..request.clone()
+        })
+    };
+    // No budget above the whole answer's length admits more.
+    let whole_answer = match asked(usize::MAX) {
+        Ok(window) => window.chars,
+        Err(_) => return asked(request.max_chars),
+    };
+    let fits = |window: &parkline::Result<Window>| match window {
+        Ok(window) => turn_text(window) <= request.max_chars,
+        Err(_) => true,
+    };
+    // Binary search for the largest budget that still fits: the turn text a budget admits only
+    // grows with the budget.
+    let (mut low, mut high) = (
+        request.max_chars,
+        request.max_chars.saturating_add(whole_answer),
+    );
+    if fits(&asked(high)) {
+        low = high;
+    }
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if fits(&asked(mid)) {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    match asked(low) {
+        Ok(window) => Ok(window),
+        // No larger budget answers: the crate's own refusal at the caller's budget.
+        Err(_) => asked(request.max_chars),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Each seam is the broken protocol its name says, shown on the crate's own answers through
@@ -454,6 +620,34 @@ mod tests {
         );
         assert!(KnownBad::READ.iter().all(|bad| bad.is_read()));
         assert!(!KnownBad::DELIVERY.iter().any(|bad| bad.is_read()));
+    }
+
+    /// Every harness behaviour is the model's variant of the same name, breaking the same
+    /// requirement, so `parkline check --variant <name>` and the crate-side checks agree.
+    #[test]
+    fn each_behaviour_breaks_what_the_model_variant_of_its_name_breaks() {
+        use parkline_model::delivery::Variant;
+        use parkline_model::read::ReadVariant;
+        for bad in KnownBad::ALL {
+            let model_breaks = if bad.is_read() {
+                ReadVariant::from_name(bad.name()).and_then(ReadVariant::breaks)
+            } else {
+                Variant::from_name(bad.name()).and_then(Variant::breaks)
+            };
+            match (bad, model_breaks) {
+                // The model has no disk: no-dir-sync has no model variant (D16 is the crate's).
+                (KnownBad::NoDirSync, None) => {}
+                (_, Some(property)) => {
+                    let id = property.split(' ').next().unwrap_or_default();
+                    assert_eq!(
+                        id,
+                        bad.breaks(),
+                        "{bad}: the model variant breaks {property}"
+                    );
+                }
+                (_, None) => panic!("{bad}: no model variant of that name"),
+            }
+        }
     }
 
     /// The sound driver passes acceptance 2: the batch comes back as a repeat.
