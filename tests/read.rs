@@ -1,6 +1,6 @@
 //! Read-side conformance tests: seed acceptance 4, one test per requirement of `spec/read.md`
 //! (R1..R14), the differential proptest of the crate (`parkline::read`) against the reference
-//! (`parkline_model::read`) through `read_harness::check`, and the known-bad read protocols (the
+//! (`parkline_model::read`) through `parkline_harness::read::check`, and the known-bad read protocols (the
 //! harness's wrappers around `Transcript::read`) each caught by that same check.
 
 use std::collections::BTreeSet;
@@ -11,7 +11,7 @@ use parkline::read::{
 };
 use parkline::{ErrorKind, RequestId};
 use parkline_harness::known_bad::{KnownBad, read_as};
-use parkline_harness::read_harness::{self, ReadOp, check, check_with, decode_read_ops};
+use parkline_harness::read::{self as read_harness, ReadOp, check, check_with, decode_read_ops};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestRunner};
 

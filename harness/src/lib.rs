@@ -6,5 +6,5 @@
 pub mod delivery;
 pub mod drive;
 pub mod known_bad;
-pub mod read_harness;
+pub mod read;
 pub mod simdisk;
