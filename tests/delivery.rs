@@ -18,13 +18,7 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use stateright::Model;
 
-/// `name` from the environment as a number, or `default`.
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+use crate::env_usize;
 
 fn cases() -> u32 {
     u32::try_from(env_usize("PARKLINE_PROPTEST_CASES", 5000)).unwrap_or(u32::MAX)
