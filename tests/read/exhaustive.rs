@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use parkline_harness::known_bad::KnownBad;
-use parkline_harness::read::{self as read_harness};
+use parkline_harness::read as read_harness;
 
 /// Every transcript the read model reaches at its default bounds.
 fn model_transcripts() -> Vec<parkline_model::read::RefTranscript> {

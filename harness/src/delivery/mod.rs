@@ -1,4 +1,4 @@
-//! The conformance harness: one [`Op`] vocabulary and one [`check`] that drives the production
+//! Delivery conformance: one [`Op`] vocabulary and one [`check`] that drives the production
 //! crate (`parkline::Queue` over a [`SimDisk`]) and the reference (`parkline_model::delivery::
 //! Reference`) side by side, and compares them after every step.
 //!
@@ -8,9 +8,10 @@
 //!
 //! What is compared after every op: the value the op returned (seq; the batch's id, attempt,
 //! repeat mark, items in order, remaining and exact turn text; the notified events; the
-//! settlement), and the whole state (parked, in flight, dead letters). A crash inside an op (the
-//! op was not acknowledged) may leave the state before or after it: the recovered crate must
-//! equal one of the two, and the reference continues from that one.
+//! settlement), and the whole state (parked, in flight, dead letters, next seq and batch id), all
+//! in the crate's own types ([`view`]). A crash inside an op (the op was not acknowledged) may
+//! leave the state before or after it: the recovered crate must equal one of the two, and the
+//! reference continues from that one.
 //!
 //! Besides the comparison, the invariants are asserted directly on the crate's outputs, so a
 //! mistake shared by the crate and the reference is still caught: D9 no loss (every acknowledged
