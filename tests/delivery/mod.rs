@@ -1,5 +1,6 @@
-//! Delivery-side conformance tests, a module per concern: the crate (`parkline::Queue` over the simulated disk) checked
-//! against the reference (`parkline_model::delivery`) by one `check(ops)`: differential proptest,
+//! Delivery-side conformance tests, a module per concern: the crate (`parkline::Queue` over the
+//! simulated disk) checked against the reference (`parkline_model::delivery`) by one
+//! `check(ops)`: differential proptest,
 //! exhaustive replay of the model's graph, crash at every sync point, random crashes in long
 //! runs, fuzz corpus and artifact replay, and the known-bad protocols (the harness's seams
 //! around the crate) each caught.

@@ -1,7 +1,8 @@
 //! Read-side conformance tests, a module per concern: seed acceptance 4, one test per requirement
-//! of `spec/read.md` (R1..R16), the differential proptest of the crate (`parkline::read`) against the reference
-//! (`parkline_model::read`) through `parkline_harness::read::check`, and the known-bad read protocols (the
-//! harness's wrappers around `Transcript::read`) each caught by that same check.
+//! of `spec/read.md` (R1..R16), the differential proptest of the crate (`parkline::read`) against
+//! the reference (`parkline_model::read`) through `parkline_harness::read::check`, and the
+//! known-bad read protocols (the harness's wrappers around `Transcript::read`) each caught by that
+//! same check.
 
 mod acceptance;
 mod corpus;

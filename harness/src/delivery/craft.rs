@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::op::LINES;
 use super::view::mirror_state_of;
 
-/// A start state at the counters' limits, for [`Op::Craft`](super::Op::Craft). With `m = lines + dead` items, the
+/// A start state at the counters' limits, for [`Op::Craft`](super::Op::Craft). With
+/// `m = lines + dead` items, the
 /// seqs are the `m` up to `u64::MAX - seq_gap` (the lowest is the dead letter if `dead`), the
 /// next seq follows the highest; the first `in_flight` of the parked items form the in-flight
 /// batch with id `u64::MAX - batch_gap` and attempt `u32::MAX - attempt_gap` (without one, the

@@ -155,7 +155,8 @@ impl QueueOp {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
     /// Power loss between ops, then reopen. `torn` picks what unsynced changes survive: 0 none,
-    /// 1 all that can, any other value seeds random choices (see [`SimDisk::crash_with`](crate::simdisk::SimDisk::crash_with)).
+    /// 1 all that can, any other value seeds random choices (see
+    /// [`SimDisk::crash_with`](crate::simdisk::SimDisk::crash_with)).
     Crash {
         /// Survival of unsynced changes.
         torn: u64,

@@ -42,8 +42,8 @@ pub fn transcript_of(model: &RefTranscript) -> Result<Transcript, String> {
 }
 
 /// One read on the crate's `transcript` and on the reference's `model` (which must hold the
-/// same), compared as [`check`] compares them: the crate's window when both answered, `None`
-/// when both refused alike.
+/// same), compared as [`check`](super::check) compares them: the crate's window when both
+/// answered, `None` when both refused alike.
 ///
 /// # Errors
 ///
