@@ -1,16 +1,16 @@
 //! Delivery-side conformance tests: the crate (`parkline::Queue` over the simulated disk) checked
 //! against the reference (`parkline_model::delivery`) by one `check(ops)`: differential proptest,
 //! exhaustive replay of the model's graph, crash at every sync point, random crashes in long
-//! runs, fuzz corpus and artifact replay, and the known-bad switches each caught.
+//! runs, fuzz corpus and artifact replay, and the known-bad protocols (the harness's seams
+//! around the crate) each caught.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use parkline::{Budget, Outcome, Queue, RequestId};
-use parkline_harness::harness::{
-    self, KNOWN_BAD, MIRROR, Op, Setup, check, check_with, decode_ops, known_bad_named,
-};
+use parkline_harness::harness::{self, MIRROR, Op, Setup, check, check_with, decode_ops};
+use parkline_harness::known_bad::KnownBad;
 use parkline_harness::simdisk::{SimDisk, SplitMix};
 use parkline_model::delivery::{Action, DeliveryModel, DeliveryState, Phase, Variant};
 use proptest::prelude::*;
@@ -30,9 +30,9 @@ fn cases() -> u32 {
     u32::try_from(env_usize("PARKLINE_PROPTEST_CASES", 5000)).unwrap_or(u32::MAX)
 }
 
-fn setup(name: &str) -> Setup {
+fn setup(bad: KnownBad) -> Setup {
     Setup {
-        known_bad: Some(known_bad_named(name).expect("a known-bad name")),
+        known_bad: Some(bad),
         ..Setup::default()
     }
 }
@@ -623,12 +623,12 @@ fn exhaustive_model_graph_with_a_crash_at_every_sync() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Known-bad switches: each layer finds a counterexample
+// Known-bad protocols (the harness's seams): each layer finds a counterexample
 
-/// Search random scenarios for a divergence of the crate with `name`; the number of cases tried
+/// Search random scenarios for a divergence of the crate driven as `bad` says; the number of cases tried
 /// when found.
-fn differential_finds(name: &str, cases: u32) -> Option<(usize, String)> {
-    let setup = setup(name);
+fn differential_finds(bad: KnownBad, cases: u32) -> Option<(usize, String)> {
+    let setup = setup(bad);
     let mut runner = TestRunner::new(ProptestConfig {
         cases,
         failure_persistence: None,
@@ -652,39 +652,39 @@ fn differential_finds(name: &str, cases: u32) -> Option<(usize, String)> {
 
 #[test]
 fn known_bad_each_caught_by_the_differential_proptest() {
-    // D1 (PopFront), D9 (ClearBeforeHandOver), D10 (NoAttemptCounter), D16 (NoDirSync).
-    for name in KNOWN_BAD {
-        let found = differential_finds(name, 2000);
-        let (tried, message) = found.unwrap_or_else(|| panic!("{name}: no divergence found"));
-        eprintln!("{name}: caught after {tried} cases: {message}");
+    // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync).
+    for bad in KnownBad::DELIVERY {
+        let found = differential_finds(bad, 2000);
+        let (tried, message) = found.unwrap_or_else(|| panic!("{bad}: no divergence found"));
+        eprintln!("{bad}: caught after {tried} cases: {message}");
     }
 }
 
 #[test]
 fn known_bad_each_caught_by_the_crash_enumeration() {
-    // D1 (PopFront), D9 (ClearBeforeHandOver), D10 (NoAttemptCounter), D16 (NoDirSync).
-    for name in KNOWN_BAD {
+    // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync).
+    for bad in KnownBad::DELIVERY {
         let caught = short_scenarios()
             .iter()
-            .any(|ops| crash_at_every_sync(ops, &setup(name)).is_err());
-        assert!(caught, "{name}: crash enumeration found nothing");
+            .any(|ops| crash_at_every_sync(ops, &setup(bad)).is_err());
+        assert!(caught, "{bad}: crash enumeration found nothing");
     }
 }
 
 #[test]
 fn known_bad_each_caught_by_the_exhaustive_replay() {
-    // D1 (PopFront), D9 (ClearBeforeHandOver), D10 (NoAttemptCounter), D16 (NoDirSync).
+    // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync).
     let model = DeliveryModel::default();
     let (_, _, scenarios) = model_transitions(&model);
-    for name in KNOWN_BAD {
+    for bad in KnownBad::DELIVERY {
         let setup = Setup {
             failures_max: model.bounds.failures_max,
-            ..setup(name)
+            ..setup(bad)
         };
-        // NoDirSync is invisible without a power loss that drops the directory changes; the
+        // no-dir-sync is invisible without a power loss that drops the directory changes; the
         // model's crashes are strict (torn 0), so it is caught here too.
         let caught = scenarios.iter().any(|ops| check_with(ops, &setup).is_err());
-        assert!(caught, "{name}: exhaustive replay found nothing");
+        assert!(caught, "{bad}: exhaustive replay found nothing");
     }
 }
 
@@ -735,32 +735,49 @@ fn fuzz_mirror_decode_corpus_and_artifacts_replay() {
     }
 }
 
-/// The fuzz target's check, on its committed seed corpus, finds each known-bad switch (the
-/// corpus holds one seed per switch, found by `write_seed_corpus`).
+/// The fuzz target's check, on its committed seed corpus, finds each known-bad behaviour (the
+/// corpus holds one seed per behaviour, found by `write_seed_corpus`).
 #[test]
 fn known_bad_each_caught_by_the_fuzz_check_on_its_corpus() {
-    // D1 (PopFront), D9 (ClearBeforeHandOver), D10 (NoAttemptCounter), D16 (NoDirSync).
+    // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync).
     let corpus: Vec<Vec<Op>> = files_of("delivery_ops")
         .iter()
         .filter_map(|file| decode_ops(&std::fs::read(file).expect("read corpus file")))
         .collect();
-    for name in KNOWN_BAD {
+    for bad in KnownBad::DELIVERY {
         let caught = corpus
             .iter()
-            .any(|ops| check_with(ops, &setup(name)).is_err());
-        assert!(caught, "{name}: no corpus input diverges");
+            .any(|ops| check_with(ops, &setup(bad)).is_err());
+        assert!(caught, "{bad}: no corpus input diverges");
+        // The seed `write_seed_corpus` kept for it, under its registry name, still catches it.
+        let file = fuzz_dir()
+            .join("corpus")
+            .join("delivery_ops")
+            .join(format!("known_bad_{bad}"));
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let ops = decode_ops(&bytes).unwrap_or_else(|| panic!("{}: no ops", file.display()));
+        assert!(
+            check(&ops).is_ok(),
+            "{}: the correct crate diverges",
+            file.display()
+        );
+        assert!(
+            check_with(&ops, &setup(bad)).is_err(),
+            "{}: does not catch {bad} (PARKLINE_WRITE_CORPUS=1 regenerates it)",
+            file.display()
+        );
     }
 }
 
 /// Regenerates the seed corpus when `PARKLINE_WRITE_CORPUS=1` (otherwise checks nothing but that
 /// the generator runs): random byte strings decoded as ops, kept when they reach two batches
-/// and a crash, plus for each known-bad switch the first that catches it.
+/// and a crash, plus for each known-bad behaviour the first that catches it.
 #[test]
 fn write_seed_corpus() {
     let write = std::env::var("PARKLINE_WRITE_CORPUS").is_ok_and(|v| v == "1");
     let mut rng = SplitMix::new(0xc0_47_05);
     let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut wanted: Vec<&str> = KNOWN_BAD.to_vec();
+    let mut wanted: Vec<KnownBad> = KnownBad::DELIVERY.to_vec();
     let mut plain = 0;
     let (mut limits, mut compaction) = (false, false);
     for attempt in 0..20_000 {
@@ -777,7 +794,7 @@ fn write_seed_corpus() {
         };
         if let Some(i) = wanted
             .iter()
-            .position(|name| check_with(&ops, &setup(name)).is_err())
+            .position(|bad| check_with(&ops, &setup(*bad)).is_err())
         {
             kept.push((format!("known_bad_{}", wanted[i]), bytes));
             wanted.remove(i);

@@ -11,7 +11,7 @@
 //! The child is this test binary itself, re-executed (sled's way) to run only
 //! [`serve_answers_a_script_or_is_the_child`] with [`CHILD_MIRROR`] set: that test then runs the
 //! harness's drive loop on stdin and stdout and exits without returning. So the drive protocol
-//! and its known-bad switches exist only in test code, never in the operator binary.
+//! and its known-bad protocols exist only in test code, never in the operator binary.
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::Path;
@@ -21,7 +21,7 @@ use parkline::{Config, Queue};
 use parkline_harness::drive::{
     self, BatchJson, Command, ItemJson, NotifiedJson, OutcomeWord, Reply, StateJson, state_json,
 };
-use parkline_harness::harness::known_bad_named;
+use parkline_harness::known_bad::KnownBad;
 use parkline_harness::simdisk::SplitMix;
 use parkline_model::delivery::{RefBatch, RefItem, Reference, notified, turn_text};
 
@@ -31,7 +31,7 @@ const LIVES_PER_MIRROR: usize = 10;
 
 /// Set in the child's environment to the mirror it drives: makes the child test the drive loop.
 const CHILD_MIRROR: &str = "PARKLINE_DRIVE_CHILD";
-/// Set in the child's environment to a `parkline::KnownBad` name the child's crate runs with.
+/// Set in the child's environment to a `KnownBad` name (kebab-case) the child's driver runs.
 const CHILD_KNOWN_BAD: &str = "PARKLINE_DRIVE_KNOWN_BAD";
 /// The one test the re-executed binary runs, by its full name in this binary.
 const CHILD_TEST: &str = "kill::serve_answers_a_script_or_is_the_child";
@@ -186,14 +186,14 @@ fn config() -> Config {
 }
 
 /// The test binary, re-executed to run only [`CHILD_TEST`], which drives the mirror at `path`.
-fn spawn_with(path: &Path, known_bad: Option<&str>) -> Child {
+fn spawn_with(path: &Path, known_bad: Option<KnownBad>) -> Child {
     let mut process = Process::new(std::env::current_exe().expect("the test binary's path"));
     // Terse output: the pretty format would print the test's name on the first effect's line.
     process
         .args([CHILD_TEST, "--exact", "--quiet", "--nocapture"])
         .env(CHILD_MIRROR, path);
     match known_bad {
-        Some(name) => process.env(CHILD_KNOWN_BAD, name),
+        Some(bad) => process.env(CHILD_KNOWN_BAD, bad.name()),
         None => process.env_remove(CHILD_KNOWN_BAD),
     };
     process
@@ -207,13 +207,14 @@ fn spawn_with(path: &Path, known_bad: Option<&str>) -> Child {
 /// The child's side, in the re-executed test binary: the drive loop on stdin and stdout, then
 /// exit with its status without returning to libtest (whose summary would follow the effects).
 fn child_main(mirror: &Path) -> ! {
-    let mut config = config();
-    if let Ok(name) = std::env::var(CHILD_KNOWN_BAD) {
-        config.known_bad = Some(
-            known_bad_named(&name).unwrap_or_else(|| panic!("{CHILD_KNOWN_BAD}={name}: unknown")),
-        );
-    }
-    let status = drive::serve(mirror, config, io::stdin().lock(), io::stdout().lock());
+    let known_bad = KnownBad::from_env(CHILD_KNOWN_BAD).unwrap_or_else(|e| panic!("{e}"));
+    let status = drive::serve(
+        mirror,
+        config(),
+        known_bad,
+        io::stdin().lock(),
+        io::stdout().lock(),
+    );
     std::process::exit(status.map_or(1, i32::from));
 }
 
@@ -229,7 +230,7 @@ struct Tally {
 /// reference of the next life, or what differed.
 fn life(
     path: &Path,
-    known_bad: Option<&str>,
+    known_bad: Option<KnownBad>,
     reference: Reference,
     rng: &mut SplitMix,
     tally: &mut Tally,
@@ -313,7 +314,7 @@ fn exchange(
 fn kill_loop(
     seed: u64,
     iterations: usize,
-    known_bad: Option<&str>,
+    known_bad: Option<KnownBad>,
     tally: &mut Tally,
 ) -> Result<(), String> {
     let mut rng = SplitMix::new(seed);
@@ -346,17 +347,23 @@ fn kill_9_at_random_moments_loses_nothing_acknowledged() {
     assert!(iterations < 20 || tally.took_effect_unacknowledged > 0);
 }
 
-/// The kill -9 test catches the known-bad switches a process kill can reveal: clear before
-/// hand-over (D9), pop-front (D1), no attempt counter (D10). `NoDirSync` needs a power loss, not a
-/// process kill (the page cache survives kill -9): the simulated disk's crash tests catch it.
+/// The kill -9 test catches the known-bad protocols a process kill can reveal: clear before
+/// hand-over (D9), pop-front (D1), no attempt counter (D10). `no-dir-sync` needs a power loss,
+/// not a process kill (the page cache survives kill -9): the simulated disk's crash tests catch
+/// it.
 #[test]
 fn known_bad_caught_by_the_kill_9_test() {
-    // D1 (PopFront), D9 (ClearBeforeHandOver), D10 (NoAttemptCounter).
-    for name in ["ClearBeforeHandOver", "PopFront", "NoAttemptCounter"] {
+    // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter).
+    let caught = [
+        KnownBad::ClearBeforeHandOver,
+        KnownBad::PopFront,
+        KnownBad::NoAttemptCounter,
+    ];
+    for bad in caught {
         let mut tally = Tally::default();
-        let found = kill_loop(seed(), 60, Some(name), &mut tally);
-        let message = found.expect_err(&format!("{name}: not caught in 60 kills"));
-        eprintln!("{name}: caught after {} kills: {message}", tally.kills);
+        let found = kill_loop(seed(), 60, Some(bad), &mut tally);
+        let message = found.expect_err(&format!("{bad}: not caught in 60 kills"));
+        eprintln!("{bad}: caught after {} kills: {message}", tally.kills);
     }
 }
 
@@ -460,6 +467,7 @@ fn serve_answers_a_script_or_is_the_child() {
     let status = drive::serve(
         &dir.path().join("s.mirror"),
         config(),
+        None,
         input.as_bytes(),
         &mut output,
     )

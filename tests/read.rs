@@ -1,18 +1,17 @@
 //! Read-side conformance tests: seed acceptance 4, one test per requirement of `spec/read.md`
 //! (R1..R14), the differential proptest of the crate (`parkline::read`) against the reference
-//! (`parkline_model::read`) through `read_harness::check`, and the known-bad read switches each
-//! caught by that same check.
+//! (`parkline_model::read`) through `read_harness::check`, and the known-bad read protocols (the
+//! harness's wrappers around `Transcript::read`) each caught by that same check.
 
 use std::collections::BTreeSet;
 
 use parkline::read::{
-    ChildId, Cursor, ECHO_CHARS_MAX, ERROR_CHARS_MAX, InFlight, ReadKnownBad, ReadRequest,
-    RequestHistory, Selector, Transcript, TurnId, TurnSeq, Window,
+    ChildId, Cursor, ECHO_CHARS_MAX, ERROR_CHARS_MAX, InFlight, ReadRequest, RequestHistory,
+    Selector, Transcript, TurnId, TurnSeq, Window,
 };
 use parkline::{ErrorKind, RequestId};
-use parkline_harness::read_harness::{
-    self, READ_KNOWN_BAD, ReadOp, check, check_with, decode_read_ops,
-};
+use parkline_harness::known_bad::{KnownBad, read_as};
+use parkline_harness::read_harness::{self, ReadOp, check, check_with, decode_read_ops};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestRunner};
 
@@ -1035,10 +1034,10 @@ fn known_bad_scenario() -> Vec<ReadOp> {
     ]
 }
 
-const KNOWN_BAD: [(ReadKnownBad, &str); 3] = [
-    (ReadKnownBad::ExcerptWithoutReference, "R14"),
-    (ReadKnownBad::AdvanceBeforeBuild, "R14"),
-    (ReadKnownBad::TurnsOnlyBudget, "R14"),
+const KNOWN_BAD: [(KnownBad, &str); 3] = [
+    (KnownBad::ExcerptWithoutReference, "R14"),
+    (KnownBad::AdvanceBeforeBuild, "R14"),
+    (KnownBad::TurnsOnlyBudget, "R14"),
 ];
 
 #[test]
@@ -1073,36 +1072,50 @@ fn every_known_bad_read_switch_is_found_by_the_proptest_search() {
     }
 }
 
+/// A since read through the known-bad wrapper `bad`.
+fn since_as(transcript: &Transcript, bad: KnownBad, cursor: &Cursor, max_chars: usize) -> Window {
+    let request = ReadRequest::new(Selector::Since(cursor.clone()), max_chars);
+    read_as(transcript, Some(bad), &request).expect("the read fits")
+}
+
 /// The crate's own checks on the followed chain catch a broken crate even where the texts
-/// are not compared: the switches violate R5 or R1 on the crate's answers alone.
+/// are not compared: the wrappers violate R5 or R1 on the answers alone, and the same reads
+/// without them do not.
 #[test]
 fn the_known_bad_switches_break_their_requirement_on_the_crates_answers_alone() {
-    // AdvanceBeforeBuild: the cursor passes turns that did not fit.
+    // advance-before-build: the cursor passes turns that did not fit.
     let mut c = child("c");
-    c.set_known_bad(Some(ReadKnownBad::AdvanceBeforeBuild));
     for seq in 1..=3 {
         push(&mut c, seq, &"z".repeat(60));
     }
-    let window = since(&c, &c.start_cursor(), 260);
+    let sound = since(&c, &c.start_cursor(), 260);
+    assert!(sound.next.as_ref().map(Cursor::seq) < Some(TurnSeq(3)));
+    let window = since_as(&c, KnownBad::AdvanceBeforeBuild, &c.start_cursor(), 260);
     assert!(window.omitted.count > 0);
     assert_eq!(
         window.next.as_ref().map(|cursor| cursor.seq()),
         Some(TurnSeq(3)),
         "R5 broken"
     );
-    // ExcerptWithoutReference: the cut turn has no reference to its rest.
+    // excerpt-without-reference: the cut turn has no reference to its rest.
     let mut c = child("c");
-    c.set_known_bad(Some(ReadKnownBad::ExcerptWithoutReference));
     push(&mut c, 1, &"z".repeat(1000));
-    let window = since(&c, &c.start_cursor(), 300);
+    let sound = since(&c, &c.start_cursor(), 300);
+    assert!(sound.excerpt.is_some() && sound.text.contains("rest at turn:t1"));
+    let window = since_as(
+        &c,
+        KnownBad::ExcerptWithoutReference,
+        &c.start_cursor(),
+        300,
+    );
     assert!(
         window.excerpt.is_none() && !window.text.contains("rest at turn:t1"),
         "R8 broken"
     );
-    // TurnsOnlyBudget: the text is longer than max_chars.
-    let mut c = busy_child();
-    c.set_known_bad(Some(ReadKnownBad::TurnsOnlyBudget));
-    let window = since(&c, &c.start_cursor(), 300);
+    // turns-only-budget: the text is longer than max_chars.
+    let c = busy_child();
+    assert!(since(&c, &c.start_cursor(), 300).chars <= 300);
+    let window = since_as(&c, KnownBad::TurnsOnlyBudget, &c.start_cursor(), 300);
     assert!(window.chars > 300, "R1 broken");
 }
 
@@ -1293,11 +1306,11 @@ fn write_read_seed_corpus() {
             seeds.push((format!("seed_{}", seeds.len() - 4), ops));
         }
     }
-    for (name, bad) in READ_KNOWN_BAD {
+    for bad in KnownBad::READ {
         let caught = seeds
             .iter()
             .any(|(_, ops)| check_with(ops, Some(bad)).is_err());
-        assert!(caught, "{name}: no seed diverges");
+        assert!(caught, "{bad}: no seed diverges");
     }
     if write {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1347,7 +1360,7 @@ fn model_transcripts() -> Vec<parkline_model::read::RefTranscript> {
 
 /// Every read of every model transcript on the crate (with `known_bad`), compared with the
 /// reference: (transcripts, reads, reads answered), or the first divergence.
-fn exhaustive(known_bad: Option<ReadKnownBad>) -> Result<(usize, usize, usize), String> {
+fn exhaustive(known_bad: Option<KnownBad>) -> Result<(usize, usize, usize), String> {
     use parkline_model::read::{RefHistory, RefReadRequest, RefSelector, cursor_text};
 
     let full = std::env::var("PARKLINE_READ_EXHAUSTIVE").is_ok_and(|v| v == "full");
@@ -1359,8 +1372,7 @@ fn exhaustive(known_bad: Option<ReadKnownBad>) -> Result<(usize, usize, usize), 
     let transcripts = model_transcripts();
     let (mut reads, mut answered) = (0, 0);
     for t in &transcripts {
-        let mut transcript = read_harness::transcript_of(t)?;
-        transcript.set_known_bad(known_bad);
+        let transcript = read_harness::transcript_of(t)?;
         let latest = t.turns.last().map_or(0, |turn| turn.seq);
         let mut selectors: Vec<RefSelector> = (0..=latest + 1)
             .map(|seq| RefSelector::Since(cursor_text(&t.child, seq)))
@@ -1383,8 +1395,9 @@ fn exhaustive(known_bad: Option<ReadKnownBad>) -> Result<(usize, usize, usize), 
                         max_chars,
                         history,
                     };
-                    let window = read_harness::compare_read(&transcript, t, &request)
-                        .map_err(|d| format!("{t:?}\n{request:?}\n{d}"))?;
+                    let window =
+                        read_harness::compare_read_with(&transcript, known_bad, t, &request)
+                            .map_err(|d| format!("{t:?}\n{request:?}\n{d}"))?;
                     reads += 1;
                     answered += usize::from(window.is_some());
                 }
@@ -1410,7 +1423,7 @@ fn exhaustive_every_model_transcript_every_read_matches_the_reference() {
 /// The same exhaustive replay catches each known-bad read switch.
 #[test]
 fn exhaustive_replay_catches_every_known_bad_read_switch() {
-    for (name, bad) in READ_KNOWN_BAD {
-        assert!(exhaustive(Some(bad)).is_err(), "{name} not caught");
+    for bad in KnownBad::READ {
+        assert!(exhaustive(Some(bad)).is_err(), "{bad} not caught");
     }
 }

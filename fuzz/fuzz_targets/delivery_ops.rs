@@ -4,9 +4,10 @@
 //! whole-queue budget) that make compaction due at the default slack, starts over from crafted
 //! mirrors at the counters' limits (`Craft`), and checks the M12 file-size bound after every op.
 //!
-//! `PARKLINE_KNOWN_BAD=<switch>` in the environment fuzzes a deliberately broken crate instead
-//! (`ClearBeforeHandOver`, `PopFront`, `NoAttemptCounter`, `NoDirSync`), to show a campaign finds
-//! it.
+//! `PARKLINE_KNOWN_BAD=<name>` in the environment fuzzes a deliberately broken protocol instead
+//! (`pop-front`, `clear-before-hand-over`, `no-attempt-counter`, `no-dir-sync`: the harness's
+//! driver and storage seams around the crate, `parkline_harness::known_bad`), to show a campaign
+//! finds it.
 #![no_main]
 
 use std::sync::OnceLock;

@@ -6,13 +6,16 @@
 //! acknowledgement: the kill -9 test (`tests/kill.rs`) runs [`serve`] in a child process (the test
 //! binary re-executed), reads replies, kills the child at a random moment, reopens the mirror and
 //! checks that everything acknowledged survived. It lives here, not in the operator binary,
-//! because it is how a test selects a known-bad behaviour of the crate on a real mirror.
+//! because it is how a test runs a known-bad protocol (the harness's [`Driver`] and storage
+//! seams around the crate) on a real mirror.
 
 use std::io::{self, BufRead, Write};
 use std::path::Path;
 
-use parkline::{Budget, Config, Outcome, Queue, RequestId};
+use parkline::{Budget, Config, FsStorage, Outcome, Queue, RequestId};
 use serde::{Deserialize, Serialize};
+
+use crate::known_bad::{Driver, DriverError, KnownBad, Seamed};
 
 /// One op of the drive protocol (one JSON line on stdin).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,15 +195,16 @@ pub fn state_json<S: parkline::Storage>(queue: &Queue<S>) -> StateJson {
     }
 }
 
-fn error_reply(e: &parkline::Error) -> Reply {
+fn error_reply(e: &DriverError) -> Reply {
     Reply::Error {
         kind: format!("{:?}", e.kind()),
         message: e.to_string(),
     }
 }
 
-/// Apply one command to `queue`.
-pub fn apply<S: parkline::Storage>(queue: &mut Queue<S>, command: &Command) -> Reply {
+/// Apply one command to the queue `driver` drives.
+pub fn apply<S: parkline::Storage>(driver: &mut Driver<S>, command: &Command) -> Reply {
+    let queue = driver;
     match command {
         Command::Park { request, line } => match queue.park(RequestId(*request), line) {
             Ok(seq) => Reply::Parked { seq: seq.0 },
@@ -230,7 +234,7 @@ pub fn apply<S: parkline::Storage>(queue: &mut Queue<S>, command: &Command) -> R
             }
         }
         Command::State => Reply::State {
-            state: state_json(queue),
+            state: state_json(queue.queue()),
         },
     }
 }
@@ -243,6 +247,7 @@ fn print(out: &mut impl Write, reply: &Reply) -> io::Result<()> {
 
 /// Opens (creating or recovering) the mirror at `mirror` with `config`, writes the `opened` effect,
 /// then applies each op line of `input` and writes its effect to `output`, flushed after each.
+/// With `known_bad` (a delivery behaviour), the ops go through its driver and storage seams.
 ///
 /// Returns the exit status of the protocol: 0 at the end of `input`, 1 when the mirror cannot be
 /// opened (after an `error` effect), 2 at a line that is not a valid op (after an `error` effect
@@ -254,21 +259,26 @@ fn print(out: &mut impl Write, reply: &Reply) -> io::Result<()> {
 pub fn serve(
     mirror: &Path,
     config: Config,
+    known_bad: Option<KnownBad>,
     input: impl BufRead,
     mut output: impl Write,
 ) -> io::Result<u8> {
     let out = &mut output;
-    let mut queue = match Queue::open_with(mirror, config) {
-        Ok(queue) => queue,
+    let opened = FsStorage::open(mirror).and_then(|storage| {
+        let name = storage.mirror_name().to_owned();
+        Queue::with_storage(Seamed::new(storage, known_bad), &name, config)
+    });
+    let mut queue = match opened {
+        Ok(queue) => Driver::new(queue, known_bad),
         Err(e) => {
-            print(out, &error_reply(&e))?;
+            print(out, &error_reply(&e.into()))?;
             return Ok(1);
         }
     };
     print(
         out,
         &Reply::Opened {
-            state: state_json(&queue),
+            state: state_json(queue.queue()),
         },
     )?;
     for line in input.lines() {

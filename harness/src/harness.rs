@@ -32,6 +32,7 @@ use parkline_model::delivery::{RefBatch, RefItem, Reference};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::known_bad::{Driver, KnownBad, Seamed};
 use crate::simdisk::SimDisk;
 
 /// The mirror's file name on the simulated disk.
@@ -40,7 +41,7 @@ pub const MIRROR: &str = "parkline.mirror";
 /// The lines ops park: small, of varied cost (so small budgets force splits), multi-byte ones
 /// (cost counts chars, not bytes), one that imitates the framing, one larger than every budget
 /// the ops use, an empty one, and one with a `\n` that `park` must refuse (D3). Index
-/// `LINES.len()` is the big line ([`line`]).
+/// `LINES.len()` is the big line ([`line()`]).
 pub const LINES: &[&str] = &[
     "a",
     "r-1 done ok",
@@ -364,8 +365,9 @@ pub fn ops_strategy(len_max: usize) -> impl Strategy<Value = Vec<Op>> {
 pub struct Setup {
     /// Failures before an item becomes a dead letter (D8).
     pub failures_max: u32,
-    /// A deliberately broken crate, to show the check catches it.
-    pub known_bad: Option<parkline::KnownBad>,
+    /// A deliberately broken protocol around the crate (a delivery one of
+    /// [`KnownBad::DELIVERY`]), to show the check catches it.
+    pub known_bad: Option<KnownBad>,
     /// The crate's M12 slack (`Config::compact_slack_bytes`); the file-size bound checked after
     /// every op uses the same value.
     pub compact_slack_bytes: u64,
@@ -386,7 +388,6 @@ impl Setup {
     pub fn config(&self) -> Config {
         let mut config = Config::default();
         config.failures_max = self.failures_max;
-        config.known_bad = self.known_bad;
         config.compact_slack_bytes = self.compact_slack_bytes;
         config
     }
@@ -637,7 +638,12 @@ fn batch_of_ref(batch: &RefBatch) -> BatchView {
     }
 }
 
-fn state_of_crate(queue: &Queue<SimDisk>) -> StateView {
+/// The queue a check drives: over the simulated disk (behind the storage seam of a known-bad
+/// behaviour, if it has one), through the driver (broken, if the behaviour says so).
+type Driven = Driver<Seamed<SimDisk>>;
+
+fn state_of_crate(driver: &Driven) -> StateView {
+    let queue = driver.queue();
     StateView {
         parked: queue.parked().iter().map(item_of_crate).collect(),
         in_flight: queue.in_flight().map(batch_of_crate),
@@ -677,7 +683,7 @@ enum Effect {
 struct Run {
     setup: Setup,
     disk: SimDisk,
-    queue: Option<Queue<SimDisk>>,
+    queue: Option<Driven>,
     reference: Reference,
     ghost: Ghost,
     /// The id and size of the batch the last boundary of this life returned, if unsettled.
@@ -689,11 +695,23 @@ struct Run {
     report: Report,
 }
 
+/// Opens (creates or recovers) the mirror on `disk` the way `setup` says: behind the storage seam
+/// and through the driver of its known-bad behaviour, if any.
+fn open(disk: &SimDisk, setup: &Setup) -> parkline::Result<Driven> {
+    let storage = Seamed::new(disk.clone(), setup.known_bad);
+    let queue = Queue::with_storage(storage, MIRROR, setup.config())?;
+    Ok(Driver::new(queue, setup.known_bad))
+}
+
 impl Run {
     fn new(setup: &Setup) -> Result<Self, String> {
+        if let Some(bad) = setup.known_bad.filter(|bad| bad.is_read()) {
+            return Err(format!(
+                "{bad} is a read-side behaviour, not a delivery one"
+            ));
+        }
         let disk = SimDisk::new();
-        let queue = Queue::with_storage(disk.clone(), MIRROR, setup.config())
-            .map_err(|e| format!("creating the mirror failed: {e}"))?;
+        let queue = open(&disk, setup).map_err(|e| format!("creating the mirror failed: {e}"))?;
         Ok(Self {
             setup: setup.clone(),
             disk,
@@ -710,9 +728,10 @@ impl Run {
     /// M12 after an op, on the open queue's file (a poisoned handle's memory may lag its file;
     /// the reopen after it is checked instead).
     fn check_file_bound(&mut self) -> Result<(), String> {
-        let Some(queue) = &self.queue else {
+        let Some(driver) = &self.queue else {
             return Ok(());
         };
+        let queue = driver.queue();
         if queue.is_poisoned() {
             return Ok(());
         }
@@ -739,7 +758,7 @@ impl Run {
         let bytes = crafted.bytes();
         self.disk.put_durable(MIRROR, &bytes);
         let reference = Reference::from_mirror(self.setup.failures_max, crafted.mirror());
-        let opened = Queue::with_storage(self.disk.clone(), MIRROR, self.setup.config());
+        let opened = open(&self.disk, &self.setup);
         match (reference, opened) {
             (Ok(reference), Ok(queue)) => {
                 self.reference = reference;
@@ -792,7 +811,7 @@ impl Run {
         self.check_invariants()
     }
 
-    fn queue(&mut self) -> Result<&mut Queue<SimDisk>, String> {
+    fn queue(&mut self) -> Result<&mut Driven, String> {
         self.queue
             .as_mut()
             .ok_or_else(|| "internal: no open queue".to_owned())
@@ -820,7 +839,7 @@ impl Run {
                     .queue
                     .take()
                     .ok_or_else(|| "internal: no open queue".to_owned())?;
-                drop(queue.into_storage());
+                drop(queue.into_queue().into_storage());
                 self.reopen("after a clean restart")?;
                 self.reference.crash();
                 self.handed = None;
@@ -847,7 +866,8 @@ impl Run {
                 Ok(())
             }
             Op::Park { .. } | Op::Boundary { .. } | Op::Settle { .. } | Op::HandOverFailed => {
-                if matches!(op, Op::Boundary { .. }) && self.queue()?.in_flight().is_some() {
+                if matches!(op, Op::Boundary { .. }) && self.queue()?.queue().in_flight().is_some()
+                {
                     self.repeats_since_settle += 1;
                 }
                 match self.fault.take() {
@@ -874,7 +894,7 @@ impl Run {
             if self.disk.live_len(MIRROR) != len_before {
                 return Err("M6: an op refused as Exhausted wrote to the mirror".to_owned());
             }
-            if self.queue()?.is_poisoned() {
+            if self.queue()?.queue().is_poisoned() {
                 return Err("M6: an op refused as Exhausted poisoned the handle".to_owned());
             }
         }
@@ -984,7 +1004,7 @@ impl Run {
     }
 
     fn reopen(&mut self, when: &str) -> Result<(), String> {
-        let queue = Queue::with_storage(self.disk.clone(), MIRROR, self.setup.config())
+        let queue = open(&self.disk, &self.setup)
             .map_err(|e| format!("reopening the mirror {when} failed: {e}"))?;
         self.queue = Some(queue);
         Ok(())
@@ -1417,7 +1437,7 @@ fn line_is_valid(line: &str) -> bool {
     !line.contains('\n')
 }
 
-fn crate_error_name(e: &parkline::Error) -> String {
+fn crate_error_name(e: &crate::known_bad::DriverError) -> String {
     format!("{:?}", e.kind())
 }
 
@@ -1537,44 +1557,23 @@ pub fn decode_ops(bytes: &[u8]) -> Option<Vec<Op>> {
     <Vec<Op> as Arbitrary>::arbitrary_take_rest(Unstructured::new(bytes)).ok()
 }
 
-/// The known-bad switch named `name` (`ClearBeforeHandOver`, `PopFront`, `NoAttemptCounter`,
-/// `NoDirSync`).
-pub fn known_bad_named(name: &str) -> Option<parkline::KnownBad> {
-    use parkline::KnownBad;
-    Some(match name {
-        "ClearBeforeHandOver" => KnownBad::ClearBeforeHandOver,
-        "PopFront" => KnownBad::PopFront,
-        "NoAttemptCounter" => KnownBad::NoAttemptCounter,
-        "NoDirSync" => KnownBad::NoDirSync,
-        _ => return None,
-    })
-}
-
-/// Every known-bad switch, with its name.
-pub const KNOWN_BAD: [&str; 4] = [
-    "ClearBeforeHandOver",
-    "PopFront",
-    "NoAttemptCounter",
-    "NoDirSync",
-];
-
-/// The [`Setup`] the fuzz target uses: the default, or the known-bad switch named by the
-/// environment variable `PARKLINE_KNOWN_BAD` (to show a campaign finds it).
+/// The [`Setup`] the fuzz target uses: the default, or the delivery behaviour named by the
+/// environment variable `PARKLINE_KNOWN_BAD` (kebab-case, `PARKLINE_KNOWN_BAD=pop-front`), to
+/// show a campaign finds it.
 ///
 /// # Errors
 ///
-/// The variable names no known-bad switch.
+/// The variable names no known-bad behaviour, or a read-side one.
 pub fn setup_from_env() -> Result<Setup, String> {
-    match std::env::var("PARKLINE_KNOWN_BAD") {
-        Ok(name) if !name.is_empty() => {
-            let known_bad = known_bad_named(&name)
-                .ok_or_else(|| format!("PARKLINE_KNOWN_BAD={name}: not one of {KNOWN_BAD:?}"))?;
-            Ok(Setup {
-                known_bad: Some(known_bad),
-                ..Setup::default()
-            })
-        }
-        _ => Ok(Setup::default()),
+    match KnownBad::from_env("PARKLINE_KNOWN_BAD")? {
+        Some(bad) if bad.is_read() => Err(format!(
+            "PARKLINE_KNOWN_BAD={bad}: a read-side behaviour; delivery_ops runs one of {:?}",
+            KnownBad::DELIVERY.map(KnownBad::name)
+        )),
+        known_bad => Ok(Setup {
+            known_bad,
+            ..Setup::default()
+        }),
     }
 }
 

@@ -5,5 +5,6 @@
 
 pub mod drive;
 pub mod harness;
+pub mod known_bad;
 pub mod read_harness;
 pub mod simdisk;

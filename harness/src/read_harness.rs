@@ -21,8 +21,8 @@ use std::fmt;
 
 use arbitrary::{Arbitrary, Unstructured};
 use parkline::read::{
-    ChildId, Cursor, ERROR_CHARS_MAX, InFlight, ReadKnownBad, ReadRequest, RequestHistory,
-    Selector, Transcript, TurnId, TurnSeq, Window,
+    ChildId, Cursor, ERROR_CHARS_MAX, InFlight, ReadRequest, RequestHistory, Selector, Transcript,
+    TurnId, TurnSeq, Window,
 };
 use parkline::{Error, ErrorKind, RequestId};
 use parkline_model::read::{
@@ -30,6 +30,8 @@ use parkline_model::read::{
     RefTranscript, RefTurn, RefWindow, cursor_text, cursor_text_of, read, v1_cursor_text,
 };
 use proptest::prelude::*;
+
+use crate::known_bad::{KnownBad, read_as};
 
 /// The child every scenario reads.
 pub const CHILD: &str = "s61947-8";
@@ -271,22 +273,20 @@ pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
     bytes
 }
 
-/// Every known-bad read switch, with its name.
-pub const READ_KNOWN_BAD: [(&str, ReadKnownBad); 3] = [
-    (
-        "ExcerptWithoutReference",
-        ReadKnownBad::ExcerptWithoutReference,
-    ),
-    ("AdvanceBeforeBuild", ReadKnownBad::AdvanceBeforeBuild),
-    ("TurnsOnlyBudget", ReadKnownBad::TurnsOnlyBudget),
-];
-
-/// The known-bad read switch named `name` (see [`READ_KNOWN_BAD`]).
-pub fn read_known_bad_named(name: &str) -> Option<ReadKnownBad> {
-    READ_KNOWN_BAD
-        .iter()
-        .find(|(known, _)| *known == name)
-        .map(|(_, bad)| *bad)
+/// The read behaviour the fuzz target `read_windows` runs: the one named by the environment
+/// variable `PARKLINE_KNOWN_BAD` (kebab-case, `PARKLINE_KNOWN_BAD=turns-only-budget`), or none.
+///
+/// # Errors
+///
+/// The variable names no known-bad behaviour, or a delivery one.
+pub fn known_bad_from_env() -> Result<Option<KnownBad>, String> {
+    match KnownBad::from_env("PARKLINE_KNOWN_BAD")? {
+        Some(bad) if !bad.is_read() => Err(format!(
+            "PARKLINE_KNOWN_BAD={bad}: a delivery behaviour; read_windows runs one of {:?}",
+            KnownBad::READ.map(KnownBad::name)
+        )),
+        known_bad => Ok(known_bad),
+    }
 }
 
 /// What a passing check saw, so tests can assert the interesting cases were reached.
@@ -340,16 +340,14 @@ pub fn check(ops: &[ReadOp]) -> Result<ReadReport, Divergence> {
     check_with(ops, None)
 }
 
-/// [`check`] against a crate running the known-bad behaviour `known_bad` (the reference stays
-/// correct, so the check must find a divergence).
+/// [`check`] with the crate's reads broken as `known_bad` says (one of [`KnownBad::READ`]:
+/// [`read_as`] wraps `Transcript::read`; the reference stays correct, so the check must find a
+/// divergence).
 ///
 /// # Errors
 ///
 /// The first [`Divergence`].
-pub fn check_with(
-    ops: &[ReadOp],
-    known_bad: Option<ReadKnownBad>,
-) -> Result<ReadReport, Divergence> {
+pub fn check_with(ops: &[ReadOp], known_bad: Option<KnownBad>) -> Result<ReadReport, Divergence> {
     let mut pair = Pair::new(known_bad).map_err(|message| Divergence {
         step: 0,
         op: ReadOp::Complete { gap: 0 },
@@ -369,6 +367,8 @@ pub fn check_with(
 /// The crate's transcript and the reference's, kept equal, and the caller's cursors.
 struct Pair {
     crate_side: Transcript,
+    /// How the crate's reads are broken, if they are.
+    known_bad: Option<KnownBad>,
     model: RefTranscript,
     /// The cursor the caller follows (text), and every cursor handed out so far.
     followed: String,
@@ -385,10 +385,12 @@ fn id(text: &str) -> Result<TurnId, String> {
 }
 
 impl Pair {
-    fn new(known_bad: Option<ReadKnownBad>) -> Result<Pair, String> {
+    fn new(known_bad: Option<KnownBad>) -> Result<Pair, String> {
+        if let Some(bad) = known_bad.filter(|bad| !bad.is_read()) {
+            return Err(format!("{bad} is a delivery behaviour, not a read one"));
+        }
         let child = ChildId::new(CHILD).map_err(|e| e.to_string())?;
-        let mut crate_side = Transcript::new(child);
-        crate_side.set_known_bad(known_bad);
+        let crate_side = Transcript::new(child);
         let followed = crate_side.start_cursor().to_string();
         if followed != cursor_text(CHILD, 0) {
             return Err(format!(
@@ -398,6 +400,7 @@ impl Pair {
         }
         Ok(Pair {
             crate_side,
+            known_bad,
             model: RefTranscript {
                 child: CHILD.into(),
                 ..RefTranscript::default()
@@ -630,21 +633,19 @@ impl Pair {
             max_chars: 0,
             history: history(history_pick).1,
         };
-        match compare_read(&self.crate_side, &self.model, &request)? {
+        match compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)? {
             Some(_) => Ok(0),
             None => {
                 let (crate_history, _) = history(history_pick);
                 let Ok(selector) = crate_selector(selector)? else {
                     return Ok(0);
                 };
-                let error = self
-                    .crate_side
-                    .read(&ReadRequest {
-                        selector,
-                        max_chars: 0,
-                        requests: crate_history,
-                    })
-                    .err();
+                let request = ReadRequest {
+                    selector,
+                    max_chars: 0,
+                    requests: crate_history,
+                };
+                let error = read_as(&self.crate_side, self.known_bad, &request).err();
                 Ok(error.and_then(|e| e.needed_chars()).unwrap_or(0))
             }
         }
@@ -753,7 +754,7 @@ impl Pair {
             max_chars,
             history: model_history,
         };
-        let window = compare_read(&self.crate_side, &self.model, &request)?;
+        let window = compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)?;
         match &window {
             Some(window) => {
                 self.report.windows += 1;
@@ -820,6 +821,20 @@ pub fn compare_read(
     model: &RefTranscript,
     request: &RefReadRequest,
 ) -> Result<Option<Window>, String> {
+    compare_read_with(transcript, None, model, request)
+}
+
+/// [`compare_read`] with the crate's read broken as `known_bad` says ([`read_as`]).
+///
+/// # Errors
+///
+/// What differed, with the requirement id.
+pub fn compare_read_with(
+    transcript: &Transcript,
+    known_bad: Option<KnownBad>,
+    model: &RefTranscript,
+    request: &RefReadRequest,
+) -> Result<Option<Window>, String> {
     let expected = read(model, request);
     let crate_history = match request.history {
         RefHistory::Open => RequestHistory::Open,
@@ -828,11 +843,12 @@ pub fn compare_read(
     };
     let max_chars = request.max_chars;
     let answer = crate_selector(&request.selector)?.and_then(|selector| {
-        transcript.read(&ReadRequest {
+        let request = ReadRequest {
             selector,
             max_chars,
             requests: crate_history,
-        })
+        };
+        read_as(transcript, known_bad, &request)
     });
     match (answer, expected) {
         (Ok(window), Ok(expected)) => {

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::config::{Config, KnownBadSwitch};
+use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mirror::{MirrorState, Record};
 use crate::types::{Attempt, Batch, BatchId, Budget, Outcome, RequestId, Seq, Settlement, split};
@@ -19,19 +19,18 @@ pub(crate) struct Core {
     /// True once the in-flight batch was handed over in this life; a batch recovered from the
     /// file starts as not handed.
     handed: bool,
-    /// Only under `KnownBad::ClearBeforeHandOver`: the batch handed over although the mirror
-    /// already forgot it.
-    cleared_early: Option<Batch>,
     /// The bytes of the lines the state holds: a lower bound of its snapshot's length, kept
     /// without a pass over the state, so a settle decides cheaply that no compaction is due.
     line_bytes: u64,
     pub(crate) config: Config,
 }
 
-/// What the driver must persist, and what the daemon gets once it is durable.
+/// What the driver must persist, and what the daemon gets once it is durable. One record at
+/// most, so the driver can check it against the current state before writing it (a second
+/// record would have to be checked against a state that does not exist yet).
 #[derive(Debug)]
 pub(crate) struct Step<T> {
-    pub(crate) records: Vec<Record>,
+    pub(crate) record: Option<Record>,
     pub(crate) value: T,
 }
 
@@ -46,7 +45,6 @@ impl Core {
         Core {
             state,
             handed: false,
-            cleared_early: None,
             line_bytes,
             config,
         }
@@ -58,17 +56,14 @@ impl Core {
         self.line_bytes
     }
 
-    /// A lower bound of the length of the snapshot of the state after `records` (planned from
-    /// this state) are committed, in O(records) rather than O(state). M12 decides on the state
+    /// A lower bound of the length of the snapshot of the state after `record` (planned from
+    /// this state) is committed, in O(record) rather than O(state). M12 decides on the state
     /// after the settle: the floor of the state before it still counts the lines the settle
     /// delivers, so a settle that empties a big batch would never compact.
-    pub(crate) fn snapshot_bytes_floor_after(&self, records: &[Record]) -> u64 {
-        let mut floor = self.line_bytes;
-        for record in records {
-            floor = floor.saturating_add(self.added_line_bytes(record));
-            floor = floor.saturating_sub(self.dropped_line_bytes(record));
-        }
-        floor
+    pub(crate) fn snapshot_bytes_floor_after(&self, record: &Record) -> u64 {
+        self.line_bytes
+            .saturating_add(self.added_line_bytes(record))
+            .saturating_sub(self.dropped_line_bytes(record))
     }
 
     fn added_line_bytes(&self, record: &Record) -> u64 {
@@ -121,20 +116,17 @@ impl Core {
             ));
         }
         Ok(Step {
-            records: vec![Record::Park {
+            record: Some(Record::Park {
                 seq,
                 request,
                 line: line.to_owned(),
                 failures: 0,
-            }],
+            }),
             value: seq,
         })
     }
 
     pub(crate) fn boundary(&self, budget: Budget) -> Result<Step<Option<Batch>>> {
-        if let Some(batch) = &self.cleared_early {
-            return Err(in_flight_error(batch.id));
-        }
         if let Some(batch) = &self.state.in_flight {
             if self.handed {
                 return Err(in_flight_error(batch.id));
@@ -142,12 +134,6 @@ impl Core {
             // D10: a batch recovered from a previous life goes first, same id, items and
             // remaining, attempt + 1, persisted before it is handed over (M3).
             let mut repeat = batch.clone();
-            if self.config.is_bad(KnownBadSwitch::NoAttemptCounter) {
-                return Ok(Step {
-                    records: Vec::new(),
-                    value: Some(repeat),
-                });
-            }
             // D10: a repeat shows an attempt one higher; at u32::MAX there is none, and handing
             // the batch over with the same attempt would make two hand-overs indistinguishable.
             let Some(attempt) = batch.attempt.0.checked_add(1) else {
@@ -161,17 +147,17 @@ impl Core {
             };
             repeat.attempt = Attempt(attempt);
             return Ok(Step {
-                records: vec![Record::Attempt {
+                record: Some(Record::Attempt {
                     batch: batch.id,
                     attempt: repeat.attempt,
-                }],
+                }),
                 value: Some(repeat),
             });
         }
         let parked = &self.state.parked;
         if parked.is_empty() {
             return Ok(Step {
-                records: Vec::new(),
+                record: None,
                 value: None,
             });
         }
@@ -183,49 +169,26 @@ impl Core {
             ));
         }
         // D1, D11: every line parked now, split by the pure function.
-        let mut k = split(parked, budget);
-        if self.config.is_bad(KnownBadSwitch::PopFront) {
-            k = k.min(1);
-        }
+        let k = split(parked, budget);
         let batch = Batch {
             id: self.state.next_batch,
             attempt: Attempt(1),
             items: parked[..k].to_vec(),
             remaining: parked.len() - k,
         };
-        let seqs: Vec<Seq> = batch.items.iter().map(|item| item.seq).collect();
-        let mut records = vec![Record::Batch {
+        let record = Record::Batch {
             id: batch.id,
             attempt: batch.attempt,
-            seqs: seqs.clone(),
+            seqs: batch.items.iter().map(|item| item.seq).collect(),
             remaining: batch.remaining,
-        }];
-        if self.config.is_bad(KnownBadSwitch::ClearBeforeHandOver) {
-            records.push(Record::Settle {
-                batch: batch.id,
-                delivered: seqs,
-                failed: Vec::new(),
-                dead: Vec::new(),
-            });
-        }
+        };
         Ok(Step {
-            records,
+            record: Some(record),
             value: Some(batch),
         })
     }
 
     pub(crate) fn settle(&self, id: BatchId, outcomes: &[Outcome]) -> Result<Step<Settlement>> {
-        if let Some(batch) = &self.cleared_early {
-            check_settle(batch, id, outcomes)?;
-            let settlement = Settlement {
-                delivered: batch.items.iter().map(|item| item.seq).collect(),
-                ..Settlement::default()
-            };
-            return Ok(Step {
-                records: Vec::new(),
-                value: settlement,
-            });
-        }
         let batch = match &self.state.in_flight {
             Some(batch) if batch.id == id && self.handed => batch,
             Some(batch) if batch.id == id => {
@@ -257,44 +220,34 @@ impl Core {
             }
         }
         Ok(Step {
-            records: vec![Record::Settle {
+            record: Some(Record::Settle {
                 batch: id,
                 delivered: settlement.delivered.clone(),
                 failed: settlement.failed.clone(),
                 dead: settlement.dead.clone(),
-            }],
+            }),
             value: settlement,
         })
     }
 
-    /// Advances the state by records the driver made durable. They were planned from this very
-    /// state, so applying them cannot fail; a failure is a bug in the planning and panics.
-    pub(crate) fn commit(&mut self, records: &[Record]) {
-        for record in records {
-            self.line_bytes += self.added_line_bytes(record);
-            self.line_bytes = self
-                .line_bytes
-                .saturating_sub(self.dropped_line_bytes(record));
-            if let Err(reason) = self.state.apply(record) {
-                panic!("planned record rejected by the state: {reason}");
-            }
-        }
+    /// Advances the state by a record the driver checked with [`MirrorState::check`] against
+    /// this very state and then made durable.
+    pub(crate) fn commit(&mut self, record: &Record) {
+        self.line_bytes += self.added_line_bytes(record);
+        self.line_bytes = self
+            .line_bytes
+            .saturating_sub(self.dropped_line_bytes(record));
+        self.state.apply_checked(record);
     }
 
     /// The batch just returned by `boundary` was handed to the daemon.
-    pub(crate) fn handed_over(&mut self, batch: &Batch) {
-        if self.config.is_bad(KnownBadSwitch::ClearBeforeHandOver) && self.state.in_flight.is_none()
-        {
-            self.cleared_early = Some(batch.clone());
-            return;
-        }
+    pub(crate) fn handed_over(&mut self) {
         self.handed = true;
     }
 
     /// The in-flight batch was settled.
     pub(crate) fn settled(&mut self) {
         self.handed = false;
-        self.cleared_early = None;
     }
 }
 

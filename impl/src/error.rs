@@ -41,6 +41,11 @@ pub enum ErrorKind {
     /// would need an attempt above `u32::MAX`. Nothing was written and the handle stays usable;
     /// only a mirror crafted or damaged outside parkline gets there (M6, D10).
     Exhausted,
+    /// A bug in parkline itself: a write the queue planned is one its own mirror rules reject
+    /// (the check every record passes before it is written, the same one recovery runs on every
+    /// record read back). Nothing was written and the handle is poisoned, so the mirror keeps
+    /// what the last good write left and reopens without error.
+    Internal,
     // The read side (`parkline::read`, spec/read.md).
     /// A read's cursor text is not a cursor: changed, cut or made up (R7).
     CursorDamaged,
@@ -83,6 +88,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::UnknownBatch => "unknown batch",
             ErrorKind::OutcomeCount => "wrong number of outcomes",
             ErrorKind::Exhausted => "counter exhausted",
+            ErrorKind::Internal => "internal error",
             ErrorKind::CursorDamaged => "damaged cursor",
             ErrorKind::CursorRetired => "retired cursor",
             ErrorKind::CursorOtherChild => "cursor of another child",

@@ -115,8 +115,6 @@ mod storage;
 mod types;
 
 pub use config::Config;
-#[cfg(feature = "known-bad")]
-pub use config::KnownBad;
 pub use error::{Error, ErrorKind, Result};
 pub use queue::{COMPACT_SLACK_BYTES, Queue};
 pub use storage::{FsStorage, MemStorage, Storage};

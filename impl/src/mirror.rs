@@ -2,9 +2,11 @@
 //!
 //! Every line is `<crc32 of the JSON as 8 lowercase hex digits> <JSON>\n` (M1). The first record
 //! is the header `{"format":"parkline-mirror","version":1}` (M2); the others change the state as
-//! [`MirrorState`] describes. The same transition function (`MirrorState::apply`, private)
-//! rebuilds the state when the file is decoded and advances it when the queue writes, so what the
-//! queue holds in memory is by construction what the file decodes to.
+//! [`MirrorState`] describes. The same check (`MirrorState::check`, private) runs on every record
+//! read back and on every record the queue is about to write, and the same change
+//! (`MirrorState::apply_checked`) rebuilds the state when the file is decoded and advances it when
+//! the queue writes, so what the queue holds in memory is by construction what the file decodes
+//! to, and a record the decoder would reject is never written.
 
 use std::collections::BTreeSet;
 
@@ -99,21 +101,36 @@ pub(crate) enum Record {
 }
 
 impl MirrorState {
-    /// Applies one record: the single definition of how the durable state changes (M3). An
-    /// `Err` is the reason the record is impossible in this state; the state is then unchanged.
+    /// Applies one record: [`check`](MirrorState::check), then the change. An `Err` is the
+    /// reason the record is impossible in this state; the state is then unchanged. Decoding uses
+    /// it; the queue checks a planned record before writing it and applies it after.
     pub(crate) fn apply(&mut self, record: &Record) -> std::result::Result<(), String> {
+        self.check(record)?;
+        self.apply_checked(record);
+        Ok(())
+    }
+
+    /// Whether `record` is possible in this state (M3, M6, D10, D11, D17): the single definition
+    /// of what the file may hold, run on every record read back and on every record the queue is
+    /// about to write. It looks only at what the record names (its line, the batch's prefix of
+    /// the parked list, the in-flight batch), so a park costs O(line), a boundary O(batch).
+    ///
+    /// # Errors
+    ///
+    /// The reason the record is impossible, in lowercase words.
+    pub(crate) fn check(&self, record: &Record) -> std::result::Result<(), String> {
         match record {
             Record::Park {
                 seq,
-                request,
                 line,
                 failures,
+                ..
             }
             | Record::Dead {
                 seq,
-                request,
                 line,
                 failures,
+                ..
             } => {
                 // M6: seqs strictly increase along the file and are never reused.
                 if *seq < self.next_seq {
@@ -123,11 +140,11 @@ impl MirrorState {
                     ));
                 }
                 // M6: the counter after the last seq must exist; u64::MAX is never a seq.
-                let Some(next_seq) = seq.0.checked_add(1) else {
+                if seq.0.checked_add(1).is_none() {
                     return Err(format!(
                         "seq {seq} leaves no next seq (u64::MAX is never a seq)"
                     ));
-                };
+                }
                 if line.contains('\n') {
                     return Err(format!("line of seq {seq} contains a newline"));
                 }
@@ -138,18 +155,6 @@ impl MirrorState {
                         "parked seq {seq} has failures u32::MAX and could not fail again"
                     ));
                 }
-                let item = Item {
-                    seq: *seq,
-                    request: *request,
-                    line: line.clone(),
-                    failures: *failures,
-                };
-                if matches!(record, Record::Park { .. }) {
-                    self.parked.push(item);
-                } else {
-                    self.dead_letters.push(item);
-                }
-                self.next_seq = Seq(next_seq);
             }
             Record::Batch {
                 id,
@@ -169,11 +174,11 @@ impl MirrorState {
                         self.next_batch
                     ));
                 }
-                let Some(next_batch) = id.0.checked_add(1) else {
+                if id.0.checked_add(1).is_none() {
                     return Err(format!(
                         "batch id {id} leaves no next id (u64::MAX is never a batch id)"
                     ));
-                };
+                }
                 if attempt.0 < 1 {
                     return Err(format!("batch {id} has attempt 0"));
                 }
@@ -182,8 +187,15 @@ impl MirrorState {
                 }
                 let k = seqs.len();
                 // D11, D17: a batch is a prefix of the parked items in seq order.
-                let prefix: Vec<Seq> = self.parked.iter().take(k).map(|item| item.seq).collect();
-                if prefix != *seqs {
+                let is_prefix = self.parked.len() >= k
+                    && self
+                        .parked
+                        .iter()
+                        .zip(seqs)
+                        .all(|(item, seq)| item.seq == *seq);
+                if !is_prefix {
+                    let prefix: Vec<Seq> =
+                        self.parked.iter().take(k).map(|item| item.seq).collect();
                     return Err(format!(
                         "batch {id} names seqs {} but the first parked seqs are {}",
                         list(seqs),
@@ -196,17 +208,9 @@ impl MirrorState {
                         self.parked.len() - k
                     ));
                 }
-                let items: Vec<Item> = self.parked.drain(..k).collect();
-                self.in_flight = Some(Batch {
-                    id: *id,
-                    attempt: *attempt,
-                    items,
-                    remaining: *remaining,
-                });
-                self.next_batch = BatchId(next_batch);
             }
             Record::Attempt { batch, attempt } => {
-                let Some(in_flight) = self.in_flight.as_mut().filter(|b| b.id == *batch) else {
+                let Some(in_flight) = self.in_flight.as_ref().filter(|b| b.id == *batch) else {
                     return Err(format!("attempt for batch {batch}, which is not in flight"));
                 };
                 // D10: one higher than stored; at u32::MAX there is no higher attempt.
@@ -216,7 +220,6 @@ impl MirrorState {
                         in_flight.attempt
                     ));
                 }
-                in_flight.attempt = *attempt;
             }
             Record::Settle {
                 batch,
@@ -244,7 +247,6 @@ impl MirrorState {
                 }
                 let failed: BTreeSet<&Seq> = failed.iter().collect();
                 let dead: BTreeSet<&Seq> = dead.iter().collect();
-                // Checked before anything moves, so a rejected record leaves the state unchanged.
                 // A failed item goes back to the parked list, where u32::MAX is not allowed (see
                 // `park`); a dead one may reach it.
                 for item in &in_flight.items {
@@ -262,10 +264,72 @@ impl MirrorState {
                         ));
                     }
                 }
-                let Some(in_flight) = self.in_flight.take() else {
-                    return Err(format!("settle of batch {batch}, which is not in flight"));
+            }
+            Record::Next { seq, batch } => {
+                if *seq < self.next_seq || *batch < self.next_batch {
+                    return Err(format!(
+                        "counters seq {seq} batch {batch} go back from seq {} batch {}",
+                        self.next_seq, self.next_batch
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The change `record` makes, for a record [`check`](MirrorState::check) accepted in this
+    /// very state (so the arithmetic below cannot overflow and the batch named is in flight).
+    pub(crate) fn apply_checked(&mut self, record: &Record) {
+        match record {
+            Record::Park {
+                seq,
+                request,
+                line,
+                failures,
+            }
+            | Record::Dead {
+                seq,
+                request,
+                line,
+                failures,
+            } => {
+                let item = Item {
+                    seq: *seq,
+                    request: *request,
+                    line: line.clone(),
+                    failures: *failures,
                 };
-                for mut item in in_flight.items {
+                if matches!(record, Record::Park { .. }) {
+                    self.parked.push(item);
+                } else {
+                    self.dead_letters.push(item);
+                }
+                self.next_seq = Seq(seq.0.saturating_add(1));
+            }
+            Record::Batch {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            } => {
+                let items: Vec<Item> = self.parked.drain(..seqs.len()).collect();
+                self.in_flight = Some(Batch {
+                    id: *id,
+                    attempt: *attempt,
+                    items,
+                    remaining: *remaining,
+                });
+                self.next_batch = BatchId(id.0.saturating_add(1));
+            }
+            Record::Attempt { attempt, .. } => {
+                if let Some(in_flight) = self.in_flight.as_mut() {
+                    in_flight.attempt = *attempt;
+                }
+            }
+            Record::Settle { failed, dead, .. } => {
+                let failed: BTreeSet<&Seq> = failed.iter().collect();
+                let dead: BTreeSet<&Seq> = dead.iter().collect();
+                for mut item in self.in_flight.take().into_iter().flat_map(|b| b.items) {
                     if failed.contains(&item.seq) {
                         item.failures += 1;
                         self.parked.push(item);
@@ -279,17 +343,10 @@ impl MirrorState {
                 self.dead_letters.sort_by_key(|item| item.seq);
             }
             Record::Next { seq, batch } => {
-                if *seq < self.next_seq || *batch < self.next_batch {
-                    return Err(format!(
-                        "counters seq {seq} batch {batch} go back from seq {} batch {}",
-                        self.next_seq, self.next_batch
-                    ));
-                }
                 self.next_seq = *seq;
                 self.next_batch = *batch;
             }
         }
-        Ok(())
     }
 
     /// The records that rebuild this state from an empty one, in an order `apply` accepts.

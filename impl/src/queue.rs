@@ -3,7 +3,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, KnownBadSwitch};
+use crate::config::Config;
 use crate::core::Core;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mirror::{self, MirrorState, Record};
@@ -135,7 +135,6 @@ impl<S: Storage> Queue<S> {
         let bytes = storage
             .read(name)
             .map_err(|e| io_error("cannot read the mirror", e))?;
-        let skip_dir_sync = config.is_bad(KnownBadSwitch::NoDirSync);
         let tmp_exists = storage
             .read(&tmp)
             .map_err(|e| Error::io("cannot read the leftover temp file", e).with_path(&tmp_path))?
@@ -149,11 +148,9 @@ impl<S: Storage> Queue<S> {
                     storage.remove(&tmp).map_err(|e| {
                         Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
                     })?;
-                    if !skip_dir_sync {
-                        storage
-                            .sync_dir()
-                            .map_err(|e| io_error("cannot fsync the directory", e))?;
-                    }
+                    storage
+                        .sync_dir()
+                        .map_err(|e| io_error("cannot fsync the directory", e))?;
                 }
                 if decoded.torn_len > 0 {
                     // M7: the torn tail was never acknowledged; cut it before appending after it.
@@ -206,7 +203,8 @@ impl<S: Storage> Queue<S> {
     /// written); [`ErrorKind::Io`] when the append or fsync fails (the queue is then poisoned and
     /// whether the line was kept is known only after reopening); [`ErrorKind::Poisoned`] after an
     /// earlier failure; [`ErrorKind::Exhausted`] when the next seq is `u64::MAX` (nothing
-    /// written, the handle stays usable; M6).
+    /// written, the handle stays usable; M6); [`ErrorKind::Internal`] for a bug in parkline
+    /// (nothing written, then poisoned).
     ///
     /// # Example
     ///
@@ -221,8 +219,7 @@ impl<S: Storage> Queue<S> {
     pub fn park(&mut self, request: RequestId, line: &str) -> Result<Seq> {
         self.check_poison()?;
         let step = self.core.park(request, line)?;
-        self.append_durable(&step.records)?;
-        self.core.commit(&step.records);
+        self.append_checked(step.record.as_ref())?;
         Ok(step.value)
     }
 
@@ -238,7 +235,8 @@ impl<S: Storage> Queue<S> {
     /// [`ErrorKind::BatchInFlight`] while a batch of this life is unsettled; [`ErrorKind::Io`]
     /// when the write fails (then poisoned); [`ErrorKind::Poisoned`]; [`ErrorKind::Exhausted`]
     /// when a new batch would need batch id `u64::MAX` or a recovered batch's attempt is
-    /// `u32::MAX` (nothing written, the handle stays usable; M6, D10).
+    /// `u32::MAX` (nothing written, the handle stays usable; M6, D10); [`ErrorKind::Internal`]
+    /// for a bug in parkline (nothing written, then poisoned).
     ///
     /// # Example
     ///
@@ -257,10 +255,9 @@ impl<S: Storage> Queue<S> {
     pub fn boundary(&mut self, budget: Budget) -> Result<Option<Batch>> {
         self.check_poison()?;
         let step = self.core.boundary(budget)?;
-        self.append_durable(&step.records)?;
-        self.core.commit(&step.records);
-        if let Some(batch) = &step.value {
-            self.core.handed_over(batch);
+        self.append_checked(step.record.as_ref())?;
+        if step.value.is_some() {
+            self.core.handed_over();
         }
         Ok(step.value)
     }
@@ -276,7 +273,8 @@ impl<S: Storage> Queue<S> {
     /// [`ErrorKind::UnknownBatch`] when `batch` is not the batch handed over in this life;
     /// [`ErrorKind::OutcomeCount`] when `outcomes` does not have one entry per item;
     /// [`ErrorKind::Io`] when the write fails (then poisoned: reopen to learn whether the settle
-    /// was kept); [`ErrorKind::Poisoned`].
+    /// was kept); [`ErrorKind::Poisoned`]; [`ErrorKind::Internal`] for a bug in parkline
+    /// (nothing written, then poisoned).
     ///
     /// # Example
     ///
@@ -296,27 +294,19 @@ impl<S: Storage> Queue<S> {
     pub fn settle(&mut self, batch: BatchId, outcomes: &[Outcome]) -> Result<Settlement> {
         self.check_poison()?;
         let step = self.core.settle(batch, outcomes)?;
-        if !step.records.is_empty() {
-            let line_bytes: u64 = step
-                .records
-                .iter()
-                .map(|record| mirror::encode_record(record).len() as u64)
-                .sum();
-            let grown = self.log_bytes + line_bytes;
+        if let Some(record) = &step.record {
+            self.check_planned(record)?;
+            let grown = self.log_bytes + mirror::encode_record(record).len() as u64;
             let mut snapshot = None;
             let slack = self.core.config.compact_slack_bytes;
             // The floor of the state after the settle never exceeds its snapshot, so this skips
             // only settles the exact rule below would not compact either, without encoding the
             // state on every settle. It must be the state after: the state before still holds
             // the batch, whose delivered lines are exactly what makes compaction due.
-            let floor = self.core.snapshot_bytes_floor_after(&step.records);
+            let floor = self.core.snapshot_bytes_floor_after(record);
             if grown > floor.saturating_mul(2).saturating_add(slack) {
                 let mut next = self.core.state.clone();
-                for record in &step.records {
-                    if let Err(reason) = next.apply(record) {
-                        panic!("planned record rejected by the state: {reason}");
-                    }
-                }
+                next.apply_checked(record);
                 let bytes = mirror::encode(&next);
                 // M12: compact when the log is more than twice its live size plus the slack.
                 if grown > (bytes.len() as u64).saturating_mul(2).saturating_add(slack) {
@@ -325,9 +315,9 @@ impl<S: Storage> Queue<S> {
             }
             match snapshot {
                 Some(bytes) => self.replace_durable(&bytes)?,
-                None => self.append_durable(&step.records)?,
+                None => self.append_durable(record)?,
             }
-            self.core.commit(&step.records);
+            self.core.commit(record);
         }
         self.core.settled();
         Ok(step.value)
@@ -500,15 +490,36 @@ impl<S: Storage> Queue<S> {
         .with_path(self.storage.path(name))
     }
 
-    /// Appends records and fsyncs the mirror (M4).
-    fn append_durable(&mut self, records: &[Record]) -> Result<()> {
-        if records.is_empty() {
+    /// The write path of every planned record: checked against the current state, then appended
+    /// and fsynced (M4), then applied. The check comes first so that a planning bug is an error
+    /// that writes nothing, not a durable record the next open would report as `Corrupt`.
+    pub(crate) fn append_checked(&mut self, record: Option<&Record>) -> Result<()> {
+        let Some(record) = record else {
             return Ok(());
-        }
-        let mut bytes = Vec::new();
-        for record in records {
-            bytes.extend_from_slice(&mirror::encode_record(record));
-        }
+        };
+        self.check_planned(record)?;
+        self.append_durable(record)?;
+        self.core.commit(record);
+        Ok(())
+    }
+
+    /// A planned record the mirror rules reject poisons the handle: the plan came from a state
+    /// this handle can no longer trust, while the file still holds only good records.
+    fn check_planned(&mut self, record: &Record) -> Result<()> {
+        let Err(reason) = self.core.state.check(record) else {
+            return Ok(());
+        };
+        self.poisoned = Some("check of a planned record".to_owned());
+        Err(Error::new(
+            ErrorKind::Internal,
+            format!("planned record rejected by the mirror rules, nothing written: {reason}"),
+        )
+        .with_path(self.path()))
+    }
+
+    /// Appends one checked record and fsyncs the mirror (M4).
+    fn append_durable(&mut self, record: &Record) -> Result<()> {
+        let bytes = mirror::encode_record(record);
         let name = self.name.clone();
         if let Err(e) = self.storage.append(&name, &bytes) {
             return Err(self.poison("append", &name, e));
@@ -532,9 +543,7 @@ impl<S: Storage> Queue<S> {
         if let Err(e) = self.storage.rename(&tmp, &name) {
             return Err(self.poison("rename", &name, e));
         }
-        if !self.core.config.is_bad(KnownBadSwitch::NoDirSync)
-            && let Err(e) = self.storage.sync_dir()
-        {
+        if let Err(e) = self.storage.sync_dir() {
             return Err(self.poison("directory fsync", &name, e));
         }
         self.log_bytes = bytes.len() as u64;

@@ -208,9 +208,9 @@ fn acceptance_1_thirteen_lines_one_batch_turn() -> TestResult {
     Ok(())
 }
 
-/// The crash of acceptance 2, as a function, so the known-bad test can show it catches
-/// `ClearBeforeHandOver`. Returns the batch of the first life and the first boundary's batch of
-/// the second.
+/// The crash of acceptance 2, as a function: returns the batch of the first life and the first
+/// boundary's batch of the second. (The harness runs the same scenario through its known-bad
+/// drivers, to show the check catches them.)
 fn crash_between_batch_written_and_mirror_cleared(
     path: &Path,
     config: Config,
@@ -1202,72 +1202,81 @@ fn failed_boundary_and_settle_writes_poison_the_queue() -> TestResult {
     Ok(())
 }
 
-// ------------------------------------------------------------------- known-bad variants caught
+// ------------------------------------------------------------------ check before write (M3)
 
-/// The known-bad switches really break what they claim, and the tests above catch them.
-#[cfg(feature = "known-bad")]
-mod known_bad {
-    use super::*;
-    use crate::KnownBad;
-
-    fn config(bad: KnownBad) -> Config {
-        Config {
-            known_bad: Some(bad),
-            ..Config::default()
-        }
+/// M3, M6, M11: a record the queue planned but its own mirror rules reject (a planning bug) is
+/// refused before it is written: `Internal`, the handle poisoned, the file and the fsync count
+/// as they were, and the mirror reopens with what the last good write left. The same bytes
+/// appended without the check make the next open fail with `Corrupt`, which is what the check
+/// before the write prevents.
+#[test]
+fn a_planned_record_the_state_rejects_is_an_error_and_writes_nothing() -> TestResult {
+    use crate::mirror::Record;
+    let park = |seq, line: &str| Record::Park {
+        seq: Seq(seq),
+        request: RequestId(9),
+        line: line.to_owned(),
+        failures: 0,
+    };
+    let bad_plans = [
+        (park(1, "reused"), "seq 1 reused"),
+        (park(3, "two\nlines"), "contains a newline"),
+        (
+            Record::Batch {
+                id: BatchId(1),
+                attempt: Attempt(1),
+                seqs: vec![Seq(2)],
+                remaining: 0,
+            },
+            "first parked seqs are [1]",
+        ),
+        (
+            Record::Attempt {
+                batch: BatchId(1),
+                attempt: Attempt(2),
+            },
+            "not in flight",
+        ),
+        (
+            Record::Settle {
+                batch: BatchId(1),
+                delivered: vec![Seq(1)],
+                failed: Vec::new(),
+                dead: Vec::new(),
+            },
+            "not in flight",
+        ),
+    ];
+    for (record, reason) in bad_plans {
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        queue.park(RequestId(1), "a")?;
+        queue.park(RequestId(2), "b")?;
+        let before = queue.storage().file("m").ok_or("mirror")?.to_vec();
+        let syncs = queue.storage().syncs();
+        let err = queue
+            .append_checked(Some(&record))
+            .err()
+            .ok_or("a rejected plan must fail")?;
+        assert_eq!(err.kind(), ErrorKind::Internal, "{record:?}: {err}");
+        assert!(err.to_string().contains(reason), "{record:?}: {err}");
+        assert!(queue.is_poisoned());
+        let after = queue.park(RequestId(3), "c").map_err(|e| e.kind());
+        assert_eq!(after, Err(ErrorKind::Poisoned));
+        assert_eq!(queue.storage().file("m"), Some(before.as_slice()));
+        assert_eq!(queue.storage().syncs(), syncs);
+        let mut storage = queue.into_storage();
+        let reopened = Queue::with_storage(storage.clone(), "m", Config::default())?;
+        assert_eq!(reopened.parked().len(), 2);
+        // Without the check: the record durable first, the next open refuses the mirror.
+        let mut unchecked = before.clone();
+        unchecked.extend_from_slice(&mirror::encode_record(&record));
+        storage.set_file("m", unchecked);
+        let err = Queue::with_storage(storage, "m", Config::default())
+            .err()
+            .ok_or("an impossible record must not open")?;
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{record:?}: {err}");
     }
-
-    /// ClearBeforeHandOver loses the batch in a crash: acceptance 2's check fails.
-    #[test]
-    fn clear_before_hand_over_is_caught_by_acceptance_2() -> TestResult {
-        let (_dir, path) = temp_mirror()?;
-        let (_first, second) = crash_between_batch_written_and_mirror_cleared(
-            &path,
-            config(KnownBad::ClearBeforeHandOver),
-        )?;
-        assert_eq!(
-            second, None,
-            "the known-bad variant should have lost the batch"
-        );
-        Ok(())
-    }
-
-    /// NoAttemptCounter hands a recovered batch with attempt 1, not a repeat.
-    #[test]
-    fn no_attempt_counter_is_caught_by_acceptance_2() -> TestResult {
-        let (_dir, path) = temp_mirror()?;
-        let (_first, second) = crash_between_batch_written_and_mirror_cleared(
-            &path,
-            config(KnownBad::NoAttemptCounter),
-        )?;
-        let second = second.ok_or("still there")?;
-        assert_eq!(second.attempt, Attempt(1));
-        assert!(!second.is_repeat());
-        Ok(())
-    }
-
-    /// PopFront delivers one line per batch: acceptance 1's batch of 13 fails.
-    #[test]
-    fn pop_front_is_caught_by_acceptance_1() -> TestResult {
-        let (_dir, path) = temp_mirror()?;
-        let mut queue = Queue::open_with(&path, config(KnownBad::PopFront))?;
-        for n in 1..=13 {
-            queue.park(RequestId(n), &seed_line(n))?;
-        }
-        let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
-        assert_eq!((batch.items.len(), batch.remaining), (1, 12));
-        Ok(())
-    }
-
-    /// NoDirSync skips the directory fsync on create: visible to a storage that counts them.
-    #[test]
-    fn no_dir_sync_skips_the_directory_fsync() -> TestResult {
-        let queue = Queue::with_storage(MemStorage::new(), "m", config(KnownBad::NoDirSync))?;
-        assert_eq!(queue.into_storage().dir_syncs(), 0);
-        let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
-        assert_eq!(queue.into_storage().dir_syncs(), 1);
-        Ok(())
-    }
+    Ok(())
 }
 
 // ------------------------------------------------------------- gaps found by cargo mutants
@@ -1310,28 +1319,28 @@ mod mutants_gaps {
         };
         for (n, line) in ["abc", "de", "fghij", "é"].into_iter().enumerate() {
             let step = core.park(RequestId(n as u64), line)?;
-            core.commit(&step.records);
+            core.commit(step.record.as_ref().ok_or("a record")?);
         }
         check(&core, 3 + 2 + 5 + 2);
         let step = core.boundary(Budget(7))?;
-        core.commit(&step.records);
+        core.commit(step.record.as_ref().ok_or("a record")?);
         let batch = step.value.ok_or("parked")?;
         assert_eq!(batch.items.len(), 2);
-        core.handed_over(&batch);
+        core.handed_over();
         check(&core, 12);
         // "abc" delivered, "de" failed once: the floor drops by 3 only.
         let step = core.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
-        core.commit(&step.records);
+        core.commit(step.record.as_ref().ok_or("a record")?);
         core.settled();
         check(&core, 9);
         // "de" fails again and becomes a dead letter: still held, still counted.
         let step = core.boundary(Budget(3))?;
-        core.commit(&step.records);
+        core.commit(step.record.as_ref().ok_or("a record")?);
         let batch = step.value.ok_or("parked")?;
-        core.handed_over(&batch);
+        core.handed_over();
         let step = core.settle(batch.id, &[Outcome::Failed])?;
         assert_eq!(step.value.dead, vec![Seq(2)]);
-        core.commit(&step.records);
+        core.commit(step.record.as_ref().ok_or("a record")?);
         core.settled();
         check(&core, 9);
         // A core rebuilt from the state (reopen) starts from the same floor.
@@ -1673,29 +1682,6 @@ mod mutants_gaps {
         let queue = Queue::open(&path)?;
         assert_eq!(queue.path(), path);
         assert!(!queue.is_poisoned());
-        Ok(())
-    }
-
-    /// The known-bad ClearBeforeHandOver variant must stay drivable for the checkers that are
-    /// to catch it: its settle reports every item delivered (the mirror already dropped them)
-    /// and the next boundary works. Kills `delete field delivered` in `Core::settle` and
-    /// `Core::settled with ()` (which leaves the early-cleared batch blocking every boundary).
-    #[cfg(feature = "known-bad")]
-    #[test]
-    fn clear_before_hand_over_settles_and_goes_on() -> TestResult {
-        let config = Config {
-            known_bad: Some(crate::KnownBad::ClearBeforeHandOver),
-            ..Config::default()
-        };
-        let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
-        queue.park(RequestId(1), "a")?;
-        queue.park(RequestId(2), "b")?;
-        let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
-        let settlement = queue.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
-        assert_eq!(settlement.delivered, vec![Seq(1), Seq(2)]);
-        queue.park(RequestId(3), "c")?;
-        let next = queue.boundary(Budget(100))?.ok_or("parked")?;
-        assert_eq!(next.items.len(), 1);
         Ok(())
     }
 }

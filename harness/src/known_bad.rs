@@ -1,0 +1,753 @@
+//! The deliberately broken protocols the checkers must catch, built outside the crate: one
+//! registry of their names ([`KnownBad`]) and the seams that build each one around the public
+//! API, so `parkline` itself holds the protocol only.
+//!
+//! Two seams on the delivery side, chosen by where the old in-crate switch broke the protocol:
+//!
+//! - a faulty [`Storage`] under the queue ([`SkipDirSync`]), for a fault of the durability
+//!   calls: `no-dir-sync` returns `Ok` from `sync_dir` without syncing, so a create or rename is
+//!   lost in a power loss although the queue acknowledged what followed it (D16, M5);
+//! - a broken [`Driver`] around the public [`Queue`], for a fault of the protocol's decisions:
+//!   `pop-front` asks every boundary with `Budget(0)` (the split takes one item, D1);
+//!   `clear-before-hand-over` settles a new batch as all delivered inside `boundary`, before
+//!   handing it over, and answers the caller's later settle itself (a crash after the boundary
+//!   loses the batch, D9); `no-attempt-counter` hands a recovered batch over with the attempt it
+//!   had before (attempt - 1, so the first repeat has no repeat mark, D10).
+//!
+//! On the read side, a wrapper around `Transcript::read` ([`read_as`]), which the read harness
+//! calls instead of the bare read: `excerpt-without-reference` presents a cut turn as whole,
+//! without the reference to its rest (R5); `advance-before-build` moves a forward read's next
+//! cursor past the turns it omitted, with the public `Cursor::after` (R5); `turns-only-budget`
+//! asks the crate with the largest budget whose answer holds at most `max_chars` characters of
+//! turn text, so framing, in-flight part and requests come on top (R1).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+use parkline::read::{Cursor, ReadRequest, Selector, Transcript, TurnSeq, Window};
+use parkline::{
+    Attempt, Batch, BatchId, Budget, ErrorKind, Outcome, Queue, RequestId, Seq, Settlement, Storage,
+};
+
+/// A deliberately broken behaviour, by its kebab-case name (the same spelling in tests, the fuzz
+/// targets' `PARKLINE_KNOWN_BAD` and the kill -9 child's `PARKLINE_DRIVE_KNOWN_BAD`).
+///
+/// # Example
+///
+/// ```
+/// use parkline_harness::known_bad::KnownBad;
+/// assert_eq!(KnownBad::from_name("pop-front"), Some(KnownBad::PopFront));
+/// assert_eq!(KnownBad::PopFront.name(), "pop-front");
+/// assert!(KnownBad::ALL.iter().all(|bad| KnownBad::from_name(bad.name()) == Some(*bad)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KnownBad {
+    /// A boundary hands over one line, however many are parked (breaks D1). Driver seam.
+    PopFront,
+    /// A new batch is cleared as delivered before it is handed over (breaks D9). Driver seam.
+    ClearBeforeHandOver,
+    /// A recovered batch is handed over with its previous attempt, the first repeat unmarked
+    /// (breaks D10). Driver seam.
+    NoAttemptCounter,
+    /// The directory fsync after a create or rename is skipped (breaks D16, M5). Storage seam.
+    NoDirSync,
+    /// A read's excerpt loses the reference to its rest (breaks R5). Read wrapper.
+    ExcerptWithoutReference,
+    /// A read's next cursor moves past turns that did not fit (breaks R5). Read wrapper.
+    AdvanceBeforeBuild,
+    /// A read budgets the turns only, the framing and in-flight part on top (breaks R1). Read
+    /// wrapper.
+    TurnsOnlyBudget,
+}
+
+impl KnownBad {
+    /// Every known-bad behaviour.
+    pub const ALL: [KnownBad; 7] = [
+        KnownBad::PopFront,
+        KnownBad::ClearBeforeHandOver,
+        KnownBad::NoAttemptCounter,
+        KnownBad::NoDirSync,
+        KnownBad::ExcerptWithoutReference,
+        KnownBad::AdvanceBeforeBuild,
+        KnownBad::TurnsOnlyBudget,
+    ];
+
+    /// The delivery side's: what `harness::check_with` and the drive loop run.
+    pub const DELIVERY: [KnownBad; 4] = [
+        KnownBad::PopFront,
+        KnownBad::ClearBeforeHandOver,
+        KnownBad::NoAttemptCounter,
+        KnownBad::NoDirSync,
+    ];
+
+    /// The read side's: what `read_harness::check_with` runs.
+    pub const READ: [KnownBad; 3] = [
+        KnownBad::ExcerptWithoutReference,
+        KnownBad::AdvanceBeforeBuild,
+        KnownBad::TurnsOnlyBudget,
+    ];
+
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            KnownBad::PopFront => "pop-front",
+            KnownBad::ClearBeforeHandOver => "clear-before-hand-over",
+            KnownBad::NoAttemptCounter => "no-attempt-counter",
+            KnownBad::NoDirSync => "no-dir-sync",
+            KnownBad::ExcerptWithoutReference => "excerpt-without-reference",
+            KnownBad::AdvanceBeforeBuild => "advance-before-build",
+            KnownBad::TurnsOnlyBudget => "turns-only-budget",
+        }
+    }
+
+    /// The behaviour named `name` (kebab-case, as [`KnownBad::name`]).
+    pub fn from_name(name: &str) -> Option<KnownBad> {
+        KnownBad::ALL.into_iter().find(|bad| bad.name() == name)
+    }
+
+    /// The requirement it breaks (the id the model's variant of the same name breaks too).
+    pub fn breaks(self) -> &'static str {
+        match self {
+            KnownBad::PopFront => "D1",
+            KnownBad::ClearBeforeHandOver => "D9",
+            KnownBad::NoAttemptCounter => "D10",
+            KnownBad::NoDirSync => "D16",
+            KnownBad::ExcerptWithoutReference | KnownBad::AdvanceBeforeBuild => "R5",
+            KnownBad::TurnsOnlyBudget => "R1",
+        }
+    }
+
+    /// True for the read side's behaviours.
+    pub fn is_read(self) -> bool {
+        KnownBad::READ.contains(&self)
+    }
+
+    /// Every name, for error messages.
+    pub fn names() -> Vec<&'static str> {
+        KnownBad::ALL.iter().map(|bad| bad.name()).collect()
+    }
+
+    /// The behaviour named by the environment variable `var`: `None` when it is unset or empty.
+    ///
+    /// # Errors
+    ///
+    /// The variable names no known-bad behaviour.
+    pub fn from_env(var: &str) -> Result<Option<KnownBad>, String> {
+        match std::env::var(var) {
+            Ok(name) if !name.is_empty() => KnownBad::from_name(&name)
+                .map(Some)
+                .ok_or_else(|| format!("{var}={name}: not one of {:?}", KnownBad::names())),
+            _ => Ok(None),
+        }
+    }
+}
+
+impl fmt::Display for KnownBad {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+// ------------------------------------------------------------------------- the storage seam
+
+/// `no-dir-sync`: a [`Storage`] whose `sync_dir` returns `Ok` without syncing; everything else
+/// goes to the storage it wraps.
+#[derive(Clone, Debug)]
+pub struct SkipDirSync<S>(pub S);
+
+impl<S: Storage> Storage for SkipDirSync<S> {
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        self.0.read(name)
+    }
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.0.append(name, bytes)
+    }
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        self.0.truncate(name, len)
+    }
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        self.0.sync(name)
+    }
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        self.0.rename(from, to)
+    }
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.0.remove(name)
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path(name)
+    }
+}
+
+/// The storage a check runs the queue on: `S` itself, or `S` behind the storage seam of the
+/// known-bad behaviour (one type for both, so the harness holds one kind of queue).
+#[derive(Clone, Debug)]
+pub enum Seamed<S> {
+    /// The storage as it is.
+    Sound(S),
+    /// `no-dir-sync`.
+    SkipDirSync(SkipDirSync<S>),
+}
+
+impl<S: Storage> Seamed<S> {
+    /// `storage` behind the storage seam of `bad`, if it has one.
+    pub fn new(storage: S, bad: Option<KnownBad>) -> Self {
+        match bad {
+            Some(KnownBad::NoDirSync) => Seamed::SkipDirSync(SkipDirSync(storage)),
+            _ => Seamed::Sound(storage),
+        }
+    }
+
+    /// The storage under the seam.
+    pub fn into_inner(self) -> S {
+        match self {
+            Seamed::Sound(storage) | Seamed::SkipDirSync(SkipDirSync(storage)) => storage,
+        }
+    }
+
+    fn get(&mut self) -> &mut dyn Storage {
+        match self {
+            Seamed::Sound(storage) => storage,
+            Seamed::SkipDirSync(storage) => storage,
+        }
+    }
+
+    fn get_ref(&self) -> &dyn Storage {
+        match self {
+            Seamed::Sound(storage) => storage,
+            Seamed::SkipDirSync(storage) => storage,
+        }
+    }
+}
+
+impl<S: Storage> Storage for Seamed<S> {
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        self.get().read(name)
+    }
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.get().append(name, bytes)
+    }
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        self.get().truncate(name, len)
+    }
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        self.get().sync(name)
+    }
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        self.get().rename(from, to)
+    }
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.get().remove(name)
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        self.get().sync_dir()
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.get_ref().path(name)
+    }
+}
+
+// -------------------------------------------------------------------------- the driver seam
+
+/// An error of a [`Driver`] call: the crate's, or one the broken driver gives itself where the
+/// old in-crate switch refused (a boundary or settle while its early-cleared batch is out).
+#[derive(Debug)]
+pub struct DriverError {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl DriverError {
+    /// The kind, as the crate's `ErrorKind`.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for DriverError {}
+
+impl From<parkline::Error> for DriverError {
+    fn from(e: parkline::Error) -> Self {
+        DriverError {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// What the daemon calls instead of the bare [`Queue`] in a check: the queue's own answers, or,
+/// under a driver-seam behaviour, the broken protocol that behaviour names. Storage-seam and
+/// read behaviours pass through.
+#[derive(Debug)]
+pub struct Driver<S: Storage> {
+    queue: Queue<S>,
+    bad: Option<KnownBad>,
+    /// `clear-before-hand-over`: the batch handed over although the mirror already forgot it.
+    cleared_early: Option<Batch>,
+}
+
+impl<S: Storage> Driver<S> {
+    /// Drives `queue`, broken as `bad` says.
+    pub fn new(queue: Queue<S>, bad: Option<KnownBad>) -> Self {
+        Driver {
+            queue,
+            bad,
+            cleared_early: None,
+        }
+    }
+
+    /// The queue driven (its state, file and poison are what the checks look at).
+    pub fn queue(&self) -> &Queue<S> {
+        &self.queue
+    }
+
+    /// Gives the queue back.
+    pub fn into_queue(self) -> Queue<S> {
+        self.queue
+    }
+
+    /// `Queue::park`, unchanged by every behaviour.
+    ///
+    /// # Errors
+    ///
+    /// The queue's.
+    pub fn park(&mut self, request: RequestId, line: &str) -> Result<Seq, DriverError> {
+        Ok(self.queue.park(request, line)?)
+    }
+
+    /// `Queue::boundary`, or its broken form.
+    ///
+    /// # Errors
+    ///
+    /// The queue's, and `BatchInFlight` while an early-cleared batch is unsettled.
+    pub fn boundary(&mut self, budget: Budget) -> Result<Option<Batch>, DriverError> {
+        if let Some(batch) = &self.cleared_early
+            && !self.queue.is_poisoned()
+        {
+            return Err(DriverError {
+                kind: ErrorKind::BatchInFlight,
+                message: format!("batch {} was handed over and is not settled yet", batch.id),
+            });
+        }
+        let recovered = self.queue.in_flight().is_some();
+        match self.bad {
+            Some(KnownBad::PopFront) => Ok(self.queue.boundary(Budget(0))?),
+            Some(KnownBad::NoAttemptCounter) => {
+                let mut batch = self.queue.boundary(budget)?;
+                if recovered && let Some(batch) = &mut batch {
+                    batch.attempt = Attempt(batch.attempt.0.saturating_sub(1).max(1));
+                }
+                Ok(batch)
+            }
+            Some(KnownBad::ClearBeforeHandOver) => {
+                let batch = self.queue.boundary(budget)?;
+                if !recovered && let Some(batch) = &batch {
+                    self.queue
+                        .settle(batch.id, &vec![Outcome::Delivered; batch.items.len()])?;
+                    self.cleared_early = Some(batch.clone());
+                }
+                Ok(batch)
+            }
+            _ => Ok(self.queue.boundary(budget)?),
+        }
+    }
+
+    /// `Queue::settle`, or, for an early-cleared batch, the driver's own answer: every item
+    /// delivered (the mirror already dropped them).
+    ///
+    /// # Errors
+    ///
+    /// The queue's, and for an early-cleared batch `UnknownBatch` or `OutcomeCount` as the
+    /// queue would give them.
+    pub fn settle(&mut self, id: BatchId, outcomes: &[Outcome]) -> Result<Settlement, DriverError> {
+        let Some(batch) = self
+            .cleared_early
+            .as_ref()
+            .filter(|_| !self.queue.is_poisoned())
+        else {
+            return Ok(self.queue.settle(id, outcomes)?);
+        };
+        if batch.id != id {
+            return Err(DriverError {
+                kind: ErrorKind::UnknownBatch,
+                message: format!("batch {id} is not the batch in flight"),
+            });
+        }
+        if outcomes.len() != batch.items.len() {
+            return Err(DriverError {
+                kind: ErrorKind::OutcomeCount,
+                message: format!(
+                    "batch {id} has {} items but settle got {} outcomes",
+                    batch.items.len(),
+                    outcomes.len()
+                ),
+            });
+        }
+        let delivered = batch.items.iter().map(|item| item.seq).collect();
+        self.cleared_early = None;
+        Ok(Settlement {
+            delivered,
+            ..Settlement::default()
+        })
+    }
+}
+
+// ------------------------------------------------------------------------ the read wrappers
+
+/// `Transcript::read`, or its broken form under a read behaviour (`bad` of [`KnownBad::READ`];
+/// any other passes through). The wrappers post-process the crate's window, or the request it
+/// is asked, the way the old in-crate switches broke it.
+///
+/// # Errors
+///
+/// The crate's error for the request it was asked.
+///
+/// # Example
+///
+/// ```
+/// use parkline::read::{ChildId, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+/// use parkline_harness::known_bad::{KnownBad, read_as};
+/// let mut child = Transcript::new(ChildId::new("c")?);
+/// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "z".repeat(1000))?;
+/// let request = ReadRequest::new(Selector::Since(child.start_cursor()), 300);
+/// let sound = read_as(&child, None, &request)?;
+/// assert!(sound.text.contains("rest at turn:t1"));
+/// let broken = read_as(&child, Some(KnownBad::ExcerptWithoutReference), &request)?;
+/// assert!(broken.excerpt.is_none() && !broken.text.contains("rest at turn:t1"));
+/// # Ok::<(), parkline::Error>(())
+/// ```
+pub fn read_as(
+    transcript: &Transcript,
+    bad: Option<KnownBad>,
+    request: &ReadRequest,
+) -> parkline::Result<Window> {
+    match bad {
+        Some(KnownBad::ExcerptWithoutReference) => {
+            transcript.read(request).map(excerpt_without_reference)
+        }
+        Some(KnownBad::AdvanceBeforeBuild) => {
+            let window = transcript.read(request)?;
+            Ok(advance_before_build(transcript, request, window))
+        }
+        Some(KnownBad::TurnsOnlyBudget) => turns_only_budget(transcript, request),
+        _ => transcript.read(request),
+    }
+}
+
+/// `excerpt-without-reference` (R5): the cut turn is presented as whole, without the
+/// `rest at turn:<id> offset <n>` reference to its rest and without the excerpt in the window,
+/// while the cursor still moves past it, so the rest can never be asked for.
+fn excerpt_without_reference(mut window: Window) -> Window {
+    let Some(excerpt) = window.excerpt.take() else {
+        return window;
+    };
+    let (id, seq) = (&excerpt.turn.id, excerpt.turn.seq);
+    let rest = if excerpt.to < excerpt.total {
+        format!(", rest at turn:{id} offset {}", excerpt.to)
+    } else {
+        String::new()
+    };
+    let header = format!(
+        "[turn {id} seq {seq}: excerpt chars {}..{} of {}{rest}]\n",
+        excerpt.from, excerpt.to, excerpt.total
+    );
+    let as_whole = format!(
+        "[turn {id} seq {seq}: {} chars]\n",
+        excerpt.to - excerpt.from
+    );
+    let whole = window.whole.len();
+    let counts = format!("{whole} whole, 1 excerpt,");
+    let as_counts = format!("{} whole, 0 excerpt,", whole + 1);
+    window.text = window
+        .text
+        .replacen(&header, &as_whole, 1)
+        .replacen(&counts, &as_counts, 1);
+    let at = window.whole.partition_point(|turn| turn.seq < seq);
+    window.whole.insert(at, excerpt.turn);
+    window.chars = window.text.chars().count();
+    window
+}
+
+/// `advance-before-build` (R5): a forward read's next cursor is set at the last selected turn,
+/// as if the answer had held every one, so the turns it omitted are skipped.
+fn advance_before_build(
+    transcript: &Transcript,
+    request: &ReadRequest,
+    mut window: Window,
+) -> Window {
+    let forward = matches!(
+        request.selector,
+        Selector::Since(_) | Selector::SinceTurn(_)
+    );
+    let (Some(next), Some(last)) = (&window.next, &window.omitted.last) else {
+        return window;
+    };
+    if !forward || last.seq <= next.seq() {
+        return window;
+    }
+    let advanced = Cursor::after(transcript.child(), last.seq);
+    window.text = window.text.replacen(
+        &format!("; next since:{next}]"),
+        &format!("; next since:{advanced}]"),
+        1,
+    );
+    window.next = Some(advanced);
+    window.chars = window.text.chars().count();
+    window
+}
+
+/// `turns-only-budget` (R1): `max_chars` bounds the completed turns' text only, the framing, the
+/// in-flight part and the request records coming on top: the crate is asked with the largest
+/// budget whose answer holds at most `max_chars` characters of turn text.
+fn turns_only_budget(transcript: &Transcript, request: &ReadRequest) -> parkline::Result<Window> {
+    let chars: BTreeMap<TurnSeq, usize> = transcript
+        .turns()
+        .iter()
+        .map(|turn| (turn.seq, turn.text.chars().count()))
+        .collect();
+    let turn_text = |window: &Window| -> usize {
+        let whole: usize = window
+            .whole
+            .iter()
+            .map(|turn| chars.get(&turn.seq).copied().unwrap_or(0))
+            .sum();
+        whole + window.excerpt.as_ref().map_or(0, |e| e.to - e.from)
+    };
+    let asked = |max_chars: usize| {
+        transcript.read(&ReadRequest {
+            max_chars,
+            ..request.clone()
+        })
+    };
+    // No budget above the whole answer's length admits more.
+    let whole_answer = match asked(usize::MAX) {
+        Ok(window) => window.chars,
+        Err(_) => return asked(request.max_chars),
+    };
+    let fits = |window: &parkline::Result<Window>| match window {
+        Ok(window) => turn_text(window) <= request.max_chars,
+        Err(_) => true,
+    };
+    // Binary search for the largest budget that still fits: the turn text a budget admits only
+    // grows with the budget.
+    let (mut low, mut high) = (
+        request.max_chars,
+        request.max_chars.saturating_add(whole_answer),
+    );
+    if fits(&asked(high)) {
+        low = high;
+    }
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if fits(&asked(mid)) {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    match asked(low) {
+        Ok(window) => Ok(window),
+        // No larger budget answers: the crate's own refusal at the caller's budget.
+        Err(_) => asked(request.max_chars),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each seam is the broken protocol its name says, shown on the crate's own answers through
+    //! the seam (the requirement it breaks, not only a divergence from the reference), next to
+    //! the same scenario passing without it.
+
+    use parkline::{Config, MemStorage};
+
+    use super::*;
+    use crate::simdisk::SimDisk;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    const MIRROR: &str = "m";
+
+    fn open(disk: &SimDisk, bad: Option<KnownBad>) -> Result<Driver<Seamed<SimDisk>>, DriverError> {
+        let storage = Seamed::new(disk.clone(), bad);
+        let queue = Queue::with_storage(storage, MIRROR, Config::default())?;
+        Ok(Driver::new(queue, bad))
+    }
+
+    /// Acceptance 2 through the driver: five lines, a boundary, a power loss before the settle;
+    /// the first batch and the next life's first boundary.
+    fn crash_between_batch_written_and_mirror_cleared(
+        bad: Option<KnownBad>,
+    ) -> Result<(Batch, Option<Batch>), DriverError> {
+        let disk = SimDisk::new();
+        let mut driver = open(&disk, bad)?;
+        for n in 1..=5 {
+            driver.park(RequestId(n), &format!("r-{n} done"))?;
+        }
+        let first = driver
+            .boundary(Budget(1 << 20))?
+            .unwrap_or_else(|| unreachable!("five lines parked"));
+        drop(driver);
+        let mut driver = open(&disk.crash(), bad)?;
+        let second = driver.boundary(Budget(1 << 20))?;
+        Ok((first, second))
+    }
+
+    #[test]
+    fn names_are_kebab_case_and_round_trip() {
+        for bad in KnownBad::ALL {
+            assert_eq!(KnownBad::from_name(bad.name()), Some(bad));
+            assert!(
+                bad.name()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'-')
+            );
+        }
+        assert_eq!(KnownBad::from_name("PopFront"), None);
+        assert_eq!(
+            KnownBad::DELIVERY.len() + KnownBad::READ.len(),
+            KnownBad::ALL.len()
+        );
+        assert!(KnownBad::READ.iter().all(|bad| bad.is_read()));
+        assert!(!KnownBad::DELIVERY.iter().any(|bad| bad.is_read()));
+    }
+
+    /// Every harness behaviour is the model's variant of the same name, breaking the same
+    /// requirement, so `parkline check --variant <name>` and the crate-side checks agree.
+    #[test]
+    fn each_behaviour_breaks_what_the_model_variant_of_its_name_breaks() {
+        use parkline_model::delivery::Variant;
+        use parkline_model::read::ReadVariant;
+        for bad in KnownBad::ALL {
+            let model_breaks = if bad.is_read() {
+                ReadVariant::from_name(bad.name()).and_then(ReadVariant::breaks)
+            } else {
+                Variant::from_name(bad.name()).and_then(Variant::breaks)
+            };
+            match (bad, model_breaks) {
+                // The model has no disk: no-dir-sync has no model variant (D16 is the crate's).
+                (KnownBad::NoDirSync, None) => {}
+                (_, Some(property)) => {
+                    let id = property.split(' ').next().unwrap_or_default();
+                    assert_eq!(
+                        id,
+                        bad.breaks(),
+                        "{bad}: the model variant breaks {property}"
+                    );
+                }
+                (_, None) => panic!("{bad}: no model variant of that name"),
+            }
+        }
+    }
+
+    /// The sound driver passes acceptance 2: the batch comes back as a repeat.
+    #[test]
+    fn acceptance_2_passes_without_a_seam() -> TestResult {
+        let (first, second) = crash_between_batch_written_and_mirror_cleared(None)?;
+        let second = second.ok_or("the batch must come back")?;
+        assert_eq!((second.id, &second.items), (first.id, &first.items));
+        assert_eq!(second.attempt, Attempt(2));
+        assert!(second.is_repeat());
+        Ok(())
+    }
+
+    /// D9: `clear-before-hand-over` loses the batch in a crash after the boundary.
+    #[test]
+    fn clear_before_hand_over_loses_the_batch_in_acceptance_2() -> TestResult {
+        let bad = Some(KnownBad::ClearBeforeHandOver);
+        let (first, second) = crash_between_batch_written_and_mirror_cleared(bad)?;
+        assert_eq!(first.items.len(), 5);
+        assert_eq!(
+            second, None,
+            "the five lines were never settled, yet they are gone"
+        );
+        Ok(())
+    }
+
+    /// D10: `no-attempt-counter` hands the recovered batch with attempt 1, no repeat mark.
+    #[test]
+    fn no_attempt_counter_hands_the_repeat_unmarked_in_acceptance_2() -> TestResult {
+        let bad = Some(KnownBad::NoAttemptCounter);
+        let (first, second) = crash_between_batch_written_and_mirror_cleared(bad)?;
+        let second = second.ok_or("still there")?;
+        assert_eq!((second.id, &second.items), (first.id, &first.items));
+        assert_eq!(second.attempt, Attempt(1));
+        assert!(!second.is_repeat());
+        assert!(second.notified().iter().all(|n| !n.repeat));
+        Ok(())
+    }
+
+    /// D1: `pop-front` hands one of thirteen parked lines over (acceptance 1 wants all 13).
+    #[test]
+    fn pop_front_hands_one_line_of_thirteen() -> TestResult {
+        for (bad, expected) in [(None, (13, 0)), (Some(KnownBad::PopFront), (1, 12))] {
+            let mut driver = open(&SimDisk::new(), bad)?;
+            for n in 1..=13 {
+                driver.park(RequestId(n), &format!("[delegation r-{n} done] ok"))?;
+            }
+            let batch = driver.boundary(Budget(1 << 20))?.ok_or("parked")?;
+            assert_eq!((batch.items.len(), batch.remaining), expected, "{bad:?}");
+        }
+        Ok(())
+    }
+
+    /// D16, M5: `no-dir-sync` makes no directory fsync, so the mirror created and the park
+    /// acknowledged on it are gone after a power loss; without the seam the park survives.
+    #[test]
+    fn no_dir_sync_loses_an_acknowledged_park_in_a_power_loss() -> TestResult {
+        let storage = Seamed::new(MemStorage::new(), Some(KnownBad::NoDirSync));
+        let queue = Queue::with_storage(storage, MIRROR, Config::default())?;
+        assert_eq!(queue.into_storage().into_inner().dir_syncs(), 0);
+        let queue = Queue::with_storage(MemStorage::new(), MIRROR, Config::default())?;
+        assert_eq!(queue.into_storage().dir_syncs(), 1);
+        for (bad, parked) in [(None, 1), (Some(KnownBad::NoDirSync), 0)] {
+            let disk = SimDisk::new();
+            let mut driver = open(&disk, bad)?;
+            driver.park(RequestId(1), "acknowledged")?;
+            drop(driver);
+            let driver = open(&disk.crash(), bad)?;
+            assert_eq!(driver.queue().parked().len(), parked, "{bad:?}");
+        }
+        Ok(())
+    }
+
+    /// `clear-before-hand-over` stays drivable for the checkers that are to catch it: its
+    /// settle reports every item delivered (the mirror already dropped them), a boundary before
+    /// it is refused as the crate refuses one, and the next boundary works.
+    #[test]
+    fn clear_before_hand_over_settles_and_goes_on() -> TestResult {
+        let mut driver = open(&SimDisk::new(), Some(KnownBad::ClearBeforeHandOver))?;
+        driver.park(RequestId(1), "a")?;
+        driver.park(RequestId(2), "b")?;
+        let batch = driver.boundary(Budget(100))?.ok_or("parked")?;
+        assert!(driver.queue().in_flight().is_none() && driver.queue().parked().is_empty());
+        let refused = driver.boundary(Budget(100)).map_err(|e| e.kind());
+        assert_eq!(refused.err(), Some(ErrorKind::BatchInFlight));
+        let wrong = driver.settle(BatchId(9), &[Outcome::Delivered; 2]);
+        assert_eq!(
+            wrong.map_err(|e| e.kind()).err(),
+            Some(ErrorKind::UnknownBatch)
+        );
+        let short = driver.settle(batch.id, &[Outcome::Delivered]);
+        assert_eq!(
+            short.map_err(|e| e.kind()).err(),
+            Some(ErrorKind::OutcomeCount)
+        );
+        let settlement = driver.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
+        assert_eq!(settlement.delivered, vec![Seq(1), Seq(2)]);
+        driver.park(RequestId(3), "c")?;
+        let next = driver.boundary(Budget(100))?.ok_or("parked")?;
+        assert_eq!(next.items.len(), 1);
+        Ok(())
+    }
+}

@@ -1,0 +1,44 @@
+//! The delivery protocol of parkline: parked completion lines delivered as one batch turn per
+//! boundary, crash-safe, with per-request notified events, failures, dead letters and a
+//! deterministic budget split.
+//!
+//! Source: Defect 1 of the seed (`shared/seed/000_5885aa2fe1498771.txt`, "Parked completion
+//! notifications replay one turn each") as specified in `spec/delivery.md` (requirements D1..D18,
+//! section 3 "Protocol as a state machine") and the delivery contract of `ARCHITECTURE.md`.
+//!
+//! Every item is re-exported here, so users name `parkline_model::delivery::Reference` and never
+//! the file it lives in. The files, in reading order:
+//!
+//! 1. `reference.rs`, the plain reference: [`split`], [`turn_text`], [`notified`] and
+//!    [`Reference`], the durable and volatile state of a correct queue with `park`, `boundary`,
+//!    `settle` and `crash`. It does no I/O; the differential tests and the fuzz targets use it as
+//!    their oracle;
+//! 2. `model.rs`, [`DeliveryModel`], a stateright [`Model`](stateright::Model) whose transitions
+//!    call that same [`Reference`] (one reference model, three uses: exhaustive check, proptest
+//!    oracle, fuzz oracle), with the daemon's volatile phase, what the parent was handed, the
+//!    notified log and ghost history; `bounds.rs`, the [`Bounds`] it runs at, with the unique
+//!    state counts pinned;
+//! 3. `properties.rs`, the properties, each named by the spec id it checks (`"D9 no loss"`, ...);
+//! 4. `variants.rs`, the known-bad [`Variant`]s, each changing only the step it breaks, which the
+//!    tests show are caught for the right property;
+//! 5. `narrate.rs`, a step of a path in the spec's words, for counterexamples.
+
+mod bounds;
+mod model;
+mod narrate;
+mod properties;
+mod reference;
+mod variants;
+
+pub use bounds::{Bounds, CHECK_UNIQUE_STATES, DEFAULT_UNIQUE_STATES};
+pub use model::{Action, BoundaryRecord, DeliveryModel, DeliveryState, Phase, SettleRecord};
+pub use properties::{
+    D1, D2, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D15, D15_QUIESCENT, D17, D18,
+    SOMETIMES_COLLECTED_DELIVERED, SOMETIMES_CRASH_MID_BATCH, SOMETIMES_DEAD, SOMETIMES_LATE_LINE,
+    SOMETIMES_OVERSIZED, SOMETIMES_REPEAT, SOMETIMES_RETRY, SOMETIMES_SPLIT,
+};
+pub use reference::{
+    Mirror, RefBatch, RefError, RefItem, RefNotified, RefSettlement, Reference, notified, split,
+    turn_text,
+};
+pub use variants::Variant;

@@ -1,0 +1,432 @@
+//! [`DeliveryModel`], the delivery protocol as a stateright [`Model`]: the state (the
+//! [`Reference`] queue, the daemon's volatile [`Phase`], what the parent was handed, the notified
+//! log and ghost history), the [`Action`]s with their guards in `actions`, the transitions in
+//! `next_state` (each calling the reference), and the properties listed by spec id. What each
+//! property checks is in `properties.rs`; how a step reads in the spec's words, `narrate.rs`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use stateright::{Model, Property};
+
+use super::bounds::Bounds;
+use super::properties::*;
+use super::reference::{RefBatch, RefItem, RefNotified, Reference, notified};
+use super::variants::Variant;
+
+/// The daemon's volatile delivery phase (lost at a crash).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Up, no batch of this life in flight.
+    Idle,
+    /// Boundary persisted the batch ("batch written"); not handed over yet.
+    Persisted(RefBatch),
+    /// The turn was handed over; `outcomes` holds the outcome of the first `outcomes.len()`
+    /// items (notified k of n).
+    HandedOver {
+        /// The batch handed over.
+        batch: RefBatch,
+        /// `true`: the item's notified event was recorded; `false`: the item failed.
+        outcomes: Vec<bool>,
+    },
+    /// Crashed; waiting for the restart.
+    Down,
+}
+
+/// Ghost: a batch returned by a boundary, with the parked list just before it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BoundaryRecord {
+    /// The batch as the boundary returned it.
+    pub batch: RefBatch,
+    /// The parked list at the boundary, before the split (for a repeat: the list then).
+    pub parked: Vec<RefItem>,
+    /// The boundary replayed a recovered batch.
+    pub replay: bool,
+}
+
+/// Ghost: one settle, with each item's own outcome as the daemon saw it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SettleRecord {
+    /// The batch settled.
+    pub batch: u64,
+    /// Its attempt.
+    pub attempt: u32,
+    /// `(seq, delivered)` per item, in item order.
+    pub outcomes: Vec<(u64, bool)>,
+    /// How many turns had been handed over when the settle happened.
+    pub handed_before: usize,
+}
+
+/// A state of the delivery model: the queue (durable mirror + volatile recovered flag), the
+/// daemon's phase, what the parent was handed, the notified log, and ghost history.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DeliveryState {
+    /// The reference queue.
+    pub queue: Reference,
+    /// The daemon's volatile phase.
+    pub phase: Phase,
+    /// How many lines of the bounds have been parked (acknowledged): seqs `1..=arrived`.
+    pub arrived: usize,
+    /// Every batch the parent was handed, in order.
+    pub handed: Vec<RefBatch>,
+    /// Every notified event recorded, in order.
+    pub notified: Vec<RefNotified>,
+    /// Ghost: every boundary that returned a batch.
+    pub boundaries: Vec<BoundaryRecord>,
+    /// Ghost: every settle.
+    pub settles: Vec<SettleRecord>,
+    /// Ghost: crashes so far.
+    pub crashes: u32,
+    /// Ghost: failures so far.
+    pub failures: u32,
+    /// Ghost: seqs collected by agent_read.
+    pub collected: Vec<u64>,
+}
+
+/// One step of the model, in the spec's words.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// The line at this index of the bounds arrives and is parked.
+    Park(usize),
+    /// The parent's turn ends: the boundary persists the next batch.
+    Boundary,
+    /// The daemon hands the batch's turn over to the parent.
+    HandOver,
+    /// The hand-over fails: every item fails (failure 1 of D7).
+    HandOverFails,
+    /// The next item's delegation_notified event is recorded.
+    Notify,
+    /// The next item's notified event cannot be recorded: it fails (failure 2 of D7).
+    ItemFails,
+    /// Settle: record the outcomes and clear the delivered items.
+    Settle,
+    /// The daemon crashes.
+    Crash,
+    /// The daemon restarts and recovers the mirror.
+    Recover,
+    /// agent_read collects the parked line with this seq (must change nothing, D14).
+    Collected(u64),
+}
+
+/// The delivery protocol as a stateright model (see the module documentation).
+///
+/// The model is finite and acyclic: every action grows a log or a counter of the state (lines
+/// parked, boundaries, hand-overs, outcomes, settles, crashes, collections; a restart follows a
+/// crash), so no path revisits a state. That is what makes stateright's `eventually`, judged
+/// only at terminal states, sound here; D15 is also stated as an `always` on quiescent states.
+///
+/// # Example
+///
+/// ```
+/// use parkline_model::delivery::{Bounds, DeliveryModel, Variant, D9};
+/// use stateright::{Checker, Model};
+/// let model = DeliveryModel { bounds: Bounds::generated(2, 6, 1, 0), variant: Variant::Correct };
+/// let checker = model.checker().spawn_dfs().join();
+/// assert!(checker.is_done());
+/// assert!(checker.discovery(D9).is_none()); // no loss, crash included
+/// ```
+#[derive(Clone, Debug)]
+pub struct DeliveryModel {
+    /// The bounds.
+    pub bounds: Bounds,
+    /// Which protocol the model follows.
+    pub variant: Variant,
+}
+
+impl Default for DeliveryModel {
+    fn default() -> Self {
+        DeliveryModel {
+            bounds: Bounds::default(),
+            variant: Variant::Correct,
+        }
+    }
+}
+
+impl Model for DeliveryModel {
+    type State = DeliveryState;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<DeliveryState> {
+        vec![DeliveryState {
+            queue: Reference::with_variant(self.bounds.failures_max, self.variant),
+            phase: Phase::Idle,
+            arrived: 0,
+            handed: Vec::new(),
+            notified: Vec::new(),
+            boundaries: Vec::new(),
+            settles: Vec::new(),
+            crashes: 0,
+            failures: 0,
+            collected: Vec::new(),
+        }]
+    }
+
+    fn actions(&self, state: &DeliveryState, actions: &mut Vec<Action>) {
+        let can_fail = state.failures < self.bounds.failures;
+        match &state.phase {
+            Phase::Down => {
+                actions.push(Action::Recover);
+                return;
+            }
+            Phase::Idle => {
+                if state.queue.has_batch_ready() {
+                    actions.push(Action::Boundary);
+                }
+            }
+            Phase::Persisted(_) => {
+                actions.push(Action::HandOver);
+                if can_fail {
+                    actions.push(Action::HandOverFails);
+                }
+            }
+            Phase::HandedOver { batch, outcomes } => {
+                if outcomes.len() < batch.items.len() {
+                    actions.push(Action::Notify);
+                    if can_fail {
+                        actions.push(Action::ItemFails);
+                    }
+                } else {
+                    actions.push(Action::Settle);
+                }
+            }
+        }
+        if state.arrived < self.bounds.lines.len() {
+            actions.push(Action::Park(state.arrived));
+        }
+        if state.collected.len() < self.bounds.collects as usize {
+            for item in state.queue.parked() {
+                if !state.collected.contains(&item.seq) {
+                    actions.push(Action::Collected(item.seq));
+                }
+            }
+        }
+        if state.crashes < self.bounds.crashes {
+            actions.push(Action::Crash);
+        }
+    }
+
+    fn next_state(&self, last: &DeliveryState, action: Action) -> Option<DeliveryState> {
+        let mut state = last.clone();
+        match action {
+            Action::Park(index) => {
+                let (request, line) = self.bounds.lines.get(index)?;
+                state.queue.park(*request, line);
+                state.arrived += 1;
+            }
+            Action::Boundary => {
+                let parked = state.queue.parked().to_vec();
+                let replay = state.queue.is_recovered();
+                let batch = state.queue.boundary(self.bounds.budget).ok()??;
+                state.boundaries.push(BoundaryRecord {
+                    batch: batch.clone(),
+                    parked,
+                    replay,
+                });
+                state.phase = Phase::Persisted(batch);
+            }
+            Action::HandOver => {
+                let Phase::Persisted(batch) = &last.phase else {
+                    return None;
+                };
+                state.handed.push(batch.clone());
+                state.phase = Phase::HandedOver {
+                    batch: batch.clone(),
+                    outcomes: Vec::new(),
+                };
+            }
+            Action::HandOverFails => {
+                let Phase::Persisted(batch) = &last.phase else {
+                    return None;
+                };
+                state.failures += 1;
+                let outcomes = vec![false; batch.items.len()];
+                self.settle(&mut state, batch, &outcomes)?;
+            }
+            Action::Notify | Action::ItemFails => {
+                let Phase::HandedOver { batch, outcomes } = &mut state.phase else {
+                    return None;
+                };
+                let k = outcomes.len();
+                let event = *notified(batch).get(k)?;
+                let ok = action == Action::Notify;
+                if ok {
+                    if self.variant != Variant::NotifiedPerBatch || k == 0 {
+                        state.notified.push(event); // D5
+                    }
+                } else {
+                    state.failures += 1;
+                }
+                outcomes.push(ok);
+            }
+            Action::Settle => {
+                let Phase::HandedOver { batch, outcomes } = &last.phase else {
+                    return None;
+                };
+                self.settle(&mut state, batch, outcomes)?;
+            }
+            Action::Crash => {
+                state.queue.crash();
+                state.phase = Phase::Down;
+                state.crashes += 1;
+            }
+            Action::Recover => state.phase = Phase::Idle,
+            Action::Collected(seq) => {
+                state.collected.push(seq);
+                if self.variant == Variant::DropCollected {
+                    state.queue.mirror.parked.retain(|item| item.seq != seq);
+                }
+            }
+        }
+        Some(state)
+    }
+
+    fn format_action(&self, action: &Action) -> String {
+        match action {
+            Action::Park(index) => match self.bounds.lines.get(*index) {
+                Some((request, line)) => {
+                    format!("park line {index} of request {request}: {line:?}")
+                }
+                None => format!("park line {index}"),
+            },
+            other => format!("{other:?}"),
+        }
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always(D1, d1_batch_at_the_boundary),
+            Property::always(D2, d2_no_waiting_window),
+            Property::always(D3, d3_items_verbatim),
+            Property::always(D5, d5_notified_per_request),
+            Property::always(D6, d6_per_request_independence),
+            Property::always(D8, d8_dead_letter),
+            Property::always(D9, d9_no_loss),
+            Property::always(D10, d10_repeat_recognisable),
+            Property::always(D11, d11_deterministic_split),
+            Property::always(D12, d12_budget),
+            Property::always(D13, d13_trailer_count),
+            Property::always(D14, d14_collected_is_not_consumed),
+            Property::always(D15_QUIESCENT, d15_quiescent_means_delivered),
+            Property::always(D17, d17_order),
+            Property::always(D18, d18_no_silent_duplicate),
+            Property::eventually(D15, d15_everything_delivered),
+            Property::sometimes(SOMETIMES_SPLIT, |_, s: &DeliveryState| {
+                s.handed.iter().any(|b| b.remaining > 0)
+            }),
+            Property::sometimes(SOMETIMES_REPEAT, |_, s: &DeliveryState| {
+                s.handed.iter().any(RefBatch::is_repeat)
+            }),
+            Property::sometimes(SOMETIMES_CRASH_MID_BATCH, |_, s: &DeliveryState| {
+                s.phase == Phase::Down && s.queue.in_flight().is_some()
+            }),
+            Property::sometimes(SOMETIMES_DEAD, |_, s: &DeliveryState| {
+                !s.queue.dead_letters().is_empty()
+            }),
+            Property::sometimes(SOMETIMES_RETRY, |_, s: &DeliveryState| {
+                s.handed
+                    .iter()
+                    .any(|b| b.items.iter().any(|item| item.failures > 0))
+            }),
+            Property::sometimes(SOMETIMES_OVERSIZED, |m, s: &DeliveryState| {
+                s.handed
+                    .iter()
+                    .any(|b| b.items.len() == 1 && b.items[0].cost() > m.bounds.budget)
+            }),
+            Property::sometimes(SOMETIMES_LATE_LINE, |_, s: &DeliveryState| {
+                let batch = match &s.phase {
+                    Phase::Persisted(batch) | Phase::HandedOver { batch, .. } => batch,
+                    _ => return false,
+                };
+                s.original(batch.id).is_some_and(|o| {
+                    s.queue
+                        .parked()
+                        .iter()
+                        .any(|item| o.parked.iter().all(|p| p.seq != item.seq))
+                })
+            }),
+            Property::sometimes(SOMETIMES_COLLECTED_DELIVERED, |_, s: &DeliveryState| {
+                let delivered = s.delivered();
+                s.collected.iter().any(|seq| delivered.contains(seq))
+            }),
+        ]
+    }
+}
+
+impl DeliveryModel {
+    /// The model of `variant` at `bounds`.
+    pub fn new(bounds: Bounds, variant: Variant) -> Self {
+        DeliveryModel { bounds, variant }
+    }
+
+    /// The settle step: the daemon's own outcomes go to the queue and into the ghost record.
+    fn settle(&self, state: &mut DeliveryState, batch: &RefBatch, own: &[bool]) -> Option<()> {
+        let mut given = own.to_vec();
+        if self.variant == Variant::FailWholeBatch && given.contains(&false) {
+            given = vec![false; given.len()];
+        }
+        state.queue.settle(batch.id, &given).ok()?;
+        state.settles.push(SettleRecord {
+            batch: batch.id,
+            attempt: batch.attempt,
+            outcomes: batch
+                .items
+                .iter()
+                .map(|i| i.seq)
+                .zip(own.iter().copied())
+                .collect(),
+            handed_before: state.handed.len(),
+        });
+        state.phase = Phase::Idle;
+        Some(())
+    }
+}
+
+impl DeliveryState {
+    /// Seqs settled `Delivered` by the daemon's own outcome.
+    pub fn delivered(&self) -> BTreeSet<u64> {
+        self.settles
+            .iter()
+            .flat_map(|r| r.outcomes.iter())
+            .filter(|(_, ok)| *ok)
+            .map(|(seq, _)| *seq)
+            .collect()
+    }
+
+    /// Seqs that `park` acknowledged.
+    pub(super) fn acknowledged(&self) -> std::ops::RangeInclusive<u64> {
+        1..=self.arrived as u64
+    }
+
+    /// Where each seq is in the queue: parked, in flight or dead (a seq may be listed twice).
+    pub(super) fn places(&self) -> BTreeMap<u64, Vec<&'static str>> {
+        let mut places: BTreeMap<u64, Vec<&'static str>> = BTreeMap::new();
+        for item in self.queue.parked() {
+            places.entry(item.seq).or_default().push("parked");
+        }
+        for item in self.queue.in_flight().iter().flat_map(|b| b.items.iter()) {
+            places.entry(item.seq).or_default().push("in flight");
+        }
+        for item in self.queue.dead_letters() {
+            places.entry(item.seq).or_default().push("dead");
+        }
+        places
+    }
+
+    /// Every item the queue holds, with its failures.
+    pub(super) fn items(&self) -> impl Iterator<Item = &RefItem> {
+        self.queue
+            .parked()
+            .iter()
+            .chain(
+                self.queue
+                    .in_flight()
+                    .into_iter()
+                    .flat_map(|b| b.items.iter()),
+            )
+            .chain(self.queue.dead_letters())
+    }
+
+    /// The boundary that first returned batch `id`.
+    pub(super) fn original(&self, id: u64) -> Option<&BoundaryRecord> {
+        self.boundaries.iter().find(|r| r.batch.id == id)
+    }
+}

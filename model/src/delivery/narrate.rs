@@ -1,0 +1,137 @@
+//! A step of a delivery path told in the spec's words ([`DeliveryModel::narrate`]), which
+//! `parkline check` prints for every step of a counterexample.
+
+use super::model::{Action, DeliveryModel, DeliveryState, Phase};
+use super::reference::{RefBatch, turn_text};
+
+impl DeliveryModel {
+    /// One step of a path in the spec's words: what `action` did from `before` to `after`.
+    pub fn narrate(
+        &self,
+        before: &DeliveryState,
+        action: &Action,
+        after: &DeliveryState,
+    ) -> String {
+        let seqs = |b: &RefBatch| format!("{:?}", b.seqs());
+        match action {
+            Action::Park(index) => {
+                let (request, line) = self.bounds.lines.get(*index).cloned().unwrap_or_default();
+                format!(
+                    "a line of request {request} arrives and is parked as seq {} ({line:?}, cost {})",
+                    after.arrived,
+                    line.chars().count() + 1
+                )
+            }
+            Action::Boundary => match after.boundaries.last() {
+                Some(r) => format!(
+                    "the parent's turn ends (boundary): batch {} attempt {}{} is written with seqs {} of parked {:?}, remaining {}",
+                    r.batch.id,
+                    r.batch.attempt,
+                    if r.batch.is_repeat() { " (repeat)" } else { "" },
+                    seqs(&r.batch),
+                    r.parked.iter().map(|i| i.seq).collect::<Vec<_>>(),
+                    r.batch.remaining
+                ),
+                None => "the parent's turn ends (boundary)".into(),
+            },
+            Action::HandOver => match after.handed.last() {
+                Some(b) => format!(
+                    "the daemon hands batch {} attempt {} over to the parent: {:?}",
+                    b.id,
+                    b.attempt,
+                    turn_text(b)
+                ),
+                None => "the daemon hands the batch over".into(),
+            },
+            Action::HandOverFails => format!(
+                "the hand-over fails: every item fails ({})",
+                settle_words(after)
+            ),
+            Action::Notify => match &before.phase {
+                Phase::HandedOver { batch, outcomes } => {
+                    let item = &batch.items[outcomes.len().min(batch.items.len() - 1)];
+                    if after.notified.len() > before.notified.len() {
+                        format!(
+                            "delegation_notified is recorded for seq {} (request {})",
+                            item.seq, item.request
+                        )
+                    } else {
+                        format!(
+                            "seq {} (request {}) counts as delivered, but no delegation_notified is recorded for it",
+                            item.seq, item.request
+                        )
+                    }
+                }
+                _ => "delegation_notified is recorded".into(),
+            },
+            Action::ItemFails => match &before.phase {
+                Phase::HandedOver { batch, outcomes } => {
+                    let item = &batch.items[outcomes.len().min(batch.items.len() - 1)];
+                    format!(
+                        "the notified event of seq {} cannot be recorded: the item fails",
+                        item.seq
+                    )
+                }
+                _ => "an item fails".into(),
+            },
+            Action::Settle => format!("settle (mirror cleared): {}", settle_words(after)),
+            Action::Crash => format!("the daemon crashes ({})", phase_words(&before.phase)),
+            Action::Recover => match after.queue.in_flight() {
+                Some(b) => format!(
+                    "the daemon restarts; batch {} attempt {} is recovered from the mirror",
+                    b.id, b.attempt
+                ),
+                None => "the daemon restarts and recovers the mirror".into(),
+            },
+            Action::Collected(seq) => format!("agent_read collects the line of seq {seq}"),
+        }
+    }
+}
+
+fn settle_words(after: &DeliveryState) -> String {
+    match after.settles.last() {
+        Some(r) => {
+            let pick = |want: bool| {
+                r.outcomes
+                    .iter()
+                    .filter(|(_, ok)| *ok == want)
+                    .map(|(seq, _)| *seq)
+                    .collect::<Vec<_>>()
+            };
+            format!(
+                "batch {} attempt {}: delivered {:?}, failed {:?}; parked now {:?}, dead letters {:?}",
+                r.batch,
+                r.attempt,
+                pick(true),
+                pick(false),
+                after
+                    .queue
+                    .parked()
+                    .iter()
+                    .map(|i| i.seq)
+                    .collect::<Vec<_>>(),
+                after
+                    .queue
+                    .dead_letters()
+                    .iter()
+                    .map(|i| i.seq)
+                    .collect::<Vec<_>>()
+            )
+        }
+        None => String::new(),
+    }
+}
+
+fn phase_words(phase: &Phase) -> String {
+    match phase {
+        Phase::Idle => "idle".into(),
+        Phase::Persisted(b) => format!("batch {} written, not handed over", b.id),
+        Phase::HandedOver { batch, outcomes } => format!(
+            "batch {} handed over, notified {} of {}",
+            batch.id,
+            outcomes.len(),
+            batch.items.len()
+        ),
+        Phase::Down => "down".into(),
+    }
+}

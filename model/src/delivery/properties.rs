@@ -1,0 +1,305 @@
+//! The delivery properties, each named by the spec id it checks (`"D9 no loss"`, ...): the names
+//! as constants, then one predicate per property over a [`DeliveryState`]. The model lists them
+//! in `DeliveryModel::properties`, with the `sometimes` properties that show the interesting paths
+//! are really reached.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::model::{DeliveryModel, DeliveryState, Phase};
+use super::reference::{RefBatch, RefItem, split, turn_text};
+
+/// `always`: a new batch is the first `split` lines of the lines parked at its boundary, and no
+/// fewer (pop-all, not pop-front).
+pub const D1: &str = "D1 batch at the boundary";
+/// `always`: a batch holds only lines parked at its original boundary; later lines wait.
+pub const D2: &str = "D2 no waiting window";
+/// `always`: every handed-over item is its parked line byte for byte, with its request (D3, D4).
+pub const D3: &str = "D3 items verbatim";
+/// `always`: one notified event per delivered item, matching its hand-over (D5).
+pub const D5: &str = "D5 notified per request";
+/// `always`: an item's state depends only on its own outcomes (D6, D7).
+pub const D6: &str = "D6 per-request independence";
+/// `always`: an item failed `failures_max` times is a dead letter, kept, never offered again.
+pub const D8: &str = "D8 dead letter";
+/// `always`: every acknowledged line is exactly one of parked, in flight, delivered, dead.
+pub const D9: &str = "D9 no loss";
+/// `always`: a replay has the same id, items and remaining, attempt + 1 and the repeat mark.
+pub const D10: &str = "D10 repeat recognisable";
+/// `always`: every batch equals `split` applied to the parked list at its original boundary.
+pub const D11: &str = "D11 deterministic split";
+/// `always`: a batch costs at most the budget, unless it is one line alone.
+pub const D12: &str = "D12 budget";
+/// `always`: the header and trailer count what was parked at the original boundary (D4, D13).
+pub const D13: &str = "D13 trailer count";
+/// `always`: a collected line is still parked, in flight, delivered or dead.
+pub const D14: &str = "D14 collected is not consumed";
+/// `eventually`: every line of the bounds is delivered or dead-lettered.
+pub const D15: &str = "D15 eventually";
+/// `always`: once nothing more can happen but crashes and collections, every line is delivered
+/// or dead-lettered (D15 as a safety property: `eventually` is judged at terminal states only).
+pub const D15_QUIESCENT: &str = "D15 quiescent means delivered";
+/// `always`: seqs increase, the parked list and each batch are in seq order, a batch precedes
+/// what it leaves parked.
+pub const D17: &str = "D17 order";
+/// `always`: a line settled delivered or dead is never handed over again.
+pub const D18: &str = "D18 no silent duplicate";
+/// `sometimes`: a handed-over batch leaves lines parked.
+pub const SOMETIMES_SPLIT: &str = "a split happens";
+/// `sometimes`: a repeat is handed over.
+pub const SOMETIMES_REPEAT: &str = "a repeat is delivered";
+/// `sometimes`: a crash between "batch written" and "mirror cleared".
+pub const SOMETIMES_CRASH_MID_BATCH: &str = "a crash between write and clear";
+/// `sometimes`: an item reaches the dead letters.
+pub const SOMETIMES_DEAD: &str = "an item is dead-lettered";
+/// `sometimes`: a failed item is offered again (D7).
+pub const SOMETIMES_RETRY: &str = "a failed item is retried";
+/// `sometimes`: a line larger than the budget is delivered alone (D12).
+pub const SOMETIMES_OVERSIZED: &str = "a line over the budget goes alone";
+/// `sometimes`: a line arrives while a batch is being delivered (D2: it waits for the next).
+pub const SOMETIMES_LATE_LINE: &str = "a line arrives during delivery";
+/// `sometimes`: a collected line is delivered (D14).
+pub const SOMETIMES_COLLECTED_DELIVERED: &str = "a collected line is delivered";
+
+pub(super) fn d1_batch_at_the_boundary(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    s.boundaries.iter().filter(|r| !r.replay).all(|r| {
+        let k = split(&r.parked, m.bounds.budget);
+        let seqs: Vec<u64> = r.parked.iter().map(|i| i.seq).collect();
+        r.batch.items.len() >= k && seqs.starts_with(&r.batch.seqs())
+    })
+}
+
+pub(super) fn d2_no_waiting_window(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    s.boundaries.iter().all(|r| match s.original(r.batch.id) {
+        Some(o) => {
+            let at_boundary: BTreeSet<u64> = o.parked.iter().map(|i| i.seq).collect();
+            r.batch.items.iter().all(|i| at_boundary.contains(&i.seq))
+                && r.batch.items.len() + r.batch.remaining <= o.parked.len()
+        }
+        None => false,
+    })
+}
+
+pub(super) fn d3_items_verbatim(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    let verbatim = |item: &RefItem| {
+        usize::try_from(item.seq)
+            .ok()
+            .and_then(|seq| m.bounds.lines.get(seq.wrapping_sub(1)))
+            .is_some_and(|(request, line)| *request == item.request && *line == item.line)
+    };
+    s.items().all(verbatim)
+        && s.handed.iter().all(|b| {
+            let text = turn_text(b);
+            let body: Vec<&str> = text.lines().skip(1).take(b.items.len()).collect();
+            b.items.iter().all(verbatim)
+                && body.len() == b.items.len()
+                && body.iter().zip(&b.items).all(|(l, i)| *l == i.line)
+        })
+}
+
+pub(super) fn d5_notified_per_request(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    let events_match = s.notified.iter().all(|e| {
+        e.repeat == (e.attempt > 1)
+            && s.handed.iter().any(|b| {
+                b.id == e.batch
+                    && b.attempt == e.attempt
+                    && b.items
+                        .iter()
+                        .any(|i| i.seq == e.seq && i.request == e.request)
+            })
+    });
+    let delivered_notified = s.settles.iter().all(|r| {
+        r.outcomes.iter().filter(|(_, ok)| *ok).all(|(seq, _)| {
+            s.notified
+                .iter()
+                .any(|e| e.seq == *seq && e.batch == r.batch && e.attempt == r.attempt)
+        })
+    });
+    events_match && delivered_notified
+}
+
+pub(super) fn d6_per_request_independence(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    let places = s.places();
+    s.acknowledged().all(|seq| {
+        let own: Vec<bool> = s
+            .settles
+            .iter()
+            .flat_map(|r| r.outcomes.iter())
+            .filter(|(q, _)| *q == seq)
+            .map(|(_, ok)| *ok)
+            .collect();
+        let item = s.items().find(|i| i.seq == seq);
+        if own.contains(&true) {
+            return item.is_none();
+        }
+        let failed = own.len() as u32;
+        match item {
+            Some(item) => {
+                let dead = places.get(&seq).is_some_and(|p| p.contains(&"dead"));
+                item.failures == failed && dead == (failed >= m.bounds.failures_max)
+            }
+            None => false,
+        }
+    })
+}
+
+pub(super) fn d8_dead_letter(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    let dead: BTreeSet<u64> = s.queue.dead_letters().iter().map(|i| i.seq).collect();
+    let mut expected_dead = BTreeSet::new();
+    for (index, r) in s.settles.iter().enumerate() {
+        for (seq, ok) in &r.outcomes {
+            if *ok {
+                continue;
+            }
+            let failed = s.settles[..=index]
+                .iter()
+                .flat_map(|r| r.outcomes.iter())
+                .filter(|(q, ok)| q == seq && !*ok)
+                .count();
+            if failed as u32 >= m.bounds.failures_max {
+                expected_dead.insert(*seq);
+                // Never offered again after its death.
+                if s.handed[r.handed_before..]
+                    .iter()
+                    .any(|b| b.items.iter().any(|i| i.seq == *seq))
+                {
+                    return false;
+                }
+            }
+        }
+    }
+    expected_dead == dead
+}
+
+pub(super) fn d9_no_loss(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    let places = s.places();
+    let delivered = s.delivered();
+    s.acknowledged().all(|seq| {
+        let held = places.get(&seq).map_or(0, Vec::len);
+        held + usize::from(delivered.contains(&seq)) == 1
+    })
+}
+
+pub(super) fn d10_repeat_recognisable(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    let mut last: BTreeMap<u64, &RefBatch> = BTreeMap::new();
+    let mut max_id = 0;
+    for r in &s.boundaries {
+        let b = &r.batch;
+        let ok = match last.get(&b.id) {
+            Some(prev) => {
+                r.replay
+                    && b.attempt == prev.attempt + 1
+                    && b.items == prev.items
+                    && b.remaining == prev.remaining
+            }
+            None => !r.replay && b.attempt == 1 && b.id > max_id,
+        };
+        if !ok {
+            return false;
+        }
+        max_id = max_id.max(b.id);
+        last.insert(b.id, b);
+    }
+    s.handed.iter().all(|b| {
+        let header = turn_text(b);
+        header.lines().next().is_some_and(|h| {
+            h.starts_with(&format!("[parkline batch {} attempt {}", b.id, b.attempt))
+                && h.contains(", repeat:") == b.is_repeat()
+        })
+    })
+}
+
+pub(super) fn d11_deterministic_split(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    s.boundaries.iter().all(|r| match s.original(r.batch.id) {
+        Some(o) => {
+            let k = split(&o.parked, m.bounds.budget);
+            let want: Vec<u64> = o.parked[..k].iter().map(|i| i.seq).collect();
+            r.batch.seqs() == want && r.batch.remaining == o.parked.len() - k
+        }
+        None => false,
+    })
+}
+
+pub(super) fn d12_budget(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    s.handed.iter().all(|b| {
+        b.items.len() == 1 || b.items.iter().map(RefItem::cost).sum::<usize>() <= m.bounds.budget
+    })
+}
+
+pub(super) fn d13_trailer_count(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    s.handed.iter().all(|b| match s.original(b.id) {
+        Some(o) => {
+            let remaining = o.parked.len().saturating_sub(o.batch.items.len());
+            let text = turn_text(b);
+            let mut lines = text.lines();
+            let header_ok = lines.next().is_some_and(|h| {
+                h.ends_with(&format!(
+                    ": {} of {} parked lines]",
+                    b.items.len(),
+                    o.parked.len()
+                ))
+            });
+            let trailer_ok = lines.last().is_some_and(|t| {
+                t == format!(
+                    "[parkline batch {} end: {remaining} parked lines still undelivered]",
+                    b.id
+                )
+            });
+            header_ok && trailer_ok
+        }
+        None => false,
+    })
+}
+
+pub(super) fn d14_collected_is_not_consumed(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    let places = s.places();
+    let delivered = s.delivered();
+    s.collected
+        .iter()
+        .all(|seq| places.contains_key(seq) || delivered.contains(seq))
+}
+
+fn quiescent(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    s.phase == Phase::Idle && s.arrived == m.bounds.lines.len() && !s.queue.has_batch_ready()
+}
+
+fn everything_delivered(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    let delivered = s.delivered();
+    let dead: BTreeSet<u64> = s.queue.dead_letters().iter().map(|i| i.seq).collect();
+    s.arrived == m.bounds.lines.len()
+        && s.acknowledged()
+            .all(|seq| delivered.contains(&seq) || dead.contains(&seq))
+}
+
+pub(super) fn d15_quiescent_means_delivered(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    !quiescent(m, s) || everything_delivered(m, s)
+}
+
+pub(super) fn d15_everything_delivered(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    everything_delivered(m, s)
+}
+
+pub(super) fn d17_order(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    let increasing = |items: &[RefItem]| items.windows(2).all(|w| w[0].seq < w[1].seq);
+    s.queue.mirror().next_seq == s.arrived as u64 + 1
+        && increasing(s.queue.parked())
+        && s.handed.iter().all(|b| increasing(&b.items))
+        && s.boundaries.iter().filter(|r| !r.replay).all(|r| {
+            let first_left = r
+                .parked
+                .iter()
+                .map(|i| i.seq)
+                .filter(|seq| !r.batch.seqs().contains(seq))
+                .min();
+            first_left.is_none_or(|left| r.batch.items.iter().all(|i| i.seq < left))
+        })
+}
+
+pub(super) fn d18_no_silent_duplicate(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    s.settles.iter().all(|r| {
+        r.outcomes.iter().filter(|(_, ok)| *ok).all(|(seq, _)| {
+            !s.handed[r.handed_before..]
+                .iter()
+                .any(|b| b.items.iter().any(|i| i.seq == *seq))
+        })
+    })
+}

@@ -1,0 +1,149 @@
+//! The known-bad delivery protocols: each [`Variant`] changes only the step it breaks, and names
+//! the property (by spec id) that its test asserts catches it. The reference and the model branch
+//! on the variant at that one step; the split functions a variant swaps in live here, beside it.
+
+use std::collections::BTreeSet;
+
+use super::properties::{D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18};
+use super::reference::{RefItem, split};
+
+/// A protocol step that a known-bad variant gets wrong; `Correct` is the protocol of the spec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    /// The protocol as specified.
+    Correct,
+    /// Boundary delivers one line per turn (the old queue). Breaks D1.
+    PopFront,
+    /// Boundary writes the batch already cleared, before the hand-over. Breaks D9.
+    ClearBeforeHandOver,
+    /// A replay keeps the stored attempt and no repeat mark. Breaks D10.
+    NoAttemptCounter,
+    /// A replay re-splits what is parked at replay time. Breaks D2, D10, D11.
+    ArrivalTimedSplit,
+    /// The split takes lines in hash order of their text. Breaks D11.
+    HashOrderSplit,
+    /// A failed item is dropped instead of parked again. Breaks D6, D9.
+    DropFailed,
+    /// agent_read collecting a line removes it from the queue. Breaks D14, D9.
+    DropCollected,
+    /// The split admits the item that crosses the budget. Breaks D12.
+    SplitOvershoot,
+    /// A line larger than the budget is cut to fit. Breaks D3.
+    CutOversizedLine,
+    /// The trailer counts the batch's own lines too. Breaks D13.
+    TrailerCountsAll,
+    /// A failed item is parked again at the back, behind later lines. Breaks D17.
+    FailedToBack,
+    /// One item's failure fails every item of its batch. Breaks D6.
+    FailWholeBatch,
+    /// One notified event per batch instead of one per request. Breaks D5.
+    NotifiedPerBatch,
+    /// A dead letter is deleted instead of kept. Breaks D8.
+    DeleteDeadLetter,
+    /// A delivered item is not cleared and is offered again. Breaks D18.
+    KeepDelivered,
+}
+
+impl Variant {
+    /// Every variant, `Correct` first.
+    pub const ALL: [Variant; 16] = [
+        Variant::Correct,
+        Variant::PopFront,
+        Variant::ClearBeforeHandOver,
+        Variant::NoAttemptCounter,
+        Variant::ArrivalTimedSplit,
+        Variant::HashOrderSplit,
+        Variant::DropFailed,
+        Variant::DropCollected,
+        Variant::SplitOvershoot,
+        Variant::CutOversizedLine,
+        Variant::TrailerCountsAll,
+        Variant::FailedToBack,
+        Variant::FailWholeBatch,
+        Variant::NotifiedPerBatch,
+        Variant::DeleteDeadLetter,
+        Variant::KeepDelivered,
+    ];
+
+    /// The name used on the command line (`--variant pop-front`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Correct => "correct",
+            Variant::PopFront => "pop-front",
+            Variant::ClearBeforeHandOver => "clear-before-hand-over",
+            Variant::NoAttemptCounter => "no-attempt-counter",
+            Variant::ArrivalTimedSplit => "arrival-timed-split",
+            Variant::HashOrderSplit => "hash-order-split",
+            Variant::DropFailed => "drop-failed",
+            Variant::DropCollected => "drop-collected",
+            Variant::SplitOvershoot => "split-overshoot",
+            Variant::CutOversizedLine => "cut-oversized-line",
+            Variant::TrailerCountsAll => "trailer-counts-all",
+            Variant::FailedToBack => "failed-to-back",
+            Variant::FailWholeBatch => "fail-whole-batch",
+            Variant::NotifiedPerBatch => "notified-per-batch",
+            Variant::DeleteDeadLetter => "delete-dead-letter",
+            Variant::KeepDelivered => "keep-delivered",
+        }
+    }
+
+    /// The variant with that command-line name.
+    pub fn from_name(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The property the variant is built to break (the one its test asserts), `None` for
+    /// `Correct`.
+    pub fn breaks(self) -> Option<&'static str> {
+        Some(match self {
+            Variant::Correct => return None,
+            Variant::PopFront => D1,
+            Variant::ClearBeforeHandOver | Variant::DropFailed => D9,
+            Variant::NoAttemptCounter => D10,
+            Variant::ArrivalTimedSplit | Variant::HashOrderSplit => D11,
+            Variant::DropCollected => D14,
+            Variant::SplitOvershoot => D12,
+            Variant::CutOversizedLine => D3,
+            Variant::TrailerCountsAll => D13,
+            Variant::FailedToBack => D17,
+            Variant::FailWholeBatch => D6,
+            Variant::NotifiedPerBatch => D5,
+            Variant::DeleteDeadLetter => D8,
+            Variant::KeepDelivered => D18,
+        })
+    }
+}
+
+/// Known bad (SplitOvershoot): keeps taking items while the total *before* an item fits, so the
+/// item that crosses the budget joins the batch.
+pub(super) fn split_overshoot(items: &[RefItem], budget: usize) -> usize {
+    let mut total = 0usize;
+    let mut k = 0usize;
+    for item in items {
+        if total > budget {
+            break;
+        }
+        total += item.cost();
+        k += 1;
+    }
+    k
+}
+
+/// Known bad (HashOrderSplit): splits the parked lines in the order of a hash of their text,
+/// then hands the chosen ones over in seq order.
+pub(super) fn take_in_hash_order(parked: &mut Vec<RefItem>, budget: usize) -> Vec<RefItem> {
+    let fnv = |line: &str| {
+        line.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    };
+    let mut by_hash = parked.clone();
+    by_hash.sort_by_key(|item| (fnv(&item.line), item.seq));
+    let k = split(&by_hash, budget);
+    let chosen: BTreeSet<u64> = by_hash[..k].iter().map(|item| item.seq).collect();
+    let (taken, kept) = std::mem::take(parked)
+        .into_iter()
+        .partition(|item| chosen.contains(&item.seq));
+    *parked = kept;
+    taken
+}

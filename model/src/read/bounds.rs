@@ -1,0 +1,55 @@
+//! The bounds of a read check (turns, growth of the in-flight part, budgets, requests), the
+//! default bounds of the tests and of `parkline check`, and the unique state count pinned at
+//! them as a regression alarm.
+
+/// The bounds of one check.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ReadBounds {
+    /// Completed turns at most.
+    pub turns: usize,
+    /// Characters one step of work adds to the in-flight part.
+    pub grow_chars: usize,
+    /// Steps of work per turn at most (a turn has `grow_chars` to `grows * grow_chars` chars).
+    pub grows: usize,
+    /// The budgets (`max_chars`) a read may use.
+    pub budgets: Vec<usize>,
+    /// Requests the child may open (each can then terminate).
+    pub requests: usize,
+}
+
+impl ReadBounds {
+    /// One line of text naming the bounds, for the check table.
+    pub fn summary(&self) -> String {
+        let budgets: Vec<String> = self.budgets.iter().map(|b| b.to_string()).collect();
+        format!(
+            "turns={} grow_chars={} grows={} budgets={} requests={}",
+            self.turns,
+            self.grow_chars,
+            self.grows,
+            budgets.join(","),
+            self.requests
+        )
+    }
+}
+
+impl Default for ReadBounds {
+    /// The default bounds of `parkline check`: 2 turns, grown in at most 3 steps of at most 20
+    /// characters, one request, and two budgets, 260 and 300, close to the cost of the framing
+    /// (the v2 cursor carries the child id) so that whole turns, excerpts, cut and whole in-flight
+    /// parts are all reached; the `sometimes` properties show they are. Three turns give 565,008
+    /// unique states and a four-minute debug test, so they are left to deeper runs.
+    fn default() -> Self {
+        ReadBounds {
+            turns: 2,
+            grow_chars: 20,
+            grows: 3,
+            budgets: vec![260, 300],
+            requests: 1,
+        }
+    }
+}
+
+/// Unique states of [`ReadModel::default`](super::ReadModel::default) (a regression alarm: a change to
+/// the model or its bounds that changes the reachable state space must update this number on
+/// purpose; a cut search would report fewer).
+pub const DEFAULT_UNIQUE_STATES: usize = 18_057;

@@ -1,0 +1,50 @@
+//! The read side of parkline: budgeted `agent_read` windows over a child's growing transcript,
+//! and a caller that follows `since:<cursor>` reads under a small budget.
+//!
+//! Source: Defect 2 of the seed (`shared/seed/000_5885aa2fe1498771.txt`, "agent_read re-sends
+//! turns the caller already holds") as specified in `spec/read.md` (requirements R1..R16).
+//!
+//! Every item is re-exported here, so users name `parkline_model::read::RefTranscript` and never
+//! the file it lives in. The files, in reading order:
+//!
+//! 1. the plain reference: `types.rs`, [`RefTranscript`], [`RefReadRequest`], [`RefWindow`] and
+//!    [`RefReadError`]; `cursor.rs`, [`cursor_text`] and [`parse_cursor`]; `reference.rs`,
+//!    [`read`], the answer to one read written the naive way (render every candidate answer in
+//!    full and count its characters). It does no I/O; the differential check of the production
+//!    crate (`parkline::read`) uses it as its oracle;
+//! 2. `model.rs`, [`ReadModel`], a stateright [`Model`](stateright::Model): the child works (its
+//!    in-flight part grows, turns complete, a request opens and terminates) while a caller reads
+//!    with its cursor under one of a few small budgets, with ghost fields recording what the
+//!    caller was given; `bounds.rs`, the [`ReadBounds`] it runs at, with the unique state count
+//!    pinned;
+//! 3. `properties.rs`, the properties, each named by the spec id it checks (`"R5 no skip"`, ...);
+//! 4. `variants.rs`, the known-bad [`ReadVariant`]s, each changing only the step it breaks, which
+//!    the tests (`tests.rs`) show are caught for the right property;
+//! 5. `narrate.rs`, a step of a path in the spec's words, for counterexamples.
+
+mod bounds;
+mod cursor;
+mod model;
+mod narrate;
+mod properties;
+mod reference;
+#[cfg(test)]
+mod tests;
+mod types;
+mod variants;
+
+pub use bounds::{DEFAULT_UNIQUE_STATES, ReadBounds};
+pub use cursor::{
+    RefCursor, RefSeen, crc32, cursor_text, cursor_text_of, parse_cursor, v1_cursor_text, valid_id,
+};
+pub use model::{LastRead, MODEL_CHILD, ReadAction, ReadModel, ReadState};
+pub use properties::{
+    R1, R5, R6, R7, R8, R15, R16, SOMETIMES_IN_FLIGHT_CUT, SOMETIMES_IN_FLIGHT_NEW,
+    SOMETIMES_IN_FLIGHT_REPLACED, SOMETIMES_NOTHING_NEW, SOMETIMES_OMITTED, SOMETIMES_OVERSIZED,
+};
+pub use reference::{read, read_variant};
+pub use types::{
+    RefExcerpt, RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector,
+    RefTranscript, RefTurn, RefWindow,
+};
+pub use variants::ReadVariant;

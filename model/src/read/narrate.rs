@@ -1,0 +1,64 @@
+//! A step of a read path told in the spec's words ([`ReadModel::narrate`]), which
+//! `parkline check` prints for every step of a counterexample.
+
+use super::model::{ReadAction, ReadModel, ReadState};
+use super::reference::read_variant;
+use super::types::RefReadError;
+
+impl ReadModel {
+    /// One step of a path in the spec's words.
+    pub fn narrate(&self, before: &ReadState, action: &ReadAction, after: &ReadState) -> String {
+        match action {
+            ReadAction::Grow => format!(
+                "the child works: in-flight part {:?}",
+                after.transcript.in_flight.as_deref().unwrap_or("")
+            ),
+            ReadAction::Complete => match after.transcript.turns.last() {
+                Some(turn) => format!(
+                    "turn {} completes (seq {}, {:?})",
+                    turn.id, turn.seq, turn.text
+                ),
+                None => "a turn completes".into(),
+            },
+            ReadAction::Rewrite => format!(
+                "the child rewrites its in-flight part: {:?}",
+                after.transcript.in_flight.as_deref().unwrap_or("")
+            ),
+            ReadAction::OpenRequest => "the child opens a request".into(),
+            ReadAction::TerminateRequest(id) => format!("request {id} terminates"),
+            ReadAction::Read(max_chars) => {
+                let request = self.caller_read(before, *max_chars);
+                match read_variant(&before.transcript, &request, self.variant) {
+                    Ok(window) => format!(
+                        "the caller reads with cursor at seq {} and max_chars {max_chars}; window ({} chars, next cursor at seq {}):\n{}",
+                        before.cursor,
+                        window.chars,
+                        window
+                            .next
+                            .map_or("none".to_string(), |seq| seq.to_string()),
+                        window.text
+                    ),
+                    Err(error) => format!(
+                        "the caller reads with cursor at seq {} and max_chars {max_chars}: {error:?}",
+                        before.cursor
+                    ),
+                }
+            }
+            ReadAction::Resume(max_chars) => format!(
+                "the caller lost its cursor and reads since:turn:t{} with max_chars {max_chars}",
+                before.cursor
+            ),
+            ReadAction::ReadAtNeeded => {
+                let probe = self.caller_read(before, 0);
+                let needed = match read_variant(&before.transcript, &probe, self.variant) {
+                    Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                    _ => 0,
+                };
+                let narrated = self.narrate(before, &ReadAction::Read(needed), after);
+                format!(
+                    "the caller reads with no budget and is told it needs {needed}; it retries: {narrated}"
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! The read properties, each named by the spec id it checks (`"R5 no skip"`, ...), and the
+//! predicates that are more than a ghost flag. The model lists them in `ReadModel::properties`,
+//! with the `sometimes` properties that show the interesting paths are really reached.
+
+use super::model::{ReadModel, ReadState};
+
+/// R1: every window is at most its `max_chars`, framing, turns, in-flight part and requests
+/// together.
+pub const R1: &str = "R1 one overall budget";
+/// R5: every completed turn up to the caller's cursor was given to it, whole or as a marked
+/// excerpt naming the rest.
+pub const R5: &str = "R5 no skip";
+/// R6: no completed turn is given to the caller twice.
+pub const R6: &str = "R6 no repeat";
+/// R7: a cursor the crate handed out is accepted by the next read.
+pub const R7: &str = "R7 cursor accepted";
+/// R8: a read with unread turns moves the cursor (no read loops).
+pub const R8: &str = "R8 no read loops";
+/// R15: a caller holding the in-flight part is sent only what was added since; a replaced
+/// part comes whole, marked replaced.
+pub const R15: &str = "R15 in-flight part sent once";
+/// Sometimes: a read sends only the new characters of a grown in-flight part.
+pub const SOMETIMES_IN_FLIGHT_NEW: &str = "only new in-flight characters";
+/// Sometimes: a read sends an in-flight part marked replaced.
+pub const SOMETIMES_IN_FLIGHT_REPLACED: &str = "the in-flight part is replaced";
+/// R16: resuming with `since:turn:<id>` of the last turn held continues right after it.
+pub const R16: &str = "R16 resume from a known turn";
+/// Sometimes: a turn larger than the budget comes back as an excerpt.
+pub const SOMETIMES_OVERSIZED: &str = "a turn larger than the budget";
+/// Sometimes: the in-flight part is cut.
+pub const SOMETIMES_IN_FLIGHT_CUT: &str = "the in-flight part is cut";
+/// Sometimes: selected turns did not fit and were reported omitted.
+pub const SOMETIMES_OMITTED: &str = "turns are omitted";
+/// Sometimes: a read returns no completed turn.
+pub const SOMETIMES_NOTHING_NEW: &str = "a read returns nothing new";
+
+pub(super) fn r5_no_skip(_: &ReadModel, s: &ReadState) -> bool {
+    s.transcript
+        .turns
+        .iter()
+        .filter(|turn| turn.seq <= s.cursor)
+        .all(|turn| s.given.contains(&turn.seq))
+}

@@ -1,0 +1,541 @@
+//! The plain reference read: [`read`] (and [`read_variant`], the same for a known-bad
+//! [`ReadVariant`]) answers one read the naive way: render every candidate answer in full and
+//! count its characters. It does no I/O; the differential check of the production crate
+//! (`parkline::read`) uses it as its oracle, and the model calls it for every read.
+
+use std::collections::BTreeSet;
+
+use super::cursor::{RefCursor, RefSeen, crc32, cursor_text_of, parse_cursor};
+use super::types::{
+    RefExcerpt, RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector,
+    RefTranscript, RefWindow,
+};
+use super::variants::ReadVariant;
+
+/// How one selected turn is in the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shown {
+    Whole,
+    Excerpt { from: usize, to: usize },
+}
+
+/// One candidate answer: which turns (by index into `turns`), how much of the in-flight part,
+/// how many requests.
+#[derive(Clone, Debug, Default)]
+struct Answer {
+    turns: Vec<(usize, Shown)>,
+    in_flight: Option<usize>,
+    requests: usize,
+}
+
+struct Reader<'a> {
+    t: &'a RefTranscript,
+    req: &'a RefReadRequest,
+    variant: ReadVariant,
+    /// Selected turn indices in allocation order.
+    selected: Vec<usize>,
+    requests: Vec<&'a RefRequest>,
+    since: u64,
+    view: View,
+    /// The cursor's in-flight record.
+    cursor_seen: Option<RefSeen>,
+    latest: u64,
+}
+
+/// The in-flight part against the cursor's record of it (R15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum View {
+    /// New to the caller.
+    Fresh,
+    /// Only grew since its first `n` characters were given.
+    Grown(usize),
+    /// Changed otherwise since the cursor's read.
+    Replaced,
+}
+
+pub(super) fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+fn slice(s: &str, from: usize, to: usize) -> String {
+    s.chars().skip(from).take(to - from).collect()
+}
+
+impl Reader<'_> {
+    fn selector_text(&self) -> String {
+        match &self.req.selector {
+            RefSelector::Latest(n) => format!("n:{n}"),
+            RefSelector::Since(cursor) => format!("since:{cursor}"),
+            RefSelector::SinceTurn(id) => format!("since:turn:{id}"),
+            RefSelector::Turn { id, offset } => format!("turn:{id} offset {offset}"),
+        }
+    }
+
+    fn is_turn_read(&self) -> bool {
+        matches!(self.req.selector, RefSelector::Turn { .. })
+    }
+
+    fn omitted(&self, answer: &Answer) -> Vec<u64> {
+        let taken: BTreeSet<usize> = answer.turns.iter().map(|(i, _)| *i).collect();
+        let mut seqs: Vec<u64> = self
+            .selected
+            .iter()
+            .filter(|i| !taken.contains(i))
+            .map(|&i| self.t.turns[i].seq)
+            .collect();
+        seqs.sort_unstable();
+        seqs
+    }
+
+    fn next(&self, answer: &Answer) -> Option<u64> {
+        match self.req.selector {
+            RefSelector::Turn { .. } => None,
+            RefSelector::Latest(_) => Some(self.t.turns.last().map_or(0, |t| t.seq)),
+            RefSelector::Since(_) | RefSelector::SinceTurn(_) => {
+                if self.variant == ReadVariant::AdvanceBeforeBuild {
+                    return Some(
+                        self.selected
+                            .last()
+                            .map_or(self.since, |&i| self.t.turns[i].seq),
+                    );
+                }
+                Some(
+                    answer
+                        .turns
+                        .iter()
+                        .map(|(i, _)| self.t.turns[*i].seq)
+                        .max()
+                        .unwrap_or(self.since),
+                )
+            }
+        }
+    }
+
+    /// R15: the next cursor records the whole in-flight part when the window holds any of it,
+    /// keeps the cursor's record when it leaves out a part that only grew, else records none.
+    fn next_seen(&self, answer: &Answer) -> Option<RefSeen> {
+        let partial = match (&self.req.selector, &self.t.in_flight) {
+            (RefSelector::Turn { .. }, _) | (_, None) => return None,
+            (_, Some(partial)) => partial,
+        };
+        match answer.in_flight {
+            Some(_) if !partial.is_empty() => Some(RefSeen {
+                after: self.latest,
+                chars: chars(partial),
+                prefix: crc32(partial.as_bytes()),
+            }),
+            Some(_) => None,
+            None => match self.view {
+                View::Grown(_) => self.cursor_seen,
+                View::Fresh | View::Replaced => None,
+            },
+        }
+    }
+
+    fn request_line(r: &RefRequest) -> String {
+        let state = if r.open { "open" } else { "terminated" };
+        format!("[request {} {state}] {}\n", r.id, r.record)
+    }
+
+    /// The full response text of a candidate answer, exactly as `spec/read.md` section 5 says.
+    fn render(&self, answer: &Answer) -> String {
+        let mut text = format!(
+            "[parkline read {} {}]\n",
+            self.t.child,
+            self.selector_text()
+        );
+        let mut turns = answer.turns.clone();
+        turns.sort_by_key(|(i, _)| *i);
+        let mut excerpts = 0;
+        for (i, shown) in &turns {
+            let turn = &self.t.turns[*i];
+            let total = chars(&turn.text);
+            match *shown {
+                Shown::Whole => {
+                    text += &format!(
+                        "[turn {} seq {}: {total} chars]\n{}\n",
+                        turn.id, turn.seq, turn.text
+                    )
+                }
+                Shown::Excerpt { from, to } => {
+                    let part = slice(&turn.text, from, to);
+                    if self.variant == ReadVariant::ExcerptWithoutReference {
+                        text += &format!(
+                            "[turn {} seq {}: {} chars]\n{part}\n",
+                            turn.id,
+                            turn.seq,
+                            to - from
+                        );
+                        continue;
+                    }
+                    excerpts += 1;
+                    let rest = if to < total {
+                        format!(", rest at turn:{} offset {to}", turn.id)
+                    } else {
+                        String::new()
+                    };
+                    text += &format!(
+                        "[turn {} seq {}: excerpt chars {from}..{to} of {total}{rest}]\n{part}\n",
+                        turn.id, turn.seq
+                    );
+                }
+            }
+        }
+        let in_flight = if self.is_turn_read() {
+            None
+        } else {
+            self.t.in_flight.as_ref()
+        };
+        if let (Some(partial), Some(shown)) = (in_flight, answer.in_flight) {
+            let total = chars(partial);
+            let tail = slice(partial, total - shown, total);
+            text += &match self.view {
+                View::Fresh if shown == total => format!("[in-flight: {total} chars]\n{partial}\n"),
+                View::Fresh => format!("[in-flight: last {shown} of {total} chars]\n{tail}\n"),
+                View::Replaced if shown == total => {
+                    format!("[in-flight, replaced: {total} chars]\n{partial}\n")
+                }
+                View::Replaced => {
+                    format!("[in-flight, replaced: last {shown} of {total} chars]\n{tail}\n")
+                }
+                View::Grown(_) => format!(
+                    "[in-flight: chars {}..{total} of {total}]\n{tail}\n",
+                    total - shown
+                ),
+            };
+        }
+        for r in &self.requests[..answer.requests] {
+            text += &Self::request_line(r);
+        }
+        let omitted = self.omitted(answer);
+        text += &format!(
+            "[parkline read end: {} whole, {excerpts} excerpt, {} omitted",
+            answer.turns.len() - excerpts,
+            omitted.len()
+        );
+        if let (Some(first), Some(last)) = (omitted.first(), omitted.last()) {
+            let id = |seq: &u64| {
+                &self
+                    .t
+                    .turns
+                    .iter()
+                    .find(|t| t.seq == *seq)
+                    .expect("omitted turns exist")
+                    .id
+            };
+            text += &format!(" (turn:{} to turn:{})", id(first), id(last));
+        }
+        if in_flight.is_some() && answer.in_flight.is_none() {
+            text += ", in-flight omitted";
+        }
+        if answer.requests < self.requests.len() {
+            text += &format!(
+                ", {} requests omitted",
+                self.requests.len() - answer.requests
+            );
+        }
+        match self.next(answer) {
+            Some(seq) => {
+                let cursor = RefCursor {
+                    child: self.t.child.clone(),
+                    seq,
+                    seen: self.next_seen(answer),
+                };
+                text += &format!("; next since:{}]\n", cursor_text_of(&cursor));
+            }
+            None => text += "; next none]\n",
+        }
+        text
+    }
+
+    fn fits(&self, answer: &Answer) -> bool {
+        if self.variant == ReadVariant::TurnsOnlyBudget {
+            let turn_chars: usize = answer
+                .turns
+                .iter()
+                .map(|(i, shown)| match shown {
+                    Shown::Whole => chars(&self.t.turns[*i].text),
+                    Shown::Excerpt { from, to } => to - from,
+                })
+                .sum();
+            return turn_chars <= self.req.max_chars;
+        }
+        chars(&self.render(answer)) <= self.req.max_chars
+    }
+
+    fn size(&self, answer: &Answer) -> usize {
+        chars(&self.render(answer))
+    }
+}
+
+/// The answer to `req` on `t`, as the spec says, by the naive method.
+///
+/// # Errors
+///
+/// The [`RefReadError`] the spec gives for the read.
+pub fn read(t: &RefTranscript, req: &RefReadRequest) -> Result<RefWindow, RefReadError> {
+    read_variant(t, req, ReadVariant::Correct)
+}
+
+/// [`read`] as the known-bad `variant` does it.
+///
+/// # Errors
+///
+/// As [`read`].
+pub fn read_variant(
+    t: &RefTranscript,
+    req: &RefReadRequest,
+    variant: ReadVariant,
+) -> Result<RefWindow, RefReadError> {
+    let latest = t.turns.last().map_or(0, |turn| turn.seq);
+    let mut since = 0;
+    let mut from = 0;
+    let mut cursor_seen = None;
+    let selected: Vec<usize> = match &req.selector {
+        RefSelector::Latest(n) => (0..t.turns.len()).rev().take(*n).collect(),
+        RefSelector::Since(cursor) => {
+            let RefCursor { child, seq, seen } = parse_cursor(cursor)?;
+            cursor_seen = seen;
+            if child != t.child {
+                return Err(RefReadError::CursorOtherChild);
+            }
+            if seq > latest {
+                return Err(RefReadError::CursorAhead);
+            }
+            since = seq;
+            (0..t.turns.len())
+                .filter(|&i| t.turns[i].seq > seq)
+                .collect()
+        }
+        RefSelector::SinceTurn(id) => {
+            let i = t
+                .turns
+                .iter()
+                .position(|turn| &turn.id == id)
+                .ok_or(RefReadError::UnknownTurn)?;
+            since = t.turns[i].seq;
+            let from = if variant == ReadVariant::ResumeIncludesTurn {
+                since - 1
+            } else {
+                since
+            };
+            (0..t.turns.len())
+                .filter(|&k| t.turns[k].seq > from)
+                .collect()
+        }
+        RefSelector::Turn { id, offset } => {
+            let i = t
+                .turns
+                .iter()
+                .position(|turn| &turn.id == id)
+                .ok_or(RefReadError::UnknownTurn)?;
+            if *offset > chars(&t.turns[i].text) {
+                return Err(RefReadError::OffsetOutOfRange);
+            }
+            from = *offset;
+            vec![i]
+        }
+    };
+    let mut requests: Vec<&RefRequest> = Vec::new();
+    let by_id = |open: bool| {
+        let mut list: Vec<&RefRequest> = t.requests.iter().filter(|r| r.open == open).collect();
+        list.sort_by_key(|r| r.id);
+        list
+    };
+    if req.history != RefHistory::None {
+        requests.extend(by_id(true));
+    }
+    if req.history == RefHistory::All {
+        requests.extend(by_id(false));
+    }
+    // R15: has the in-flight part only grown since the cursor's caller was given some of it?
+    let view = match (cursor_seen, &t.in_flight) {
+        (Some(seen), Some(partial))
+            if seen.after == latest && variant != ReadVariant::ResendInFlight =>
+        {
+            let grown = seen.chars <= chars(partial)
+                && crc32(slice(partial, 0, seen.chars).as_bytes()) == seen.prefix;
+            if grown {
+                View::Grown(seen.chars)
+            } else {
+                View::Replaced
+            }
+        }
+        _ => View::Fresh,
+    };
+    let reader = Reader {
+        t,
+        req,
+        variant,
+        selected,
+        requests,
+        since,
+        view,
+        cursor_seen,
+        latest,
+    };
+
+    // Step 1: the empty answer must fit, and so must the first selected turn in some form.
+    let mut answer = Answer::default();
+    let empty = reader.size(&answer);
+    let total_of = |i: usize| chars(&t.turns[i].text);
+    let too_small = |reader: &Reader<'_>| {
+        let mut needed = empty;
+        if let Some(&first) = reader.selected.first() {
+            // R8: the smallest answer that makes progress on the first selected turn.
+            let total = total_of(first);
+            let one = |shown: Shown| Answer {
+                turns: vec![(first, shown)],
+                ..Answer::default()
+            };
+            let mut forms = vec![if from == 0 {
+                one(Shown::Whole)
+            } else {
+                one(Shown::Excerpt { from, to: total })
+            }];
+            let shortest = if variant == ReadVariant::EmptyExcerpt {
+                from
+            } else {
+                from + 1
+            };
+            if shortest < total {
+                forms.push(one(Shown::Excerpt { from, to: shortest }));
+            }
+            let smallest = forms.iter().map(|a| reader.size(a)).min().unwrap_or(empty);
+            needed = needed.max(smallest);
+        }
+        RefReadError::BudgetTooSmall { needed }
+    };
+    if !reader.fits(&answer) {
+        return Err(too_small(&reader));
+    }
+
+    // Step 2: turns in allocation order; the first one that does not fit whole is excerpted if
+    // nothing came before it, else it and everything after it are omitted.
+    for (position, &i) in reader.selected.iter().enumerate() {
+        if !(position == 0 && from > 0) {
+            answer.turns.push((i, Shown::Whole));
+            if reader.fits(&answer) {
+                continue;
+            }
+            answer.turns.pop();
+        }
+        if position > 0 {
+            break;
+        }
+        let total = chars(&t.turns[i].text);
+        // The rest of the turn from the offset, if it fits (it carries no "rest at" reference,
+        // so it can fit where shorter excerpts do not) ...
+        answer.turns.push((i, Shown::Excerpt { from, to: total }));
+        if from > 0 && reader.fits(&answer) {
+            break;
+        }
+        answer.turns.pop();
+        // ... else the longest excerpt with a reference that fits. Its size grows with its
+        // length: scan up to the first one that does not fit.
+        let mut best = None;
+        // R8: at least one character (the known-bad variant allows none).
+        let shortest = if variant == ReadVariant::EmptyExcerpt {
+            from
+        } else {
+            from + 1
+        };
+        for to in shortest..total {
+            answer.turns.push((i, Shown::Excerpt { from, to }));
+            let fits = reader.fits(&answer);
+            answer.turns.pop();
+            if !fits {
+                break;
+            }
+            best = Some(to);
+        }
+        match best {
+            Some(to) => answer.turns.push((i, Shown::Excerpt { from, to })),
+            None => return Err(too_small(&reader)),
+        }
+        break;
+    }
+
+    // Step 3: the in-flight part, whole, else its newest characters that fit, else omitted.
+    let in_flight_total = match (&req.selector, &t.in_flight) {
+        (RefSelector::Turn { .. }, _) | (_, None) => None,
+        (_, Some(partial)) => Some(chars(partial)),
+    };
+    if let Some(total) = in_flight_total {
+        // R15: of a part that only grew, only the characters not given before.
+        let limit = match view {
+            View::Grown(seen) => total - seen,
+            View::Fresh | View::Replaced => total,
+        };
+        answer.in_flight = Some(limit);
+        if !reader.fits(&answer) {
+            // The size grows with the characters shown: scan up to the first that does not fit.
+            answer.in_flight = None;
+            for shown in 0..limit {
+                let candidate = Answer {
+                    in_flight: Some(shown),
+                    ..answer.clone()
+                };
+                if !reader.fits(&candidate) {
+                    break;
+                }
+                answer.in_flight = Some(shown);
+            }
+        }
+    }
+
+    // Step 4: requests in order, each whole, until one does not fit.
+    while answer.requests < reader.requests.len() {
+        answer.requests += 1;
+        if !reader.fits(&answer) {
+            answer.requests -= 1;
+            break;
+        }
+    }
+
+    let text = reader.render(&answer);
+    let mut whole: Vec<u64> = Vec::new();
+    let mut excerpt = None;
+    for &(i, shown) in &answer.turns {
+        let turn = &t.turns[i];
+        match shown {
+            Shown::Whole => whole.push(turn.seq),
+            Shown::Excerpt { .. } if variant == ReadVariant::ExcerptWithoutReference => {
+                whole.push(turn.seq)
+            }
+            Shown::Excerpt { from, to } => {
+                excerpt = Some(RefExcerpt {
+                    seq: turn.seq,
+                    from,
+                    to,
+                    total: chars(&turn.text),
+                })
+            }
+        }
+    }
+    whole.sort_unstable();
+    let in_flight = match (in_flight_total, answer.in_flight, view) {
+        (None, _, _) => RefInFlight::Absent,
+        (Some(total), None, _) => RefInFlight::Omitted(total),
+        (Some(total), Some(shown), View::Fresh) if shown == total => RefInFlight::Whole(total),
+        (Some(total), Some(shown), View::Fresh) => RefInFlight::Cut { shown, total },
+        (Some(total), Some(shown), View::Replaced) => RefInFlight::Replaced { shown, total },
+        (Some(total), Some(shown), View::Grown(seen)) => RefInFlight::New {
+            from: total - shown,
+            seen,
+            total,
+        },
+    };
+    Ok(RefWindow {
+        chars: chars(&text),
+        text,
+        whole,
+        excerpt,
+        omitted: reader.omitted(&answer),
+        in_flight,
+        requests_shown: answer.requests,
+        requests_omitted: reader.requests.len() - answer.requests,
+        next: reader.next(&answer),
+        next_seen: reader.next_seen(&answer),
+    })
+}

@@ -1,0 +1,225 @@
+//! Unit tests of the read reference and model: the pinned state count, every known-bad variant
+//! caught for its property, the cursor text, and the exact texts of the spec's examples.
+
+use super::*;
+use stateright::{Checker, Model};
+
+const ALWAYS: [&str; 7] = [R1, R5, R6, R7, R8, R15, R16];
+const SOMETIMES: [&str; 6] = [
+    SOMETIMES_OVERSIZED,
+    SOMETIMES_IN_FLIGHT_CUT,
+    SOMETIMES_OMITTED,
+    SOMETIMES_NOTHING_NEW,
+    SOMETIMES_IN_FLIGHT_NEW,
+    SOMETIMES_IN_FLIGHT_REPLACED,
+];
+
+#[test]
+fn correct_model_holds_every_property_at_default_bounds() {
+    let bfs = ReadModel::default().checker().spawn_bfs().join();
+    let dfs = ReadModel::default().checker().spawn_dfs().join();
+    assert_eq!(bfs.unique_state_count(), DEFAULT_UNIQUE_STATES);
+    assert_eq!(dfs.unique_state_count(), DEFAULT_UNIQUE_STATES);
+    for name in ALWAYS {
+        assert!(bfs.discovery(name).is_none(), "{name} fails");
+    }
+    // The interesting paths are really reached, so the always properties are not vacuous.
+    for name in SOMETIMES {
+        assert!(bfs.discovery(name).is_some(), "{name} never happens");
+    }
+}
+
+#[test]
+fn every_known_bad_variant_is_caught_for_its_property() {
+    for variant in ReadVariant::ALL {
+        let checker = ReadModel::new(ReadBounds::default(), variant)
+            .checker()
+            .spawn_bfs()
+            .join();
+        match variant.breaks() {
+            None => assert!(ALWAYS.iter().all(|n| checker.discovery(n).is_none())),
+            Some(name) => assert!(
+                checker.discovery(name).is_some(),
+                "{variant:?}: no counterexample for {name:?}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn budget_applied_to_turns_only_is_caught_for_r1_and_nothing_else_of_r5_r6() {
+    let checker = ReadModel::new(ReadBounds::default(), ReadVariant::TurnsOnlyBudget)
+        .checker()
+        .spawn_bfs()
+        .join();
+    assert!(checker.discovery(R1).is_some());
+    assert!(checker.discovery(R5).is_none());
+    assert!(checker.discovery(R6).is_none());
+}
+
+#[test]
+fn crc32_matches_the_standard_check_value() {
+    assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    assert_eq!(crc32(b""), 0);
+}
+
+#[test]
+fn cursor_text_round_trips_and_rejects_every_single_character_change() {
+    let text = cursor_text("s980-1", 0x2a);
+    assert_eq!(
+        parse_cursor(&text),
+        Ok(RefCursor {
+            child: "s980-1".into(),
+            seq: 0x2a,
+            seen: None
+        })
+    );
+    for (i, c) in text.char_indices() {
+        for replacement in ['0', '1', 'f', '.', 'x'] {
+            if replacement == c {
+                continue;
+            }
+            let mut damaged = text.clone();
+            damaged.replace_range(i..i + 1, &replacement.to_string());
+            assert_eq!(
+                parse_cursor(&damaged),
+                Err(RefReadError::CursorDamaged),
+                "{damaged}"
+            );
+        }
+    }
+    assert_eq!(parse_cursor(&text[1..]), Err(RefReadError::CursorDamaged));
+    assert_eq!(
+        parse_cursor(&format!("{text}0")),
+        Err(RefReadError::CursorDamaged)
+    );
+}
+
+/// R7: two ids whose CRC-32 collide (the tag of the retired v1 cursor) are still told apart.
+#[test]
+fn r7_colliding_ids_other_child() {
+    assert_eq!(crc32(b"s61947-8"), crc32(b"s590020-12"));
+    let mut t = transcript(&["one"], None);
+    t.child = "s590020-12".into();
+    let request = RefReadRequest {
+        selector: RefSelector::Since(cursor_text("s61947-8", 0)),
+        max_chars: 1000,
+        history: RefHistory::Open,
+    };
+    assert_eq!(read(&t, &request), Err(RefReadError::CursorOtherChild));
+    let retired = RefReadRequest {
+        selector: RefSelector::Since(v1_cursor_text("s590020-12", 0)),
+        ..request
+    };
+    assert_eq!(read(&t, &retired), Err(RefReadError::CursorRetired));
+}
+
+fn transcript(turns: &[&str], in_flight: Option<&str>) -> RefTranscript {
+    RefTranscript {
+        child: "c".into(),
+        turns: turns
+            .iter()
+            .enumerate()
+            .map(|(i, text)| RefTurn {
+                id: format!("t{}", i + 1),
+                seq: i as u64 + 1,
+                text: (*text).into(),
+            })
+            .collect(),
+        in_flight: in_flight.map(String::from),
+        requests: Vec::new(),
+    }
+}
+
+fn since(seq: u64, max_chars: usize) -> RefReadRequest {
+    RefReadRequest {
+        selector: RefSelector::Since(cursor_text("c", seq)),
+        max_chars,
+        history: RefHistory::Open,
+    }
+}
+
+#[test]
+fn the_reference_answer_has_the_exact_text_of_the_spec() {
+    let t = transcript(&["one", "two"], Some("wor"));
+    let window = read(&t, &since(1, 1000)).expect("fits");
+    let expected = format!(
+        "[parkline read c since:{}]\n[turn t2 seq 2: 3 chars]\ntwo\n[in-flight: 3 chars]\nwor\n\
+         [parkline read end: 1 whole, 0 excerpt, 0 omitted; next since:{}]\n",
+        cursor_text("c", 1),
+        cursor_text_of(&RefCursor {
+            child: "c".into(),
+            seq: 2,
+            seen: Some(RefSeen {
+                after: 2,
+                chars: 3,
+                prefix: crc32(b"wor"),
+            }),
+        })
+    );
+    assert_eq!(window.text, expected);
+    assert_eq!(window.next, Some(2));
+}
+
+/// R15: with the cursor that saw `wor`, a grown part sends only its new characters, a
+/// replaced one comes whole and marked, and one after another turn is new.
+#[test]
+fn r15_since_in_flight_suffix() {
+    let t = transcript(&["one", "two"], Some("wor"));
+    let first = read(&t, &since(1, 1000)).expect("fits");
+    let cursor = RefCursor {
+        child: "c".into(),
+        seq: 2,
+        seen: first.next_seen,
+    };
+    let again = |in_flight: &str| {
+        let t = transcript(&["one", "two"], Some(in_flight));
+        let request = RefReadRequest {
+            selector: RefSelector::Since(cursor_text_of(&cursor)),
+            max_chars: 1000,
+            history: RefHistory::Open,
+        };
+        read(&t, &request).expect("fits")
+    };
+    let grown = again("working");
+    assert_eq!(
+        grown.in_flight,
+        RefInFlight::New {
+            from: 3,
+            seen: 3,
+            total: 7
+        }
+    );
+    assert!(grown.text.contains("[in-flight: chars 3..7 of 7]\nking\n"));
+    let replaced = again("done");
+    assert_eq!(
+        replaced.in_flight,
+        RefInFlight::Replaced { shown: 4, total: 4 }
+    );
+    assert!(
+        replaced
+            .text
+            .contains("[in-flight, replaced: 4 chars]\ndone\n")
+    );
+    let variant = read_variant(
+        &transcript(&["one", "two"], Some("working")),
+        &RefReadRequest {
+            selector: RefSelector::Since(cursor_text_of(&cursor)),
+            max_chars: 1000,
+            history: RefHistory::Open,
+        },
+        ReadVariant::ResendInFlight,
+    )
+    .expect("fits");
+    assert_eq!(variant.in_flight, RefInFlight::Whole(7));
+}
+
+#[test]
+fn the_reference_needed_budget_is_the_smallest_that_works() {
+    let t = transcript(&[&"x".repeat(300)], Some("partial"));
+    let Err(RefReadError::BudgetTooSmall { needed }) = read(&t, &since(0, 10)) else {
+        panic!("10 chars cannot hold the framing");
+    };
+    assert!(read(&t, &since(0, needed)).is_ok());
+    assert!(read(&t, &since(0, needed - 1)).is_err());
+}
