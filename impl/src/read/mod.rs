@@ -64,7 +64,5 @@ pub use error_text::{ECHO_CHARS_MAX, ERROR_CHARS_MAX};
 pub use ids::{ChildId, ID_CHARS_MAX, Turn, TurnId, TurnRef, TurnSeq};
 pub use request::{ReadRequest, RequestHistory, Selector};
 pub use store::{TurnView, Turns, TurnsIter};
-#[cfg(feature = "known-bad")]
-pub use transcript::ReadKnownBad;
 pub use transcript::Transcript;
 pub use window::{Excerpt, InFlight, Omitted, RequestState, Window};

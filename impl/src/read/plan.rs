@@ -3,7 +3,6 @@
 //! built, and the next cursor that follows from it (R5, R11, R12).
 
 use super::cursor::Seen;
-use super::transcript::KnownBadRead;
 use super::{
     Cursor, InFlight, Omitted, ReadRequest, RequestHistory, RequestState, Selector, Transcript,
     TurnId, TurnRef, TurnSeq, TurnView,
@@ -57,8 +56,6 @@ pub(super) struct Progress {
     pub(super) requests_shown: usize,
     /// Characters of the elements between header and trailer.
     body_chars: usize,
-    /// Characters of turn text alone (what the pre-parkline budget counted).
-    turn_text_chars: usize,
 }
 
 pub(super) struct Plan<'a> {
@@ -162,12 +159,7 @@ impl Plan<'_> {
         match self.candidates {
             // R5: the cursor advances only over the turns taken (whole or as the excerpt, R8).
             Candidates::Forward { since, .. } => {
-                let taken = if self.transcript.is_bad(KnownBadRead::AdvanceBeforeBuild) {
-                    self.candidates.len()
-                } else {
-                    progress.taken
-                };
-                let seq = match taken {
+                let seq = match progress.taken {
                     0 => since,
                     taken => self.turn(self.candidates.get(taken - 1)).seq,
                 };
@@ -182,9 +174,6 @@ impl Plan<'_> {
 
     /// R1: the whole text as it would read if the allocation stopped at `progress`.
     pub(super) fn fits(&self, progress: &Progress) -> bool {
-        if self.transcript.is_bad(KnownBadRead::TurnsOnlyBudget) {
-            return progress.turn_text_chars <= self.request.max_chars;
-        }
         self.header_chars + progress.body_chars + self.trailer(progress).chars().count()
             <= self.request.max_chars
     }
@@ -232,7 +221,6 @@ impl Plan<'_> {
         let mut next = *progress;
         next.taken += 1;
         next.body_chars += self.whole_chars(index);
-        next.turn_text_chars += self.transcript.turns.chars(index);
         next
     }
 
@@ -241,7 +229,6 @@ impl Plan<'_> {
         next.taken += 1;
         next.excerpt = Some((index, from, to));
         next.body_chars += self.excerpt_chars(index, from, to);
-        next.turn_text_chars += to - from;
         next
     }
 

@@ -3,19 +3,12 @@
 //! window. The size functions and the rendering spell the same formats and must change together.
 
 use super::plan::{Plan, Progress};
-use super::transcript::KnownBadRead;
 use super::{Excerpt, InFlight, RequestState, Window};
 use crate::RequestId;
 
 impl Plan<'_> {
     pub(super) fn trailer(&self, progress: &Progress) -> String {
-        // The broken variant presents its cut turn as whole.
-        let excerpt = usize::from(
-            progress.excerpt.is_some()
-                && !self
-                    .transcript
-                    .is_bad(KnownBadRead::ExcerptWithoutReference),
-        );
+        let excerpt = usize::from(progress.excerpt.is_some());
         let whole = progress.taken - excerpt;
         let omitted = self.omitted(progress);
         let mut text = format!(
@@ -60,21 +53,6 @@ impl Plan<'_> {
     pub(super) fn excerpt_chars(&self, index: usize, from: usize, to: usize) -> usize {
         let turn = self.turn(index);
         let total = self.transcript.turns.chars(index);
-        if self
-            .transcript
-            .is_bad(KnownBadRead::ExcerptWithoutReference)
-        {
-            // Presented as if whole: "[turn {id} seq {seq}: {n} chars]\n{text}\n".
-            return "[turn ".len()
-                + turn.id.len()
-                + " seq ".len()
-                + digits_u64(turn.seq.0)
-                + ": ".len()
-                + digits(to - from)
-                + " chars]\n".len()
-                + (to - from)
-                + 1;
-        }
         // "[turn {id} seq {seq}: excerpt chars {from}..{to} of {total}{rest}]\n{text}\n"
         let rest = if to < total {
             // ", rest at turn:{id} offset {to}"
@@ -164,19 +142,6 @@ impl Plan<'_> {
                 Some((excerpt_index, from, to)) if excerpt_index == index => {
                     let total = self.transcript.turns.chars(index);
                     let part = char_slice(turn.text, from, to);
-                    if self
-                        .transcript
-                        .is_bad(KnownBadRead::ExcerptWithoutReference)
-                    {
-                        text.push_str(&format!(
-                            "[turn {} seq {}: {} chars]\n{part}\n",
-                            turn.id,
-                            turn.seq,
-                            to - from
-                        ));
-                        whole.push(self.turn_ref(index));
-                        continue;
-                    }
                     let rest = if to < total {
                         format!(", rest at turn:{} offset {to}", turn.id)
                     } else {

@@ -11,31 +11,6 @@ use super::text::char_slice;
 use super::{ChildId, Cursor, ReadRequest, Selector, TurnId, TurnSeq, Turns, Window};
 use crate::{Error, ErrorKind, RequestId};
 
-/// Deliberately broken read behaviours (cargo feature `known-bad` only), each violating one
-/// requirement, so tests can show the differential check catches it.
-///
-/// # Example
-///
-/// ```
-/// # #[cfg(feature = "known-bad")] {
-/// use parkline::read::{ChildId, ReadKnownBad, Transcript};
-/// let mut child = Transcript::new(ChildId::new("c").unwrap());
-/// child.set_known_bad(Some(ReadKnownBad::TurnsOnlyBudget));
-/// # }
-/// ```
-#[cfg(feature = "known-bad")]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReadKnownBad {
-    /// A turn larger than the budget is cut silently, presented as whole, with no `turn:<id>`
-    /// reference, and the cursor moves past it (violates R5, R8).
-    ExcerptWithoutReference,
-    /// A `since` read's next cursor is the last selected turn, set before the answer is built,
-    /// so turns that did not fit are skipped (violates R5, R6).
-    AdvanceBeforeBuild,
-    /// `max_chars` bounds the turns' text only, as before parkline (violates R1).
-    TurnsOnlyBudget,
-}
-
 /// A child's transcript as the daemon knows it, indexed for reads.
 ///
 /// Turns are kept in seq order with their character counts and an id index, so a read costs
@@ -70,8 +45,6 @@ pub struct Transcript {
     pub(super) in_flight: Option<(String, usize)>,
     pub(super) open: BTreeMap<RequestId, String>,
     pub(super) terminated: BTreeMap<RequestId, String>,
-    #[cfg(feature = "known-bad")]
-    known_bad: Option<ReadKnownBad>,
 }
 
 impl Transcript {
@@ -92,35 +65,6 @@ impl Transcript {
             in_flight: None,
             open: BTreeMap::new(),
             terminated: BTreeMap::new(),
-            #[cfg(feature = "known-bad")]
-            known_bad: None,
-        }
-    }
-
-    /// Selects a deliberately broken behaviour (feature `known-bad`; tests only).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// # #[cfg(feature = "known-bad")] {
-    /// use parkline::read::{ChildId, ReadKnownBad, Transcript};
-    /// let mut child = Transcript::new(ChildId::new("c").unwrap());
-    /// child.set_known_bad(Some(ReadKnownBad::AdvanceBeforeBuild));
-    /// # }
-    /// ```
-    #[cfg(feature = "known-bad")]
-    pub fn set_known_bad(&mut self, bad: Option<ReadKnownBad>) {
-        self.known_bad = bad;
-    }
-
-    pub(super) fn is_bad(&self, _bad: KnownBadRead) -> bool {
-        #[cfg(feature = "known-bad")]
-        {
-            self.known_bad == Some(_bad)
-        }
-        #[cfg(not(feature = "known-bad"))]
-        {
-            false
         }
     }
 
@@ -524,17 +468,4 @@ impl Transcript {
             }
         }
     }
-}
-
-#[cfg(feature = "known-bad")]
-pub(super) type KnownBadRead = ReadKnownBad;
-
-/// Without the feature the switches still exist inside the crate, so the code that checks them
-/// compiles the same way; nothing can select them.
-#[cfg(not(feature = "known-bad"))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum KnownBadRead {
-    ExcerptWithoutReference,
-    AdvanceBeforeBuild,
-    TurnsOnlyBudget,
 }
