@@ -1,0 +1,323 @@
+//! The [`Cursor`]: a caller's position in a child's transcript, handed out as opaque text and
+//! parsed back exactly (spec/read.md section 5). It lives in its own file because its text form
+//! is a format: versioned, checksummed, and recognised in its retired v1 form.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::error_text::{RESUME, echo};
+use super::{ChildId, TurnSeq};
+use crate::{Error, ErrorKind};
+
+/// Where a caller is in a child's transcript: the child, the sequence number of the last
+/// completed turn it has been given, and how much of the in-flight part it has seen.
+///
+/// Opaque to the caller (R7): it is handed back as text, `v2.<seq hex>.<seen>.<check>.<child id>`
+/// (`spec/read.md` section 5), and parsed back with [`Cursor::parse`] (or `str::parse`). The
+/// child id itself is in the text, so a cursor of another child is told from this child's for
+/// every pair of ids, not only with high probability; the check is a CRC-32 over everything
+/// else, so a damaged cursor is told from another child's. It carries no daemon-side state and
+/// names positions by turn seq, so a cursor stays valid across a restart that rebuilds the
+/// transcript from the same turns, and can be kept by the daemon (text, or serde as a string).
+///
+/// # Example
+///
+/// ```
+/// use parkline::read::{ChildId, Cursor};
+/// let child = ChildId::new("s980-1")?;
+/// let start = Cursor::start(&child);
+/// let text = start.to_string();
+/// assert_eq!(text.parse::<Cursor>()?, start);
+/// assert_eq!(start.child(), &child);
+/// assert!(Cursor::parse("v2.0.0.00000000.s980-1").is_err()); // wrong check
+/// # Ok::<(), parkline::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Cursor {
+    pub(super) child: ChildId,
+    pub(super) seq: TurnSeq,
+    pub(super) seen: Option<Seen>,
+}
+
+/// What a cursor holds of the in-flight part: the caller was given (as far as it knows) its first
+/// `chars` characters, whose UTF-8 bytes have CRC-32 `prefix`, while the child's latest turn was
+/// `after`. A later in-flight part that starts with the same characters after the same turn has
+/// only grown; any other has been replaced (R15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct Seen {
+    pub(super) after: TurnSeq,
+    pub(super) chars: usize,
+    pub(super) prefix: u32,
+}
+
+const CURSOR_VERSION: &str = "v2";
+
+fn cursor_check(seq: TurnSeq, seen: &str, child: &ChildId) -> u32 {
+    crc32fast::hash(
+        format!(
+            "parkline-cursor-{CURSOR_VERSION} {:x} {seen} {child}",
+            seq.0
+        )
+        .as_bytes(),
+    )
+}
+
+/// The retired v1 form, `v1.<seq hex>.<crc32 of the child id>.<check>`: still recognised so that
+/// a caller holding one is told what to do instead of being told it is damaged.
+fn is_v1_cursor(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('.').collect();
+    let [version, seq, tag, check] = parts[..] else {
+        return false;
+    };
+    let (Ok(seq), Ok(tag), Ok(check)) = (
+        u64::from_str_radix(seq, 16),
+        u32::from_str_radix(tag, 16),
+        u32::from_str_radix(check, 16),
+    ) else {
+        return false;
+    };
+    let expected = crc32fast::hash(format!("parkline-cursor-v1 {seq:x} {tag:08x}").as_bytes());
+    version == "v1" && check == expected && text == format!("v1.{seq:x}.{tag:08x}.{check:08x}")
+}
+
+impl Seen {
+    fn encode(seen: Option<Seen>) -> String {
+        match seen {
+            None => "0".to_string(),
+            Some(Seen {
+                after,
+                chars,
+                prefix,
+            }) => format!("{chars:x}-{:x}-{prefix:08x}", after.0),
+        }
+    }
+
+    fn parse(text: &str) -> Option<Option<Seen>> {
+        if text == "0" {
+            return Some(None);
+        }
+        let mut parts = text.split('-');
+        let (Some(chars), Some(after), Some(prefix), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        Some(Some(Seen {
+            chars: usize::from_str_radix(chars, 16).ok()?,
+            after: TurnSeq(u64::from_str_radix(after, 16).ok()?),
+            prefix: u32::from_str_radix(prefix, 16).ok()?,
+        }))
+    }
+}
+
+impl Cursor {
+    pub(super) fn at(child: &ChildId, seq: TurnSeq) -> Self {
+        Cursor {
+            child: child.clone(),
+            seq,
+            seen: None,
+        }
+    }
+
+    /// The cursor before the first turn of `child`: a `since` read with it returns the
+    /// transcript from its beginning.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor, TurnSeq};
+    /// let start = Cursor::start(&ChildId::new("c")?);
+    /// assert_eq!(start.seq(), TurnSeq(0));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn start(child: &ChildId) -> Self {
+        Cursor::at(child, TurnSeq(0))
+    }
+
+    /// Parses a cursor handed back by a caller.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::CursorDamaged`] when `text` is not exactly the text of a cursor (any
+    /// changed, added or removed character; the check catches every single-character change).
+    /// [`ErrorKind::CursorRetired`] for a cursor of the retired v1 form. A cursor of another
+    /// child parses; [`Transcript::read`](super::Transcript::read) rejects it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::ErrorKind;
+    /// use parkline::read::{ChildId, Cursor};
+    /// let text = Cursor::start(&ChildId::new("c")?).to_string();
+    /// let damaged = text.replacen("v2.0", "v2.1", 1);
+    /// assert_eq!(Cursor::parse(&damaged).unwrap_err().kind(), ErrorKind::CursorDamaged);
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        let damaged = || {
+            Error::new(
+                ErrorKind::CursorDamaged,
+                format!(
+                    "cursor {} is not a cursor; pass the next cursor of a read back unchanged, or \
+                     {RESUME}",
+                    echo(text)
+                ),
+            )
+        };
+        if is_v1_cursor(text) {
+            return Err(Error::new(
+                ErrorKind::CursorRetired,
+                format!(
+                    "cursor {} has the retired v1 form, whose child tag can collide; {RESUME}",
+                    echo(text)
+                ),
+            ));
+        }
+        // The child id comes last: it may itself contain `.`.
+        let mut parts = text.splitn(5, '.');
+        let (Some(version), Some(seq), Some(seen), Some(_check), Some(child)) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return Err(damaged());
+        };
+        if version != CURSOR_VERSION {
+            return Err(damaged());
+        }
+        let seq = u64::from_str_radix(seq, 16).map_err(|_| damaged())?;
+        let seen = Seen::parse(seen).ok_or_else(damaged)?;
+        let child = ChildId::new(child).map_err(|_| damaged())?;
+        let cursor = Cursor {
+            child,
+            seq: TurnSeq(seq),
+            seen,
+        };
+        // Only the canonical spelling with the right check is a cursor: this rejects a changed
+        // check, `+`, upper case and padding in one comparison.
+        if cursor.encode() != text {
+            return Err(damaged());
+        }
+        Ok(cursor)
+    }
+
+    /// The cursor as text, the form handed to the caller. Same as `to_string()`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor};
+    /// let start = Cursor::start(&ChildId::new("c")?);
+    /// assert!(start.encode().starts_with("v2.0.0."));
+    /// assert!(start.encode().ends_with(".c"));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn encode(&self) -> String {
+        let seen = Seen::encode(self.seen);
+        format!(
+            "{CURSOR_VERSION}.{:x}.{seen}.{:08x}.{}",
+            self.seq.0,
+            cursor_check(self.seq, &seen, &self.child),
+            self.child
+        )
+    }
+
+    /// The cursor of `child` just after the turn of seq `seq`: a `since` read with it returns
+    /// the turns with a greater seq. For a daemon that knows which turn the caller holds last
+    /// (see also [`Transcript::cursor_after`](super::Transcript::cursor_after) and
+    /// [`Selector::SinceTurn`](super::Selector::SinceTurn)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "one")?;
+    /// child.push_turn(TurnId::new("t2")?, TurnSeq(2), "two")?;
+    /// let after = Cursor::after(child.child(), TurnSeq(1));
+    /// let window = child.read(&ReadRequest::new(Selector::Since(after), 1000))?;
+    /// assert_eq!(window.whole.len(), 1);
+    /// assert_eq!(window.whole[0].id.as_str(), "t2");
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn after(child: &ChildId, seq: TurnSeq) -> Self {
+        Cursor::at(child, seq)
+    }
+
+    /// The sequence number of the last turn this cursor has passed (0: none). For the daemon's
+    /// logs and tests; callers treat the cursor as opaque.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor, TurnSeq};
+    /// assert_eq!(Cursor::start(&ChildId::new("c")?).seq(), TurnSeq(0));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn seq(&self) -> TurnSeq {
+        self.seq
+    }
+
+    /// How many characters of the in-flight part this cursor records as given (R15), if any.
+    /// For the daemon's logs and tests; callers treat the cursor as opaque.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, ReadRequest, Selector, Transcript};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// assert_eq!(child.start_cursor().in_flight_seen(), None);
+    /// child.set_in_flight(Some("half".to_string()));
+    /// let window = child.read(&ReadRequest::new(Selector::Since(child.start_cursor()), 500))?;
+    /// assert_eq!(window.next.and_then(|c| c.in_flight_seen()), Some(4));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn in_flight_seen(&self) -> Option<usize> {
+        self.seen.map(|seen| seen.chars)
+    }
+
+    /// The child this cursor is a position of.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor};
+    /// let child = ChildId::new("s61947-8")?;
+    /// assert_eq!(Cursor::start(&child).child(), &child);
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn child(&self) -> &ChildId {
+        &self.child
+    }
+}
+
+impl fmt::Display for Cursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.encode())
+    }
+}
+
+impl FromStr for Cursor {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self, Error> {
+        Cursor::parse(text)
+    }
+}
+
+/// A cursor serialises as its text, so a daemon can keep it on the parent's behalf (in its own
+/// state file, across restarts) in the form the caller would hand back.
+impl serde::Serialize for Cursor {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Cursor {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Cursor::parse(&text).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,370 @@
+//! The allocation plan of one read: which selected turns, which part of the in-flight part and
+//! which requests fit in the one budget (R1, R3, R8, R10, R13, R15), decided before any text is
+//! built, and the next cursor that follows from it (R5, R11, R12).
+
+use super::cursor::Seen;
+use super::{
+    Cursor, InFlight, Omitted, ReadRequest, RequestHistory, RequestState, Selector, Transcript,
+    TurnId, TurnRef, TurnSeq, TurnView,
+};
+use crate::{Error, ErrorKind, RequestId};
+
+/// The selected turns in allocation order, as a range of turn indices (never materialised, so
+/// selecting costs nothing).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Candidates {
+    /// `since`: oldest first.
+    Forward {
+        start: usize,
+        end: usize,
+        since: TurnSeq,
+    },
+    /// `n:k`: newest first.
+    Backward { start: usize, end: usize },
+    /// `turn:`: one turn.
+    Single { index: usize },
+}
+
+impl Candidates {
+    fn len(&self) -> usize {
+        match *self {
+            Candidates::Forward { start, end, .. } | Candidates::Backward { start, end } => {
+                end - start
+            }
+            Candidates::Single { .. } => 1,
+        }
+    }
+
+    /// The turn index of the `i`-th candidate in allocation order.
+    pub(super) fn get(&self, i: usize) -> usize {
+        match *self {
+            Candidates::Forward { start, .. } => start + i,
+            Candidates::Backward { end, .. } => end - 1 - i,
+            Candidates::Single { index } => index,
+        }
+    }
+}
+
+/// How far the allocation has come; the trailer is a function of it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Progress {
+    /// Candidates allocated, whole or as the excerpt.
+    pub(super) taken: usize,
+    /// The excerpt: turn index, from, to.
+    pub(super) excerpt: Option<(usize, usize, usize)>,
+    pub(super) in_flight: Option<InFlight>,
+    pub(super) requests_shown: usize,
+    /// Characters of the elements between header and trailer.
+    body_chars: usize,
+}
+
+pub(super) struct Plan<'a> {
+    pub(super) transcript: &'a Transcript,
+    pub(super) request: &'a ReadRequest,
+    pub(super) candidates: Candidates,
+    pub(super) header_chars: usize,
+    pub(super) progress: Progress,
+    /// How the in-flight part compares with what the cursor's caller was given (R15).
+    pub(super) view: View,
+    /// The cursor's in-flight record, when it still holds (the part only grew).
+    pub(super) kept: Option<Seen>,
+    /// The record of the whole in-flight part as it is now.
+    pub(super) seen_now: Option<Seen>,
+}
+
+/// The in-flight part against the cursor's record of it (R15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum View {
+    /// Nothing of it was given under this cursor: sent as before (R10).
+    Fresh,
+    /// It only grew since its first `seen` characters were given: only the rest is sent.
+    Grown { seen: usize },
+    /// It was replaced since the cursor's read: sent as before, marked replaced.
+    Replaced,
+}
+
+impl Plan<'_> {
+    pub(super) fn turn(&self, index: usize) -> TurnView<'_> {
+        self.transcript.turns.at(index)
+    }
+
+    pub(super) fn turn_ref(&self, index: usize) -> TurnRef {
+        let turn = self.turn(index);
+        TurnRef {
+            // Checked when the turn was pushed.
+            id: TurnId(turn.id.to_owned()),
+            seq: turn.seq,
+        }
+    }
+
+    pub(super) fn requests_total(&self) -> usize {
+        match self.request.requests {
+            RequestHistory::Open => self.transcript.open.len(),
+            RequestHistory::All => self.transcript.open.len() + self.transcript.terminated.len(),
+            RequestHistory::None => 0,
+        }
+    }
+
+    pub(super) fn in_flight_total(&self) -> Option<usize> {
+        match self.request.selector {
+            Selector::Turn { .. } => None,
+            _ => self.transcript.in_flight.as_ref().map(|(_, chars)| *chars),
+        }
+    }
+
+    /// The omitted candidates, first and last in seq order.
+    pub(super) fn omitted(&self, progress: &Progress) -> Omitted {
+        let count = self.candidates.len() - progress.taken;
+        if count == 0 {
+            return Omitted::default();
+        }
+        let (earliest, latest) = match self.candidates {
+            Candidates::Backward { .. } => (self.candidates.len() - 1, progress.taken),
+            _ => (progress.taken, self.candidates.len() - 1),
+        };
+        Omitted {
+            count,
+            first: Some(self.turn_ref(self.candidates.get(earliest))),
+            last: Some(self.turn_ref(self.candidates.get(latest))),
+        }
+    }
+
+    /// What the next cursor records of the in-flight part (R15): all of it when the window
+    /// holds it (whole, cut or its new characters), the cursor's record when the window leaves
+    /// out a part that only grew, nothing otherwise.
+    fn next_seen(&self, progress: &Progress) -> Option<Seen> {
+        match progress.in_flight {
+            Some(
+                InFlight::Whole { .. }
+                | InFlight::Cut { .. }
+                | InFlight::New { .. }
+                | InFlight::Replaced { .. },
+            ) => self.seen_now,
+            // Before the in-flight step the part counts as left out, as the trailer says.
+            Some(InFlight::Omitted { .. }) | None => self.kept,
+            Some(InFlight::Absent) => None,
+        }
+    }
+
+    pub(super) fn next(&self, progress: &Progress) -> Option<Cursor> {
+        let next = self.next_cursor(progress)?;
+        Some(Cursor {
+            seen: self.next_seen(progress),
+            ..next
+        })
+    }
+
+    fn next_cursor(&self, progress: &Progress) -> Option<Cursor> {
+        let child = &self.transcript.child;
+        match self.candidates {
+            // R5: the cursor advances only over the turns taken (whole or as the excerpt, R8).
+            Candidates::Forward { since, .. } => {
+                let seq = match progress.taken {
+                    0 => since,
+                    taken => self.turn(self.candidates.get(taken - 1)).seq,
+                };
+                Some(Cursor::at(child, seq))
+            }
+            // R11: n:k starts a since chain at the latest turn.
+            Candidates::Backward { .. } => Some(Cursor::at(child, self.transcript.latest_seq())),
+            // R12: exact location is not a progress read.
+            Candidates::Single { .. } => None,
+        }
+    }
+
+    /// R1: the whole text as it would read if the allocation stopped at `progress`.
+    pub(super) fn fits(&self, progress: &Progress) -> bool {
+        self.header_chars + progress.body_chars + self.trailer(progress).chars().count()
+            <= self.request.max_chars
+    }
+
+    pub(super) fn too_small(&self) -> Error {
+        // The empty answer must fit first (step 3 of the allocation), then the first selected
+        // turn in the smallest form that makes progress (R8): whole, its rest from the offset,
+        // or an excerpt of one character. An excerpt of no character is not progress: a caller
+        // retrying at this budget would be handed the same read again.
+        let mut needed = self.header_chars + self.trailer(&Progress::default()).chars().count();
+        if self.candidates.len() > 0 {
+            let index = self.candidates.get(0);
+            let from = match self.request.selector {
+                Selector::Turn { offset, .. } => offset,
+                _ => 0,
+            };
+            let total = self.transcript.turns.chars(index);
+            let mut options = Vec::new();
+            if from == 0 {
+                options.push(self.with_whole(&Progress::default(), index));
+            } else {
+                options.push(self.with_excerpt(&Progress::default(), index, from, total));
+            }
+            if from + 1 < total {
+                options.push(self.with_excerpt(&Progress::default(), index, from, from + 1));
+            }
+            let first = options
+                .iter()
+                .map(|p| self.header_chars + p.body_chars + self.trailer(p).chars().count())
+                .min()
+                .unwrap_or(needed);
+            needed = needed.max(first);
+        }
+        Error::new(
+            ErrorKind::BudgetTooSmall,
+            format!(
+                "max_chars {} is below the {needed} this read needs",
+                self.request.max_chars
+            ),
+        )
+        .with_needed_chars(needed)
+    }
+
+    fn with_whole(&self, progress: &Progress, index: usize) -> Progress {
+        let mut next = *progress;
+        next.taken += 1;
+        next.body_chars += self.whole_chars(index);
+        next
+    }
+
+    fn with_excerpt(&self, progress: &Progress, index: usize, from: usize, to: usize) -> Progress {
+        let mut next = *progress;
+        next.taken += 1;
+        next.excerpt = Some((index, from, to));
+        next.body_chars += self.excerpt_chars(index, from, to);
+        next
+    }
+
+    /// Whole turns in allocation order; the first candidate that does not fit whole becomes the
+    /// excerpt when nothing was taken before it, else it and all after it are omitted (R3, R8).
+    pub(super) fn allocate_turns(&mut self, first_from: usize) -> Result<(), Error> {
+        while self.progress.taken < self.candidates.len() {
+            let index = self.candidates.get(self.progress.taken);
+            let first = self.progress.taken == 0;
+            if !(first && first_from > 0) {
+                let whole = self.with_whole(&self.progress, index);
+                if self.fits(&whole) {
+                    self.progress = whole;
+                    continue;
+                }
+            }
+            if !first {
+                break;
+            }
+            let total = self.transcript.turns.chars(index);
+            // The excerpt to the end of the turn (only possible from an offset) ...
+            let to_end = self.with_excerpt(&self.progress, index, first_from, total);
+            if first_from > 0 && self.fits(&to_end) {
+                self.progress = to_end;
+                break;
+            }
+            // ... else the longest excerpt that fits, of at least one character (R8: every
+            // answer makes progress) and ending before the turn does; its size grows with its
+            // length, so a binary search finds it.
+            let (mut low, mut high) = (first_from + 1, total);
+            if low >= high || !self.fits(&self.with_excerpt(&self.progress, index, first_from, low))
+            {
+                return Err(self.too_small());
+            }
+            while high - low > 1 {
+                let middle = low + (high - low) / 2;
+                if self.fits(&self.with_excerpt(&self.progress, index, first_from, middle)) {
+                    low = middle;
+                } else {
+                    high = middle;
+                }
+            }
+            self.progress = self.with_excerpt(&self.progress, index, first_from, low);
+            break;
+        }
+        Ok(())
+    }
+
+    /// The element showing the newest `shown` characters of the in-flight part, in the form the
+    /// view asks for.
+    fn in_flight_part(&self, shown: usize, total: usize) -> InFlight {
+        match self.view {
+            View::Fresh if shown == total => InFlight::Whole { chars: total },
+            View::Fresh => InFlight::Cut { shown, total },
+            View::Replaced => InFlight::Replaced { shown, total },
+            View::Grown { seen } => InFlight::New {
+                from: total - shown,
+                seen,
+                total,
+            },
+        }
+    }
+
+    fn with_in_flight(&self, progress: &Progress, shown: usize, total: usize) -> Progress {
+        let mut next = *progress;
+        let part = self.in_flight_part(shown, total);
+        next.in_flight = Some(part);
+        next.body_chars += Self::in_flight_element_chars(part);
+        next
+    }
+
+    /// The in-flight part, or of one that only grew the characters the caller was not given
+    /// (R15); whole if it fits, else its newest characters that fit, else its omission (R10).
+    pub(super) fn allocate_in_flight(&mut self) {
+        let Some(total) = self.in_flight_total() else {
+            return;
+        };
+        let limit = match self.view {
+            View::Grown { seen } => total - seen,
+            View::Fresh | View::Replaced => total,
+        };
+        let all = self.with_in_flight(&self.progress, limit, total);
+        if self.fits(&all) {
+            self.progress = all;
+            return;
+        }
+        if limit == 0 || !self.fits(&self.with_in_flight(&self.progress, 0, total)) {
+            self.progress.in_flight = Some(InFlight::Omitted { total });
+            return;
+        }
+        let (mut low, mut high) = (0, limit);
+        while high - low > 1 {
+            let middle = low + (high - low) / 2;
+            if self.fits(&self.with_in_flight(&self.progress, middle, total)) {
+                low = middle;
+            } else {
+                high = middle;
+            }
+        }
+        self.progress = self.with_in_flight(&self.progress, low, total);
+    }
+
+    pub(super) fn requests(&self) -> impl Iterator<Item = (RequestId, RequestState, &str)> {
+        let open = self
+            .transcript
+            .open
+            .iter()
+            .map(|(id, record)| (*id, RequestState::Open, record.as_str()));
+        let terminated = self
+            .transcript
+            .terminated
+            .iter()
+            .map(|(id, record)| (*id, RequestState::Terminated, record.as_str()));
+        // R13: terminated requests only on demand.
+        let (open_count, terminated_count) = match self.request.requests {
+            RequestHistory::Open => (usize::MAX, 0),
+            RequestHistory::All => (usize::MAX, usize::MAX),
+            RequestHistory::None => (0, 0),
+        };
+        open.take(open_count)
+            .chain(terminated.take(terminated_count))
+    }
+
+    /// Requests in order (open by id, then terminated by id), each whole; the first that does
+    /// not fit ends the allocation (R3, R13).
+    pub(super) fn allocate_requests(&mut self) {
+        let mut progress = self.progress;
+        for (id, state, record) in self.requests() {
+            let mut next = progress;
+            next.requests_shown += 1;
+            next.body_chars += Self::request_line(id, state, record).chars().count();
+            if !self.fits(&next) {
+                break;
+            }
+            progress = next;
+        }
+        self.progress = progress;
+    }
+}

@@ -1,0 +1,258 @@
+//! The response text of a read (R14): the size of each element, computed without building it so
+//! that the plan can ask "does this fit" cheaply, the trailer, and the rendering of the planned
+//! window. The size functions and the rendering spell the same formats and must change together.
+
+use super::plan::{Plan, Progress};
+use super::{Excerpt, InFlight, RequestState, Window};
+use crate::RequestId;
+
+impl Plan<'_> {
+    pub(super) fn trailer(&self, progress: &Progress) -> String {
+        let excerpt = usize::from(progress.excerpt.is_some());
+        let whole = progress.taken - excerpt;
+        let omitted = self.omitted(progress);
+        let mut text = format!(
+            "[parkline read end: {whole} whole, {excerpt} excerpt, {} omitted",
+            omitted.count
+        );
+        if let (Some(first), Some(last)) = (&omitted.first, &omitted.last) {
+            text.push_str(&format!(" (turn:{} to turn:{})", first.id, last.id));
+        }
+        // R3: nothing is left out silently.
+        if self.in_flight_total().is_some()
+            && matches!(progress.in_flight, None | Some(InFlight::Omitted { .. }))
+        {
+            text.push_str(", in-flight omitted");
+        }
+        let requests_omitted = self.requests_total() - progress.requests_shown;
+        if requests_omitted > 0 {
+            text.push_str(&format!(", {requests_omitted} requests omitted"));
+        }
+        match self.next(progress) {
+            Some(cursor) => text.push_str(&format!("; next since:{cursor}]\n")),
+            None => text.push_str("; next none]\n"),
+        }
+        text
+    }
+
+    pub(super) fn whole_chars(&self, index: usize) -> usize {
+        let turn = self.turn(index);
+        let chars = self.transcript.turns.chars(index);
+        // "[turn {id} seq {seq}: {chars} chars]\n{text}\n"
+        "[turn ".len()
+            + turn.id.len()
+            + " seq ".len()
+            + digits_u64(turn.seq.0)
+            + ": ".len()
+            + digits(chars)
+            + " chars]\n".len()
+            + chars
+            + 1
+    }
+
+    pub(super) fn excerpt_chars(&self, index: usize, from: usize, to: usize) -> usize {
+        let turn = self.turn(index);
+        let total = self.transcript.turns.chars(index);
+        // "[turn {id} seq {seq}: excerpt chars {from}..{to} of {total}{rest}]\n{text}\n"
+        let rest = if to < total {
+            // ", rest at turn:{id} offset {to}"
+            ", rest at turn:".len() + turn.id.len() + " offset ".len() + digits(to)
+        } else {
+            0
+        };
+        "[turn ".len()
+            + turn.id.len()
+            + " seq ".len()
+            + digits_u64(turn.seq.0)
+            + ": excerpt chars ".len()
+            + digits(from)
+            + "..".len()
+            + digits(to)
+            + " of ".len()
+            + digits(total)
+            + rest
+            + "]\n".len()
+            + (to - from)
+            + 1
+    }
+
+    pub(super) fn in_flight_element_chars(part: InFlight) -> usize {
+        match part {
+            // "[in-flight: {total} chars]\n{text}\n"
+            InFlight::Whole { chars } => {
+                "[in-flight: ".len() + digits(chars) + " chars]\n".len() + chars + 1
+            }
+            // "[in-flight: last {shown} of {total} chars]\n{text}\n"
+            InFlight::Cut { shown, total } => {
+                "[in-flight: last ".len()
+                    + digits(shown)
+                    + " of ".len()
+                    + digits(total)
+                    + " chars]\n".len()
+                    + shown
+                    + 1
+            }
+            // "[in-flight, replaced: {total} chars]\n" or "... last {shown} of {total} chars]\n"
+            InFlight::Replaced { shown, total } if shown == total => {
+                "[in-flight, replaced: ".len() + digits(total) + " chars]\n".len() + total + 1
+            }
+            InFlight::Replaced { shown, total } => {
+                "[in-flight, replaced: last ".len()
+                    + digits(shown)
+                    + " of ".len()
+                    + digits(total)
+                    + " chars]\n".len()
+                    + shown
+                    + 1
+            }
+            // "[in-flight: chars {from}..{total} of {total}]\n{text}\n"
+            InFlight::New { from, total, .. } => {
+                "[in-flight: chars ".len()
+                    + digits(from)
+                    + "..".len()
+                    + digits(total)
+                    + " of ".len()
+                    + digits(total)
+                    + "]\n".len()
+                    + (total - from)
+                    + 1
+            }
+            InFlight::Absent | InFlight::Omitted { .. } => 0,
+        }
+    }
+
+    pub(super) fn request_line(id: RequestId, state: RequestState, record: &str) -> String {
+        format!("[request {id} {state}] {record}\n")
+    }
+
+    pub(super) fn render(&self, header: String) -> Window {
+        let progress = &self.progress;
+        let trailer = self.trailer(progress);
+        let mut text = header;
+        let mut whole = Vec::new();
+        let mut excerpt = None;
+        // Turns in seq order: allocation order for `since`, reversed for `n:k`.
+        let mut indices: Vec<usize> = (0..progress.taken)
+            .map(|i| self.candidates.get(i))
+            .collect();
+        indices.sort_unstable();
+        for index in indices {
+            let turn = self.turn(index);
+            match progress.excerpt {
+                Some((excerpt_index, from, to)) if excerpt_index == index => {
+                    let total = self.transcript.turns.chars(index);
+                    let part = char_slice(turn.text, from, to);
+                    let rest = if to < total {
+                        format!(", rest at turn:{} offset {to}", turn.id)
+                    } else {
+                        String::new()
+                    };
+                    text.push_str(&format!(
+                        "[turn {} seq {}: excerpt chars {from}..{to} of {total}{rest}]\n{part}\n",
+                        turn.id, turn.seq
+                    ));
+                    excerpt = Some(Excerpt {
+                        turn: self.turn_ref(index),
+                        from,
+                        to,
+                        total,
+                    });
+                }
+                _ => {
+                    text.push_str(&format!(
+                        "[turn {} seq {}: {} chars]\n{}\n",
+                        turn.id,
+                        turn.seq,
+                        self.transcript.turns.chars(index),
+                        turn.text
+                    ));
+                    whole.push(self.turn_ref(index));
+                }
+            }
+        }
+        let in_flight = match (progress.in_flight, &self.transcript.in_flight) {
+            (Some(part), Some((partial, _))) => {
+                match part {
+                    InFlight::Whole { chars } => {
+                        text.push_str(&format!("[in-flight: {chars} chars]\n{partial}\n"));
+                    }
+                    InFlight::Cut { shown, total } => text.push_str(&format!(
+                        "[in-flight: last {shown} of {total} chars]\n{}\n",
+                        char_tail(partial, shown)
+                    )),
+                    InFlight::Replaced { shown, total } if shown == total => text.push_str(
+                        &format!("[in-flight, replaced: {total} chars]\n{partial}\n"),
+                    ),
+                    InFlight::Replaced { shown, total } => text.push_str(&format!(
+                        "[in-flight, replaced: last {shown} of {total} chars]\n{}\n",
+                        char_tail(partial, shown)
+                    )),
+                    InFlight::New { from, total, .. } => text.push_str(&format!(
+                        "[in-flight: chars {from}..{total} of {total}]\n{}\n",
+                        char_tail(partial, total - from)
+                    )),
+                    InFlight::Absent | InFlight::Omitted { .. } => {}
+                }
+                part
+            }
+            _ => InFlight::Absent,
+        };
+        for (id, state, record) in self.requests().take(progress.requests_shown) {
+            text.push_str(&Self::request_line(id, state, record));
+        }
+        text.push_str(&trailer);
+        let chars = text.chars().count();
+        Window {
+            text,
+            whole,
+            excerpt,
+            omitted: self.omitted(progress),
+            in_flight,
+            requests_shown: progress.requests_shown,
+            requests_omitted: self.requests_total() - progress.requests_shown,
+            next: self.next(progress),
+            chars,
+        }
+    }
+}
+
+fn digits(mut n: usize) -> usize {
+    let mut count = 1;
+    while n >= 10 {
+        n /= 10;
+        count += 1;
+    }
+    count
+}
+
+fn digits_u64(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
+}
+
+/// Characters `from..to` of `text`; costs time in proportion to `to`, not to the history.
+pub(super) fn char_slice(text: &str, from: usize, to: usize) -> &str {
+    let mut boundaries = text
+        .char_indices()
+        .map(|(byte, _)| byte)
+        .chain(std::iter::once(text.len()));
+    let start = boundaries.nth(from).unwrap_or(text.len());
+    let end = if to > from {
+        boundaries.nth(to - from - 1).unwrap_or(text.len())
+    } else {
+        start
+    };
+    &text[start..end]
+}
+
+/// The last `n` characters of `text`; costs time in proportion to `n` (R2).
+fn char_tail(text: &str, n: usize) -> &str {
+    let start = match n {
+        0 => text.len(),
+        n => text
+            .char_indices()
+            .rev()
+            .nth(n - 1)
+            .map_or(0, |(byte, _)| byte),
+    };
+    &text[start..]
+}

@@ -1,0 +1,471 @@
+//! The [`Transcript`]: a child's turns, in-flight part and requests as the daemon knows them,
+//! the calls that change them, and [`Transcript::read`], which resolves the selector and hands
+//! the allocation to the plan.
+
+use std::collections::BTreeMap;
+
+use super::cursor::Seen;
+use super::error_text::RESUME;
+use super::plan::{Candidates, Plan, Progress, View};
+use super::text::char_slice;
+use super::{ChildId, Cursor, ReadRequest, Selector, TurnId, TurnSeq, Turns, Window};
+use crate::{Error, ErrorKind, RequestId};
+
+/// A child's transcript as the daemon knows it, indexed for reads.
+///
+/// Turns are kept in seq order with their character counts and an id index, so a read costs
+/// time in proportion to what it returns, not to the child's history (R2).
+///
+/// # Example
+///
+/// ```
+/// use parkline::read::{ChildId, RequestHistory, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+/// use parkline::RequestId;
+///
+/// let mut child = Transcript::new(ChildId::new("s972-1")?);
+/// child.open_request(RequestId(1), "review the split")?;
+/// child.open_request(RequestId(2), "measure fsync")?;
+/// child.terminate_request(RequestId(1), "review the split: done")?;
+/// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "split reviewed")?;
+///
+/// let default = child.read(&ReadRequest::new(Selector::Latest { n: 1 }, 1000))?;
+/// assert!(default.text.contains("[request 2 open] measure fsync"));
+/// assert!(!default.text.contains("request 1"));
+///
+/// let mut all = ReadRequest::new(Selector::Latest { n: 1 }, 1000);
+/// all.requests = RequestHistory::All;
+/// let history = child.read(&all)?;
+/// assert!(history.text.contains("[request 1 terminated] review the split: done"));
+/// # Ok::<(), parkline::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Transcript {
+    pub(super) child: ChildId,
+    pub(super) turns: Turns,
+    pub(super) in_flight: Option<(String, usize)>,
+    pub(super) open: BTreeMap<RequestId, String>,
+    pub(super) terminated: BTreeMap<RequestId, String>,
+}
+
+impl Transcript {
+    /// An empty transcript of `child`: no turns, nothing in flight, no requests.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Transcript};
+    /// let child = Transcript::new(ChildId::new("c")?);
+    /// assert!(child.turns().is_empty());
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn new(child: ChildId) -> Self {
+        Transcript {
+            child,
+            turns: Turns::default(),
+            in_flight: None,
+            open: BTreeMap::new(),
+            terminated: BTreeMap::new(),
+        }
+    }
+
+    /// The child this transcript belongs to.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Transcript};
+    /// let child = Transcript::new(ChildId::new("c")?);
+    /// assert_eq!(child.child().as_str(), "c");
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn child(&self) -> &ChildId {
+        &self.child
+    }
+
+    /// The completed turns, in seq order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Transcript, TurnId, TurnSeq};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "a")?;
+    /// assert_eq!(child.turns().len(), 1);
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn turns(&self) -> &Turns {
+        &self.turns
+    }
+
+    /// The in-flight partial turn, if the child is working.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Transcript};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.set_in_flight(Some("half".to_string()));
+    /// assert_eq!(child.in_flight(), Some("half"));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn in_flight(&self) -> Option<&str> {
+        self.in_flight.as_ref().map(|(text, _)| text.as_str())
+    }
+
+    /// The cursor before this child's first turn.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor, Transcript};
+    /// let child = Transcript::new(ChildId::new("c")?);
+    /// assert_eq!(child.start_cursor(), Cursor::start(child.child()));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn start_cursor(&self) -> Cursor {
+        Cursor::start(&self.child)
+    }
+
+    /// `CursorAhead`: the transcript ends before the cursor, either rebuilt shorter after a
+    /// restart or never this long. The way on is the cursor at the transcript's last turn: what
+    /// follows it now has not been given under this transcript (section 5.2 of the spec).
+    fn ahead(&self, cursor: &Cursor) -> Error {
+        let last = match self.turns.last() {
+            Some(turn) => format!("turn {} seq {}", turn.id, turn.seq),
+            None => "no turn".to_string(),
+        };
+        Error::new(
+            ErrorKind::CursorAhead,
+            format!(
+                "cursor at seq {} is past the end of child {} ({last}): the transcript was rebuilt \
+                 shorter or the cursor is not from it; resume with since:{}",
+                cursor.seq,
+                self.child,
+                Cursor::at(&self.child, self.latest_seq())
+            ),
+        )
+    }
+
+    /// The cursor just after turn `id`: what `since:turn:<id>` reads from.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownTurn`] when no turn has the id.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Transcript, TurnId, TurnSeq};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t7")?, TurnSeq(7), "seven")?;
+    /// assert_eq!(child.cursor_after(&TurnId::new("t7")?)?.seq(), TurnSeq(7));
+    /// assert!(child.cursor_after(&TurnId::new("t8")?).is_err());
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn cursor_after(&self, id: &TurnId) -> Result<Cursor, Error> {
+        match self.candidates(&Selector::SinceTurn(id.clone()))? {
+            (Candidates::Forward { since, .. }, _) => Ok(Cursor::at(&self.child, since)),
+            _ => Err(Error::new(
+                ErrorKind::UnknownTurn,
+                format!("child {} has no turn {id}", self.child),
+            )),
+        }
+    }
+
+    pub(super) fn latest_seq(&self) -> TurnSeq {
+        self.turns.last().map_or(TurnSeq(0), |turn| turn.seq)
+    }
+
+    /// Appends a completed turn.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::SeqNotIncreasing`] when `seq` is 0 or not above the latest turn's seq;
+    /// [`ErrorKind::DuplicateTurn`] when a turn with this id exists. Nothing changes then.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::ErrorKind;
+    /// use parkline::read::{ChildId, Transcript, TurnId, TurnSeq};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t2")?, TurnSeq(2), "b")?;
+    /// let late = child.push_turn(TurnId::new("t1")?, TurnSeq(1), "a").unwrap_err();
+    /// assert_eq!(late.kind(), ErrorKind::SeqNotIncreasing);
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn push_turn(
+        &mut self,
+        id: TurnId,
+        seq: TurnSeq,
+        text: impl Into<String>,
+    ) -> Result<(), Error> {
+        if seq.0 == 0 || seq <= self.latest_seq() {
+            return Err(Error::new(
+                ErrorKind::SeqNotIncreasing,
+                format!("turn {id} seq {seq} after seq {}", self.latest_seq()),
+            ));
+        }
+        if self.turns.position(id.as_str()).is_some() {
+            return Err(Error::new(ErrorKind::DuplicateTurn, format!("turn {id}")));
+        }
+        if self.turns.is_full() {
+            return Err(Error::new(
+                ErrorKind::TranscriptFull,
+                format!("turn {id}: the transcript holds {} turns", self.turns.len()),
+            ));
+        }
+        self.turns.push(id.as_str(), seq, &text.into());
+        Ok(())
+    }
+
+    /// Replaces the in-flight partial turn (`None`: the child is not working).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Transcript};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.set_in_flight(Some("step 1".to_string()));
+    /// child.set_in_flight(None);
+    /// assert_eq!(child.in_flight(), None);
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn set_in_flight(&mut self, partial: Option<String>) {
+        self.in_flight = partial.map(|text| {
+            let chars = text.chars().count();
+            (text, chars)
+        });
+    }
+
+    /// Records a new open request with its short record.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::DuplicateRequest`] when the request is already known (open or
+    /// terminated).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Transcript};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.open_request(parkline::RequestId(1), "build the model")?;
+    /// assert!(child.open_request(parkline::RequestId(1), "again").is_err());
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn open_request(
+        &mut self,
+        request: RequestId,
+        record: impl Into<String>,
+    ) -> Result<(), Error> {
+        if self.open.contains_key(&request) || self.terminated.contains_key(&request) {
+            return Err(Error::new(
+                ErrorKind::DuplicateRequest,
+                format!("request {request}"),
+            ));
+        }
+        self.open.insert(request, record.into());
+        Ok(())
+    }
+
+    /// Moves an open request to the terminated ones, with its final record.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownRequest`] when the request is not open.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::ErrorKind;
+    /// use parkline::read::{ChildId, Transcript};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// let err = child.terminate_request(parkline::RequestId(9), "done").unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::UnknownRequest);
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn terminate_request(
+        &mut self,
+        request: RequestId,
+        record: impl Into<String>,
+    ) -> Result<(), Error> {
+        if self.open.remove(&request).is_none() {
+            return Err(Error::new(
+                ErrorKind::UnknownRequest,
+                format!("request {request} is not open"),
+            ));
+        }
+        self.terminated.insert(request, record.into());
+        Ok(())
+    }
+
+    /// Answers one read. No side effects: the same read of the same transcript gives the same
+    /// window (R9).
+    ///
+    /// # Errors
+    ///
+    /// - [`ErrorKind::CursorOtherChild`]: the cursor belongs to another child (R7).
+    /// - [`ErrorKind::CursorAhead`]: the cursor is past this child's latest turn (R7).
+    /// - [`ErrorKind::UnknownTurn`]: no turn has the `turn:` id.
+    /// - [`ErrorKind::OffsetOutOfRange`]: the `turn:` offset is past the turn's end.
+    /// - [`ErrorKind::BudgetTooSmall`]: not even the framing (and, when a turn is selected,
+    ///   a marker of its excerpt) fits in `max_chars`; [`Error::needed_chars`] says how much
+    ///   would.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "x".repeat(5000))?;
+    /// // A turn larger than the whole budget comes back as a marked excerpt ...
+    /// let window = child.read(&ReadRequest::new(Selector::Since(child.start_cursor()), 300))?;
+    /// let excerpt = window.excerpt.clone().expect("the turn is too large for 300 chars");
+    /// assert!(window.text.contains("rest at turn:t1 offset"));
+    /// assert!(window.chars <= 300);
+    /// // ... and the cursor moves past it, so following the cursor does not loop (R8).
+    /// assert_eq!(window.next.map(|cursor| cursor.seq()), Some(TurnSeq(1)));
+    /// // The rest is read by exact location.
+    /// let rest = child.read(&ReadRequest::new(excerpt.rest().expect("more to read"), 300))?;
+    /// assert_eq!(rest.excerpt.map(|part| part.from), Some(excerpt.to));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn read(&self, request: &ReadRequest) -> Result<Window, Error> {
+        let (candidates, first_from) = self.candidates(&request.selector)?;
+        let header = format!("[parkline read {} {}]\n", self.child, request.selector);
+        let (view, kept, seen_now) = self.in_flight_view(&request.selector);
+        let mut plan = Plan {
+            transcript: self,
+            request,
+            candidates,
+            header_chars: header.chars().count(),
+            progress: Progress::default(),
+            view,
+            kept,
+            seen_now,
+        };
+        if !plan.fits(&plan.progress) {
+            return Err(plan.too_small());
+        }
+        plan.allocate_turns(first_from)?;
+        if !matches!(request.selector, Selector::Turn { .. }) {
+            plan.allocate_in_flight();
+        }
+        plan.allocate_requests();
+        Ok(plan.render(header))
+    }
+
+    /// How a read sees the in-flight part (R15): against what the cursor says its caller was
+    /// given, whether the part only grew, was replaced, or is new to the caller; the cursor's
+    /// record when it still holds; and the record of the whole part as it is now. Checksumming
+    /// costs time in proportion to the in-flight part, never to the history (R2).
+    fn in_flight_view(&self, selector: &Selector) -> (View, Option<Seen>, Option<Seen>) {
+        let Some((text, total)) = self.in_flight.as_ref() else {
+            return (View::Fresh, None, None);
+        };
+        let latest = self.latest_seq();
+        let seen_now = (*total > 0).then(|| Seen {
+            after: latest,
+            chars: *total,
+            prefix: crc32fast::hash(text.as_bytes()),
+        });
+        let Selector::Since(Cursor {
+            seen: Some(seen), ..
+        }) = selector
+        else {
+            return (View::Fresh, None, seen_now);
+        };
+        // A part seen after another turn is a part of an earlier turn: this one is new.
+        if seen.after != latest {
+            return (View::Fresh, None, seen_now);
+        }
+        let prefix = (seen.chars <= *total)
+            .then(|| crc32fast::hash(char_slice(text, 0, seen.chars).as_bytes()));
+        if prefix == Some(seen.prefix) {
+            (View::Grown { seen: seen.chars }, Some(*seen), seen_now)
+        } else {
+            (View::Replaced, None, seen_now)
+        }
+    }
+
+    fn candidates(&self, selector: &Selector) -> Result<(Candidates, usize), Error> {
+        match selector {
+            Selector::Latest { n } => {
+                let end = self.turns.len();
+                let start = end - (*n).min(end);
+                Ok((Candidates::Backward { start, end }, 0))
+            }
+            Selector::Since(cursor) => {
+                // R7: the cursor names its child, so this holds for every pair of ids.
+                if cursor.child != self.child {
+                    return Err(Error::new(
+                        ErrorKind::CursorOtherChild,
+                        format!(
+                            "cursor of child {} read on child {}; read child {} with it, and \
+                             for child {} {RESUME} (since:{})",
+                            cursor.child,
+                            self.child,
+                            cursor.child,
+                            self.child,
+                            self.start_cursor()
+                        ),
+                    ));
+                }
+                if cursor.seq > self.latest_seq() {
+                    return Err(self.ahead(cursor));
+                }
+                // R2: binary search; the cost does not grow with the history before the cursor.
+                // R4: exactly the turns after the cursor.
+                let start = self.turns.partition_point(|turn| turn.seq <= cursor.seq);
+                Ok((
+                    Candidates::Forward {
+                        start,
+                        end: self.turns.len(),
+                        since: cursor.seq,
+                    },
+                    0,
+                ))
+            }
+            Selector::SinceTurn(id) => {
+                let Some(index) = self.turns.position(id.as_str()) else {
+                    return Err(Error::new(
+                        ErrorKind::UnknownTurn,
+                        format!(
+                            "child {} has no turn {id}; resume with since:{} if you hold none \
+                             of its turns",
+                            self.child,
+                            self.start_cursor()
+                        ),
+                    ));
+                };
+                Ok((
+                    Candidates::Forward {
+                        start: index + 1,
+                        end: self.turns.len(),
+                        since: self.turns.at(index).seq,
+                    },
+                    0,
+                ))
+            }
+            Selector::Turn { id, offset } => {
+                let Some(index) = self.turns.position(id.as_str()) else {
+                    return Err(Error::new(
+                        ErrorKind::UnknownTurn,
+                        format!("child {} has no turn {id}", self.child),
+                    ));
+                };
+                if *offset > self.turns.chars(index) {
+                    return Err(Error::new(
+                        ErrorKind::OffsetOutOfRange,
+                        format!(
+                            "offset {offset} is past the end of turn {id} ({} chars)",
+                            self.turns.chars(index)
+                        ),
+                    ));
+                }
+                Ok((Candidates::Single { index }, *offset))
+            }
+        }
+    }
+}

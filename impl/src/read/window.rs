@@ -1,0 +1,185 @@
+//! What a read answers: the [`Window`] (the response text and an account of what it holds) and
+//! the parts it names ([`Excerpt`], [`Omitted`], [`InFlight`], [`RequestState`]).
+
+use std::fmt;
+
+use super::{Cursor, Selector, TurnRef};
+
+/// Part of one turn in a [`Window`]: characters `from..to` of `total`.
+///
+/// # Example
+///
+/// ```
+/// use parkline::read::{Excerpt, Selector, TurnId, TurnRef, TurnSeq};
+/// let excerpt = Excerpt {
+///     turn: TurnRef { id: TurnId::new("t1")?, seq: TurnSeq(1) },
+///     from: 0,
+///     to: 100,
+///     total: 250,
+/// };
+/// assert_eq!(excerpt.rest(), Some(Selector::Turn { id: TurnId::new("t1")?, offset: 100 }));
+/// # Ok::<(), parkline::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Excerpt {
+    /// The turn.
+    pub turn: TurnRef,
+    /// The first character shown.
+    pub from: usize,
+    /// One past the last character shown.
+    pub to: usize,
+    /// The characters of the whole turn.
+    pub total: usize,
+}
+
+impl Excerpt {
+    /// The read that continues this excerpt, when the turn goes on after it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{Excerpt, TurnId, TurnRef, TurnSeq};
+    /// let turn = TurnRef { id: TurnId::new("t1")?, seq: TurnSeq(1) };
+    /// let last_part = Excerpt { turn, from: 200, to: 250, total: 250 };
+    /// assert_eq!(last_part.rest(), None);
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn rest(&self) -> Option<Selector> {
+        (self.to < self.total).then(|| Selector::Turn {
+            id: self.turn.id.clone(),
+            offset: self.to,
+        })
+    }
+}
+
+/// The selected turns that did not fit (R3): how many, and the first and last of them in seq
+/// order (they are always consecutive among the selected turns).
+///
+/// # Example
+///
+/// ```
+/// let none = parkline::read::Omitted::default();
+/// assert_eq!(none.count, 0);
+/// assert!(none.first.is_none());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Omitted {
+    /// How many selected turns are not in the window.
+    pub count: usize,
+    /// The earliest of them.
+    pub first: Option<TurnRef>,
+    /// The latest of them.
+    pub last: Option<TurnRef>,
+}
+
+/// What a [`Window`] holds of the in-flight part.
+///
+/// # Example
+///
+/// ```
+/// use parkline::read::InFlight;
+/// let cut = InFlight::Cut { shown: 10, total: 400 };
+/// assert_ne!(cut, InFlight::Whole { chars: 400 });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InFlight {
+    /// No in-flight part: the child is not working, or the read was a `turn:` read.
+    Absent,
+    /// The whole in-flight part.
+    Whole {
+        /// Its characters.
+        chars: usize,
+    },
+    /// The newest `shown` of `total` characters of the in-flight part (R10).
+    Cut {
+        /// Characters shown (the last ones).
+        shown: usize,
+        /// Characters of the in-flight part.
+        total: usize,
+    },
+    /// The child has an in-flight part but not even its marker fitted.
+    Omitted {
+        /// Characters of the in-flight part.
+        total: usize,
+    },
+    /// Characters `from..total` of an in-flight part that only grew since the cursor's caller
+    /// was given its first `seen` characters (R15). `from == seen` when all the new characters
+    /// fit; `from > seen` when only the newest did.
+    New {
+        /// The first character shown.
+        from: usize,
+        /// The characters the cursor says the caller was given before.
+        seen: usize,
+        /// Characters of the in-flight part.
+        total: usize,
+    },
+    /// The in-flight part was replaced (not grown) since the cursor's read: its newest `shown` of
+    /// `total` characters, all of them when `shown == total`, marked replaced (R15).
+    Replaced {
+        /// Characters shown (the last ones).
+        shown: usize,
+        /// Characters of the in-flight part.
+        total: usize,
+    },
+}
+
+/// The answer to one read: the response text and what it holds.
+///
+/// # Example
+///
+/// ```
+/// use parkline::read::{ChildId, InFlight, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+/// let mut child = Transcript::new(ChildId::new("c")?);
+/// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "hello")?;
+/// let window = child.read(&ReadRequest::new(Selector::Latest { n: 1 }, 500))?;
+/// assert_eq!(window.in_flight, InFlight::Absent);
+/// assert_eq!(window.chars, window.text.chars().count());
+/// assert!(window.chars <= 500);
+/// # Ok::<(), parkline::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// The response text, exactly as specified in `spec/read.md` (R14).
+    pub text: String,
+    /// The turns returned whole, in seq order.
+    pub whole: Vec<TurnRef>,
+    /// The turn returned as a marked excerpt, if any (R8).
+    pub excerpt: Option<Excerpt>,
+    /// The selected turns that did not fit (R3).
+    pub omitted: Omitted,
+    /// What the window holds of the in-flight part.
+    pub in_flight: InFlight,
+    /// Requests attached.
+    pub requests_shown: usize,
+    /// Requests asked for that did not fit.
+    pub requests_omitted: usize,
+    /// The cursor to continue with (`None` for a `turn:` read, which is not a progress read).
+    pub next: Option<Cursor>,
+    /// Characters of `text`: the budget used, never more than `max_chars` (R1).
+    pub chars: usize,
+}
+
+/// Whether a request is still open.
+///
+/// # Example
+///
+/// ```
+/// assert_eq!(parkline::read::RequestState::Open.to_string(), "open");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RequestState {
+    /// Still running.
+    Open,
+    /// Finished; its record is history, attached only with
+    /// [`RequestHistory::All`](super::RequestHistory::All).
+    Terminated,
+}
+
+impl fmt::Display for RequestState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RequestState::Open => "open",
+            RequestState::Terminated => "terminated",
+        })
+    }
+}

@@ -1,0 +1,156 @@
+//! The seed's acceptance scenarios 1-3, each as the daemon would meet it: thirteen lines in one
+//! batch turn, a crash between the batch written and the mirror cleared, and a repeat told apart.
+
+use super::*;
+
+/// Seed acceptance 1 (D1, D3, D4, D5): 13 lines parked behind one turn are delivered as one
+/// batch turn, every request id, turn and outcome preserved, and 13 notified events.
+#[test]
+fn acceptance_1_thirteen_lines_one_batch_turn() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    let lines: Vec<String> = (1..=13).map(seed_line).collect();
+    for (n, line) in lines.iter().enumerate() {
+        let seq = queue.park(RequestId(n as u64 + 1), line)?;
+        assert_eq!(seq, Seq(n as u64 + 1));
+    }
+    let batch = queue.boundary(Budget(1 << 20))?.ok_or("13 lines parked")?;
+    assert_eq!(batch.items.len(), 13);
+    assert_eq!(batch.remaining, 0);
+    assert_eq!(
+        queue.boundary(Budget(1 << 20)).map_err(|e| e.kind()),
+        Err(ErrorKind::BatchInFlight)
+    );
+    let mut expected = String::from("[parkline batch 1 attempt 1: 13 of 13 parked lines]\n");
+    for line in &lines {
+        expected.push_str(line);
+        expected.push('\n');
+    }
+    expected.push_str("[parkline batch 1 end: 0 parked lines still undelivered]\n");
+    assert_eq!(batch.text(), expected);
+    let events = batch.notified();
+    assert_eq!(events.len(), 13);
+    for (n, event) in events.iter().enumerate() {
+        assert_eq!(event.request, RequestId(n as u64 + 1));
+        assert_eq!(event.seq, Seq(n as u64 + 1));
+        assert!(!event.repeat);
+    }
+    let settlement = queue.settle(batch.id, &[Outcome::Delivered; 13])?;
+    assert_eq!(settlement.delivered.len(), 13);
+    assert!(queue.parked().is_empty() && queue.in_flight().is_none());
+    assert_eq!(queue.boundary(Budget(1 << 20))?, None);
+    drop(queue);
+    let queue = Queue::open(&path)?;
+    assert!(queue.parked().is_empty() && queue.in_flight().is_none());
+    Ok(())
+}
+
+/// The crash of acceptance 2, as a function: returns the batch of the first life and the first
+/// boundary's batch of the second. (The harness runs the same scenario through its known-bad
+/// drivers, to show the check catches them.)
+fn crash_between_batch_written_and_mirror_cleared(
+    path: &Path,
+    config: Config,
+) -> Result<(Batch, Option<Batch>), Box<dyn std::error::Error>> {
+    let mut queue = Queue::open_with(path, config.clone())?;
+    for n in 1..=5 {
+        queue.park(RequestId(n), &seed_line(n))?;
+    }
+    let first = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+    // Crash: the batch is written, the daemon handed it over maybe, nothing was cleared.
+    drop(queue);
+    let mut queue = Queue::open_with(path, config)?;
+    let second = queue.boundary(Budget(1 << 20))?;
+    Ok((first, second))
+}
+
+/// Seed acceptance 2 (D9, D10, M3): a crash between "batch written" and "mirror cleared"
+/// replays the batch in the next life marked as a repeat, same id and items, no item lost.
+#[test]
+fn acceptance_2_crash_between_batch_written_and_mirror_cleared_replays_as_repeat() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let (first, second) = crash_between_batch_written_and_mirror_cleared(&path, Config::default())?;
+    let second = second.ok_or("the batch must come back")?;
+    assert_eq!(second.id, first.id);
+    assert_eq!(second.items, first.items);
+    assert_eq!(second.remaining, first.remaining);
+    assert_eq!(second.attempt, Attempt(2));
+    assert!(second.is_repeat());
+    assert!(
+        second
+            .notified()
+            .iter()
+            .all(|e| e.repeat && e.attempt == Attempt(2))
+    );
+    assert!(
+        second
+            .text()
+            .starts_with("[parkline batch 1 attempt 2, repeat: 5 of 5 parked lines]\n")
+    );
+    // A second crash before settling: attempt 3 next time, still nothing lost.
+    let mut queue = Queue::open(&path)?;
+    assert_eq!(queue.in_flight().map(|b| b.attempt), Some(Attempt(2)));
+    let third = queue.boundary(Budget(1 << 20))?.ok_or("again")?;
+    assert_eq!((third.id, third.attempt), (first.id, Attempt(3)));
+    queue.settle(third.id, &[Outcome::Delivered; 5])?;
+    drop(queue);
+    let queue = Queue::open(&path)?;
+    assert!(queue.parked().is_empty() && queue.in_flight().is_none());
+    Ok(())
+}
+
+/// Seed acceptance 3 (D11, D12, D13, D17): a budget overflow splits deterministically, and the
+/// trailer says how many remain; the split is the same in every life.
+#[test]
+fn acceptance_3_budget_overflow_splits_deterministically_with_trailer_count() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let lines: Vec<String> = (1..=13).map(seed_line).collect();
+    let cost = lines[0].chars().count() + 1;
+    assert!(lines.iter().all(|l| l.chars().count() + 1 == cost));
+    let budget = Budget(cost * 5 + cost / 2); // room for five
+    let mut runs = Vec::new();
+    for run in 0..2 {
+        let path = path.with_extension(format!("run{run}"));
+        let mut queue = Queue::open(&path)?;
+        for (n, line) in lines.iter().enumerate() {
+            queue.park(RequestId(n as u64 + 1), line)?;
+        }
+        let mut texts = Vec::new();
+        while let Some(batch) = queue.boundary(budget)? {
+            texts.push(batch.text());
+            let n = batch.items.len();
+            queue.settle(batch.id, &vec![Outcome::Delivered; n])?;
+        }
+        runs.push(texts);
+    }
+    assert_eq!(runs[0], runs[1]);
+    let texts = &runs[0];
+    assert_eq!(texts.len(), 3);
+    assert!(texts[0].starts_with("[parkline batch 1 attempt 1: 5 of 13 parked lines]\n"));
+    assert!(texts[0].ends_with("[parkline batch 1 end: 8 parked lines still undelivered]\n"));
+    assert!(texts[1].starts_with("[parkline batch 2 attempt 1: 5 of 8 parked lines]\n"));
+    assert!(texts[1].ends_with("[parkline batch 2 end: 3 parked lines still undelivered]\n"));
+    assert!(texts[2].starts_with("[parkline batch 3 attempt 1: 3 of 3 parked lines]\n"));
+    assert!(texts[2].ends_with("[parkline batch 3 end: 0 parked lines still undelivered]\n"));
+    let all: String = texts.concat();
+    for line in &lines {
+        assert_eq!(all.matches(line.as_str()).count(), 1, "{line}");
+    }
+
+    // A crash after the first boundary replays the same membership and trailer (D11).
+    let mut queue = Queue::open(&path)?;
+    for (n, line) in lines.iter().enumerate() {
+        queue.park(RequestId(n as u64 + 1), line)?;
+    }
+    let first = queue.boundary(budget)?.ok_or("parked")?;
+    drop(queue);
+    let mut queue = Queue::open(&path)?;
+    let repeat = queue.boundary(budget)?.ok_or("recovered")?;
+    assert_eq!(repeat.items, first.items);
+    assert!(
+        repeat
+            .text()
+            .ends_with("[parkline batch 1 end: 8 parked lines still undelivered]\n")
+    );
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! The queue's public surface as the daemon uses it: what crosses threads, and what the
+//! accessors report.
+
+use super::*;
+
+/// The async daemon moves a queue to a blocking thread (`spawn_blocking`) and shares it behind a
+/// mutex: the queue and its error must be `Send`, and the error `Sync` too.
+#[test]
+fn queue_and_error_can_cross_threads() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send::<Queue>();
+    send::<Queue<MemStorage>>();
+    send_sync::<crate::Error>();
+    send_sync::<Batch>();
+}
+
+/// The accessors report the queue's own config, path and health. Kills
+/// `Queue::config -> Default`, `Queue::path -> Default` and `Queue::is_poisoned -> true`
+/// (otherwise only the doc tests, which the mutants run skips, catch them).
+#[test]
+fn accessors_report_the_queue() -> TestResult {
+    let config = Config {
+        failures_max: 7,
+        line_bytes_max: 99,
+        ..Config::default()
+    };
+    let queue = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
+    assert_eq!(queue.config(), &config);
+    assert_eq!(queue.path(), PathBuf::from("m"));
+    assert!(!queue.is_poisoned());
+    let (_dir, path) = temp_mirror()?;
+    let queue = Queue::open(&path)?;
+    assert_eq!(queue.path(), path);
+    assert!(!queue.is_poisoned());
+    Ok(())
+}

@@ -1,0 +1,104 @@
+//! The split and the batch's turn text (D11-D13): which parked lines one boundary takes under
+//! a budget, and the exact text the daemon hands over as one turn.
+
+use super::*;
+
+/// D11, D12: the longest prefix within the budget, at least one item, chars not bytes.
+#[test]
+fn split_takes_the_longest_prefix_within_budget() {
+    let items = [item(1, "aaaa"), item(2, "bb"), item(3, "c")];
+    // costs 5, 3, 2
+    assert_eq!(split(&items, Budget(0)), 1);
+    assert_eq!(split(&items, Budget(4)), 1);
+    assert_eq!(split(&items, Budget(5)), 1);
+    assert_eq!(split(&items, Budget(7)), 1);
+    assert_eq!(split(&items, Budget(8)), 2);
+    assert_eq!(split(&items, Budget(9)), 2);
+    assert_eq!(split(&items, Budget(10)), 3);
+    assert_eq!(split(&items, Budget(usize::MAX)), 3);
+    assert_eq!(split(&[], Budget(10)), 0);
+    // Characters, not bytes: "ééé" is 6 bytes, 3 characters, cost 4.
+    let wide = [item(1, "ééé"), item(2, "x")];
+    assert_eq!(split(&wide, Budget(4)), 1);
+    assert_eq!(split(&wide, Budget(6)), 2);
+}
+
+/// D12: a single line larger than the budget is delivered alone and never cut; a big line behind
+/// small ones ends the prefix before it.
+#[test]
+fn split_delivers_a_line_larger_than_the_budget_alone() {
+    let big = "x".repeat(1000);
+    let items = [item(1, &big), item(2, "a")];
+    assert_eq!(split(&items, Budget(10)), 1);
+    let items = [item(1, "a"), item(2, &big), item(3, "b")];
+    assert_eq!(split(&items, Budget(10)), 1);
+    assert_eq!(split(&items[1..], Budget(10)), 1);
+}
+
+/// D12 through the queue: the oversized line comes out whole, in a batch of its own.
+#[test]
+fn boundary_hands_an_oversized_line_alone_and_whole() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    let big = "é".repeat(500);
+    queue.park(RequestId(1), &big)?;
+    queue.park(RequestId(2), "small")?;
+    let batch = queue.boundary(Budget(50))?.ok_or("parked")?;
+    assert_eq!(batch.items.len(), 1);
+    assert_eq!(batch.items[0].line, big);
+    assert_eq!(batch.remaining, 1);
+    assert!(batch.text().contains(&big));
+    Ok(())
+}
+
+/// D4, D13: the exact turn text, first attempt and repeat.
+#[test]
+fn turn_text_is_exact() {
+    let batch = Batch {
+        id: BatchId(12),
+        attempt: Attempt(1),
+        items: vec![item(1, "first  line "), item(2, ""), item(3, "tab\there")],
+        remaining: 4,
+    };
+    assert_eq!(
+        batch.text(),
+        "[parkline batch 12 attempt 1: 3 of 7 parked lines]\n\
+         first  line \n\
+         \n\
+         tab\there\n\
+         [parkline batch 12 end: 4 parked lines still undelivered]\n"
+    );
+    let repeat = Batch {
+        attempt: Attempt(3),
+        ..batch
+    };
+    assert_eq!(
+        repeat.text(),
+        "[parkline batch 12 attempt 3, repeat: 3 of 7 parked lines]\n\
+         first  line \n\
+         \n\
+         tab\there\n\
+         [parkline batch 12 end: 4 parked lines still undelivered]\n"
+    );
+}
+
+/// D5, D10: one notified event per item, in order, with the repeat mark.
+#[test]
+fn notified_is_one_event_per_item_in_order() {
+    let batch = Batch {
+        id: BatchId(2),
+        attempt: Attempt(2),
+        items: vec![item(4, "a"), item(7, "b")],
+        remaining: 0,
+    };
+    let events = batch.notified();
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0].seq, Seq(4));
+    assert_eq!(events[0].request, RequestId(104));
+    assert_eq!(events[1].seq, Seq(7));
+    assert!(
+        events
+            .iter()
+            .all(|e| e.repeat && e.attempt == Attempt(2) && e.batch == BatchId(2))
+    );
+}

@@ -1,0 +1,330 @@
+//! Compaction (M12): when a settle rewrites the mirror as a snapshot, exactly as the rule says,
+//! and the bound on the file's size it keeps.
+
+use super::*;
+use crate::Settlement;
+use crate::core::Core;
+use crate::mirror::{MirrorState, Record};
+
+/// The bytes of every line the state holds: parked, in flight and dead letters.
+fn held_line_bytes(state: &MirrorState) -> u64 {
+    state
+        .parked
+        .iter()
+        .chain(&state.dead_letters)
+        .chain(state.in_flight.iter().flat_map(|batch| &batch.items))
+        .map(|item| item.line.len() as u64)
+        .sum()
+}
+
+/// The compaction shortcut's floor is exactly the bytes of the lines held, after every
+/// commit and on reopening, and never more than the snapshot. Kills
+/// `Core::snapshot_bytes_floor -> 0 / 1` and `+= with *=` in `Core::commit` (a floor stuck
+/// at 0 makes every settle encode the whole state).
+#[test]
+fn snapshot_floor_tracks_the_line_bytes_held() -> TestResult {
+    let config = Config {
+        failures_max: 2,
+        ..Config::default()
+    };
+    let mut core = Core::new(MirrorState::default(), config.clone());
+    assert_eq!(core.snapshot_bytes_floor(), 0);
+    let check = |core: &Core, expected: u64| {
+        assert_eq!(core.snapshot_bytes_floor(), expected);
+        assert_eq!(held_line_bytes(&core.state), expected);
+        assert!(expected <= mirror::encode(&core.state).len() as u64);
+    };
+    for (n, line) in ["abc", "de", "fghij", "é"].into_iter().enumerate() {
+        let step = core.park(RequestId(n as u64), line)?;
+        core.commit(step.record.as_ref().ok_or("a record")?);
+    }
+    check(&core, 3 + 2 + 5 + 2);
+    let step = core.boundary(Budget(7))?;
+    core.commit(step.record.as_ref().ok_or("a record")?);
+    let batch = step.value.ok_or("parked")?;
+    assert_eq!(batch.items.len(), 2);
+    core.handed_over();
+    check(&core, 12);
+    // "abc" delivered, "de" failed once: the floor drops by 3 only.
+    let step = core.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
+    core.commit(step.record.as_ref().ok_or("a record")?);
+    core.settled();
+    check(&core, 9);
+    // "de" fails again and becomes a dead letter: still held, still counted.
+    let step = core.boundary(Budget(3))?;
+    core.commit(step.record.as_ref().ok_or("a record")?);
+    let batch = step.value.ok_or("parked")?;
+    core.handed_over();
+    let step = core.settle(batch.id, &[Outcome::Failed])?;
+    assert_eq!(step.value.dead, vec![Seq(2)]);
+    core.commit(step.record.as_ref().ok_or("a record")?);
+    core.settled();
+    check(&core, 9);
+    // A core rebuilt from the state (reopen) starts from the same floor.
+    let reopened = Core::new(core.state.clone(), config);
+    check(&reopened, 9);
+    Ok(())
+}
+
+/// The encoded length of one record.
+fn record_len(record: &Record) -> u64 {
+    mirror::encode_record(record).len() as u64
+}
+
+fn settle_record(batch: &Batch, settlement: &Settlement) -> Record {
+    Record::Settle {
+        batch: batch.id,
+        delivered: settlement.delivered.clone(),
+        failed: settlement.failed.clone(),
+        dead: settlement.dead.clone(),
+    }
+}
+
+/// Settles `batch` and checks M12 exactly: the settle compacts if and only if the log with
+/// the settle record would be longer than twice the new snapshot plus the slack; then the
+/// file is that snapshot, else it is the old log plus the settle record. Returns whether it
+/// compacted.
+fn settle_and_check_m12(
+    queue: &mut Queue<MemStorage>,
+    batch: &Batch,
+    outcomes: &[Outcome],
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let before = queue.storage().file("m").ok_or("mirror")?.to_vec();
+    let dir_syncs = queue.storage().dir_syncs();
+    let settlement = queue.settle(batch.id, outcomes)?;
+    let record = settle_record(batch, &settlement);
+    let snapshot = mirror::encode(queue.state());
+    let grown = before.len() as u64 + record_len(&record);
+    let due = grown > 2 * snapshot.len() as u64 + crate::COMPACT_SLACK_BYTES;
+    let after = queue.storage().file("m").ok_or("mirror")?;
+    if due {
+        assert_eq!(
+            after,
+            snapshot.as_slice(),
+            "compaction due at {grown} bytes"
+        );
+        assert_eq!(queue.storage().dir_syncs(), dir_syncs + 1);
+    } else {
+        let mut expected = before;
+        expected.extend_from_slice(&mirror::encode_record(&record));
+        assert_eq!(
+            after,
+            expected.as_slice(),
+            "no compaction due at {grown} bytes"
+        );
+        assert_eq!(queue.storage().dir_syncs(), dir_syncs);
+    }
+    Ok(due)
+}
+
+/// M12: the compaction rule holds exactly at every settle of a queue whose items keep
+/// failing (the log grows by batch and settle records only, so the settle record is more
+/// than half of each step and the crossing cannot hide). Kills `+ with -` / `+ with *` in
+/// the log length of `Queue::settle`, `> with <` in its cheap pre-check and `* with +` /
+/// `* with /` in the exact rule.
+#[test]
+fn compaction_happens_exactly_when_the_rule_says() -> TestResult {
+    let config = Config {
+        failures_max: u32::MAX,
+        ..Config::default()
+    };
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+    for n in 0..40u64 {
+        queue.park(RequestId(n), "z")?;
+    }
+    let mut compactions = 0;
+    for _ in 0..1500 {
+        let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+        let outcomes = vec![Outcome::Failed; batch.items.len()];
+        if settle_and_check_m12(&mut queue, &batch, &outcomes)? {
+            compactions += 1;
+        }
+    }
+    assert!(compactions >= 3, "only {compactions} compactions");
+    assert_eq!(queue.parked().len(), 40);
+    Ok(())
+}
+
+/// M12: "longer than" is strict: a settle that brings the log to exactly twice the snapshot
+/// plus the slack appends, one byte more compacts. The log is steered to the threshold with
+/// the lengths of delivered lines. Kills `> with >=` in the exact rule of `Queue::settle`.
+#[test]
+fn compaction_threshold_is_strict() -> TestResult {
+    for extra in [0u64, 1] {
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        // One cycle parks a line of `len` bytes as seq n, hands it over as batch n, and
+        // delivers it; its records' lengths, and the snapshot after it, are known ahead.
+        let cycle = |n: u64, len: usize| {
+            let park = Record::Park {
+                seq: Seq(n),
+                request: RequestId(n),
+                line: "x".repeat(len),
+                failures: 0,
+            };
+            let batch = Record::Batch {
+                id: BatchId(n),
+                attempt: Attempt(1),
+                seqs: vec![Seq(n)],
+                remaining: 0,
+            };
+            let settle = Record::Settle {
+                batch: BatchId(n),
+                delivered: vec![Seq(n)],
+                failed: Vec::new(),
+                dead: Vec::new(),
+            };
+            let after = MirrorState {
+                next_seq: Seq(n + 1),
+                next_batch: BatchId(n + 1),
+                ..MirrorState::default()
+            };
+            let snapshot = mirror::encode(&after).len() as u64;
+            (
+                record_len(&park) + record_len(&batch) + record_len(&settle),
+                snapshot,
+            )
+        };
+        let log_len = |queue: &Queue<MemStorage>| -> Result<u64, &'static str> {
+            Ok(queue.storage().file("m").ok_or("mirror")?.len() as u64)
+        };
+        // The last cycle carries a short line (its floor must stay below the snapshot so
+        // the cheap pre-check lets the exact rule decide).
+        let last_len = 8usize;
+        let mut n = 1u64;
+        loop {
+            let (last, snapshot) = cycle(n + 1, last_len);
+            let target = 2 * snapshot + crate::COMPACT_SLACK_BYTES + extra;
+            let gap = target - log_len(&queue)? - last;
+            let (fixed, _) = cycle(n, 0);
+            // Fill with lines up to 2000 bytes; the one before the last closes the gap.
+            let len = if gap > fixed + 2000 + 500 {
+                2000
+            } else {
+                usize::try_from(gap - fixed)?
+            };
+            queue.park(RequestId(n), &"x".repeat(len))?;
+            let batch = queue.boundary(Budget(1 << 21))?.ok_or("parked")?;
+            assert!(!settle_and_check_m12(
+                &mut queue,
+                &batch,
+                &[Outcome::Delivered]
+            )?);
+            n += 1;
+            if len < 2000 {
+                break;
+            }
+        }
+        let (last, snapshot) = cycle(n, last_len);
+        assert_eq!(
+            log_len(&queue)? + last,
+            2 * snapshot + crate::COMPACT_SLACK_BYTES + extra
+        );
+        queue.park(RequestId(n), &"x".repeat(last_len))?;
+        let batch = queue.boundary(Budget(1 << 21))?.ok_or("parked")?;
+        let compacted = settle_and_check_m12(&mut queue, &batch, &[Outcome::Delivered])?;
+        assert_eq!(compacted, extra == 1, "extra {extra}");
+    }
+    Ok(())
+}
+
+/// D3: an empty line is a line: it is parked, handed over and settled like any other,
+/// also when every line held is empty (the compaction pre-check then sees 0 line bytes).
+/// Kills `* with /` in `Queue::settle`'s pre-check (a division by that 0).
+#[test]
+fn empty_lines_park_hand_over_and_settle() -> TestResult {
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    queue.park(RequestId(1), "")?;
+    queue.park(RequestId(2), "")?;
+    let batch = queue.boundary(Budget(2))?.ok_or("parked")?;
+    assert_eq!((batch.items.len(), batch.remaining), (2, 0));
+    assert_eq!(
+        batch.text(),
+        "[parkline batch 1 attempt 1: 2 of 2 parked lines]\n\n\n\
+         [parkline batch 1 end: 0 parked lines still undelivered]\n"
+    );
+    let settlement = queue.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
+    assert_eq!(
+        (settlement.delivered, settlement.failed),
+        (vec![Seq(1)], vec![Seq(2)])
+    );
+    assert_eq!(queue.parked()[0].line, "");
+    Ok(())
+}
+
+/// The M12 bound after a settle: the file is at most twice the snapshot of the state plus
+/// the slack.
+fn assert_m12_bound(len: u64, state: &MirrorState, slack: u64) {
+    let snapshot = mirror::encode(state).len() as u64;
+    assert!(
+        len <= 2 * snapshot + slack,
+        "file {len} bytes over the M12 bound 2 * {snapshot} + {slack}"
+    );
+}
+
+/// M12: the settle that delivers a big batch compacts, because compaction is decided on the
+/// state after the settle (94-byte snapshot), not the state before (which still holds the
+/// 100,000 bytes of the batch). The old shortcut left the file at 100,957 bytes, over the
+/// 65,724-byte limit.
+#[test]
+fn m12_compaction_decided_after_settle() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    let line = "x".repeat(10_000);
+    for n in 0..10u64 {
+        queue.park(RequestId(n), &line)?;
+    }
+    let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+    assert_eq!(batch.items.len(), 10);
+    queue.settle(batch.id, &[Outcome::Delivered; 10])?;
+    let snapshot = mirror::encode(queue.state());
+    assert_eq!(snapshot.len(), 94);
+    assert_eq!(
+        fs::metadata(&path)?.len(),
+        94,
+        "the settle must write the snapshot"
+    );
+    assert!(fs::read(&path)? == snapshot, "the file is not the snapshot");
+    Ok(())
+}
+
+/// M12: the bound holds after every settle of a 6 MB run (60 settles of 10 lines of 10,000
+/// bytes); the old shortcut left the file over it after 40 of them.
+#[test]
+fn m12_bound_holds_after_every_settle_of_a_6_mb_run() -> TestResult {
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    let line = "x".repeat(10_000);
+    for round in 0..60u64 {
+        for n in 0..10u64 {
+            queue.park(RequestId(round * 10 + n), &line)?;
+        }
+        let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+        queue.settle(batch.id, &[Outcome::Delivered; 10])?;
+        assert_m12_bound(
+            file(&queue).len() as u64,
+            queue.state(),
+            crate::COMPACT_SLACK_BYTES,
+        );
+    }
+    Ok(())
+}
+
+/// M12: `compact_slack_bytes` is the slack of the rule: with 0, a settle compacts as soon as
+/// the log would exceed twice the snapshot; with the default it would not.
+#[test]
+fn m12_compact_slack_bytes_sets_the_slack() -> TestResult {
+    for (slack, compacts) in [(0u64, true), (crate::COMPACT_SLACK_BYTES, false)] {
+        let config = Config {
+            compact_slack_bytes: slack,
+            ..Config::default()
+        };
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+        queue.park(RequestId(1), "one")?;
+        queue.park(RequestId(2), "two")?;
+        let batch = queue.boundary(Budget(2))?.ok_or("parked")?;
+        queue.settle(batch.id, &[Outcome::Delivered])?;
+        let compacted = file(&queue) == mirror::encode(queue.state());
+        assert_eq!(compacted, compacts, "slack {slack}");
+        assert_m12_bound(file(&queue).len() as u64, queue.state(), slack);
+    }
+    Ok(())
+}

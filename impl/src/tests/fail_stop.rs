@@ -1,0 +1,162 @@
+//! Fail-stop (M10): a failed write or fsync poisons the handle, is never retried, and the next
+//! open reads what the mirror kept.
+
+use super::*;
+
+/// A storage that fails the n-th call of one kind, then behaves (so a retry would "succeed":
+/// the queue must not retry).
+#[derive(Debug)]
+struct FailingStorage {
+    inner: MemStorage,
+    fail: &'static str,
+    countdown: u32,
+}
+
+impl FailingStorage {
+    fn hit(&mut self, what: &str) -> io::Result<()> {
+        if what == self.fail {
+            if self.countdown == 0 {
+                self.countdown = u32::MAX;
+                return Err(io::Error::other(format!("injected {what} failure")));
+            }
+            self.countdown -= 1;
+        }
+        Ok(())
+    }
+}
+
+impl Storage for FailingStorage {
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        self.inner.read(name)
+    }
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.hit("append")?;
+        self.inner.append(name, bytes)
+    }
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        self.hit("sync")?;
+        self.inner.sync(name)
+    }
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        self.hit("rename")?;
+        self.inner.rename(from, to)
+    }
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        self.hit("sync_dir")?;
+        self.inner.sync_dir()
+    }
+}
+
+/// M10: after a failed fsync (or append) every later call returns Poisoned, nothing more is
+/// written, and reopening reads what the mirror kept.
+#[test]
+fn failed_fsync_poisons_the_queue() -> TestResult {
+    for fail in ["sync", "append"] {
+        // Creating the mirror costs one sync and one append; fail the third park's.
+        let storage = FailingStorage {
+            inner: MemStorage::new(),
+            fail,
+            countdown: 3,
+        };
+        let mut queue = Queue::with_storage(storage, "m", Config::default())?;
+        queue.park(RequestId(1), "a")?;
+        queue.park(RequestId(2), "b")?;
+        let err = queue
+            .park(RequestId(3), "c")
+            .map(|_| ())
+            .err()
+            .ok_or("injected")?;
+        assert_eq!(err.kind(), ErrorKind::Io, "{fail}");
+        assert!(err.to_string().contains("injected"), "{err}");
+        assert!(queue.is_poisoned());
+        let len = queue.into_storage();
+        let bytes = len.inner.file("m").ok_or("exists")?.to_vec();
+        let mut queue = Queue::with_storage(len, "m", Config::default())?;
+        // A fresh handle over the same storage works; the poisoned one is gone. Re-poison:
+        queue.park(RequestId(4), "d")?;
+        let storage = queue.into_storage();
+        assert_ne!(storage.inner.file("m").map(<[u8]>::to_vec), Some(bytes));
+    }
+    // Every call after the failure is Poisoned and writes nothing.
+    let storage = FailingStorage {
+        inner: MemStorage::new(),
+        fail: "sync",
+        countdown: 2,
+    };
+    let mut queue = Queue::with_storage(storage, "m", Config::default())?;
+    queue.park(RequestId(1), "a")?;
+    assert_eq!(
+        queue.park(RequestId(2), "b").map_err(|e| e.kind()),
+        Err(ErrorKind::Io)
+    );
+    let mut queue = poisoned_queue(queue.into_storage())?;
+    let before = queue.storage().inner.clone();
+    assert_eq!(
+        queue.park(RequestId(3), "c").map_err(|e| e.kind()),
+        Err(ErrorKind::Poisoned)
+    );
+    assert_eq!(
+        queue.boundary(Budget(10)).map_err(|e| e.kind()),
+        Err(ErrorKind::Poisoned)
+    );
+    assert_eq!(
+        queue
+            .settle(BatchId(1), &[Outcome::Delivered])
+            .map_err(|e| e.kind()),
+        Err(ErrorKind::Poisoned)
+    );
+    let err = queue
+        .park(RequestId(3), "c")
+        .map(|_| ())
+        .err()
+        .ok_or("poisoned")?;
+    assert!(err.to_string().contains("reopen"), "{err}");
+    assert_eq!(queue.into_storage().inner.file("m"), before.file("m"));
+    Ok(())
+}
+
+/// Opens over `storage` and poisons the handle with a failed fsync on its first park.
+fn poisoned_queue(
+    mut storage: FailingStorage,
+) -> Result<Queue<FailingStorage>, Box<dyn std::error::Error>> {
+    storage.fail = "sync";
+    storage.countdown = 0;
+    let mut queue = Queue::with_storage(storage, "m", Config::default())?;
+    assert_eq!(
+        queue.park(RequestId(0), "z").map_err(|e| e.kind()),
+        Err(ErrorKind::Io)
+    );
+    // The failing storage now "works" again: a retry would succeed, but the queue refuses.
+    assert!(queue.is_poisoned());
+    Ok(queue)
+}
+
+/// M10: a failed boundary write or settle fsync poisons too; a failed rename during compaction
+/// poisons and the old log stays authoritative.
+#[test]
+fn failed_boundary_and_settle_writes_poison_the_queue() -> TestResult {
+    for (fail, countdown) in [("sync", 2u32), ("sync", 3u32)] {
+        let storage = FailingStorage {
+            inner: MemStorage::new(),
+            fail,
+            countdown,
+        };
+        let mut queue = Queue::with_storage(storage, "m", Config::default())?;
+        queue.park(RequestId(1), "a")?; // sync 2
+        let result = queue
+            .boundary(Budget(10)) // sync 3
+            .and_then(|b| queue.settle(b.map(|b| b.id).unwrap_or_default(), &[Outcome::Delivered]));
+        assert_eq!(result.map(|_| ()).map_err(|e| e.kind()), Err(ErrorKind::Io));
+        assert_eq!(
+            queue.park(RequestId(2), "b").map_err(|e| e.kind()),
+            Err(ErrorKind::Poisoned)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! Counter limits (M6, D10, D8): seqs and batch ids never reach u64::MAX, attempts and failures
+//! never pass u32::MAX; an exhausted counter is an error that writes nothing, never a wrap.
+
+use super::damaged::assert_corrupt;
+use super::*;
+
+fn next_json(seq: u64, batch: u64) -> String {
+    format!(r#"{{"type":"next","seq":{seq},"batch":{batch}}}"#)
+}
+
+/// M6, M11: u64::MAX is never a seq: a `park` or `dead` record holding it is Corrupt (no
+/// next seq follows it, so accepting it would wrap the counter to 0 and reuse seqs).
+#[test]
+fn m6_seq_at_u64_max_is_corrupt() -> TestResult {
+    let max = u64::MAX;
+    for kind in ["park", "dead"] {
+        let json =
+            format!(r#"{{"type":"{kind}","seq":{max},"request":1,"line":"l","failures":0}}"#);
+        assert_corrupt(&file_of(&[json]), 2, "u64::MAX is never a seq")?;
+    }
+    // u64::MAX - 1 is a seq; the counter after it is u64::MAX, which is allowed.
+    let json = park_json(max - 1);
+    let state = mirror::decode(&file_of(&[json]))?;
+    assert_eq!(state.next_seq, Seq(max));
+    Ok(())
+}
+
+/// M6: a counter at u64::MAX means no seq is left: `park` fails with `Exhausted`, writes
+/// nothing and does not poison the handle; the seq before it is still handed out once.
+#[test]
+fn m6_next_at_u64_max_park_is_exhausted() -> TestResult {
+    let max = u64::MAX;
+    let bytes = file_of(&[next_json(max - 1, 1)]);
+    let mut queue = open_bytes(&bytes, Config::default())?;
+    assert_eq!(queue.park(RequestId(1), "last")?, Seq(max - 1));
+    let before = file(&queue);
+    let err = queue
+        .park(RequestId(2), "one too many")
+        .err()
+        .ok_or("exhausted")?;
+    assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
+    assert!(err.to_string().starts_with("counter exhausted: "), "{err}");
+    assert_eq!(file(&queue), before, "an exhausted park wrote");
+    assert!(!queue.is_poisoned());
+    // The line parked before is still delivered.
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    assert_eq!(batch.items[0].seq, Seq(max - 1));
+    queue.settle(batch.id, &[Outcome::Delivered])?;
+    // Reopening finds the counter still exhausted, never wrapped.
+    let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
+    assert_eq!(queue.state().next_seq, Seq(max));
+    let err = queue.park(RequestId(3), "x").err().ok_or("exhausted")?;
+    assert_eq!(err.kind(), ErrorKind::Exhausted);
+    Ok(())
+}
+
+/// M6, M11: u64::MAX is never a batch id: a `batch` record holding it is Corrupt.
+#[test]
+fn m6_batch_id_at_u64_max_is_corrupt() -> TestResult {
+    let max = u64::MAX;
+    let batch = format!(r#"{{"type":"batch","id":{max},"attempt":1,"seqs":[1],"remaining":0}}"#);
+    assert_corrupt(
+        &file_of(&[park_json(1), batch]),
+        3,
+        "u64::MAX is never a batch id",
+    )
+}
+
+/// M6: with the next batch id at u64::MAX, a boundary that would create a batch fails with
+/// `Exhausted`, writes nothing and does not poison; one with nothing parked returns `None`.
+#[test]
+fn m6_next_batch_at_u64_max_boundary_is_exhausted() -> TestResult {
+    let bytes = file_of(&[next_json(1, u64::MAX)]);
+    let mut queue = open_bytes(&bytes, Config::default())?;
+    assert!(queue.boundary(Budget(100))?.is_none());
+    queue.park(RequestId(1), "one")?;
+    let before = file(&queue);
+    let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
+    assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
+    assert_eq!(file(&queue), before);
+    assert!(!queue.is_poisoned());
+    assert_eq!(queue.parked().len(), 1);
+    assert_eq!(queue.park(RequestId(2), "two")?, Seq(2));
+    Ok(())
+}
+
+fn batch_json(attempt: u32) -> String {
+    format!(r#"{{"type":"batch","id":1,"attempt":{attempt},"seqs":[1],"remaining":0}}"#)
+}
+
+/// D10: a recovered batch stored with attempt u32::MAX has no higher attempt: `boundary`
+/// fails with `Exhausted`, writes nothing, does not poison, and the batch stays in flight
+/// as stored (never handed over with an attempt that is not one higher).
+#[test]
+fn d10_attempt_ceiling_boundary_is_exhausted_and_writes_nothing() -> TestResult {
+    let bytes = file_of(&[park_json(1), batch_json(u32::MAX)]);
+    let mut queue = open_bytes(&bytes, Config::default())?;
+    let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
+    assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
+    assert_eq!(file(&queue), bytes);
+    assert!(!queue.is_poisoned());
+    assert_eq!(
+        queue.in_flight().map(|b| b.attempt),
+        Some(Attempt(u32::MAX))
+    );
+    // Still refused: the batch was not handed over.
+    let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
+    assert_eq!(err.kind(), ErrorKind::Exhausted);
+    let err = queue
+        .settle(BatchId(1), &[Outcome::Delivered])
+        .err()
+        .ok_or("refused")?;
+    assert_eq!(err.kind(), ErrorKind::UnknownBatch);
+    Ok(())
+}
+
+/// D10: the last attempt below the ceiling is handed over one higher (u32::MAX), and the
+/// life after it gets `Exhausted`; an `attempt` record that wraps is Corrupt.
+#[test]
+fn d10_attempt_ceiling_is_reached_once_and_never_wraps() -> TestResult {
+    let bytes = file_of(&[park_json(1), batch_json(u32::MAX - 1)]);
+    let queue = open_bytes(&bytes, Config::default())?;
+    let mut queue = queue;
+    let repeat = queue.boundary(Budget(100))?.ok_or("recovered")?;
+    assert_eq!(repeat.attempt, Attempt(u32::MAX));
+    assert!(repeat.is_repeat());
+    let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
+    let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
+    assert_eq!(err.kind(), ErrorKind::Exhausted);
+    let wrap = r#"{"type":"attempt","batch":1,"attempt":0}"#.to_owned();
+    assert_corrupt(
+        &file_of(&[park_json(1), batch_json(u32::MAX), wrap]),
+        4,
+        "does not follow attempt 4294967295",
+    )
+}
+
+/// M6, D8: a parked item must be able to fail once more, so a `park` record with failures
+/// u32::MAX is Corrupt, and so is a settle that would park an item again at u32::MAX; an
+/// item failing at u32::MAX - 1 becomes a dead letter with u32::MAX (never saturated, never
+/// wrapped).
+#[test]
+fn m6_failures_never_pass_u32_max() -> TestResult {
+    let max = u32::MAX;
+    let park = |failures: u32| {
+        format!(r#"{{"type":"park","seq":1,"request":1,"line":"l","failures":{failures}}}"#)
+    };
+    assert_corrupt(&file_of(&[park(max)]), 2, "could not fail again")?;
+    let settle = r#"{"type":"settle","batch":1,"delivered":[],"failed":[1],"dead":[]}"#;
+    assert_corrupt(
+        &file_of(&[park(max - 1), batch_json(1), settle.to_owned()]),
+        4,
+        "past failures 4294967294",
+    )?;
+    let config = Config {
+        failures_max: max,
+        ..Config::default()
+    };
+    let mut queue = open_bytes(&file_of(&[park(max - 2)]), config.clone())?;
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    let settlement = queue.settle(batch.id, &[Outcome::Failed])?;
+    assert_eq!(settlement.failed, vec![Seq(1)]);
+    assert_eq!(queue.parked()[0].failures, max - 1);
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    let settlement = queue.settle(batch.id, &[Outcome::Failed])?;
+    assert_eq!(settlement.dead, vec![Seq(1)]);
+    assert_eq!(queue.dead_letters()[0].failures, max);
+    let queue = Queue::with_storage(queue.into_storage(), "m", config)?;
+    assert_eq!(queue.dead_letters()[0].failures, max);
+    Ok(())
+}
