@@ -20,7 +20,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use parkline::mirror::{self, Decoded};
+use parkline::mirror::{self, Decoded, MirrorState};
 use parkline::{Error, ErrorKind, Item};
 
 /// The arguments of `parkline inspect`.
@@ -57,7 +57,9 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match mirror::decode_log(&bytes) {
         Ok(decoded) => {
             let written = if json {
-                writeln!(out, "{}", json_report(path, bytes.len(), &decoded))
+                serde_json::to_writer(&mut *out, &json_report(path, bytes.len(), &decoded))
+                    .map_err(std::io::Error::from)
+                    .and_then(|()| writeln!(out))
             } else {
                 write!(out, "{}", table_report(path, bytes.len(), &decoded))
             };
@@ -118,26 +120,29 @@ fn json_error(e: &Error) -> serde_json::Value {
     })
 }
 
-fn json_report(path: &Path, bytes: usize, decoded: &Decoded) -> serde_json::Value {
-    let state = &decoded.state;
-    serde_json::json!({
-        "path": path.display().to_string(),
-        "version": mirror::VERSION,
-        "bytes": bytes,
-        "records": decoded.records,
-        "torn_bytes": decoded.torn_len,
-        "next_seq": state.next_seq,
-        "next_batch": state.next_batch,
-        "parked": state.parked,
-        "in_flight": state.in_flight.as_ref().map(|batch| serde_json::json!({
-            "id": batch.id,
-            "attempt": batch.attempt,
-            "next_attempt": batch.attempt.0.saturating_add(1),
-            "remaining": batch.remaining,
-            "items": batch.items,
-        })),
-        "dead_letters": state.dead_letters,
-    })
+/// `inspect --json`'s object: the file's figures, then the state exactly as
+/// `parkline::mirror::MirrorState` serialises (the same serde the drive protocol's `state` uses),
+/// flattened to the top level.
+#[derive(serde::Serialize)]
+struct JsonReport<'a> {
+    path: String,
+    version: u64,
+    bytes: usize,
+    records: u64,
+    torn_bytes: u64,
+    #[serde(flatten)]
+    state: &'a MirrorState,
+}
+
+fn json_report<'a>(path: &Path, bytes: usize, decoded: &'a Decoded) -> JsonReport<'a> {
+    JsonReport {
+        path: path.display().to_string(),
+        version: mirror::VERSION,
+        bytes,
+        records: decoded.records,
+        torn_bytes: decoded.torn_len,
+        state: &decoded.state,
+    }
 }
 
 fn table_report(path: &Path, bytes: usize, decoded: &Decoded) -> String {
@@ -303,11 +308,32 @@ mod tests {
         assert_eq!(status, 0);
         let value: serde_json::Value = serde_json::from_str(&out)?;
         assert_eq!(value["in_flight"]["attempt"], 1);
-        assert_eq!(value["in_flight"]["next_attempt"], 2);
+        assert_eq!(value["in_flight"]["id"], 2);
+        assert_eq!(value["in_flight"]["remaining"], 1);
         assert_eq!(value["in_flight"]["items"][0]["line"], "in flight\x1b[31m");
         assert_eq!(value["parked"].as_array().map(Vec::len), Some(2));
         assert_eq!(value["dead_letters"][0]["failures"], 1);
         assert_eq!(value["next_seq"], 5);
+        assert_eq!(value["next_batch"], 3);
+        let decoded = mirror::decode_log(&std::fs::read(&path)?)?;
+        assert_eq!(value["records"], decoded.records);
+        assert_eq!(value["torn_bytes"], 0);
+        // The state is the crate's own serde of `MirrorState`, the drive protocol's `state` too.
+        let keys = [
+            "parked",
+            "in_flight",
+            "dead_letters",
+            "next_seq",
+            "next_batch",
+        ];
+        let state: serde_json::Map<String, serde_json::Value> = keys
+            .iter()
+            .map(|key| ((*key).to_owned(), value[*key].clone()))
+            .collect();
+        assert_eq!(
+            serde_json::to_value(&decoded.state)?,
+            serde_json::Value::Object(state)
+        );
         Ok(())
     }
 

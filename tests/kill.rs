@@ -17,13 +17,13 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command as Process, Stdio};
 
-use parkline::{Config, Queue};
-use parkline_harness::drive::{
-    self, BatchJson, Command, ItemJson, NotifiedJson, OutcomeWord, Reply, StateJson, state_json,
-};
+use parkline::{Config, Queue, Seq};
+use parkline_harness::delivery::view::{hand_over_of_ref, settlement_of_ref, state_of_ref};
+use parkline_harness::delivery::{Effect, QueueOp};
+use parkline_harness::drive::{self, Command, Reply};
 use parkline_harness::known_bad::KnownBad;
 use parkline_harness::simdisk::SplitMix;
-use parkline_model::delivery::{RefBatch, RefItem, Reference, notified, turn_text};
+use parkline_model::delivery::Reference;
 
 const FAILURES_MAX: u32 = 2;
 /// Lives (kills) per mirror file before a fresh directory.
@@ -50,44 +50,6 @@ fn seed() -> u64 {
         .unwrap_or(0x6b11_9000)
 }
 
-fn item_json(item: &RefItem) -> ItemJson {
-    ItemJson {
-        seq: item.seq,
-        request: item.request,
-        line: item.line.clone(),
-        failures: item.failures,
-    }
-}
-
-fn batch_json(batch: &RefBatch) -> BatchJson {
-    BatchJson {
-        id: batch.id,
-        attempt: batch.attempt,
-        repeat: batch.attempt > 1,
-        items: batch.items.iter().map(item_json).collect(),
-        remaining: batch.remaining,
-        text: turn_text(batch),
-        notified: notified(batch)
-            .iter()
-            .map(|n| NotifiedJson {
-                request: n.request,
-                seq: n.seq,
-                batch: n.batch,
-                attempt: n.attempt,
-                repeat: n.repeat,
-            })
-            .collect(),
-    }
-}
-
-fn ref_state(reference: &Reference) -> StateJson {
-    StateJson {
-        parked: reference.parked().iter().map(item_json).collect(),
-        in_flight: reference.in_flight().map(batch_json),
-        dead_letters: reference.dead_letters().iter().map(item_json).collect(),
-    }
-}
-
 /// One planned op: the command, the effect the reference predicts, the reference after it.
 struct Planned {
     command: Command,
@@ -102,7 +64,7 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
     let mut plan = Vec::with_capacity(len);
     for _ in 0..len {
         let roll = rng.upto(9);
-        let (command, reply) = if roll < 5 {
+        let (op, effect) = if roll < 5 {
             let request = 1 + rng.upto(5) as u64;
             let line = match rng.upto(3) {
                 0 => format!("[delegation r-{request} done] outcome ok"),
@@ -110,48 +72,37 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
                 2 => String::new(),
                 _ => "x".repeat(40),
             };
-            let seq = now.park(request, &line);
-            (Command::Park { request, line }, Reply::Parked { seq })
+            let seq = Seq(now.park(request, &line));
+            (QueueOp::Park { request, line }, Effect::Parked { seq })
         } else if let Some((batch, count)) = handed.filter(|_| roll >= 7) {
             let delivered: Vec<bool> = (0..count).map(|_| rng.upto(3) > 0).collect();
             let settlement = now.settle(batch, &delivered).expect("planned settle");
             handed = None;
-            let outcomes = delivered
-                .iter()
-                .map(|d| {
-                    if *d {
-                        OutcomeWord::Delivered
-                    } else {
-                        OutcomeWord::Failed
-                    }
-                })
-                .collect();
             (
-                Command::Settle { batch, outcomes },
-                Reply::Settled {
-                    delivered: settlement.delivered,
-                    failed: settlement.failed,
-                    dead: settlement.dead,
-                },
+                QueueOp::Settle { delivered },
+                Effect::Settled(settlement_of_ref(&settlement)),
             )
         } else if handed.is_none() {
             let budget = [3, 12, 50, 4000][rng.upto(3)];
             let batch = now.boundary(budget).expect("planned boundary");
             handed = batch.as_ref().map(|b| (b.id, b.items.len()));
             (
-                Command::Boundary { budget },
-                Reply::Batch {
-                    batch: batch.as_ref().map(batch_json),
+                QueueOp::Boundary { budget },
+                Effect::Batch {
+                    batch: batch.as_ref().map(hand_over_of_ref),
                 },
             )
         } else {
-            (
-                Command::State,
-                Reply::State {
-                    state: ref_state(&now),
+            plan.push(Planned {
+                command: Command::State,
+                reply: Reply::State {
+                    state: state_of_ref(&now),
                 },
-            )
+                after: now.clone(),
+            });
+            continue;
         };
+        let (command, reply) = (Command::Queue(op), Reply::Done(effect));
         plan.push(Planned {
             command,
             reply,
@@ -248,7 +199,7 @@ fn life(
     tally.acknowledged += read;
 
     let queue = Queue::open(path).map_err(|e| format!("reopen after kill -9: {e}"))?;
-    let recovered = state_json(&queue);
+    let recovered = queue.state().clone();
     drop(queue);
     // The ops that took effect are a prefix of those written, at least the `read` acknowledged.
     let candidates = std::iter::once(&reference)
@@ -258,7 +209,7 @@ fn life(
     for (done, candidate) in candidates {
         let mut crashed = candidate.clone();
         crashed.crash();
-        if ref_state(&crashed) == recovered {
+        if state_of_ref(&crashed) == recovered {
             tally.took_effect_unacknowledged += done - read;
             if recovered.in_flight.is_some() {
                 tally.repeats_recovered += 1;
@@ -283,7 +234,7 @@ fn exchange(
     rng: &mut SplitMix,
 ) -> Result<usize, String> {
     match read_reply(stdout) {
-        Some(Reply::Opened { state }) if state == ref_state(reference) => {}
+        Some(Reply::Opened { state }) if state == state_of_ref(reference) => {}
         other => {
             return Err(format!(
                 "expected the opened effect of the reference's state, got {other:?}"
@@ -379,7 +330,7 @@ fn drive_reports_errors_and_refuses_bad_input() {
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let input = concat!(
         "{\"op\":\"park\",\"request\":1,\"line\":\"two\\nlines\"}\n",
-        "{\"op\":\"settle\",\"batch\":9,\"outcomes\":[]}\n",
+        "{\"op\":\"settle\",\"delivered\":[]}\n",
         "{\"op\":\"park\",\"request\":1,\"line\":\"ok\"}\n",
         "not json\n",
     );
@@ -388,7 +339,7 @@ fn drive_reports_errors_and_refuses_bad_input() {
     let kinds: Vec<String> = std::iter::from_fn(|| read_reply(&mut stdout))
         .map(|reply| match reply {
             Reply::Opened { .. } => "opened".to_owned(),
-            Reply::Parked { seq } => format!("parked {seq}"),
+            Reply::Done(Effect::Parked { seq }) => format!("parked {seq}"),
             Reply::Error { kind, .. } => kind,
             other => format!("{other:?}"),
         })
@@ -418,44 +369,35 @@ fn serve_answers_a_script_or_is_the_child() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut reference = Reference::new(FAILURES_MAX);
     let mut expected = vec![Reply::Opened {
-        state: ref_state(&reference),
+        state: state_of_ref(&reference),
     }];
-    let mut script = vec![
-        Command::Park {
-            request: 1,
-            line: "r-1 done".to_owned(),
-        },
-        Command::Park {
-            request: 2,
-            line: "é→ü".to_owned(),
-        },
-    ];
-    expected.push(Reply::Parked {
-        seq: reference.park(1, "r-1 done"),
-    });
-    expected.push(Reply::Parked {
-        seq: reference.park(2, "é→ü"),
-    });
+    let park = |request, line: &str| {
+        Command::Queue(QueueOp::Park {
+            request,
+            line: line.to_owned(),
+        })
+    };
+    let mut script = vec![park(1, "r-1 done"), park(2, "é→ü")];
+    for (request, line) in [(1, "r-1 done"), (2, "é→ü")] {
+        expected.push(Reply::Done(Effect::Parked {
+            seq: Seq(reference.park(request, line)),
+        }));
+    }
     // "r-1 done" costs 9: the batch is that line alone, the other one remains parked.
     let batch = reference.boundary(10).expect("boundary").expect("a batch");
     assert_eq!((batch.items.len(), batch.remaining), (1, 1));
-    script.push(Command::Boundary { budget: 10 });
-    expected.push(Reply::Batch {
-        batch: Some(batch_json(&batch)),
-    });
+    script.push(Command::Queue(QueueOp::Boundary { budget: 10 }));
+    expected.push(Reply::Done(Effect::Batch {
+        batch: Some(hand_over_of_ref(&batch)),
+    }));
     let settlement = reference.settle(batch.id, &[false]).expect("settle");
-    script.push(Command::Settle {
-        batch: batch.id,
-        outcomes: vec![OutcomeWord::Failed],
-    });
-    expected.push(Reply::Settled {
-        delivered: settlement.delivered,
-        failed: settlement.failed,
-        dead: settlement.dead,
-    });
+    script.push(Command::Queue(QueueOp::Settle {
+        delivered: vec![false],
+    }));
+    expected.push(Reply::Done(Effect::Settled(settlement_of_ref(&settlement))));
     script.push(Command::State);
     expected.push(Reply::State {
-        state: ref_state(&reference),
+        state: state_of_ref(&reference),
     });
     let mut input = String::new();
     for command in &script {

@@ -5,3 +5,11 @@ mod delivery;
 mod kill;
 mod read;
 mod replay;
+
+/// `name` from the environment as a number, or `default` (the slow tests' scale).
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

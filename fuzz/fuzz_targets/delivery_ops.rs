@@ -1,5 +1,5 @@
 //! A scenario of delivery ops with crash and I/O-error injection, applied to the crate and the
-//! reference by `harness::check_with`; any divergence is a crash of the target. The same `Op`
+//! reference by `delivery::check_with`; any divergence is a crash of the target. The same `Op`
 //! as the proptest, so the target also builds multi-megabyte batches (`ParkMany`, the
 //! whole-queue budget) that make compaction due at the default slack, starts over from crafted
 //! mirrors at the counters' limits (`Craft`), and checks the M12 file-size bound after every op.
@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use parkline_harness::harness::{Op, Setup, check_with, setup_from_env};
+use parkline_harness::delivery::{Op, Setup, check_with, setup_from_env};
 
 fn setup() -> &'static Setup {
     static SETUP: OnceLock<Setup> = OnceLock::new();

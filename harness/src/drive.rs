@@ -1,6 +1,7 @@
-//! The drive protocol (`spec/drive.md`): ops read as JSON lines are applied to a real
-//! `parkline::Queue` on a mirror file, and one JSON line of effect per op is written back, flushed
-//! at once.
+//! The drive protocol (`spec/drive.md`): ops read as JSON lines (the delivery vocabulary's queue
+//! ops, [`QueueOp`], and `state`) are applied to a real `parkline::Queue` on a mirror file by the
+//! same call the delivery check makes ([`QueueOp::call`]), and one JSON line of effect per op is
+//! written back, flushed at once; items, batches and states are the crate's own serde.
 //!
 //! A reply is written only after the op returned, so a reply the reader has read is an
 //! acknowledgement: the kill -9 test (`tests/kill.rs`) runs [`serve`] in a child process (the test
@@ -12,104 +13,23 @@
 use std::io::{self, BufRead, Write};
 use std::path::Path;
 
-use parkline::{Budget, Config, FsStorage, Outcome, Queue, RequestId};
+use parkline::mirror::MirrorState;
+use parkline::{Config, FsStorage, Queue};
 use serde::{Deserialize, Serialize};
 
+use crate::delivery::{Effect, Handed, QueueOp};
 use crate::known_bad::{Driver, DriverError, KnownBad, Seamed};
 
-/// One op of the drive protocol (one JSON line on stdin).
+/// One op of the drive protocol (one JSON line on stdin): a queue op of the harness's
+/// vocabulary, spelt as it is there, or `state`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Command {
-    /// `Queue::park(request, line)`.
-    Park {
-        /// The request id.
-        request: u64,
-        /// The line, verbatim.
-        line: String,
-    },
-    /// `Queue::boundary(budget)`.
-    Boundary {
-        /// The budget in characters.
-        budget: usize,
-    },
-    /// `Queue::settle(batch, outcomes)`.
-    Settle {
-        /// The batch id.
-        batch: u64,
-        /// One outcome per item, in item order.
-        outcomes: Vec<OutcomeWord>,
-    },
     /// Print the queue's state (changes nothing).
     State,
-}
-
-/// An item's outcome in the protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutcomeWord {
-    /// Handed over and notified.
-    Delivered,
-    /// Hand-over or notified event failed.
-    Failed,
-}
-
-/// An item as the protocol shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemJson {
-    /// Arrival order number.
-    pub seq: u64,
-    /// The request id.
-    pub request: u64,
-    /// The line, verbatim.
-    pub line: String,
-    /// Failed hand-overs so far.
-    pub failures: u32,
-}
-
-/// A notified event as the protocol shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NotifiedJson {
-    /// The request id.
-    pub request: u64,
-    /// The item's seq.
-    pub seq: u64,
-    /// The batch id.
-    pub batch: u64,
-    /// The hand-over's attempt.
-    pub attempt: u32,
-    /// `attempt > 1`.
-    pub repeat: bool,
-}
-
-/// A batch as the protocol shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BatchJson {
-    /// The batch id.
-    pub id: u64,
-    /// The attempt (as stored, for an in-flight batch shown by `state`).
-    pub attempt: u32,
-    /// `attempt > 1`.
-    pub repeat: bool,
-    /// The items, in order.
-    pub items: Vec<ItemJson>,
-    /// Lines parked at the boundary not in this batch.
-    pub remaining: usize,
-    /// The exact turn text.
-    pub text: String,
-    /// One notified event per item.
-    pub notified: Vec<NotifiedJson>,
-}
-
-/// The queue's state as the protocol shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StateJson {
-    /// Parked items in seq order (excluding the batch in flight).
-    pub parked: Vec<ItemJson>,
-    /// The persisted, unsettled batch.
-    pub in_flight: Option<BatchJson>,
-    /// Dead letters.
-    pub dead_letters: Vec<ItemJson>,
+    /// `park`, `boundary`, `settle` (the batch of the last boundary) or `hand_over_failed`.
+    #[serde(untagged)]
+    Queue(QueueOp),
 }
 
 /// One effect line on stdout.
@@ -119,31 +39,12 @@ pub enum Reply {
     /// First line: the mirror was opened (created or recovered) and holds this state.
     Opened {
         /// The recovered state.
-        state: StateJson,
-    },
-    /// `park` returned `Ok`: the line is durable.
-    Parked {
-        /// Its seq.
-        seq: u64,
-    },
-    /// `boundary` returned: the batch (durable), or none.
-    Batch {
-        /// The batch to hand over, if any.
-        batch: Option<BatchJson>,
-    },
-    /// `settle` returned: durable.
-    Settled {
-        /// Seqs delivered.
-        delivered: Vec<u64>,
-        /// Seqs failed and still parked.
-        failed: Vec<u64>,
-        /// Seqs moved to the dead letters.
-        dead: Vec<u64>,
+        state: MirrorState,
     },
     /// The state, for `{"op":"state"}`.
     State {
         /// The state.
-        state: StateJson,
+        state: MirrorState,
     },
     /// The op failed; nothing it did is acknowledged.
     Error {
@@ -153,46 +54,9 @@ pub enum Reply {
         /// The error's message.
         message: String,
     },
-}
-
-fn item_json(item: &parkline::Item) -> ItemJson {
-    ItemJson {
-        seq: item.seq.0,
-        request: item.request.0,
-        line: item.line.clone(),
-        failures: item.failures,
-    }
-}
-
-fn batch_json(batch: &parkline::Batch) -> BatchJson {
-    BatchJson {
-        id: batch.id.0,
-        attempt: batch.attempt.0,
-        repeat: batch.is_repeat(),
-        items: batch.items.iter().map(item_json).collect(),
-        remaining: batch.remaining,
-        text: batch.text(),
-        notified: batch
-            .notified()
-            .iter()
-            .map(|n| NotifiedJson {
-                request: n.request.0,
-                seq: n.seq.0,
-                batch: n.batch.0,
-                attempt: n.attempt.0,
-                repeat: n.repeat,
-            })
-            .collect(),
-    }
-}
-
-/// The state of `queue` in the protocol's terms.
-pub fn state_json<S: parkline::Storage>(queue: &Queue<S>) -> StateJson {
-    StateJson {
-        parked: queue.parked().iter().map(item_json).collect(),
-        in_flight: queue.in_flight().map(batch_json),
-        dead_letters: queue.dead_letters().iter().map(item_json).collect(),
-    }
+    /// A queue op returned: `parked`, `batch` or `settled`.
+    #[serde(untagged)]
+    Done(Effect),
 }
 
 fn error_reply(e: &DriverError) -> Reply {
@@ -202,39 +66,20 @@ fn error_reply(e: &DriverError) -> Reply {
     }
 }
 
-/// Apply one command to the queue `driver` drives.
-pub fn apply<S: parkline::Storage>(driver: &mut Driver<S>, command: &Command) -> Reply {
-    let queue = driver;
+/// Apply one command to the queue `driver` drives; `handed` is the batch of the last boundary,
+/// which a settle addresses ([`QueueOp::call`], the call the delivery check makes).
+pub fn apply<S: parkline::Storage>(
+    driver: &mut Driver<S>,
+    handed: &mut Handed,
+    command: &Command,
+) -> Reply {
     match command {
-        Command::Park { request, line } => match queue.park(RequestId(*request), line) {
-            Ok(seq) => Reply::Parked { seq: seq.0 },
-            Err(e) => error_reply(&e),
-        },
-        Command::Boundary { budget } => match queue.boundary(Budget(*budget)) {
-            Ok(batch) => Reply::Batch {
-                batch: batch.as_ref().map(batch_json),
-            },
-            Err(e) => error_reply(&e),
-        },
-        Command::Settle { batch, outcomes } => {
-            let outcomes: Vec<Outcome> = outcomes
-                .iter()
-                .map(|o| match o {
-                    OutcomeWord::Delivered => Outcome::Delivered,
-                    OutcomeWord::Failed => Outcome::Failed,
-                })
-                .collect();
-            match queue.settle(parkline::BatchId(*batch), &outcomes) {
-                Ok(s) => Reply::Settled {
-                    delivered: s.delivered.iter().map(|s| s.0).collect(),
-                    failed: s.failed.iter().map(|s| s.0).collect(),
-                    dead: s.dead.iter().map(|s| s.0).collect(),
-                },
-                Err(e) => error_reply(&e),
-            }
-        }
         Command::State => Reply::State {
-            state: state_json(queue.queue()),
+            state: driver.queue().state().clone(),
+        },
+        Command::Queue(op) => match op.call(driver, handed) {
+            Ok(effect) => Reply::Done(effect),
+            Err(e) => error_reply(&e),
         },
     }
 }
@@ -278,16 +123,17 @@ pub fn serve(
     print(
         out,
         &Reply::Opened {
-            state: state_json(queue.queue()),
+            state: queue.queue().state().clone(),
         },
     )?;
+    let mut handed = None;
     for line in input.lines() {
         let line = line?;
         if line.trim().is_empty() {
             continue;
         }
         let reply = match serde_json::from_str::<Command>(&line) {
-            Ok(command) => apply(&mut queue, &command),
+            Ok(command) => apply(&mut queue, &mut handed, &command),
             Err(e) => {
                 print(
                     out,
@@ -302,4 +148,61 @@ pub fn serve(
         print(out, &reply)?;
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delivery::{Crafted, Op};
+
+    /// The protocol's ops are the queue ops of the delivery vocabulary, spelt as `Op` spells
+    /// them, and `state`; the ops that act on the process or the disk are not ops of it.
+    #[test]
+    fn drive_accepts_exactly_the_queue_ops_of_op() {
+        let queue_ops = [
+            QueueOp::Park {
+                request: 7,
+                line: "r-7 done".to_owned(),
+            },
+            QueueOp::Boundary { budget: 40 },
+            QueueOp::Settle {
+                delivered: vec![true, false],
+            },
+            QueueOp::HandOverFailed,
+        ];
+        for op in queue_ops {
+            let line = serde_json::to_string(&Op::Queue(op.clone())).expect("serialises");
+            let command: Command = serde_json::from_str(&line).expect("a drive op");
+            assert_eq!(command, Command::Queue(op), "{line}");
+        }
+        let state: Command = serde_json::from_str(r#"{"op":"state"}"#).expect("a drive op");
+        assert_eq!(state, Command::State);
+        let others = [
+            Op::Crash { torn: 1 },
+            Op::CrashAtSync { n: 1, torn: 0 },
+            Op::IoError { n: 2 },
+            Op::Restart,
+            Op::ParkMany {
+                request: 1,
+                line: "a".to_owned(),
+                count: 3,
+            },
+            Op::Craft(Crafted {
+                lines: 1,
+                in_flight: 0,
+                seq_gap: 1,
+                batch_gap: 1,
+                attempt_gap: 1,
+                failures_gap: 1,
+                dead: false,
+                failures_max_max: false,
+            }),
+        ];
+        for op in others {
+            let line = serde_json::to_string(&op).expect("serialises");
+            assert!(serde_json::from_str::<Command>(&line).is_err(), "{line}");
+        }
+        let unknown_field = r#"{"op":"boundary","budget":4,"batch":1}"#;
+        assert!(serde_json::from_str::<Command>(unknown_field).is_err());
+    }
 }

@@ -74,7 +74,7 @@ impl KnownBad {
         KnownBad::TurnsOnlyBudget,
     ];
 
-    /// The delivery side's: what `harness::check_with` and the drive loop run.
+    /// The delivery side's: what `delivery::check_with` and the drive loop run.
     pub const DELIVERY: [KnownBad; 4] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
@@ -82,7 +82,7 @@ impl KnownBad {
         KnownBad::NoDirSync,
     ];
 
-    /// The read side's: what `read_harness::check_with` runs.
+    /// The read side's: what `read::check_with` runs.
     pub const READ: [KnownBad; 3] = [
         KnownBad::ExcerptWithoutReference,
         KnownBad::AdvanceBeforeBuild,

@@ -3,8 +3,8 @@
 //! It is never linked into the operator binary: it switches on `parkline`'s `known-bad` feature
 //! and brings proptest and arbitrary with it.
 
+pub mod delivery;
 pub mod drive;
-pub mod harness;
 pub mod known_bad;
-pub mod read_harness;
+pub mod read;
 pub mod simdisk;

@@ -1,0 +1,75 @@
+//! Fuzz inputs as tests: corpus and artifact bytes decoded into ops the way libfuzzer does, and
+//! the fuzz target's [`Setup`] from the environment.
+
+use arbitrary::{Arbitrary, Unstructured};
+
+use super::check::Setup;
+use super::op::Op;
+use crate::known_bad::KnownBad;
+
+/// Decode fuzz input the way `libfuzzer_sys::fuzz_target!(|ops: Vec<Op>| ...)` does, so corpus and
+/// artifact files replay as plain tests on stable. `None` when libfuzzer would skip the input.
+pub fn decode_ops(bytes: &[u8]) -> Option<Vec<Op>> {
+    if bytes.len() < <Vec<Op> as Arbitrary>::size_hint(0).0 {
+        return None;
+    }
+    <Vec<Op> as Arbitrary>::arbitrary_take_rest(Unstructured::new(bytes)).ok()
+}
+
+/// The [`Setup`] the fuzz target uses: the default, or the delivery behaviour named by the
+/// environment variable `PARKLINE_KNOWN_BAD` (kebab-case, `PARKLINE_KNOWN_BAD=pop-front`), to
+/// show a campaign finds it.
+///
+/// # Errors
+///
+/// The variable names no known-bad behaviour, or a read-side one.
+pub fn setup_from_env() -> Result<Setup, String> {
+    match KnownBad::from_env("PARKLINE_KNOWN_BAD")? {
+        Some(bad) if bad.is_read() => Err(format!(
+            "PARKLINE_KNOWN_BAD={bad}: a read-side behaviour; delivery_ops runs one of {:?}",
+            KnownBad::DELIVERY.map(KnownBad::name)
+        )),
+        known_bad => Ok(Setup {
+            known_bad,
+            ..Setup::default()
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delivery::QueueOp;
+    use crate::delivery::op::{BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, LINES, PARK_MANY_MAX};
+
+    #[test]
+    fn ops_decode_from_bytes_within_bounds() {
+        let mut rng = crate::simdisk::SplitMix::new(7);
+        let bytes: Vec<u8> = (0..4096).map(|_| rng.next_u64() as u8).collect();
+        let ops = decode_ops(&bytes).expect("decodes");
+        assert!(!ops.is_empty());
+        for op in &ops {
+            match op {
+                Op::Queue(QueueOp::Park { request, line }) => {
+                    assert!((1..=4).contains(request));
+                    assert!(LINES.contains(&line.as_str()) || line.len() == BIG_LINE_CHARS);
+                }
+                Op::Queue(QueueOp::Boundary { budget }) => {
+                    assert!(*budget <= BUDGET_MAX || *budget == BUDGET_ALL);
+                }
+                Op::ParkMany { count, line, .. } => {
+                    assert!((1..=PARK_MANY_MAX).contains(count));
+                    assert!(LINES.contains(&line.as_str()) || line.len() == BIG_LINE_CHARS);
+                }
+                Op::Craft(c) => {
+                    assert!(c.lines <= 3 && c.in_flight <= 3 && c.seq_gap <= 3);
+                    assert!(c.batch_gap <= 2 && c.attempt_gap <= 2 && c.failures_gap <= 3);
+                }
+                Op::Queue(QueueOp::Settle { delivered }) => assert!(delivered.len() <= 6),
+                Op::CrashAtSync { n, .. } => assert!((1..=3).contains(n)),
+                Op::IoError { n } => assert!((1..=4).contains(n)),
+                Op::Queue(QueueOp::HandOverFailed) | Op::Crash { .. } | Op::Restart => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! The delivery [`Op`] vocabulary, in the words of `spec/delivery.md`: what each op parks and the
+//! budgets it uses, its `arbitrary::Arbitrary` decoding (the fuzz target's input) and its proptest
+//! strategy, with the same bounds.
+
+use arbitrary::{Arbitrary, Unstructured};
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use parkline::{BatchId, Budget, Outcome, RequestId, Storage};
+
+use super::craft::{Crafted, crafted_strategy};
+use super::view::{Effect, HandOver};
+use crate::known_bad::{Driver, DriverError};
+
+/// The mirror's file name on the simulated disk.
+pub const MIRROR: &str = "parkline.mirror";
+
+/// The lines ops park: small, of varied cost (so small budgets force splits), multi-byte ones
+/// (cost counts chars, not bytes), one that imitates the framing, one larger than every budget
+/// the ops use, an empty one, and one with a `\n` that `park` must refuse (D3). Index
+/// `LINES.len()` is the big line ([`line()`]).
+pub const LINES: &[&str] = &[
+    "a",
+    "r-1 done ok",
+    "r-2 failed",
+    "é→ü",
+    "",
+    "[parkline batch 1 end: 0 parked lines still undelivered]",
+    "a line longer than every budget the ops use",
+    "two\nlines",
+];
+
+/// Characters of the big line: a few of them grow the mirror past the crate's compaction
+/// threshold (`parkline::COMPACT_SLACK_BYTES`), so the rewrite path (temp file, fsync, rename,
+/// directory fsync) runs too.
+pub const BIG_LINE_CHARS: usize = 25_000;
+
+/// The line of index `i`: `LINES[i]`, or the big line for any larger index.
+pub fn line(i: usize) -> String {
+    match LINES.get(i) {
+        Some(line) => (*line).to_owned(),
+        None => "x".repeat(BIG_LINE_CHARS),
+    }
+}
+
+/// The largest budget the generated ops use, besides [`BUDGET_ALL`].
+pub const BUDGET_MAX: usize = 24;
+
+/// A budget every parked line fits in: the batch is the whole parked list (with
+/// [`Op::ParkMany`] of the big line, megabytes).
+pub const BUDGET_ALL: usize = usize::MAX;
+
+/// The most lines one [`Op::ParkMany`] parks.
+pub const PARK_MANY_MAX: u32 = 64;
+
+/// A queue op: what the daemon does to a queue, in the words of `spec/delivery.md`. The drive
+/// protocol's ops are exactly these (spec/drive.md), and each is one call of the crate
+/// ([`QueueOp::call`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueOp {
+    /// Park `line` for `request` (D16: durable on return).
+    Park {
+        /// The request the line answers.
+        request: u64,
+        /// The line, verbatim.
+        line: String,
+    },
+    /// The parent's turn ended: ask for the next batch under `budget` (D1, D11, D12).
+    Boundary {
+        /// Budget in characters.
+        budget: usize,
+    },
+    /// Settle the batch of the last boundary: item `i` is `Delivered` if `delivered[i]`, else
+    /// `Failed`. Missing entries count as delivered, extra entries are ignored (the op always
+    /// gives one outcome per item). Without a batch of this life, settles batch id 0 (an error).
+    Settle {
+        /// Per-item outcome, in item order.
+        delivered: Vec<bool>,
+    },
+    /// The hand-over failed as a whole: settle the batch of the last boundary with every item
+    /// `Failed` (D7 case 1).
+    HandOverFailed,
+}
+
+/// The batch the last boundary of this life returned, unsettled: its id and item count, what a
+/// settle op addresses.
+pub type Handed = Option<(BatchId, usize)>;
+
+impl QueueOp {
+    /// The outcomes (`true`: delivered) this op gives a batch of `count` items.
+    pub fn outcomes(&self, count: usize) -> Vec<bool> {
+        match self {
+            QueueOp::Settle { delivered } => (0..count)
+                .map(|i| delivered.get(i).copied().unwrap_or(true))
+                .collect(),
+            _ => vec![false; count],
+        }
+    }
+
+    /// The batch id and item count a settle op addresses: the handed batch, or id 0 (which no
+    /// batch has) without one.
+    pub fn settle_target(handed: Handed) -> (BatchId, usize) {
+        handed.unwrap_or((BatchId(0), 0))
+    }
+
+    /// Applies this op to the queue `driver` drives, keeping `handed` in step: a boundary that
+    /// returns a batch hands it, a settle that returns clears it.
+    ///
+    /// # Errors
+    ///
+    /// The crate's (or a known-bad driver's) error; `handed` is then unchanged.
+    pub fn call<S: Storage>(
+        &self,
+        driver: &mut Driver<S>,
+        handed: &mut Handed,
+    ) -> Result<Effect, DriverError> {
+        match self {
+            QueueOp::Park { request, line } => Ok(Effect::Parked {
+                seq: driver.park(RequestId(*request), line)?,
+            }),
+            QueueOp::Boundary { budget } => {
+                let batch = driver.boundary(Budget(*budget))?;
+                if let Some(batch) = &batch {
+                    *handed = Some((batch.id, batch.items.len()));
+                }
+                Ok(Effect::Batch {
+                    batch: batch.map(HandOver::of),
+                })
+            }
+            QueueOp::Settle { .. } | QueueOp::HandOverFailed => {
+                let (id, count) = Self::settle_target(*handed);
+                let outcomes: Vec<Outcome> = self
+                    .outcomes(count)
+                    .into_iter()
+                    .map(|delivered| {
+                        if delivered {
+                            Outcome::Delivered
+                        } else {
+                            Outcome::Failed
+                        }
+                    })
+                    .collect();
+                let settlement = driver.settle(id, &outcomes)?;
+                *handed = None;
+                Ok(Effect::Settled(settlement))
+            }
+        }
+    }
+}
+
+/// One step of a conformance scenario: a queue op, or what happens to the process and its disk
+/// around them.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// Power loss between ops, then reopen. `torn` picks what unsynced changes survive: 0 none,
+    /// 1 all that can, any other value seeds random choices (see
+    /// [`SimDisk::crash_with`](crate::simdisk::SimDisk::crash_with)).
+    Crash {
+        /// Survival of unsynced changes.
+        torn: u64,
+    },
+    /// Power loss during the next op, at its `n`-th sync (the sync does not take effect), then
+    /// reopen. If the next op makes fewer than `n` syncs, the power goes out after it.
+    CrashAtSync {
+        /// Which sync of the next op (1-based).
+        n: u64,
+        /// Survival of unsynced changes, as in [`Op::Crash`].
+        torn: u64,
+    },
+    /// An I/O error at the `n`-th writing or syncing call of the next op: the op must fail, the
+    /// handle must refuse further work (fail-stop), and a reopen after power loss must find the
+    /// state before or after the op.
+    IoError {
+        /// Which call of the next op (1-based).
+        n: u64,
+    },
+    /// Clean close and reopen (a restart without power loss).
+    Restart,
+    /// Park `line` for `request` `count` times, one park after another (a fault armed before
+    /// applies to the first).
+    ParkMany {
+        /// The request the lines answer.
+        request: u64,
+        /// The line, verbatim.
+        line: String,
+        /// How many parks (1..=[`PARK_MANY_MAX`]).
+        count: u32,
+    },
+    /// Start over from the mirror file of `Crafted` (counters at or near their limits) on a
+    /// fresh disk: both sides open it, or both find it impossible (then the run starts over
+    /// from an empty mirror).
+    Craft(Crafted),
+    /// A queue op, spelt as itself (`{"op":"park",...}`).
+    #[serde(untagged)]
+    Queue(QueueOp),
+}
+
+impl From<QueueOp> for Op {
+    fn from(op: QueueOp) -> Self {
+        Op::Queue(op)
+    }
+}
+
+impl<'a> Arbitrary<'a> for Op {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        Ok(match u.int_in_range(0u8..=23)? {
+            0..=6 => Op::Queue(QueueOp::Park {
+                request: u.int_in_range(1..=4)?,
+                line: line(u.int_in_range(0..=LINES.len())?),
+            }),
+            7..=10 => Op::Queue(QueueOp::Boundary {
+                budget: u.int_in_range(0..=BUDGET_MAX)?,
+            }),
+            20 | 21 => Op::ParkMany {
+                request: u.int_in_range(1..=4)?,
+                line: line(u.int_in_range(0..=LINES.len())?),
+                count: if u.ratio(1, 6)? {
+                    PARK_MANY_MAX
+                } else {
+                    u.int_in_range(1..=8)?
+                },
+            },
+            22 => Op::Craft(Crafted::arbitrary(u)?),
+            23 => Op::Queue(QueueOp::Boundary { budget: BUDGET_ALL }),
+            11..=13 => {
+                let len = u.int_in_range(0..=6)?;
+                let mut delivered = Vec::with_capacity(len);
+                for _ in 0..len {
+                    delivered.push(bool::arbitrary(u)?);
+                }
+                Op::Queue(QueueOp::Settle { delivered })
+            }
+            14 => Op::Queue(QueueOp::HandOverFailed),
+            15 => Op::Crash {
+                torn: u.int_in_range(0..=5)?,
+            },
+            16 => Op::CrashAtSync {
+                n: u.int_in_range(1..=3)?,
+                torn: u.int_in_range(0..=5)?,
+            },
+            17 => Op::IoError {
+                n: u.int_in_range(1..=4)?,
+            },
+            18 | 19 => Op::Restart,
+            _ => Op::Restart,
+        })
+    }
+}
+
+/// A proptest strategy for one [`Op`], with the same bounds as its `Arbitrary`.
+pub fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        7 => (1..=4u64, 0..=LINES.len()).prop_map(|(request, i)| Op::Queue(QueueOp::Park {
+            request,
+            line: line(i),
+        })),
+        3 => (0..=BUDGET_MAX).prop_map(|budget| Op::Queue(QueueOp::Boundary { budget })),
+        1 => Just(Op::Queue(QueueOp::Boundary { budget: BUDGET_ALL })),
+        3 => proptest::collection::vec(proptest::bool::weighted(0.7), 0..=6)
+            .prop_map(|delivered| Op::Queue(QueueOp::Settle { delivered })),
+        1 => Just(Op::Queue(QueueOp::HandOverFailed)),
+        1 => (0..=5u64).prop_map(|torn| Op::Crash { torn }),
+        1 => (1..=3u64, 0..=5u64).prop_map(|(n, torn)| Op::CrashAtSync { n, torn }),
+        1 => (1..=4u64).prop_map(|n| Op::IoError { n }),
+        1 => Just(Op::Restart),
+        1 => (1..=4u64, 0..=LINES.len(), prop_oneof![5 => 1..=8u32, 1 => Just(PARK_MANY_MAX)])
+            .prop_map(|(request, i, count)| Op::ParkMany {
+                request,
+                line: line(i),
+                count,
+            }),
+        1 => crafted_strategy().prop_map(Op::Craft),
+    ]
+}
+
+/// A proptest strategy for a scenario of up to `len_max` ops.
+pub fn ops_strategy(len_max: usize) -> impl Strategy<Value = Vec<Op>> {
+    proptest::collection::vec(op_strategy(), 0..=len_max)
+}

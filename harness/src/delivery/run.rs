@@ -1,0 +1,523 @@
+//! One delivery check's run: the crate over the simulated disk beside the reference, an op at a
+//! time, with the faults an op may carry (power loss at a sync, I/O error) and the comparison of
+//! what each side returned and holds after it.
+
+mod invariants;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use parkline::mirror::MirrorState;
+use parkline::{Attempt, BatchId, Queue, RequestId, Seq};
+use parkline_model::delivery::Reference;
+
+use super::check::{Report, Setup};
+use super::craft::Crafted;
+use super::m12::m12_bound;
+use super::op::{Handed, MIRROR, Op, QueueOp};
+use super::view::{Effect, hand_over_of_ref, item_of_ref, settlement_of_ref, state_of_ref};
+use crate::known_bad::{Driver, Seamed};
+use crate::simdisk::SimDisk;
+
+/// A fault armed for the next op.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    PowerLoss { n: u64, torn: u64 },
+    IoError { n: u64 },
+}
+
+/// The queue a check drives: over the simulated disk (behind the storage seam of a known-bad
+/// behaviour, if it has one), through the driver (broken, if the behaviour says so).
+type Driven = Driver<Seamed<SimDisk>>;
+
+/// The crate's state, as its queue holds it (by construction what its file decodes to).
+pub(super) fn state_of_crate(driver: &Driven) -> MirrorState {
+    driver.queue().state().clone()
+}
+
+/// What the harness knows independently of the reference (for the direct invariants).
+#[derive(Clone, Debug, Default)]
+struct Ghost {
+    /// Every park that returned `Ok`: seq -> (request, line).
+    acked: BTreeMap<Seq, (RequestId, String)>,
+    /// Seqs settled `Delivered`.
+    delivered: BTreeSet<Seq>,
+    /// Every batch id handed over: its membership, remaining and highest attempt seen.
+    batches: BTreeMap<BatchId, (Vec<Seq>, usize, Attempt)>,
+}
+
+/// What one side returned for a queue op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Returned {
+    Done(Effect),
+    /// `park` refused the line (D3).
+    Refused,
+    /// The error's kind.
+    Error(String),
+}
+
+pub(super) struct Run {
+    setup: Setup,
+    pub(super) disk: SimDisk,
+    queue: Option<Driven>,
+    reference: Reference,
+    ghost: Ghost,
+    /// The id and size of the batch the last boundary of this life returned, if unsettled.
+    handed: Handed,
+    fault: Option<Fault>,
+    /// Boundaries called with a batch in flight since the last settle: each may have appended
+    /// an `attempt` record, which M12 allows until the next settle.
+    repeats_since_settle: u64,
+    pub(super) report: Report,
+}
+
+/// Opens (creates or recovers) the mirror on `disk` the way `setup` says: behind the storage seam
+/// and through the driver of its known-bad behaviour, if any.
+fn open(disk: &SimDisk, setup: &Setup) -> parkline::Result<Driven> {
+    let storage = Seamed::new(disk.clone(), setup.known_bad);
+    let queue = Queue::with_storage(storage, MIRROR, setup.config())?;
+    Ok(Driver::new(queue, setup.known_bad))
+}
+
+impl Run {
+    pub(super) fn new(setup: &Setup) -> Result<Self, String> {
+        if let Some(bad) = setup.known_bad.filter(|bad| bad.is_read()) {
+            return Err(format!(
+                "{bad} is a read-side behaviour, not a delivery one"
+            ));
+        }
+        let disk = SimDisk::new();
+        let queue = open(&disk, setup).map_err(|e| format!("creating the mirror failed: {e}"))?;
+        Ok(Self {
+            setup: setup.clone(),
+            disk,
+            queue: Some(queue),
+            reference: Reference::new(setup.failures_max),
+            ghost: Ghost::default(),
+            handed: None,
+            fault: None,
+            repeats_since_settle: 0,
+            report: Report::default(),
+        })
+    }
+
+    /// M12 after an op, on the open queue's file (a poisoned handle's memory may lag its file;
+    /// the reopen after it is checked instead).
+    pub(super) fn check_file_bound(&mut self) -> Result<(), String> {
+        let Some(driver) = &self.queue else {
+            return Ok(());
+        };
+        let queue = driver.queue();
+        if queue.is_poisoned() {
+            return Ok(());
+        }
+        let len = self.disk.live_len(MIRROR).unwrap_or(0);
+        m12_bound(
+            len,
+            queue.state(),
+            self.setup.compact_slack_bytes,
+            self.repeats_since_settle,
+        )
+    }
+
+    /// `Op::Craft`: a fresh disk holding the crafted mirror, opened by both sides.
+    fn craft(&mut self, crafted: &Crafted) -> Result<(), String> {
+        if crafted.failures_max_max {
+            self.setup.failures_max = u32::MAX;
+        }
+        self.fault = None;
+        self.handed = None;
+        self.repeats_since_settle = 0;
+        self.ghost = Ghost::default();
+        self.queue = None;
+        self.disk = SimDisk::new();
+        let bytes = crafted.bytes();
+        self.disk.put_durable(MIRROR, &bytes);
+        let reference = Reference::from_mirror(self.setup.failures_max, crafted.mirror());
+        let opened = open(&self.disk, &self.setup);
+        match (reference, opened) {
+            (Ok(reference), Ok(queue)) => {
+                self.reference = reference;
+                self.queue = Some(queue);
+                self.report.crafted += 1;
+            }
+            (Err(_), Err(e)) if e.kind() == parkline::ErrorKind::Corrupt => {
+                // M11: the impossible file is left as it was; the run goes on from scratch.
+                if self.disk.live(MIRROR).as_deref() != Some(bytes.as_slice()) {
+                    return Err("M11: opening a corrupt mirror modified it".to_owned());
+                }
+                let report = std::mem::take(&mut self.report);
+                *self = Run::new(&self.setup)?;
+                self.report = report;
+                self.report.crafted_corrupt += 1;
+                return Ok(());
+            }
+            (Ok(_), Err(e)) => {
+                return Err(format!("M6: the crafted mirror {crafted:?} must open: {e}"));
+            }
+            (Err(e), Ok(_)) => {
+                return Err(format!(
+                    "M6: the crafted mirror {crafted:?} must be Corrupt ({e}), it opened"
+                ));
+            }
+            (Err(_), Err(e)) => {
+                return Err(format!(
+                    "M6: the crafted mirror {crafted:?}: {e}, not Corrupt"
+                ));
+            }
+        }
+        let state = state_of_ref(&self.reference);
+        self.expect_state(&state, "after opening a crafted mirror")?;
+        let mirror = crafted.mirror();
+        let items = mirror
+            .parked
+            .iter()
+            .chain(mirror.in_flight.iter().flat_map(|batch| &batch.items))
+            .chain(&mirror.dead);
+        for item in items.map(item_of_ref) {
+            self.ghost.acked.insert(item.seq, (item.request, item.line));
+        }
+        if let Some(batch) = &mirror.in_flight {
+            let seqs = batch.seqs().into_iter().map(Seq).collect();
+            self.ghost.batches.insert(
+                BatchId(batch.id),
+                (seqs, batch.remaining, Attempt(batch.attempt)),
+            );
+        }
+        self.check_invariants()
+    }
+
+    fn queue(&mut self) -> Result<&mut Driven, String> {
+        self.queue
+            .as_mut()
+            .ok_or_else(|| "internal: no open queue".to_owned())
+    }
+
+    pub(super) fn apply(&mut self, op: &Op) -> Result<(), String> {
+        match op {
+            Op::Crash { torn } => {
+                self.reference.crash();
+                self.power_loss(*torn)?;
+                let crashed = state_of_ref(&self.reference);
+                self.expect_state(&crashed, "after a crash between ops")?;
+                self.check_invariants()
+            }
+            Op::CrashAtSync { n, torn } => {
+                self.fault = Some(Fault::PowerLoss { n: *n, torn: *torn });
+                Ok(())
+            }
+            Op::IoError { n } => {
+                self.fault = Some(Fault::IoError { n: *n });
+                Ok(())
+            }
+            Op::Restart => {
+                let queue = self
+                    .queue
+                    .take()
+                    .ok_or_else(|| "internal: no open queue".to_owned())?;
+                drop(queue.into_queue().into_storage());
+                self.reopen("after a clean restart")?;
+                self.reference.crash();
+                self.handed = None;
+                let restarted = state_of_ref(&self.reference);
+                self.expect_state(&restarted, "after a clean restart")?;
+                self.check_invariants()
+            }
+            Op::Craft(crafted) => self.craft(crafted),
+            Op::ParkMany {
+                request,
+                line,
+                count,
+            } => {
+                let park = QueueOp::Park {
+                    request: *request,
+                    line: line.clone(),
+                };
+                for _ in 0..*count {
+                    match self.fault.take() {
+                        None => self.step(&park)?,
+                        Some(fault) => self.step_with_fault(&park, fault)?,
+                    }
+                }
+                Ok(())
+            }
+            Op::Queue(op) => {
+                if matches!(op, QueueOp::Boundary { .. })
+                    && self.queue()?.queue().in_flight().is_some()
+                {
+                    self.repeats_since_settle += 1;
+                }
+                match self.fault.take() {
+                    None => self.step(op),
+                    Some(fault) => self.step_with_fault(op, fault),
+                }
+            }
+        }
+    }
+
+    /// Apply a queue op on both sides with no fault, compare outputs and state.
+    fn step(&mut self, op: &QueueOp) -> Result<(), String> {
+        let before = state_of_crate(self.queue()?);
+        let len_before = self.disk.live_len(MIRROR);
+        let expected = self.apply_ref(op);
+        let got = self.apply_crate(op)?;
+        if expected != got {
+            return Err(format!(
+                "the crate returned {got:?}, the reference {expected:?}"
+            ));
+        }
+        if got == Returned::Error("Exhausted".to_owned()) {
+            // M6, D10: an exhausted counter refuses the op without writing or poisoning.
+            if self.disk.live_len(MIRROR) != len_before {
+                return Err("M6: an op refused as Exhausted wrote to the mirror".to_owned());
+            }
+            if self.queue()?.queue().is_poisoned() {
+                return Err("M6: an op refused as Exhausted poisoned the handle".to_owned());
+            }
+        }
+        self.observe(op, &before, &got)?;
+        let state = state_of_ref(&self.reference);
+        self.expect_state(&state, "after the op")?;
+        self.check_invariants()
+    }
+
+    /// Apply a queue op with a power loss or I/O error armed inside it.
+    fn step_with_fault(&mut self, op: &QueueOp, fault: Fault) -> Result<(), String> {
+        let before_ref = self.reference.clone();
+        let before = state_of_crate(self.queue()?);
+        match fault {
+            Fault::PowerLoss { n, .. } => self.disk.crash_at_sync(Some(n)),
+            Fault::IoError { n } => self.disk.fail_at_call(Some(n)),
+        }
+        let expected = self.apply_ref(op);
+        let got = self.apply_crate(op)?;
+        self.disk.crash_at_sync(None);
+        self.disk.fail_at_call(None);
+        let failed = matches!(got, Returned::Error(_)) && !matches!(expected, Returned::Error(_));
+        if !failed {
+            // The fault was not reached (or the op failed for its own reason on both sides):
+            // the op completed and is compared as usual.
+            if expected != got {
+                return Err(format!(
+                    "the crate returned {got:?}, the reference {expected:?}"
+                ));
+            }
+            self.observe(op, &before, &got)?;
+            let state = state_of_ref(&self.reference);
+            self.expect_state(&state, "after the op")?;
+            self.check_invariants()?;
+            if let Fault::PowerLoss { torn, .. } = fault {
+                // The power goes out right after the acknowledged op.
+                self.reference.crash();
+                self.power_loss(torn)?;
+                let crashed = state_of_ref(&self.reference);
+                self.expect_state(&crashed, "after a crash right after the op")?;
+                self.check_invariants()?;
+            }
+            return Ok(());
+        }
+        // The op failed: it was not acknowledged.
+        let torn = match fault {
+            Fault::PowerLoss { torn, .. } => torn,
+            Fault::IoError { .. } => {
+                self.report.io_errors += 1;
+                self.expect_fail_stop()?;
+                0
+            }
+        };
+        let after_ref = self.reference.clone();
+        self.power_loss(torn)?;
+        self.report.crashes_in_op += 1;
+        let recovered = state_of_crate(self.queue()?);
+        let mut before_crashed = before_ref;
+        before_crashed.crash();
+        let mut after_crashed = after_ref;
+        after_crashed.crash();
+        if recovered == state_of_ref(&before_crashed) {
+            self.reference = before_crashed;
+        } else if recovered == state_of_ref(&after_crashed) {
+            self.reference = after_crashed;
+            // The op took effect although it was not acknowledged.
+            self.observe_unacknowledged(&expected);
+        } else {
+            return Err(format!(
+                "after a power loss inside the op, the recovered state is neither the state \
+                 before the op nor after it:\n  recovered {recovered:?}\n  before    {:?}\n  \
+                 after     {:?}",
+                state_of_ref(&before_crashed),
+                state_of_ref(&after_crashed)
+            ));
+        }
+        self.check_invariants()
+    }
+
+    /// After an injected I/O error, the handle must refuse further work (M/D16 fail-stop).
+    fn expect_fail_stop(&mut self) -> Result<(), String> {
+        let queue = self.queue()?;
+        match queue.park(RequestId(0), "after an I/O error") {
+            Ok(seq) => Err(format!(
+                "D16 fail-stop: park after a failed write or fsync returned Ok({seq:?}); the \
+                 handle must refuse work until reopened"
+            )),
+            Err(e) if e.kind() == parkline::ErrorKind::Poisoned => Ok(()),
+            Err(e) => Err(format!(
+                "D16 fail-stop: park after a failed write or fsync failed with {e} instead of \
+                 Poisoned"
+            )),
+        }
+    }
+
+    /// Power loss now: the disk keeps what a real one would, and the queue reopens from it.
+    fn power_loss(&mut self, torn: u64) -> Result<(), String> {
+        self.queue = None;
+        self.disk = match torn {
+            0 => self.disk.crash(),
+            1 => self.disk.crash_keeping(),
+            seed => self.disk.crash_with(seed),
+        };
+        self.handed = None;
+        self.report.crashes += 1;
+        self.reopen("after a power loss")
+    }
+
+    fn reopen(&mut self, when: &str) -> Result<(), String> {
+        let queue = open(&self.disk, &self.setup)
+            .map_err(|e| format!("reopening the mirror {when} failed: {e}"))?;
+        self.queue = Some(queue);
+        Ok(())
+    }
+
+    fn expect_state(&mut self, expected: &MirrorState, when: &str) -> Result<(), String> {
+        let got = state_of_crate(self.queue()?);
+        if &got != expected {
+            return Err(format!(
+                "state {when} differs:\n  crate     {got:?}\n  reference {expected:?}"
+            ));
+        }
+        Ok(())
+    }
+
+    fn apply_ref(&mut self, op: &QueueOp) -> Returned {
+        let done = match op {
+            QueueOp::Park { request, line } => {
+                if !line_is_valid(line) {
+                    return Returned::Refused;
+                }
+                self.reference
+                    .try_park(*request, line)
+                    .map(|seq| Effect::Parked { seq: Seq(seq) })
+            }
+            QueueOp::Boundary { budget } => {
+                self.reference.boundary(*budget).map(|batch| Effect::Batch {
+                    batch: batch.as_ref().map(hand_over_of_ref),
+                })
+            }
+            QueueOp::Settle { .. } | QueueOp::HandOverFailed => {
+                let (id, count) = QueueOp::settle_target(self.handed);
+                self.reference
+                    .settle(id.0, &op.outcomes(count))
+                    .map(|settlement| Effect::Settled(settlement_of_ref(&settlement)))
+            }
+        };
+        match done {
+            Ok(effect) => Returned::Done(effect),
+            Err(e) => Returned::Error(ref_error_name(&e)),
+        }
+    }
+
+    /// The crate's side of a queue op: the one call the drive protocol makes too. It moves
+    /// `handed` (the reference's side, applied first, reads it as it was).
+    fn apply_crate(&mut self, op: &QueueOp) -> Result<Returned, String> {
+        let mut handed = self.handed;
+        let returned = match op.call(self.queue()?, &mut handed) {
+            Ok(effect) => Returned::Done(effect),
+            Err(e) if e.kind() == parkline::ErrorKind::InvalidLine => Returned::Refused,
+            Err(e) => Returned::Error(crate_error_name(&e)),
+        };
+        self.handed = handed;
+        Ok(returned)
+    }
+
+    /// Record an acknowledged op's effect in the ghost and check the op-level invariants.
+    fn observe(
+        &mut self,
+        op: &QueueOp,
+        before: &MirrorState,
+        returned: &Returned,
+    ) -> Result<(), String> {
+        match (op, returned) {
+            (QueueOp::Park { request, line }, Returned::Done(Effect::Parked { seq })) => {
+                if let Some(last) = self.ghost.acked.keys().next_back()
+                    && seq <= last
+                {
+                    return Err(format!(
+                        "D17 order: park returned seq {seq} after seq {last}"
+                    ));
+                }
+                self.ghost
+                    .acked
+                    .insert(*seq, (RequestId(*request), line.clone()));
+                self.report.parks += 1;
+            }
+            (
+                QueueOp::Boundary { budget },
+                Returned::Done(Effect::Batch {
+                    batch: Some(hand_over),
+                }),
+            ) => {
+                self.check_batch(*budget, before, hand_over)?;
+                self.report.batches += 1;
+                if hand_over.batch.is_repeat() {
+                    self.report.repeats += 1;
+                }
+            }
+            (QueueOp::Boundary { .. }, Returned::Done(Effect::Batch { batch: None }))
+                if !before.parked.is_empty() || before.in_flight.is_some() =>
+            {
+                return Err(format!(
+                    "D1: boundary returned no batch with {} lines parked and in flight {:?}",
+                    before.parked.len(),
+                    before.in_flight
+                ));
+            }
+            (QueueOp::Park { .. } | QueueOp::Boundary { .. }, Returned::Error(kind))
+                if kind == "Exhausted" =>
+            {
+                self.report.exhausted += 1;
+            }
+            (
+                QueueOp::Settle { .. } | QueueOp::HandOverFailed,
+                Returned::Done(Effect::Settled(settlement)),
+            ) => {
+                self.check_settlement(op, before, settlement)?;
+                self.repeats_since_settle = 0;
+                self.report.settles += 1;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// An op that was not acknowledged took effect before the power loss: keep the ghost in step.
+    fn observe_unacknowledged(&mut self, expected: &Returned) {
+        if let Returned::Done(Effect::Settled(settlement)) = expected {
+            self.ghost
+                .delivered
+                .extend(settlement.delivered.iter().copied());
+            self.repeats_since_settle = 0;
+        }
+    }
+}
+
+/// Whether `park` must accept `line` (D3: no `\n`; the lines used are far below
+/// `line_bytes_max`).
+fn line_is_valid(line: &str) -> bool {
+    !line.contains('\n')
+}
+
+fn crate_error_name(e: &crate::known_bad::DriverError) -> String {
+    format!("{:?}", e.kind())
+}
+
+fn ref_error_name(e: &parkline_model::delivery::RefError) -> String {
+    format!("{e:?}")
+}

@@ -1,0 +1,509 @@
+//! [`check`]: a scenario of read ops applied to the crate's transcript and the reference's, every
+//! read's answer compared, and R1, R5, R6, R8 asserted on the crate's answers along the chain of
+//! cursors the caller follows.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use parkline::RequestId;
+use parkline::read::{
+    ChildId, Cursor, InFlight, ReadRequest, Selector, Transcript, TurnSeq, Window,
+};
+use parkline_model::read::{
+    RefReadRequest, RefRequest, RefSelector, RefTranscript, RefTurn, cursor_text, v1_cursor_text,
+};
+
+use super::compare::{compare_read_with, crate_selector, id, parse_followed};
+use super::op::{
+    ALPHABET, BUDGET_MAX, CHILD, COLLIDING_CHILD, GROW_CHARS_MAX, OTHER_CHILD, ReadOp, budget,
+    history,
+};
+use crate::known_bad::{KnownBad, read_as};
+
+/// What a passing check saw, so tests can assert the interesting cases were reached.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadReport {
+    /// Ops applied.
+    pub steps: usize,
+    /// Reads answered (both sides agreed on an answer).
+    pub windows: usize,
+    /// Reads refused (both sides agreed on the error).
+    pub errors: usize,
+    /// Answers holding an excerpt.
+    pub excerpts: usize,
+    /// Answers with omitted turns.
+    pub omissions: usize,
+    /// Answers with the in-flight part cut or omitted.
+    pub in_flight_cuts: usize,
+    /// Completed turns given along the followed cursor chain.
+    pub followed_turns: usize,
+    /// Answers holding only the new characters of a grown in-flight part (R15).
+    pub in_flight_new: usize,
+    /// Answers holding an in-flight part marked replaced (R15).
+    pub in_flight_replaced: usize,
+}
+
+/// The crate and the reference disagreed, or a read requirement failed on the crate's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    /// Index of the op at which it was found.
+    pub step: usize,
+    /// The op.
+    pub op: ReadOp,
+    /// What differed, with the requirement id.
+    pub message: String,
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "step {} ({:?}): {}", self.step, self.op, self.message)
+    }
+}
+
+impl std::error::Error for Divergence {}
+
+/// Apply `ops` to the crate and the reference and compare every read.
+///
+/// # Errors
+///
+/// The first [`Divergence`].
+pub fn check(ops: &[ReadOp]) -> Result<ReadReport, Divergence> {
+    check_with(ops, None)
+}
+
+/// [`check`] with the crate's reads broken as `known_bad` says (one of [`KnownBad::READ`]:
+/// [`read_as`] wraps `Transcript::read`; the reference stays correct, so the check must find a
+/// divergence).
+///
+/// # Errors
+///
+/// The first [`Divergence`].
+pub fn check_with(ops: &[ReadOp], known_bad: Option<KnownBad>) -> Result<ReadReport, Divergence> {
+    let mut pair = Pair::new(known_bad).map_err(|message| Divergence {
+        step: 0,
+        op: ReadOp::Complete { gap: 0 },
+        message,
+    })?;
+    for (step, op) in ops.iter().enumerate() {
+        pair.report.steps += 1;
+        pair.apply(op).map_err(|message| Divergence {
+            step,
+            op: op.clone(),
+            message,
+        })?;
+    }
+    Ok(pair.report)
+}
+
+/// The crate's transcript and the reference's, kept equal, and the caller's cursors.
+struct Pair {
+    crate_side: Transcript,
+    /// How the crate's reads are broken, if they are.
+    known_bad: Option<KnownBad>,
+    model: RefTranscript,
+    /// The cursor the caller follows (text), and every cursor handed out so far.
+    followed: String,
+    issued: Vec<String>,
+    /// Seqs given along the followed chain (R5, R6).
+    given: BTreeSet<u64>,
+    /// The in-flight part as the follower can rebuild it from what it was given (R15).
+    held: Option<String>,
+    report: ReadReport,
+}
+
+impl Pair {
+    fn new(known_bad: Option<KnownBad>) -> Result<Pair, String> {
+        if let Some(bad) = known_bad.filter(|bad| !bad.is_read()) {
+            return Err(format!("{bad} is a delivery behaviour, not a read one"));
+        }
+        let child = ChildId::new(CHILD).map_err(|e| e.to_string())?;
+        let crate_side = Transcript::new(child);
+        let followed = crate_side.start_cursor().to_string();
+        if followed != cursor_text(CHILD, 0) {
+            return Err(format!(
+                "R7: start cursor {followed} differs from the reference's {}",
+                cursor_text(CHILD, 0)
+            ));
+        }
+        Ok(Pair {
+            crate_side,
+            known_bad,
+            model: RefTranscript {
+                child: CHILD.into(),
+                ..RefTranscript::default()
+            },
+            issued: vec![followed.clone()],
+            followed,
+            given: BTreeSet::new(),
+            held: None,
+            report: ReadReport::default(),
+        })
+    }
+
+    fn latest(&self) -> u64 {
+        self.model.turns.last().map_or(0, |turn| turn.seq)
+    }
+
+    fn apply(&mut self, op: &ReadOp) -> Result<(), String> {
+        match *op {
+            ReadOp::Grow { len, letter } => {
+                let len = usize::from(len) % (GROW_CHARS_MAX + 1);
+                let grow: String = (0..len)
+                    .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
+                    .collect();
+                let partial = format!("{}{grow}", self.model.in_flight.as_deref().unwrap_or(""));
+                self.crate_side.set_in_flight(Some(partial.clone()));
+                self.model.in_flight = Some(partial);
+                Ok(())
+            }
+            ReadOp::Rewrite { len, letter } => {
+                let len = usize::from(len) % (GROW_CHARS_MAX + 1);
+                let text: String = (0..len)
+                    .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
+                    .collect();
+                self.crate_side.set_in_flight(Some(text.clone()));
+                self.model.in_flight = Some(text);
+                Ok(())
+            }
+            ReadOp::Complete { gap } => {
+                self.held = None;
+                let seq = self.latest() + 1 + u64::from(gap % 3);
+                let text = self.model.in_flight.take().unwrap_or_default();
+                let turn = format!("t{seq}");
+                self.crate_side
+                    .push_turn(id(&turn)?, TurnSeq(seq), text.clone())
+                    .map_err(|e| format!("push_turn: {e}"))?;
+                self.crate_side.set_in_flight(None);
+                self.model.turns.push(RefTurn {
+                    id: turn,
+                    seq,
+                    text,
+                });
+                Ok(())
+            }
+            ReadOp::OpenRequest { len } => {
+                let request = self.model.requests.len() as u64 + 1;
+                let record: String = format!("request {request} ")
+                    .chars()
+                    .chain("é".repeat(usize::from(len) % 40).chars())
+                    .collect();
+                self.crate_side
+                    .open_request(RequestId(request), record.clone())
+                    .map_err(|e| format!("open_request: {e}"))?;
+                self.model.requests.push(RefRequest {
+                    id: request,
+                    open: true,
+                    record,
+                });
+                Ok(())
+            }
+            ReadOp::TerminateRequest { pick } => {
+                let open: Vec<usize> = (0..self.model.requests.len())
+                    .filter(|&i| self.model.requests[i].open)
+                    .collect();
+                if open.is_empty() {
+                    return Ok(());
+                }
+                let request = &mut self.model.requests[open[usize::from(pick) % open.len()]];
+                request.open = false;
+                request.record.push_str(" done");
+                self.crate_side
+                    .terminate_request(RequestId(request.id), request.record.clone())
+                    .map_err(|e| format!("terminate_request: {e}"))
+            }
+            ReadOp::ReadSince {
+                budget: b,
+                history: h,
+            } => {
+                let cursor = self.followed.clone();
+                let window = self.compare(RefSelector::Since(cursor), budget(b), h)?;
+                if let Some(window) = window {
+                    self.follow(&window)?;
+                }
+                Ok(())
+            }
+            ReadOp::ReadStale { pick, budget: b } => {
+                let cursor = self.issued[usize::from(pick) % self.issued.len()].clone();
+                self.compare(RefSelector::Since(cursor), budget(b), 0)
+                    .map(drop)
+            }
+            ReadOp::ReadLatest {
+                n,
+                budget: b,
+                history: h,
+            } => self
+                .compare(RefSelector::Latest(usize::from(n % 4)), budget(b), h)
+                .map(drop),
+            ReadOp::ReadTurn {
+                pick,
+                offset,
+                budget: b,
+            } => {
+                let (turn, chars) = match self.model.turns.len() {
+                    0 => ("t0".to_string(), 0),
+                    count => {
+                        let turn = &self.model.turns[usize::from(pick) % count];
+                        (turn.id.clone(), turn.text.chars().count())
+                    }
+                };
+                let offset = usize::from(offset) % (chars + 2);
+                self.compare(RefSelector::Turn { id: turn, offset }, budget(b), 0)
+                    .map(drop)
+            }
+            ReadOp::ReadDamaged {
+                position,
+                replacement,
+                pad,
+            } => {
+                let mut chars: Vec<char> = self.followed.chars().collect();
+                let at = usize::from(position) % chars.len();
+                let choices: Vec<char> = "0123456789abcdef.v".chars().collect();
+                chars[at] = choices[usize::from(replacement) % choices.len()];
+                let padding = (0..usize::from(pad) % 4096).map(|i| ALPHABET[i % ALPHABET.len()]);
+                let cursor: String = chars.into_iter().chain(padding).collect();
+                self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
+                    .map(drop)
+            }
+            ReadOp::ReadForeign { seq, child } => {
+                let seq = u64::from(seq) % (self.latest() + 1);
+                let cursor = match child % 3 {
+                    0 => cursor_text(OTHER_CHILD, seq),
+                    1 => cursor_text(COLLIDING_CHILD, seq),
+                    _ => v1_cursor_text(CHILD, seq),
+                };
+                self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
+                    .map(drop)
+            }
+            ReadOp::ReadAhead { by } => {
+                let cursor = cursor_text(CHILD, self.latest() + 1 + u64::from(by % 4));
+                self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
+                    .map(drop)
+            }
+            ReadOp::ReadSinceTurn { pick, budget: b } => {
+                let followed = parse_followed(&self.followed)?;
+                let resume = self
+                    .model
+                    .turns
+                    .iter()
+                    .find(|turn| turn.seq == followed)
+                    .map(|turn| turn.id.clone());
+                match resume {
+                    Some(turn) if pick % 2 == 0 => {
+                        let selector = RefSelector::SinceTurn(turn.clone());
+                        let Some(window) = self.compare(selector, budget(b), 0)? else {
+                            return Ok(());
+                        };
+                        // R16: resuming from the last turn given continues the chain: the
+                        // chain checks of `follow` (no skip, no repeat) apply to it. Without
+                        // its cursor, the read cannot know the caller's in-flight part.
+                        self.held = None;
+                        self.follow(&window)
+                    }
+                    _ => {
+                        let id = match self.model.turns.len() {
+                            0 => "t0".to_string(),
+                            count => self.model.turns[usize::from(pick / 2) % count].id.clone(),
+                        };
+                        self.compare(RefSelector::SinceTurn(id), budget(b), 0)
+                            .map(drop)
+                    }
+                }
+            }
+            ReadOp::ReadAtNeeded { history: h } => {
+                let selector = RefSelector::Since(self.followed.clone());
+                let needed = self.needed(&selector, h)?;
+                let Some(window) = self.compare(selector, needed, h)? else {
+                    return Err(format!(
+                        "R8: the since read fails at its needed_chars {needed}"
+                    ));
+                };
+                self.follow(&window)?;
+                let Some(mut part) = window.excerpt else {
+                    return Ok(());
+                };
+                // Each read gives at least one character, so `total` reads end the turn.
+                for _ in 0..part.total {
+                    let Some(rest) = part.rest() else {
+                        return Ok(());
+                    };
+                    let Selector::Turn { id, offset } = rest else {
+                        return Err("R8: the rest of an excerpt is not a turn read".into());
+                    };
+                    let selector = RefSelector::Turn {
+                        id: id.as_str().to_string(),
+                        offset,
+                    };
+                    let needed = self.needed(&selector, h)?;
+                    let next = self.compare(selector, needed, h)?.and_then(|w| w.excerpt);
+                    match next {
+                        Some(next) if next.to > offset => part = next,
+                        _ => {
+                            return Err(format!(
+                                "R8: turn:{id} offset {offset} at its needed_chars {needed} \
+                                 gives no character"
+                            ));
+                        }
+                    }
+                }
+                match part.rest() {
+                    None => Ok(()),
+                    Some(rest) => Err(format!("R8: the rest chain does not end ({rest})")),
+                }
+            }
+        }
+    }
+
+    /// The `needed_chars` of a read with no budget, on the crate (0 when it answers).
+    fn needed(&self, selector: &RefSelector, history_pick: u8) -> Result<usize, String> {
+        let request = RefReadRequest {
+            selector: selector.clone(),
+            max_chars: 0,
+            history: history(history_pick).1,
+        };
+        match compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)? {
+            Some(_) => Ok(0),
+            None => {
+                let (crate_history, _) = history(history_pick);
+                let Ok(selector) = crate_selector(selector)? else {
+                    return Ok(0);
+                };
+                let request = ReadRequest {
+                    selector,
+                    max_chars: 0,
+                    requests: crate_history,
+                };
+                let error = read_as(&self.crate_side, self.known_bad, &request).err();
+                Ok(error.and_then(|e| e.needed_chars()).unwrap_or(0))
+            }
+        }
+    }
+
+    /// R5, R6, R8 along the followed chain, checked on the crate's answer alone.
+    fn follow(&mut self, window: &Window) -> Result<(), String> {
+        let before: u64 = Cursor::parse(&self.followed)
+            .map_err(|e| format!("R7: the followed cursor does not parse: {e}"))?
+            .seq()
+            .0;
+        for turn in &window.whole {
+            if !self.given.insert(turn.seq.0) {
+                return Err(format!(
+                    "R6: turn {} given twice along the cursors",
+                    turn.id
+                ));
+            }
+            self.report.followed_turns += 1;
+        }
+        if let Some(excerpt) = &window.excerpt {
+            let reference = format!("rest at turn:{} offset {}", excerpt.turn.id, excerpt.to);
+            if excerpt.to < excerpt.total && !window.text.contains(&reference) {
+                return Err(format!(
+                    "R8: excerpt of turn {} without its reference",
+                    excerpt.turn.id
+                ));
+            }
+            if !self.given.insert(excerpt.turn.seq.0) {
+                return Err(format!(
+                    "R6: turn {} given twice along the cursors",
+                    excerpt.turn.id
+                ));
+            }
+            self.report.followed_turns += 1;
+        }
+        let unread = self.model.turns.iter().any(|turn| turn.seq > before);
+        let progress =
+            !window.whole.is_empty() || window.excerpt.as_ref().is_some_and(|e| e.to > e.from);
+        if unread && !progress {
+            return Err(format!(
+                "R8: a read with unread turns gives no character of them:\n{}",
+                window.text
+            ));
+        }
+        // R15: holding the in-flight part as far as the cursor says, the follower is sent only
+        // what was added since, or the part marked replaced.
+        let partial = self.model.in_flight.clone();
+        if let (Some(held), Some(partial)) = (self.held.as_deref(), partial.as_deref()) {
+            let grown = partial.starts_with(held);
+            let wrong = match window.in_flight {
+                InFlight::New { seen, .. } => !grown || seen != held.chars().count(),
+                InFlight::Replaced { .. } => grown,
+                InFlight::Omitted { .. } => false,
+                InFlight::Whole { .. } | InFlight::Cut { .. } | InFlight::Absent => true,
+            };
+            if wrong {
+                return Err(format!(
+                    "R15: holding {} in-flight chars, the follower is sent {:?}",
+                    held.chars().count(),
+                    window.in_flight
+                ));
+            }
+        }
+        let held = match (window.in_flight, partial) {
+            (InFlight::Whole { .. }, Some(p)) => Some(p),
+            (InFlight::Replaced { shown, total }, Some(p)) if shown == total => Some(p),
+            (InFlight::New { from, seen, .. }, Some(p)) if from == seen => Some(p),
+            (InFlight::Omitted { .. }, _) => self.held.take(),
+            _ => None,
+        };
+        let Some(next) = window.next.clone() else {
+            return Err("R4: a since read returned no next cursor".into());
+        };
+        // The cursor says whether the in-flight part was recorded; the follower's copy counts only
+        // then (a cursor that records nothing gets the part as new).
+        self.held = held.filter(|h| !h.is_empty() && next.in_flight_seen().is_some());
+        let after = next.seq().0;
+        for turn in &self.model.turns {
+            if turn.seq <= after && !self.given.contains(&turn.seq) {
+                return Err(format!(
+                    "R5: the cursor passed turn {} (seq {}) without giving it",
+                    turn.id, turn.seq
+                ));
+            }
+        }
+        if self.latest() > before && after <= before {
+            return Err(format!(
+                "R8: a read with unread turns left the cursor at seq {before}"
+            ));
+        }
+        self.followed = next.to_string();
+        Ok(())
+    }
+
+    /// Read on both sides and compare; the crate's window when both answered.
+    fn compare(
+        &mut self,
+        selector: RefSelector,
+        max_chars: usize,
+        history_pick: u8,
+    ) -> Result<Option<Window>, String> {
+        let (_, model_history) = history(history_pick);
+        let request = RefReadRequest {
+            selector,
+            max_chars,
+            history: model_history,
+        };
+        let window = compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)?;
+        match &window {
+            Some(window) => {
+                self.report.windows += 1;
+                self.report.excerpts += usize::from(window.excerpt.is_some());
+                self.report.omissions += usize::from(window.omitted.count > 0);
+                self.report.in_flight_cuts += usize::from(matches!(
+                    window.in_flight,
+                    InFlight::Cut { .. } | InFlight::Omitted { .. }
+                ));
+                self.report.in_flight_new +=
+                    usize::from(matches!(window.in_flight, InFlight::New { .. }));
+                self.report.in_flight_replaced +=
+                    usize::from(matches!(window.in_flight, InFlight::Replaced { .. }));
+                if let Some(next) = &window.next {
+                    let text = next.to_string();
+                    if !self.issued.contains(&text) {
+                        self.issued.push(text);
+                    }
+                }
+            }
+            None => self.report.errors += 1,
+        }
+        Ok(window)
+    }
+}

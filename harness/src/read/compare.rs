@@ -1,0 +1,263 @@
+//! One read compared: the crate's transcript built from the reference's, and the crate's answer
+//! (window or typed error) against the reference's, field by field.
+
+use parkline::read::{
+    ChildId, Cursor, ERROR_CHARS_MAX, InFlight, ReadRequest, RequestHistory, Selector, Transcript,
+    TurnId, TurnSeq, Window,
+};
+use parkline::{Error, ErrorKind, RequestId};
+use parkline_model::read::{
+    RefCursor, RefHistory, RefInFlight, RefReadError, RefReadRequest, RefSelector, RefTranscript,
+    RefWindow, cursor_text_of, read,
+};
+
+use crate::known_bad::{KnownBad, read_as};
+
+/// The crate's transcript holding what `model` holds (turns, in-flight part, requests with
+/// their current records).
+///
+/// # Errors
+///
+/// The crate refused to build it (an id or seq the crate does not accept).
+pub fn transcript_of(model: &RefTranscript) -> Result<Transcript, String> {
+    let child = ChildId::new(model.child.as_str()).map_err(|e| e.to_string())?;
+    let mut transcript = Transcript::new(child);
+    for turn in &model.turns {
+        transcript
+            .push_turn(id(&turn.id)?, TurnSeq(turn.seq), turn.text.clone())
+            .map_err(|e| format!("push_turn: {e}"))?;
+    }
+    transcript.set_in_flight(model.in_flight.clone());
+    for request in &model.requests {
+        transcript
+            .open_request(RequestId(request.id), request.record.clone())
+            .map_err(|e| format!("open_request: {e}"))?;
+        if !request.open {
+            transcript
+                .terminate_request(RequestId(request.id), request.record.clone())
+                .map_err(|e| format!("terminate_request: {e}"))?;
+        }
+    }
+    Ok(transcript)
+}
+
+/// One read on the crate's `transcript` and on the reference's `model` (which must hold the
+/// same), compared as [`check`](super::check) compares them: the crate's window when both
+/// answered, `None` when both refused alike.
+///
+/// # Errors
+///
+/// What differed, with the requirement id.
+pub fn compare_read(
+    transcript: &Transcript,
+    model: &RefTranscript,
+    request: &RefReadRequest,
+) -> Result<Option<Window>, String> {
+    compare_read_with(transcript, None, model, request)
+}
+
+/// [`compare_read`] with the crate's read broken as `known_bad` says ([`read_as`]).
+///
+/// # Errors
+///
+/// What differed, with the requirement id.
+pub fn compare_read_with(
+    transcript: &Transcript,
+    known_bad: Option<KnownBad>,
+    model: &RefTranscript,
+    request: &RefReadRequest,
+) -> Result<Option<Window>, String> {
+    let expected = read(model, request);
+    let crate_history = match request.history {
+        RefHistory::Open => RequestHistory::Open,
+        RefHistory::All => RequestHistory::All,
+        RefHistory::None => RequestHistory::None,
+    };
+    let max_chars = request.max_chars;
+    let answer = crate_selector(&request.selector)?.and_then(|selector| {
+        let request = ReadRequest {
+            selector,
+            max_chars,
+            requests: crate_history,
+        };
+        read_as(transcript, known_bad, &request)
+    });
+    match (answer, expected) {
+        (Ok(window), Ok(expected)) => {
+            same_window(&window, &expected, &model.child)?;
+            if window.chars > max_chars || window.text.chars().count() > max_chars {
+                return Err(format!(
+                    "R1: {} chars for max_chars {max_chars}",
+                    window.text.chars().count()
+                ));
+            }
+            Ok(Some(window))
+        }
+        (Err(error), Err(expected)) => {
+            same_error(&error, expected)?;
+            Ok(None)
+        }
+        (Ok(window), Err(expected)) => Err(format!(
+            "the crate answered but the reference refuses ({expected:?}); crate text:\n{}",
+            window.text
+        )),
+        (Err(error), Ok(expected)) => Err(format!(
+            "the crate refuses ({error}) but the reference answers:\n{}",
+            expected.text
+        )),
+    }
+}
+
+pub(super) fn parse_followed(text: &str) -> Result<u64, String> {
+    Cursor::parse(text)
+        .map(|cursor| cursor.seq().0)
+        .map_err(|e| format!("R7: the followed cursor does not parse: {e}"))
+}
+
+/// The crate's selector for the reference's: `Err` for an id the crate refuses, `Ok(Err)` for a
+/// cursor text the crate does not parse (a read error, compared like any other).
+pub(super) fn crate_selector(selector: &RefSelector) -> Result<Result<Selector, Error>, String> {
+    Ok(match selector {
+        RefSelector::Latest(n) => Ok(Selector::Latest { n: *n }),
+        RefSelector::Since(text) => Cursor::parse(text).map(Selector::Since),
+        RefSelector::SinceTurn(turn) => Ok(Selector::SinceTurn(id(turn)?)),
+        RefSelector::Turn { id: turn, offset } => Ok(Selector::Turn {
+            id: id(turn)?,
+            offset: *offset,
+        }),
+    })
+}
+
+pub(super) fn same_error(error: &Error, expected: RefReadError) -> Result<(), String> {
+    let (kind, needed) = match expected {
+        RefReadError::CursorDamaged => (ErrorKind::CursorDamaged, None),
+        RefReadError::CursorRetired => (ErrorKind::CursorRetired, None),
+        RefReadError::CursorOtherChild => (ErrorKind::CursorOtherChild, None),
+        RefReadError::CursorAhead => (ErrorKind::CursorAhead, None),
+        RefReadError::UnknownTurn => (ErrorKind::UnknownTurn, None),
+        RefReadError::OffsetOutOfRange => (ErrorKind::OffsetOutOfRange, None),
+        RefReadError::BudgetTooSmall { needed } => (ErrorKind::BudgetTooSmall, Some(needed)),
+    };
+    // R7: what an error echoes of the input is capped, whatever the input's length.
+    let text = error.to_string();
+    if text.chars().count() > ERROR_CHARS_MAX {
+        return Err(format!(
+            "R7: a {:?} error of {} chars (at most {ERROR_CHARS_MAX})",
+            error.kind(),
+            text.chars().count()
+        ));
+    }
+    // R7: a refused cursor comes with the read that resumes following.
+    let cursor_error = matches!(
+        error.kind(),
+        ErrorKind::CursorDamaged
+            | ErrorKind::CursorRetired
+            | ErrorKind::CursorOtherChild
+            | ErrorKind::CursorAhead
+    );
+    if cursor_error && !text.contains("resume with since:") {
+        return Err(format!("R7: the error names no way to resume: {text}"));
+    }
+    if error.kind() != kind || error.needed_chars() != needed {
+        return Err(format!(
+            "R7: the crate refuses with {:?} (needed {:?}), the reference with {expected:?}",
+            error.kind(),
+            error.needed_chars()
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn same_window(
+    window: &Window,
+    expected: &RefWindow,
+    child: &str,
+) -> Result<(), String> {
+    if window.text != expected.text {
+        return Err(format!(
+            "R14: response texts differ\n--- crate\n{}--- reference\n{}",
+            window.text, expected.text
+        ));
+    }
+    let whole: Vec<u64> = window.whole.iter().map(|turn| turn.seq.0).collect();
+    if whole != expected.whole {
+        return Err(format!(
+            "R4: whole turns {whole:?}, reference {:?}",
+            expected.whole
+        ));
+    }
+    let excerpt = window
+        .excerpt
+        .as_ref()
+        .map(|e| (e.turn.seq.0, e.from, e.to, e.total));
+    let expected_excerpt = expected.excerpt.map(|e| (e.seq, e.from, e.to, e.total));
+    if excerpt != expected_excerpt {
+        return Err(format!(
+            "R8: excerpt {excerpt:?}, reference {expected_excerpt:?}"
+        ));
+    }
+    let omitted = (
+        window.omitted.count,
+        window.omitted.first.as_ref().map(|turn| turn.seq.0),
+        window.omitted.last.as_ref().map(|turn| turn.seq.0),
+    );
+    let expected_omitted = (
+        expected.omitted.len(),
+        expected.omitted.first().copied(),
+        expected.omitted.last().copied(),
+    );
+    if omitted != expected_omitted {
+        return Err(format!(
+            "R3: omitted {omitted:?}, reference {expected_omitted:?}"
+        ));
+    }
+    let in_flight = match window.in_flight {
+        InFlight::Absent => RefInFlight::Absent,
+        InFlight::Whole { chars } => RefInFlight::Whole(chars),
+        InFlight::Cut { shown, total } => RefInFlight::Cut { shown, total },
+        InFlight::Omitted { total } => RefInFlight::Omitted(total),
+        InFlight::New { from, seen, total } => RefInFlight::New { from, seen, total },
+        InFlight::Replaced { shown, total } => RefInFlight::Replaced { shown, total },
+    };
+    if in_flight != expected.in_flight {
+        return Err(format!(
+            "R10: in-flight {in_flight:?}, reference {:?}",
+            expected.in_flight
+        ));
+    }
+    if (window.requests_shown, window.requests_omitted)
+        != (expected.requests_shown, expected.requests_omitted)
+    {
+        return Err(format!(
+            "R13: requests shown/omitted {}/{}, reference {}/{}",
+            window.requests_shown,
+            window.requests_omitted,
+            expected.requests_shown,
+            expected.requests_omitted
+        ));
+    }
+    let next = window.next.as_ref().map(|cursor| cursor.to_string());
+    let expected_next = expected.next.map(|seq| {
+        cursor_text_of(&RefCursor {
+            child: child.to_string(),
+            seq,
+            seen: expected.next_seen,
+        })
+    });
+    if next != expected_next {
+        return Err(format!(
+            "R4: next cursor {next:?}, reference {expected_next:?}"
+        ));
+    }
+    if window.chars != expected.chars {
+        return Err(format!(
+            "R1: chars {}, reference {}",
+            window.chars, expected.chars
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn id(text: &str) -> Result<TurnId, String> {
+    TurnId::new(text).map_err(|e| format!("turn id {text}: {e}"))
+}

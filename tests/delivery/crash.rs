@@ -1,0 +1,236 @@
+//! Crashes: between "batch written" and "mirror cleared" (acceptance 2), at every sync point of
+//! short scenarios, and at random moments of long runs.
+
+use parkline::{Budget, Outcome, Queue, RequestId};
+use parkline_harness::delivery::{self, MIRROR, Op, QueueOp, Setup, check, check_with};
+use parkline_harness::simdisk::{SimDisk, SplitMix};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::TestRunner;
+
+use super::park;
+use crate::env_usize;
+
+/// D10, D9: the batch was persisted by `boundary`, handed over, and the power went out before
+/// `settle` (between ops, and inside `settle` at its first sync): the next life hands back the
+/// same batch id and items with attempt 2 and the repeat mark on the turn and every notified
+/// event, and nothing is lost.
+#[test]
+fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
+    // D9, D10, D5: acceptance 2 of the seed, on the simulated disk.
+    let lines: Vec<Op> = (1..=3).map(|r| park(r, &format!("r-{r} done"))).collect();
+    for crash in [
+        Op::Crash { torn: 0 },
+        Op::Crash { torn: 1 },
+        Op::CrashAtSync { n: 1, torn: 0 },
+    ] {
+        let mut ops = lines.clone();
+        ops.push(Op::Queue(QueueOp::Boundary { budget: 100 }));
+        ops.push(crash.clone());
+        if matches!(crash, Op::CrashAtSync { .. }) {
+            ops.push(Op::Queue(QueueOp::Settle {
+                delivered: vec![true; 3],
+            }));
+        }
+        ops.push(Op::Queue(QueueOp::Boundary { budget: 1 }));
+        ops.push(Op::Queue(QueueOp::Settle {
+            delivered: vec![true; 3],
+        }));
+        let report = check(&ops).unwrap_or_else(|d| panic!("{crash:?}: {d}"));
+        assert_eq!((report.batches, report.repeats), (2, 1), "{crash:?}");
+    }
+
+    // The same, read directly off the crate.
+    let disk = SimDisk::new();
+    let mut queue =
+        Queue::with_storage(disk.clone(), MIRROR, Setup::default().config()).expect("create");
+    for r in 1..=3 {
+        queue
+            .park(RequestId(r), &format!("r-{r} done"))
+            .expect("park");
+    }
+    let batch = queue
+        .boundary(Budget(100))
+        .expect("boundary")
+        .expect("batch");
+    drop(queue);
+    let mut queue =
+        Queue::with_storage(disk.crash(), MIRROR, Setup::default().config()).expect("recover");
+    let repeat = queue
+        .boundary(Budget(1))
+        .expect("boundary")
+        .expect("repeat");
+    assert_eq!(
+        (repeat.id, &repeat.items, repeat.remaining),
+        (batch.id, &batch.items, 0)
+    );
+    assert_eq!(repeat.attempt.0, 2);
+    assert!(repeat.is_repeat());
+    assert!(
+        repeat
+            .notified()
+            .iter()
+            .all(|n| n.repeat && n.attempt.0 == 2)
+    );
+    assert!(repeat.text().starts_with(&format!(
+        "[parkline batch {} attempt 2, repeat: 3 of 3 parked lines]\n",
+        batch.id.0
+    )));
+    queue
+        .settle(repeat.id, &[Outcome::Delivered; 3])
+        .expect("settle");
+    assert!(queue.parked().is_empty() && queue.in_flight().is_none());
+}
+
+/// Short scenarios that reach every kind of write: park (first create), boundary (new and
+/// repeat), settle (delivered, failed, dead letter), and a compaction (big lines).
+pub(super) fn short_scenarios() -> Vec<Vec<Op>> {
+    let big = delivery::line(delivery::LINES.len());
+    vec![
+        vec![park(1, "a")],
+        vec![
+            park(1, "a"),
+            park(2, "r-2 failed"),
+            Op::Queue(QueueOp::Boundary { budget: 4 }),
+        ],
+        vec![
+            park(1, "a"),
+            park(2, "é→ü"),
+            Op::Queue(QueueOp::Boundary { budget: 24 }),
+            Op::Queue(QueueOp::Settle {
+                delivered: vec![true, false],
+            }),
+            Op::Queue(QueueOp::Boundary { budget: 24 }),
+            Op::Queue(QueueOp::HandOverFailed),
+            park(3, ""),
+        ],
+        vec![
+            park(1, "a"),
+            Op::Queue(QueueOp::Boundary { budget: 2 }),
+            Op::Restart,
+            Op::Queue(QueueOp::Boundary { budget: 2 }),
+            Op::Queue(QueueOp::Settle {
+                delivered: vec![true],
+            }),
+        ],
+        vec![
+            park(1, &big),
+            Op::Queue(QueueOp::Boundary { budget: 10 }),
+            Op::Queue(QueueOp::Settle {
+                delivered: vec![true],
+            }),
+            park(4, &big),
+            Op::Queue(QueueOp::Boundary { budget: 10 }),
+            Op::Queue(QueueOp::Settle {
+                delivered: vec![true],
+            }),
+            park(2, &big),
+            park(3, "a"),
+            Op::Queue(QueueOp::Boundary { budget: 10 }),
+            Op::Queue(QueueOp::Settle {
+                delivered: vec![true],
+            }),
+            Op::Queue(QueueOp::Boundary { budget: 10 }),
+            Op::Queue(QueueOp::Settle {
+                delivered: vec![false],
+            }),
+        ],
+    ]
+}
+
+/// Insert a power loss at sync `n` of op `i`, for every `i` and every `n` up to the number of
+/// syncs that op makes, with each way unsynced changes may survive. Returns the number of crash
+/// points checked.
+pub(super) fn crash_at_every_sync(ops: &[Op], setup: &Setup) -> Result<usize, String> {
+    let baseline = check_with(ops, setup).map_err(|d| format!("without crash: {d}"))?;
+    let mut points = 0;
+    for (i, syncs) in baseline.syncs_per_step.iter().enumerate() {
+        for n in 1..=*syncs {
+            for torn in [0, 1, 7, 8] {
+                let mut crashed = ops[..i].to_vec();
+                crashed.push(Op::CrashAtSync { n, torn });
+                crashed.extend_from_slice(&ops[i..]);
+                check_with(&crashed, setup)
+                    .map_err(|d| format!("crash at sync {n} of op {i}, torn {torn}: {d}"))?;
+                points += 1;
+            }
+        }
+        // And right after the op (between ops), strict and keeping.
+        for torn in [0, 1] {
+            let mut crashed = ops[..=i].to_vec();
+            crashed.push(Op::Crash { torn });
+            crashed.extend_from_slice(&ops[i + 1..]);
+            check_with(&crashed, setup)
+                .map_err(|d| format!("crash after op {i}, torn {torn}: {d}"))?;
+            points += 1;
+        }
+    }
+    Ok(points)
+}
+
+/// D9, D10, D16: a power loss at every sync of every op of short scenarios recovers a state the
+/// reference allows (before or after the interrupted op), and every later step conforms.
+#[test]
+fn d16_crash_at_every_sync_point_recovers_an_allowed_state() {
+    let mut points = 0;
+    let big = short_scenarios().pop().expect("the big-line scenario");
+    let renames = check(&big).expect("conforms").renames;
+    assert!(
+        renames >= 1,
+        "the big-line scenario does not compact the mirror"
+    );
+    for ops in short_scenarios() {
+        points += crash_at_every_sync(&ops, &Setup::default()).unwrap_or_else(|e| panic!("{e}"));
+    }
+    eprintln!("crash points enumerated: {points}");
+    assert!(points > 100, "only {points} crash points");
+}
+
+/// Random long scenarios with power losses inserted at random sync points.
+#[test]
+fn d9_random_crashes_in_long_runs() {
+    let runs = env_usize("PARKLINE_LONG_RUNS", 40);
+    let seed = 0x5eed_0001;
+    let mut rng = SplitMix::new(seed);
+    let mut crashes = 0;
+    let mut renames = 0;
+    for run in 0..runs {
+        let mut runner = TestRunner::deterministic();
+        let mut ops = delivery::ops_strategy(300)
+            .new_tree(&mut runner)
+            .expect("strategy")
+            .current();
+        // Big lines delivered at random positions grow the log past the compaction threshold.
+        for _ in 0..20 {
+            let at = rng.upto(ops.len());
+            let delivered = Op::Queue(QueueOp::Settle {
+                delivered: vec![true; 4],
+            });
+            let big = park(9, &delivery::line(delivery::LINES.len()));
+            let boundary = Op::Queue(QueueOp::Boundary { budget: 0 });
+            ops.splice(at..at, [big, boundary, delivered]);
+        }
+        // Sprinkle more power losses at random positions.
+        for _ in 0..8 {
+            let at = rng.upto(ops.len());
+            let n = 1 + rng.upto(2) as u64;
+            ops.insert(
+                at,
+                Op::CrashAtSync {
+                    n,
+                    torn: rng.next_u64(),
+                },
+            );
+            let _ = run;
+        }
+        let report = check(&ops).unwrap_or_else(|d| panic!("seed {seed:#x} run {run}: {d}"));
+        crashes += report.crashes;
+        renames += report.renames;
+    }
+    eprintln!("long runs: {runs} runs, {crashes} crashes, {renames} mirror rewrites");
+    assert!(crashes >= runs, "{crashes} crashes in {runs} runs");
+    assert!(
+        renames > 0,
+        "no mirror rewrite (compaction) in {runs} long runs"
+    );
+}

@@ -1,0 +1,212 @@
+//! The differential proptest: any scenario of ops through `delivery::check`, the scenarios it
+//! reaches, and the targeted scenarios (M12 compaction, crafted mirrors at the counters' limits,
+//! D1, D7).
+
+use parkline::{Budget, Outcome, Queue, RequestId};
+use parkline_harness::delivery::{self, MIRROR, Op, QueueOp, Setup, check, check_with};
+use parkline_harness::simdisk::SimDisk;
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config as ProptestConfig, TestRunner};
+
+use super::{cases, park};
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// D1..D17: any scenario of parks, boundaries, settles, failures, crashes (between ops, at a
+    /// sync inside an op, torn), I/O errors and restarts: the crate equals the reference after
+    /// every step and every invariant holds.
+    #[test]
+    fn differential_crate_equals_reference(ops in delivery::ops_strategy(40)) {
+        // D1, D3, D4, D5, D6, D7, D8, D9, D10, D11, D12, D13, D16, D17: compared after every step.
+        if let Err(divergence) = check(&ops) {
+            return Err(TestCaseError::fail(divergence.to_string()));
+        }
+    }
+}
+
+/// The generated scenarios reach what they are meant to reach: the sum of the reports of the
+/// proptest's scenarios has repeats, dead letters, crashes inside ops and I/O errors (so a pass
+/// of the differential test means something). Mirror rewrites (compaction) need longer
+/// scenarios: see `d9_random_crashes_in_long_runs` and the crash enumeration.
+#[test]
+fn differential_scenarios_reach_every_kind_of_step() {
+    // D7, D8, D10, D16: the generated scenarios reach failures, dead letters, repeats, faults.
+    let mut runner = TestRunner::deterministic();
+    let strategy = delivery::ops_strategy(40);
+    let mut total = delivery::Report::default();
+    let cases = cases();
+    for _ in 0..cases {
+        let ops = strategy.new_tree(&mut runner).expect("strategy").current();
+        let report = check(&ops).unwrap_or_else(|d| panic!("{ops:?}\n{d}"));
+        total.steps += report.steps;
+        total.parks += report.parks;
+        total.batches += report.batches;
+        total.repeats += report.repeats;
+        total.settles += report.settles;
+        total.dead += report.dead;
+        total.crashes += report.crashes;
+        total.crashes_in_op += report.crashes_in_op;
+        total.io_errors += report.io_errors;
+        total.renames += report.renames;
+        total.crafted += report.crafted;
+        total.crafted_corrupt += report.crafted_corrupt;
+        total.exhausted += report.exhausted;
+    }
+    eprintln!("differential, {cases} cases: {total:?}");
+    assert!(
+        total.repeats > 0 && total.dead > 0 && total.crashes_in_op > 0 && total.io_errors > 0,
+        "{total:?}"
+    );
+    // M12, M6, D10: compaction at the default slack (multi-MB batches), crafted mirrors at the
+    // counters' limits, impossible ones, and exhausted counters are reached too.
+    assert!(
+        total.renames > 0 && total.crafted > 0 && total.crafted_corrupt > 0 && total.exhausted > 0,
+        "{total:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases() / 5, ..ProptestConfig::default() })]
+
+    /// M12 with a small slack, so most settles decide a compaction: the crate equals the
+    /// reference and the file stays within the M12 bound after every op.
+    #[test]
+    fn differential_with_a_small_compaction_slack(ops in delivery::ops_strategy(40)) {
+        let setup = Setup { compact_slack_bytes: 256, ..Setup::default() };
+        if let Err(divergence) = check_with(&ops, &setup) {
+            return Err(TestCaseError::fail(divergence.to_string()));
+        }
+    }
+}
+
+/// M12: the differential's shortest counterexample against the old compaction shortcut (decided
+/// on the state before the settle): seven big lines in one batch, all delivered; the settle must
+/// compact (a rename), and the file stays within the bound after every op.
+#[test]
+fn m12_settle_of_a_multi_line_big_batch_compacts() {
+    let ops = vec![
+        Op::ParkMany {
+            request: 1,
+            line: delivery::line(delivery::LINES.len()),
+            count: 7,
+        },
+        Op::Queue(QueueOp::Boundary {
+            budget: delivery::BUDGET_ALL,
+        }),
+        Op::Queue(QueueOp::Settle { delivered: vec![] }),
+    ];
+    let report = check(&ops).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!((report.parks, report.settles, report.renames), (7, 1, 1));
+}
+
+/// M12: the bound the harness asserts after every op fails on a log that outgrew it (a queue
+/// whose slack is far larger than the one asserted), so the check can fail.
+#[test]
+fn m12_bound_rejects_a_log_over_it() {
+    let disk = SimDisk::new();
+    let mut config = Setup::default().config();
+    config.compact_slack_bytes = 1 << 30;
+    let mut queue = Queue::with_storage(disk.clone(), MIRROR, config).expect("create");
+    for n in 0..4 {
+        queue.park(RequestId(n), &"x".repeat(25_000)).expect("park");
+    }
+    let batch = queue
+        .boundary(Budget(usize::MAX))
+        .expect("boundary")
+        .expect("parked");
+    queue
+        .settle(batch.id, &[Outcome::Delivered; 4])
+        .expect("settle");
+    let len = disk.live_len(MIRROR).expect("mirror");
+    let slack = parkline::COMPACT_SLACK_BYTES;
+    let err = delivery::m12_bound(len, queue.state(), slack, 0).expect_err("over the bound");
+    assert!(err.starts_with("M12 file size: the mirror is "), "{err}");
+    assert!(delivery::m12_bound(len, queue.state(), 1 << 30, 0).is_ok());
+}
+
+/// M6, D10: every crafted start state (counters at and next to their limits) either opens on
+/// both sides and conforms through parks, boundaries, settles and a crash, or is Corrupt on
+/// both; the ones with a gap of 0 are the impossible or exhausted ones.
+#[test]
+fn m6_d10_crafted_mirrors_at_the_counter_limits_conform() {
+    let mut total = delivery::Report::default();
+    for lines in 0..=3u8 {
+        for in_flight in [0u8, 1, 3] {
+            for seq_gap in 0..=2u8 {
+                for gap in 0..=2u8 {
+                    for max in [false, true] {
+                        let crafted = delivery::Crafted {
+                            lines,
+                            in_flight,
+                            seq_gap,
+                            batch_gap: gap,
+                            attempt_gap: gap,
+                            failures_gap: gap,
+                            dead: lines % 2 == 1,
+                            failures_max_max: max,
+                        };
+                        let ops = vec![
+                            Op::Craft(crafted.clone()),
+                            Op::Queue(QueueOp::Boundary { budget: 2 }),
+                            Op::Queue(QueueOp::Settle {
+                                delivered: vec![false, true],
+                            }),
+                            park(1, "after"),
+                            Op::Crash { torn: 0 },
+                            Op::Queue(QueueOp::Boundary {
+                                budget: delivery::BUDGET_ALL,
+                            }),
+                            Op::Queue(QueueOp::HandOverFailed),
+                            park(2, "again"),
+                            Op::Queue(QueueOp::Boundary {
+                                budget: delivery::BUDGET_ALL,
+                            }),
+                        ];
+                        let report = check(&ops).unwrap_or_else(|d| panic!("{crafted:?}: {d}"));
+                        total.crafted += report.crafted;
+                        total.crafted_corrupt += report.crafted_corrupt;
+                        total.exhausted += report.exhausted;
+                        total.dead += report.dead;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        total.crafted > 0 && total.crafted_corrupt > 0 && total.exhausted > 0 && total.dead > 0,
+        "{total:?}"
+    );
+}
+
+#[test]
+fn d1_thirteen_lines_parked_behind_one_turn_are_one_batch() {
+    let mut ops: Vec<Op> = (1..=13)
+        .map(|r| park(r, &format!("[delegation r-{r} done] outcome ok")))
+        .collect();
+    ops.push(Op::Queue(QueueOp::Boundary { budget: 4000 }));
+    ops.push(Op::Queue(QueueOp::Settle {
+        delivered: vec![true; 13],
+    }));
+    let report = check(&ops).expect("conforms");
+    assert_eq!((report.parks, report.batches, report.settles), (13, 1, 1));
+}
+
+#[test]
+fn d7_failed_items_come_back_and_dead_letter_at_failures_max() {
+    let ops = vec![
+        park(1, "a"),
+        park(2, "b"),
+        Op::Queue(QueueOp::Boundary { budget: 100 }),
+        Op::Queue(QueueOp::Settle {
+            delivered: vec![true, false],
+        }),
+        Op::Queue(QueueOp::Boundary { budget: 100 }),
+        Op::Queue(QueueOp::HandOverFailed),
+        Op::Queue(QueueOp::Boundary { budget: 100 }),
+    ];
+    let report = check(&ops).expect("conforms");
+    // failures_max is 2 in the default setup: the second failure dead-letters seq 2.
+    assert_eq!((report.batches, report.dead), (2, 1));
+}

@@ -1,0 +1,80 @@
+//! The spec's worked examples are the crate's output.
+
+use parkline::RequestId;
+use parkline::read::{ReadRequest, Selector};
+
+use super::{child, push, read, since};
+
+/// The fenced block after `<!-- read-example: {name} -->` in `spec/read.md`.
+fn spec_example(spec: &str, name: &str) -> String {
+    let marker = format!("<!-- read-example: {name} -->\n```text\n");
+    let start = spec
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no example {name}"))
+        + marker.len();
+    let end = start + spec[start..].find("```").expect("closed block");
+    spec[start..end].to_string()
+}
+
+/// The worked examples of `spec/read.md` section 7 as the crate answers them: (name, text).
+fn crate_examples() -> Vec<(&'static str, String)> {
+    let mut examples = Vec::new();
+    let mut small = child("s972-1");
+    push(&mut small, 1, "first");
+    push(&mut small, 2, "second");
+    small.set_in_flight(Some("third, half done".into()));
+    small.open_request(RequestId(7), "review").expect("new");
+    let whole = since(&small, &small.start_cursor(), 2000);
+    examples.push(("whole", whole.text));
+
+    let mut c = child("s972-1");
+    push(&mut c, 1, &"0123456789".repeat(30));
+    push(&mut c, 2, "short answer");
+    push(&mut c, 3, "another answer");
+    c.set_in_flight(Some("working on step 4 of 9".into()));
+    c.open_request(RequestId(7), "review").expect("new");
+    let oversized = since(&c, &c.start_cursor(), 300);
+    examples.push(("oversized", oversized.text.clone()));
+    let next = oversized.next.clone().expect("cursor");
+    let continued = since(&c, &next, 300);
+    examples.push(("continue", continued.text.clone()));
+    let again = since(&c, &continued.next.clone().expect("cursor"), 300);
+    examples.push(("nothing-new", again.text.clone()));
+    c.set_in_flight(Some("working on step 4 of 9; step 5 of 9".into()));
+    let grown = since(&c, &again.next.clone().expect("cursor"), 300);
+    examples.push(("grown", grown.text.clone()));
+    c.set_in_flight(Some("step 4 failed, retrying".into()));
+    let replaced = since(&c, &grown.next.clone().expect("cursor"), 300);
+    examples.push(("replaced", replaced.text));
+    c.set_in_flight(Some("working on step 4 of 9".into()));
+    let rest = oversized.excerpt.and_then(|e| e.rest()).expect("rest");
+    examples.push(("rest", read(&c, rest, 300).text));
+    examples.push(("latest", read(&c, Selector::Latest { n: 1 }, 300).text));
+    let error = c
+        .read(&ReadRequest::new(Selector::Latest { n: 1 }, 100))
+        .expect_err("too small");
+    examples.push(("too-small", format!("{error}\n")));
+    examples
+}
+
+/// R14: every worked example of `spec/read.md` section 7 is exactly what the crate answers.
+/// With `PARKLINE_WRITE_SPEC=1` the examples in the spec are rewritten from the crate instead
+/// (then review the diff: the spec is normative, the crate is not the authority).
+#[test]
+fn r14_the_spec_examples_are_the_crates_answers() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/spec/read.md");
+    let mut spec = std::fs::read_to_string(path).expect("spec/read.md");
+    let write = std::env::var("PARKLINE_WRITE_SPEC").is_ok_and(|v| v == "1");
+    for (name, text) in crate_examples() {
+        let old = spec_example(&spec, name);
+        if write {
+            let marker = format!("<!-- read-example: {name} -->\n```text\n");
+            spec = spec.replacen(&format!("{marker}{old}"), &format!("{marker}{text}"), 1);
+        } else {
+            assert_eq!(text, old, "example {name}");
+        }
+    }
+    if write {
+        std::fs::write(path, spec).expect("write spec/read.md");
+    }
+}

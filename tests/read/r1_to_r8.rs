@@ -1,0 +1,464 @@
+//! One test per requirement id of `spec/read.md`, R1 to R8: the one budget, reads at the end of a
+//! long history, what did not fit, since windows, following cursors, cursor errors and excerpts.
+
+use std::collections::BTreeSet;
+
+use parkline::ErrorKind;
+use parkline::read::{
+    ChildId, Cursor, ECHO_CHARS_MAX, ERROR_CHARS_MAX, InFlight, ReadRequest, RequestHistory,
+    Selector, TurnSeq,
+};
+
+use super::{busy_child, child, push, read, seqs, since, turn_id};
+
+#[test]
+fn r1_one_budget_bounds_framing_turns_in_flight_and_requests_together() {
+    let c = busy_child();
+    let selectors = [
+        Selector::Since(c.start_cursor()),
+        Selector::Latest { n: 2 },
+        Selector::Turn {
+            id: turn_id("t2"),
+            offset: 5,
+        },
+    ];
+    let mut answered = 0;
+    for selector in selectors {
+        for max_chars in 0..700 {
+            let mut request = ReadRequest::new(selector.clone(), max_chars);
+            request.requests = RequestHistory::All;
+            match c.read(&request) {
+                Ok(window) => {
+                    answered += 1;
+                    assert!(window.chars <= max_chars, "{} > {max_chars}", window.chars);
+                    assert_eq!(window.chars, window.text.chars().count());
+                }
+                Err(error) => {
+                    assert_eq!(error.kind(), ErrorKind::BudgetTooSmall);
+                    assert!(
+                        error
+                            .needed_chars()
+                            .is_some_and(|needed| needed > max_chars)
+                    );
+                }
+            }
+        }
+    }
+    assert!(answered > 1000);
+    // The pre-parkline meaning (max_chars bounds turns only) would have given more: with a
+    // budget that the turns alone fill, the requests and in-flight part are left out here.
+    let window = since(&c, &c.start_cursor(), 300);
+    assert!(window.chars <= 300);
+    assert!(window.requests_omitted > 0 || window.in_flight != InFlight::Whole { chars: 75 });
+}
+
+#[test]
+fn r2_a_read_at_the_end_of_a_long_history_returns_only_what_follows_the_cursor() {
+    let mut c = child("c");
+    let turns = 100_000;
+    for seq in 1..=turns {
+        push(&mut c, seq, "x");
+    }
+    let first = since(&c, &c.start_cursor(), 1000);
+    let cursor = first.next.clone().expect("cursor");
+    assert!(cursor.seq().0 < 100);
+    assert_eq!(first.omitted.count as u64, turns - cursor.seq().0);
+    assert_eq!(
+        first.omitted.last.as_ref().map(|t| t.seq),
+        Some(TurnSeq(turns))
+    );
+    // Locate the end of the history by following n:1's cursor, then read what follows it:
+    // seq lookup is a binary search, the answer holds only the new turns.
+    let at_end = read(&c, Selector::Latest { n: 1 }, 1000)
+        .next
+        .expect("cursor");
+    push(&mut c, turns + 1, "new");
+    for _ in 0..1000 {
+        let window = since(&c, &at_end, 1000);
+        assert_eq!(seqs(&window), [turns + 1]);
+        assert_eq!(window.omitted.count, 0);
+    }
+}
+
+#[test]
+fn r3_what_did_not_fit_is_reported_by_count_and_turn_id_in_allocation_order() {
+    let c = busy_child();
+    // Room for the framing and one turn: the other two selected turns are omitted and named.
+    let window = since(&c, &c.start_cursor(), 330);
+    assert_eq!(seqs(&window), [1]);
+    assert_eq!(window.omitted.count, 2);
+    assert_eq!(
+        window.omitted.first.as_ref().map(|t| t.id.as_str()),
+        Some("t2")
+    );
+    assert_eq!(
+        window.omitted.last.as_ref().map(|t| t.id.as_str()),
+        Some("t3")
+    );
+    assert!(
+        window
+            .text
+            .contains("1 whole, 0 excerpt, 2 omitted (turn:t2 to turn:t3)")
+    );
+    // Turns come before the in-flight part and the requests: what is left is given to the
+    // in-flight part (its newest characters), and the request that no longer fits is reported.
+    assert!(matches!(window.in_flight, InFlight::Cut { total: 75, .. }));
+    assert!(window.text.contains(", 1 requests omitted;"));
+    // With a little less room, the in-flight part is left out and reported too.
+    let tighter = (250..330)
+        .filter_map(|max_chars| {
+            c.read(&ReadRequest::new(
+                Selector::Since(c.start_cursor()),
+                max_chars,
+            ))
+            .ok()
+        })
+        .find(|w| seqs(w) == [1] && w.in_flight == InFlight::Omitted { total: 75 })
+        .expect("a budget with room for one turn but not the in-flight marker");
+    assert!(
+        tighter
+            .text
+            .contains(", in-flight omitted, 1 requests omitted;")
+    );
+    // With more room the in-flight part comes next, then the open request.
+    let roomy = since(&c, &c.start_cursor(), 2000);
+    let positions: Vec<usize> = [
+        "[turn t3",
+        "[in-flight:",
+        "[request 1 open]",
+        "[parkline read end",
+    ]
+    .iter()
+    .map(|marker| roomy.text.find(marker).expect("present"))
+    .collect();
+    assert!(positions.windows(2).all(|pair| pair[0] < pair[1]));
+    // n:k gives the newest turns priority and omits the older ones.
+    let latest = (200..400)
+        .filter_map(|max_chars| {
+            c.read(&ReadRequest::new(Selector::Latest { n: 3 }, max_chars))
+                .ok()
+        })
+        .find(|w| !w.whole.is_empty())
+        .expect("a budget with room for one turn");
+    assert_eq!(seqs(&latest), [3]);
+    assert_eq!(latest.omitted.count, 2);
+    assert!(latest.text.contains("2 omitted (turn:t1 to turn:t2)"));
+}
+
+#[test]
+fn r4_since_returns_only_the_turns_after_the_cursor_plus_in_flight_and_a_next_cursor() {
+    let c = busy_child();
+    let first = since(&c, &c.start_cursor(), 2000);
+    assert_eq!(seqs(&first), [1, 2, 3]);
+    let next = first.next.clone().expect("cursor");
+    assert_eq!(next.seq(), TurnSeq(3));
+    let rest = since(&c, &next, 2000);
+    assert!(rest.whole.is_empty());
+    // R15: the caller has the in-flight part already; nothing of it is new.
+    assert_eq!(
+        rest.in_flight,
+        InFlight::New {
+            from: 75,
+            seen: 75,
+            total: 75
+        }
+    );
+    assert_eq!(rest.next, Some(next));
+}
+
+/// Follows the cursor through a child that grows between reads, under a small budget, and
+/// returns the seqs given (whole or as an excerpt) in order, reassembling excerpts.
+fn follow(budget: usize, sizes: &[usize]) -> (Vec<u64>, Vec<String>) {
+    let mut c = child("c");
+    let mut cursor = c.start_cursor();
+    let mut given = Vec::new();
+    let mut texts = Vec::new();
+    let mut seq = 0;
+    for (i, &size) in sizes.iter().enumerate() {
+        seq += 1 + (i as u64 % 2); // seqs with gaps
+        let text: String = (0..size).map(|k| ['a', 'é', '\n'][k % 3]).collect();
+        push(&mut c, seq, &text);
+        c.set_in_flight(Some("y".repeat(size)));
+        if i % 2 == 0 {
+            continue; // two turns complete between some reads
+        }
+        loop {
+            let window = since(&c, &cursor, budget);
+            for turn in &window.whole {
+                given.push(turn.seq.0);
+                texts.push(
+                    c.turns()
+                        .iter()
+                        .find(|t| t.seq == turn.seq)
+                        .expect("turn")
+                        .text
+                        .to_owned(),
+                );
+            }
+            if let Some(excerpt) = &window.excerpt {
+                given.push(excerpt.turn.seq.0);
+                // Read the rest by exact location and reassemble it.
+                let mut text = String::new();
+                let mut part = excerpt.clone();
+                loop {
+                    let turn = &c
+                        .turns()
+                        .iter()
+                        .find(|t| t.seq == part.turn.seq)
+                        .expect("turn")
+                        .text;
+                    text.extend(turn.chars().skip(part.from).take(part.to - part.from));
+                    let Some(rest) = part.rest() else { break };
+                    part = read(&c, rest, budget).excerpt.expect("rest is an excerpt");
+                }
+                texts.push(text);
+            }
+            let next = window.next.clone().expect("since cursor");
+            if next == cursor {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    (given, texts)
+}
+
+#[test]
+fn r5_r6_following_the_cursors_gives_every_turn_exactly_once_under_a_small_budget() {
+    let sizes = [3, 40, 250, 7, 0, 500, 60, 61, 2, 130];
+    for budget in [260, 300, 420, 900] {
+        let (given, texts) = follow(budget, &sizes);
+        let mut expected_seqs = Vec::new();
+        let mut seq = 0;
+        for i in 0..sizes.len() {
+            seq += 1 + (i as u64 % 2);
+            expected_seqs.push(seq);
+        }
+        assert_eq!(given, expected_seqs, "budget {budget}: skip or repeat");
+        let unique: BTreeSet<u64> = given.iter().copied().collect();
+        assert_eq!(unique.len(), given.len());
+        for (text, size) in texts.iter().zip(sizes) {
+            assert_eq!(
+                text.chars().count(),
+                size,
+                "budget {budget}: reassembled turn"
+            );
+        }
+    }
+}
+
+#[test]
+fn r7_a_damaged_a_foreign_or_an_ahead_cursor_gets_a_typed_error() {
+    let c = busy_child();
+    let good = since(&c, &c.start_cursor(), 2000)
+        .next
+        .clone()
+        .expect("cursor");
+    let text = good.to_string();
+    // Damaged: every single-character change of the text.
+    for (i, original) in text.char_indices() {
+        for replacement in ['0', '7', 'a', 'f', '.', 'v', 'z'] {
+            if replacement == original {
+                continue;
+            }
+            let mut damaged = text.clone();
+            damaged.replace_range(i..i + 1, &replacement.to_string());
+            let error = Cursor::parse(&damaged).expect_err(&damaged);
+            assert_eq!(error.kind(), ErrorKind::CursorDamaged, "{damaged}");
+        }
+    }
+    for cut in [&text[..text.len() - 1], "", "v1", "since:v1.0.0.0"] {
+        assert_eq!(
+            Cursor::parse(cut).map_err(|e| e.kind()),
+            Err(ErrorKind::CursorDamaged)
+        );
+    }
+    // Another child's cursor parses but is refused by this child.
+    let other = child("s978-5");
+    let foreign = other.start_cursor();
+    let error = c
+        .read(&ReadRequest::new(Selector::Since(foreign), 2000))
+        .expect_err("foreign");
+    assert_eq!(error.kind(), ErrorKind::CursorOtherChild);
+    // A cursor ahead of the transcript: from a longer history of the same child.
+    let mut longer = busy_child();
+    push(&mut longer, 4, "later");
+    let ahead = since(&longer, &longer.start_cursor(), 3000)
+        .next
+        .expect("cursor");
+    let error = c
+        .read(&ReadRequest::new(Selector::Since(ahead), 2000))
+        .expect_err("ahead");
+    assert_eq!(error.kind(), ErrorKind::CursorAhead);
+    // The text form round-trips, and a good cursor is accepted.
+    assert_eq!(Cursor::parse(&text).expect("parses"), good);
+    assert!(
+        c.read(&ReadRequest::new(Selector::Since(good), 2000))
+            .is_ok()
+    );
+}
+
+/// R7 for every pair of ids: `s61947-8` and `s590020-12` have the same CRC-32 (`b91ca91f`, the
+/// child tag of the retired v1 cursor), and a cursor of one is still refused by the other.
+#[test]
+fn r7_colliding_ids_other_child() {
+    let mut colliding = child("s590020-12");
+    push(&mut colliding, 1, "the other child's turn");
+    let start = child("s61947-8").start_cursor();
+    let error = colliding
+        .read(&ReadRequest::new(Selector::Since(start.clone()), 2000))
+        .expect_err("a cursor of another child");
+    assert_eq!(error.kind(), ErrorKind::CursorOtherChild);
+    assert!(error.to_string().contains("s61947-8"), "{error}");
+    // The cursor names its child, and the text round-trips.
+    assert_eq!(start.child().as_str(), "s61947-8");
+    assert_eq!(Cursor::parse(&start.to_string()).expect("parses"), start);
+    // A child id with dots is a valid id and stays whole in the cursor.
+    let dotted = child("a.b.c").start_cursor();
+    assert_eq!(
+        Cursor::parse(&dotted.to_string())
+            .expect("parses")
+            .child()
+            .as_str(),
+        "a.b.c"
+    );
+}
+
+/// R7: the retired v1 form (whose tag could collide) is refused with its own kind, never read.
+#[test]
+fn r7_a_v1_cursor_is_retired() {
+    // The v1 start cursor of `s61947-8`, as the previous release handed it out.
+    let error = Cursor::parse("v1.0.b91ca91f.5edfab16").expect_err("retired");
+    assert_eq!(error.kind(), ErrorKind::CursorRetired);
+    let error = Cursor::parse("v1.0.b91ca91f.5edfab17").expect_err("damaged");
+    assert_eq!(error.kind(), ErrorKind::CursorDamaged);
+}
+
+/// R7: an error echoes at most `ECHO_CHARS_MAX` chars of the input, and every cursor error says
+/// which read resumes following.
+#[test]
+fn r7_error_echo_is_capped() {
+    let long = "v2.".to_string() + &"x".repeat(100_000);
+    let error = Cursor::parse(&long).expect_err("damaged");
+    assert_eq!(error.kind(), ErrorKind::CursorDamaged);
+    let text = error.to_string();
+    assert!(text.chars().count() < 400, "{} chars", text.chars().count());
+    assert!(text.contains(&"x".repeat(ECHO_CHARS_MAX - 3)), "{text}");
+    assert!(!text.contains(&"x".repeat(ECHO_CHARS_MAX)), "{text}");
+    assert!(text.contains("(100003 chars)"), "{text}");
+    assert!(text.contains("resume with since:turn:"), "{text}");
+    // A short damaged cursor is echoed whole.
+    let short = Cursor::parse("v2.0").expect_err("damaged").to_string();
+    assert!(short.contains("\"v2.0\""), "{short}");
+    // Ids are echoed capped as well.
+    let id = ChildId::new("y".repeat(10_000))
+        .expect_err("too long")
+        .to_string();
+    assert!(id.chars().count() < 200, "{id}");
+    // Each cursor error says what to do next.
+    let mut c = child("c");
+    push(&mut c, 1, "one");
+    let other = c
+        .read(&ReadRequest::new(
+            Selector::Since(child("d").start_cursor()),
+            2000,
+        ))
+        .expect_err("other child")
+        .to_string();
+    assert!(
+        other.contains("resume with since:turn:") && other.contains(&c.start_cursor().to_string()),
+        "{other}"
+    );
+    let retired = Cursor::parse("v1.0.b91ca91f.5edfab16")
+        .expect_err("retired")
+        .to_string();
+    assert!(retired.contains("resume with since:turn:"), "{retired}");
+    for error in [&text, &other, &retired] {
+        assert!(error.chars().count() <= ERROR_CHARS_MAX);
+    }
+}
+
+#[test]
+fn r8_a_turn_larger_than_the_budget_is_a_marked_excerpt_and_the_cursor_moves_past_it() {
+    let mut c = child("c");
+    let big: String = "0123456789".repeat(100);
+    push(&mut c, 1, &big);
+    push(&mut c, 2, "small");
+    let window = since(&c, &c.start_cursor(), 300);
+    let excerpt = window.excerpt.clone().expect("excerpt");
+    assert_eq!(
+        (excerpt.turn.seq, excerpt.from, excerpt.total),
+        (TurnSeq(1), 0, 1000)
+    );
+    assert!(excerpt.to > 0 && excerpt.to < 1000);
+    let marker = format!(
+        "[turn t1 seq 1: excerpt chars 0..{} of 1000, rest at turn:t1 offset {}]\n",
+        excerpt.to, excerpt.to
+    );
+    assert!(window.text.contains(&marker), "{}", window.text);
+    assert!(window.chars <= 300);
+    // The cursor moves past the excerpted turn: the next read gives turn 2, no loop.
+    let next = window.next.clone().expect("cursor");
+    assert_eq!(next.seq(), TurnSeq(1));
+    assert_eq!(seqs(&since(&c, &next, 300)), [2]);
+    // The rest, by exact location, until the turn is whole again.
+    let mut text: String = big.chars().take(excerpt.to).collect();
+    let mut rest = excerpt.rest();
+    while let Some(selector) = rest {
+        let part = read(&c, selector, 300).excerpt.expect("excerpt");
+        text.extend(big.chars().skip(part.from).take(part.to - part.from));
+        rest = part.rest();
+    }
+    assert_eq!(text, big);
+}
+
+/// R8: every answer makes progress, and `needed_chars` is the smallest budget that does. The
+/// seed's shape: one turn of 3,000 chars. Before, `since:start` at its `needed_chars` (204) gave
+/// an excerpt of 0 chars whose rest was `turn:t1 offset 0`, and that read at its own
+/// `needed_chars` (168) gave the same empty excerpt again: a loop.
+#[test]
+fn r8_needed_chars_makes_progress() {
+    let mut c = child("c");
+    let big: String = (0..3000).map(|i| ['a', 'é', '\n'][i % 3]).collect();
+    push(&mut c, 1, &big);
+    let needed_at = |selector: &Selector| {
+        c.read(&ReadRequest::new(selector.clone(), 0))
+            .expect_err("nothing fits in 0 chars")
+            .needed_chars()
+            .expect("budget errors name a budget")
+    };
+    let start = Selector::Since(c.start_cursor());
+    let needed = needed_at(&start);
+    let first = read(&c, start.clone(), needed);
+    let excerpt = first.excerpt.clone().expect("an excerpt");
+    assert_eq!(
+        (excerpt.from, excerpt.to),
+        (0, 1),
+        "one char at the smallest budget"
+    );
+    assert!(c.read(&ReadRequest::new(start, needed - 1)).is_err());
+    // Following the rest at each read's needed_chars ends the turn, one char or more per read.
+    let mut text: String = big.chars().take(excerpt.to).collect();
+    let mut reads = 1;
+    let mut rest = excerpt.rest();
+    while let Some(selector) = rest {
+        let needed = needed_at(&selector);
+        let part = read(&c, selector.clone(), needed)
+            .excerpt
+            .expect("the rest is an excerpt");
+        assert!(part.to > part.from, "{selector}: no progress at {needed}");
+        assert!(c.read(&ReadRequest::new(selector, needed - 1)).is_err());
+        text.extend(big.chars().skip(part.from).take(part.to - part.from));
+        rest = part.rest();
+        reads += 1;
+        assert!(reads <= 3000, "the chain does not end");
+    }
+    assert_eq!(text, big);
+    // A turn read at the very end of a turn reads its empty rest: that is the end, not a loop.
+    let end = Selector::Turn {
+        id: turn_id("t1"),
+        offset: 3000,
+    };
+    let last = read(&c, end.clone(), needed_at(&end));
+    assert_eq!(last.excerpt.and_then(|e| e.rest()), None);
+}

@@ -1,0 +1,356 @@
+//! One test per requirement id of `spec/read.md`, R9 to R16: no side effects, the in-flight part,
+//! latest, turn reads, terminated requests, the exact response text, resuming after a known turn
+//! and kept cursors.
+
+use parkline::read::{Cursor, InFlight, ReadRequest, RequestHistory, Selector, TurnSeq};
+use parkline::{ErrorKind, RequestId};
+
+use super::{busy_child, child, push, read, seqs, since, turn_id};
+
+#[test]
+fn r9_reads_have_no_side_effects_and_a_collected_turn_is_not_consumed() {
+    let c = busy_child();
+    let request = ReadRequest::new(Selector::Since(c.start_cursor()), 500);
+    let first = c.read(&request).expect("fits");
+    let again = c.read(&request).expect("fits");
+    assert_eq!(first, again);
+    // Turn 1 was collected by the since read; n:3 and turn:t1 still return it.
+    let latest = read(&c, Selector::Latest { n: 3 }, 2000);
+    assert_eq!(seqs(&latest), [1, 2, 3]);
+    let exact = read(
+        &c,
+        Selector::Turn {
+            id: turn_id("t1"),
+            offset: 0,
+        },
+        2000,
+    );
+    assert_eq!(seqs(&exact), [1]);
+}
+
+#[test]
+fn r10_the_in_flight_part_is_cut_to_its_newest_characters_and_never_moves_the_cursor() {
+    let mut c = child("c");
+    push(&mut c, 1, "done");
+    let partial: String = (0..400)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    c.set_in_flight(Some(partial.clone()));
+    let start = c.start_cursor();
+    let window = since(&c, &start, 300);
+    let InFlight::Cut { shown, total } = window.in_flight else {
+        panic!("in-flight not cut: {:?}", window.in_flight);
+    };
+    assert_eq!(total, 400);
+    let tail: String = partial.chars().skip(400 - shown).collect();
+    assert!(
+        window
+            .text
+            .contains(&format!("[in-flight: last {shown} of 400 chars]\n{tail}\n"))
+    );
+    assert_eq!(
+        window.next.as_ref().map(|cursor| cursor.seq()),
+        Some(TurnSeq(1))
+    );
+    let after = since(&c, &window.next.clone().expect("cursor"), 300);
+    assert_eq!(after.next, window.next, "in-flight never moves the cursor");
+}
+
+/// R15 (with R4): a `since` read sends only the new suffix of an in-flight part that only grew,
+/// the whole part marked replaced when it changed otherwise, and the whole part as new after
+/// another turn completed.
+#[test]
+fn r4_since_in_flight_suffix() {
+    let mut c = child("c");
+    push(&mut c, 1, "done");
+    c.set_in_flight(Some("step 1".into()));
+    let first = since(&c, &c.start_cursor(), 2000);
+    assert_eq!(first.in_flight, InFlight::Whole { chars: 6 });
+    let cursor = first.next.clone().expect("cursor");
+    assert_eq!(cursor.in_flight_seen(), Some(6));
+
+    c.set_in_flight(Some("step 1, step 2".into()));
+    let grown = since(&c, &cursor, 2000);
+    assert_eq!(
+        grown.in_flight,
+        InFlight::New {
+            from: 6,
+            seen: 6,
+            total: 14
+        }
+    );
+    assert!(
+        grown
+            .text
+            .contains("[in-flight: chars 6..14 of 14]\n, step 2\n")
+    );
+    assert!(!grown.text.contains("step 1"), "{}", grown.text);
+    let cursor = grown.next.clone().expect("cursor");
+    assert_eq!(cursor.in_flight_seen(), Some(14));
+
+    // Under a small budget only the newest of the new characters fit; the rest is not resent.
+    c.set_in_flight(Some(format!("step 1, step 2{}", "x".repeat(500))));
+    let cut = since(&c, &cursor, 200);
+    let InFlight::New { from, seen, total } = cut.in_flight else {
+        panic!("{:?}", cut.in_flight);
+    };
+    assert_eq!((seen, total), (14, 514));
+    assert!(from > seen && cut.chars <= 200);
+
+    // Replaced, not grown: the same length, another text.
+    c.set_in_flight(Some("step 9, step 8".into()));
+    let replaced = since(&c, &cursor, 2000);
+    assert_eq!(
+        replaced.in_flight,
+        InFlight::Replaced {
+            shown: 14,
+            total: 14
+        }
+    );
+    assert!(
+        replaced
+            .text
+            .contains("[in-flight, replaced: 14 chars]\nstep 9, step 8\n")
+    );
+    // Shorter than what was seen: replaced too.
+    c.set_in_flight(Some("step".into()));
+    assert!(matches!(
+        since(&c, &cursor, 2000).in_flight,
+        InFlight::Replaced { .. }
+    ));
+
+    // After another turn completes, the in-flight part is a new one, even with the same text.
+    push(&mut c, 2, "step 1, step 2");
+    c.set_in_flight(Some("step 1, step 2".into()));
+    let after = since(&c, &cursor, 2000);
+    assert_eq!(seqs(&after), [2]);
+    assert_eq!(after.in_flight, InFlight::Whole { chars: 14 });
+
+    // n:1 keeps its meaning: the in-flight part whole, whatever was seen.
+    assert_eq!(
+        read(&c, Selector::Latest { n: 1 }, 2000).in_flight,
+        InFlight::Whole { chars: 14 }
+    );
+}
+
+#[test]
+fn r11_latest_is_the_may_repeat_read() {
+    let mut c = child("c");
+    push(&mut c, 1, "one");
+    push(&mut c, 2, "two");
+    let one = read(&c, Selector::Latest { n: 1 }, 500);
+    assert_eq!(seqs(&one), [2]);
+    assert_eq!(read(&c, Selector::Latest { n: 1 }, 500), one);
+    assert_eq!(seqs(&read(&c, Selector::Latest { n: 5 }, 500)), [1, 2]);
+    assert!(read(&c, Selector::Latest { n: 0 }, 500).whole.is_empty());
+    // Its cursor starts a since chain from the latest turn.
+    let next = one.next.clone().expect("cursor");
+    assert_eq!(next.seq(), TurnSeq(2));
+    push(&mut c, 3, "three");
+    assert_eq!(seqs(&since(&c, &next, 500)), [3]);
+}
+
+#[test]
+fn r12_turn_reads_locate_exactly_and_do_not_avoid_repeats() {
+    let mut c = child("c");
+    push(&mut c, 1, "héllo wörld");
+    let selector = Selector::Turn {
+        id: turn_id("t1"),
+        offset: 6,
+    };
+    let window = read(&c, selector.clone(), 500);
+    assert_eq!(window.next, None, "turn reads give no cursor");
+    let excerpt = window.excerpt.clone().expect("from an offset: an excerpt");
+    assert_eq!((excerpt.from, excerpt.to, excerpt.total), (6, 11, 11));
+    assert!(
+        window
+            .text
+            .contains("[turn t1 seq 1: excerpt chars 6..11 of 11]\nwörld\n")
+    );
+    assert_eq!(read(&c, selector, 500), window, "the same turn again");
+    let unknown = c.read(&ReadRequest::new(
+        Selector::Turn {
+            id: turn_id("t9"),
+            offset: 0,
+        },
+        500,
+    ));
+    assert_eq!(
+        unknown.map_err(|e| e.kind()).err(),
+        Some(ErrorKind::UnknownTurn)
+    );
+    let past = c.read(&ReadRequest::new(
+        Selector::Turn {
+            id: turn_id("t1"),
+            offset: 12,
+        },
+        500,
+    ));
+    assert_eq!(
+        past.map_err(|e| e.kind()).err(),
+        Some(ErrorKind::OffsetOutOfRange)
+    );
+}
+
+#[test]
+fn r13_terminated_requests_are_attached_only_on_demand() {
+    let c = busy_child();
+    let default = read(&c, Selector::Latest { n: 1 }, 2000);
+    assert!(default.text.contains("[request 1 open] build the model\n"));
+    assert!(!default.text.contains("[request 2"));
+    assert_eq!((default.requests_shown, default.requests_omitted), (1, 0));
+    let mut all = ReadRequest::new(Selector::Latest { n: 1 }, 2000);
+    all.requests = RequestHistory::All;
+    let history = c.read(&all).expect("fits");
+    assert!(history.text.contains(
+        "[request 1 open] build the model\n[request 2 terminated] write the spec: done\n"
+    ));
+    all.requests = RequestHistory::None;
+    let none = c.read(&all).expect("fits");
+    assert!(!none.text.contains("[request"));
+}
+
+#[test]
+fn r14_the_response_text_is_exactly_the_specified_format() {
+    let mut c = child("s972-1");
+    push(&mut c, 1, "first");
+    push(&mut c, 2, "second");
+    c.set_in_flight(Some("third, half done".into()));
+    c.open_request(RequestId(7), "review").expect("new");
+    let start = c.start_cursor();
+    let window = since(&c, &start, 2000);
+    let next = window.next.clone().expect("cursor");
+    let expected = format!(
+        "[parkline read s972-1 since:{start}]\n\
+         [turn t1 seq 1: 5 chars]\nfirst\n\
+         [turn t2 seq 2: 6 chars]\nsecond\n\
+         [in-flight: 16 chars]\nthird, half done\n\
+         [request 7 open] review\n\
+         [parkline read end: 2 whole, 0 excerpt, 0 omitted; next since:{next}]\n"
+    );
+    assert_eq!(window.text, expected);
+    assert!(start.to_string().starts_with("v2.0.0."));
+    assert!(start.to_string().ends_with(".s972-1"));
+    // A turn read ends with "next none".
+    let exact = read(
+        &c,
+        Selector::Turn {
+            id: turn_id("t2"),
+            offset: 0,
+        },
+        2000,
+    );
+    assert_eq!(
+        exact.text,
+        "[parkline read s972-1 turn:t2 offset 0]\n[turn t2 seq 2: 6 chars]\nsecond\n\
+         [request 7 open] review\n[parkline read end: 1 whole, 0 excerpt, 0 omitted; next none]\n"
+    );
+}
+
+/// R16: a caller that holds turns up to a known one resumes with `since:turn:<id>` (or
+/// `Cursor::after`), and gets exactly what a cursor there would give.
+#[test]
+fn r16_since_turn_resumes_after_a_known_turn() {
+    let c = busy_child();
+    let resumed = read(&c, Selector::SinceTurn(turn_id("t2")), 2000);
+    assert!(
+        resumed
+            .text
+            .starts_with("[parkline read c since:turn:t2]\n")
+    );
+    assert_eq!(seqs(&resumed), [3]);
+    let cursor = c.cursor_after(&turn_id("t2")).expect("known turn");
+    assert_eq!(cursor, Cursor::after(c.child(), TurnSeq(2)));
+    let by_cursor = since(&c, &cursor, 2000);
+    assert_eq!(
+        (&by_cursor.whole, &by_cursor.next, by_cursor.in_flight),
+        (&resumed.whole, &resumed.next, resumed.in_flight)
+    );
+    let unknown = c
+        .read(&ReadRequest::new(Selector::SinceTurn(turn_id("t9")), 2000))
+        .expect_err("unknown turn");
+    assert_eq!(unknown.kind(), ErrorKind::UnknownTurn);
+    assert!(unknown.to_string().contains(&c.start_cursor().to_string()));
+}
+
+/// R16: a cursor the daemon keeps for the parent round-trips as text and through serde, and
+/// reads the same after a restart that rebuilds the transcript from the same turns.
+#[test]
+fn r16_a_kept_cursor_survives_serde_and_a_rebuild() {
+    let build = || {
+        let mut c = busy_child();
+        push(&mut c, 4, &"long turn ".repeat(40));
+        c
+    };
+    let before = build();
+    let first = since(&before, &before.start_cursor(), 300);
+    let kept = first.next.clone().expect("cursor");
+    let text = kept.to_string();
+    assert_eq!(text.parse::<Cursor>().expect("parses"), kept);
+    let json = serde_json::to_string(&kept).expect("serialises");
+    assert_eq!(json, format!("{text:?}"));
+    let back: Cursor = serde_json::from_str(&json).expect("deserialises");
+    assert_eq!(back, kept);
+    assert!(serde_json::from_str::<Cursor>("\"v2.0.0.00000000.c\"").is_err());
+    // The daemon restarts and rebuilds the transcript from the same turns.
+    let after = build();
+    assert_eq!(since(&after, &back, 300), since(&before, &kept, 300));
+}
+
+/// R7, section 5.2: a transcript rebuilt shorter turns a cursor past its end into
+/// `CursorAhead`, and the error names the last turn and the cursor that resumes from it.
+#[test]
+fn r7_rebuilt_shorter_cursor_ahead_names_the_resume() {
+    let mut long = child("c");
+    for seq in 1..=5 {
+        push(&mut long, seq, &format!("turn {seq}"));
+    }
+    let at_end = since(&long, &long.start_cursor(), 2000)
+        .next
+        .expect("cursor");
+    let mut short = child("c");
+    for seq in 1..=3 {
+        push(&mut short, seq, &format!("turn {seq}"));
+    }
+    let error = short
+        .read(&ReadRequest::new(Selector::Since(at_end.clone()), 2000))
+        .expect_err("ahead");
+    assert_eq!(error.kind(), ErrorKind::CursorAhead);
+    let text = error.to_string();
+    assert!(text.contains("(turn t3 seq 3)"), "{text}");
+    let resume = text
+        .split("resume with since:")
+        .nth(1)
+        .expect("names a resume cursor");
+    let resume: Cursor = resume.parse().expect("the named cursor parses");
+    assert_eq!(resume.seq(), TurnSeq(3));
+    push(&mut short, 6, "after the restart");
+    assert_eq!(seqs(&since(&short, &resume, 2000)), [6]);
+    // An empty rebuilt transcript names the start cursor.
+    let empty = child("c")
+        .read(&ReadRequest::new(Selector::Since(at_end), 2000))
+        .expect_err("ahead")
+        .to_string();
+    assert!(empty.contains("(no turn)"), "{empty}");
+    assert!(empty.ends_with(&format!("resume with since:{}", child("c").start_cursor())));
+}
+
+#[test]
+fn budget_too_small_says_the_smallest_budget_that_works() {
+    let c = busy_child();
+    for selector in [
+        Selector::Since(c.start_cursor()),
+        Selector::Latest { n: 2 },
+        Selector::Turn {
+            id: turn_id("t3"),
+            offset: 3,
+        },
+    ] {
+        let error = c
+            .read(&ReadRequest::new(selector.clone(), 5))
+            .expect_err("5 chars hold nothing");
+        let needed = error.needed_chars().expect("needed");
+        assert!(c.read(&ReadRequest::new(selector.clone(), needed)).is_ok());
+        assert!(c.read(&ReadRequest::new(selector, needed - 1)).is_err());
+    }
+}
