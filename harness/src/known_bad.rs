@@ -19,7 +19,7 @@
 //! without the reference to its rest (R5); `advance-before-build` moves a forward read's next
 //! cursor past the turns it omitted, with the public `Cursor::after` (R5); `turns-only-budget`
 //! asks the crate with the largest budget whose answer holds at most `max_chars` characters of
-//! turn text, so framing, in-flight part and requests come on top (R1).
+//! turn text, so framing, partial turn and requests come on top (R1).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -57,7 +57,7 @@ pub enum KnownBad {
     ExcerptWithoutReference,
     /// A read's next cursor moves past turns that did not fit (breaks R5). Read wrapper.
     AdvanceBeforeBuild,
-    /// A read budgets the turns only, the framing and in-flight part on top (breaks R1). Read
+    /// A read budgets the turns only, the framing and partial turn on top (breaks R1). Read
     /// wrapper.
     TurnsOnlyBudget,
 }
@@ -508,7 +508,7 @@ fn advance_before_build(
 }
 
 /// `turns-only-budget` (R1): `max_chars` bounds the completed turns' text only, the framing, the
-/// in-flight part and the request records coming on top: the crate is asked with the largest
+/// partial turn and the request records coming on top: the crate is asked with the largest
 /// budget whose answer holds at most `max_chars` characters of turn text.
 fn turns_only_budget(transcript: &Transcript, request: &ReadRequest) -> parkline::Result<Window> {
     let chars: BTreeMap<TurnSeq, usize> = transcript

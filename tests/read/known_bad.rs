@@ -9,7 +9,7 @@ use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestRunner}
 use super::{busy_child, child, push, since};
 
 /// A scenario every known-bad read switch gets wrong: a turn larger than the budget, then two
-/// short turns that do not fit one read, with an in-flight part and an open request.
+/// short turns that do not fit one read, with a partial turn and an open request.
 pub(super) fn known_bad_scenario() -> Vec<ReadOp> {
     vec![
         ReadOp::OpenRequest { len: 5 },

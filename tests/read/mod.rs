@@ -58,7 +58,7 @@ fn busy_child() -> Transcript {
     for seq in 1..=3 {
         push(&mut c, seq, &format!("turn {seq} text ").repeat(4));
     }
-    c.set_in_flight(Some("partial output ".repeat(5)));
+    c.set_partial(Some("partial output ".repeat(5)));
     c.open_request(RequestId(1), "build the model")
         .expect("new");
     c.open_request(RequestId(2), "write the spec").expect("new");

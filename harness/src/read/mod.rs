@@ -7,7 +7,7 @@
 //!
 //! What is compared at every read: the whole result. For an answer: the exact response text
 //! (R14), the turns returned whole, the excerpt, the omitted turns (count, first, last), the
-//! in-flight part, the request counts, the next cursor (as text) and the characters used. For an
+//! partial turn, the request counts, the next cursor (as text) and the characters used. For an
 //! error: its kind, and for a budget error the budget that would do.
 //!
 //! Besides the comparison, the read requirements are asserted directly on the crate's answers,

@@ -10,8 +10,8 @@ impl ReadModel {
     pub fn narrate(&self, before: &ReadState, action: &ReadAction, after: &ReadState) -> String {
         match action {
             ReadAction::Grow => format!(
-                "the child works: in-flight part {:?}",
-                after.transcript.in_flight.as_deref().unwrap_or("")
+                "the child works: partial turn {:?}",
+                after.transcript.partial.as_deref().unwrap_or("")
             ),
             ReadAction::Complete => match after.transcript.turns.last() {
                 Some(turn) => format!(
@@ -21,8 +21,8 @@ impl ReadModel {
                 None => "a turn completes".into(),
             },
             ReadAction::Rewrite => format!(
-                "the child rewrites its in-flight part: {:?}",
-                after.transcript.in_flight.as_deref().unwrap_or("")
+                "the child rewrites its partial turn: {:?}",
+                after.transcript.partial.as_deref().unwrap_or("")
             ),
             ReadAction::OpenRequest => "the child opens a request".into(),
             ReadAction::TerminateRequest(id) => format!("request {id} terminates"),

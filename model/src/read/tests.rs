@@ -7,11 +7,11 @@ use stateright::{Checker, Model};
 const ALWAYS: [&str; 7] = [R1, R5, R6, R7, R8, R15, R16];
 const SOMETIMES: [&str; 6] = [
     SOMETIMES_OVERSIZED,
-    SOMETIMES_IN_FLIGHT_CUT,
+    SOMETIMES_PARTIAL_CUT,
     SOMETIMES_OMITTED,
     SOMETIMES_NOTHING_NEW,
-    SOMETIMES_IN_FLIGHT_NEW,
-    SOMETIMES_IN_FLIGHT_REPLACED,
+    SOMETIMES_PARTIAL_NEW,
+    SOMETIMES_PARTIAL_REPLACED,
 ];
 
 #[test]
@@ -114,7 +114,7 @@ fn r7_colliding_ids_other_child() {
     assert_eq!(read(&t, &retired), Err(RefReadError::CursorRetired));
 }
 
-fn transcript(turns: &[&str], in_flight: Option<&str>) -> RefTranscript {
+fn transcript(turns: &[&str], partial: Option<&str>) -> RefTranscript {
     RefTranscript {
         child: "c".into(),
         turns: turns
@@ -126,7 +126,7 @@ fn transcript(turns: &[&str], in_flight: Option<&str>) -> RefTranscript {
                 text: (*text).into(),
             })
             .collect(),
-        in_flight: in_flight.map(String::from),
+        partial: partial.map(String::from),
         requests: Vec::new(),
     }
 }
@@ -164,7 +164,7 @@ fn the_reference_answer_has_the_exact_text_of_the_spec() {
 /// R15: with the cursor that saw `wor`, a grown part sends only its new characters, a
 /// replaced one comes whole and marked, and one after another turn is new.
 #[test]
-fn r15_since_in_flight_suffix() {
+fn r15_since_partial_suffix() {
     let t = transcript(&["one", "two"], Some("wor"));
     let first = read(&t, &since(1, 1000)).expect("fits");
     let cursor = RefCursor {
@@ -172,8 +172,8 @@ fn r15_since_in_flight_suffix() {
         seq: 2,
         seen: first.next_seen,
     };
-    let again = |in_flight: &str| {
-        let t = transcript(&["one", "two"], Some(in_flight));
+    let again = |partial: &str| {
+        let t = transcript(&["one", "two"], Some(partial));
         let request = RefReadRequest {
             selector: RefSelector::Since(cursor_text_of(&cursor)),
             max_chars: 1000,
@@ -183,8 +183,8 @@ fn r15_since_in_flight_suffix() {
     };
     let grown = again("working");
     assert_eq!(
-        grown.in_flight,
-        RefInFlight::New {
+        grown.partial,
+        RefPartial::New {
             from: 3,
             seen: 3,
             total: 7
@@ -193,8 +193,8 @@ fn r15_since_in_flight_suffix() {
     assert!(grown.text.contains("[in-flight: chars 3..7 of 7]\nking\n"));
     let replaced = again("done");
     assert_eq!(
-        replaced.in_flight,
-        RefInFlight::Replaced { shown: 4, total: 4 }
+        replaced.partial,
+        RefPartial::Replaced { shown: 4, total: 4 }
     );
     assert!(
         replaced
@@ -208,10 +208,10 @@ fn r15_since_in_flight_suffix() {
             max_chars: 1000,
             history: RefHistory::Open,
         },
-        ReadVariant::ResendInFlight,
+        ReadVariant::ResendPartial,
     )
     .expect("fits");
-    assert_eq!(variant.in_flight, RefInFlight::Whole(7));
+    assert_eq!(variant.partial, RefPartial::Whole(7));
 }
 
 #[test]
