@@ -39,14 +39,14 @@ fn push(transcript: &mut Transcript, seq: u64, text: &str) {
         .expect("seqs increase");
 }
 
-fn read(transcript: &Transcript, selector: Selector, max_chars: usize) -> Window {
+fn read(transcript: &Transcript, selector: Selector, chars_max: usize) -> Window {
     transcript
-        .read(&ReadRequest::new(selector, max_chars))
+        .read(&ReadRequest::new(selector, chars_max))
         .expect("the read fits")
 }
 
-fn since(transcript: &Transcript, cursor: &Cursor, max_chars: usize) -> Window {
-    read(transcript, Selector::Since(cursor.clone()), max_chars)
+fn since(transcript: &Transcript, cursor: &Cursor, chars_max: usize) -> Window {
+    read(transcript, Selector::Since(cursor.clone()), chars_max)
 }
 
 fn seqs(window: &Window) -> Vec<u64> {

@@ -24,28 +24,28 @@ fn r1_one_budget_bounds_framing_turns_partial_and_requests_together() {
     ];
     let mut answered = 0;
     for selector in selectors {
-        for max_chars in 0..700 {
-            let mut request = ReadRequest::new(selector.clone(), max_chars);
+        for chars_max in 0..700 {
+            let mut request = ReadRequest::new(selector.clone(), chars_max);
             request.requests = RequestHistory::All;
             match c.read(&request) {
                 Ok(window) => {
                     answered += 1;
-                    assert!(window.chars <= max_chars, "{} > {max_chars}", window.chars);
+                    assert!(window.chars <= chars_max, "{} > {chars_max}", window.chars);
                     assert_eq!(window.chars, window.text.chars().count());
                 }
                 Err(error) => {
-                    assert_eq!(error.kind(), ErrorKind::BudgetTooSmall);
+                    assert_eq!(error.kind(), ErrorKind::CharsMaxTooSmall);
                     assert!(
                         error
                             .needed_chars()
-                            .is_some_and(|needed| needed > max_chars)
+                            .is_some_and(|needed| needed > chars_max)
                     );
                 }
             }
         }
     }
     assert!(answered > 1000);
-    // The pre-parkline meaning (max_chars bounds turns only) would have given more: with a
+    // The pre-parkline meaning (chars_max bounds turns only) would have given more: with a
     // budget that the turns alone fill, the requests and partial turn are left out here.
     let window = since(&c, &c.start_cursor(), 300);
     assert!(window.chars <= 300);
@@ -106,10 +106,10 @@ fn r3_what_did_not_fit_is_reported_by_count_and_turn_id_in_allocation_order() {
     assert!(window.text.contains(", 1 requests omitted;"));
     // With a little less room, the partial turn is left out and reported too.
     let tighter = (250..330)
-        .filter_map(|max_chars| {
+        .filter_map(|chars_max| {
             c.read(&ReadRequest::new(
                 Selector::Since(c.start_cursor()),
-                max_chars,
+                chars_max,
             ))
             .ok()
         })
@@ -134,8 +134,8 @@ fn r3_what_did_not_fit_is_reported_by_count_and_turn_id_in_allocation_order() {
     assert!(positions.windows(2).all(|pair| pair[0] < pair[1]));
     // n:k gives the newest turns priority and omits the older ones.
     let latest = (200..400)
-        .filter_map(|max_chars| {
-            c.read(&ReadRequest::new(Selector::Latest { n: 3 }, max_chars))
+        .filter_map(|chars_max| {
+            c.read(&ReadRequest::new(Selector::Latest { n: 3 }, chars_max))
                 .ok()
         })
         .find(|w| !w.whole.is_empty())

@@ -357,7 +357,7 @@ impl Pair {
     fn needed(&self, selector: &RefSelector, history_pick: u8) -> Result<usize, String> {
         let request = RefReadRequest {
             selector: selector.clone(),
-            max_chars: 0,
+            chars_max: 0,
             history: history(history_pick).1,
         };
         match compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)? {
@@ -369,7 +369,7 @@ impl Pair {
                 };
                 let request = ReadRequest {
                     selector,
-                    max_chars: 0,
+                    chars_max: 0,
                     requests: crate_history,
                 };
                 let error = read_as(&self.crate_side, self.known_bad, &request).err();
@@ -472,13 +472,13 @@ impl Pair {
     fn compare(
         &mut self,
         selector: RefSelector,
-        max_chars: usize,
+        chars_max: usize,
         history_pick: u8,
     ) -> Result<Option<Window>, String> {
         let (_, model_history) = history(history_pick);
         let request = RefReadRequest {
             selector,
-            max_chars,
+            chars_max,
             history: model_history,
         };
         let window = compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)?;

@@ -73,11 +73,11 @@ pub fn compare_read_with(
         RefHistory::All => RequestHistory::All,
         RefHistory::None => RequestHistory::None,
     };
-    let max_chars = request.max_chars;
+    let chars_max = request.chars_max;
     let answer = crate_selector(&request.selector)?.and_then(|selector| {
         let request = ReadRequest {
             selector,
-            max_chars,
+            chars_max,
             requests: crate_history,
         };
         read_as(transcript, known_bad, &request)
@@ -85,9 +85,9 @@ pub fn compare_read_with(
     match (answer, expected) {
         (Ok(window), Ok(expected)) => {
             same_window(&window, &expected, &model.child)?;
-            if window.chars > max_chars || window.text.chars().count() > max_chars {
+            if window.chars > chars_max || window.text.chars().count() > chars_max {
                 return Err(format!(
-                    "R1: {} chars for max_chars {max_chars}",
+                    "R1: {} chars for chars_max {chars_max}",
                     window.text.chars().count()
                 ));
             }
@@ -136,7 +136,7 @@ pub(super) fn same_error(error: &Error, expected: RefReadError) -> Result<(), St
         RefReadError::CursorAhead => (ErrorKind::CursorAhead, None),
         RefReadError::UnknownTurn => (ErrorKind::UnknownTurn, None),
         RefReadError::OffsetOutOfRange => (ErrorKind::OffsetOutOfRange, None),
-        RefReadError::BudgetTooSmall { needed } => (ErrorKind::BudgetTooSmall, Some(needed)),
+        RefReadError::CharsMaxTooSmall { needed } => (ErrorKind::CharsMaxTooSmall, Some(needed)),
     };
     // R7: what an error echoes of the input is capped, whatever the input's length.
     let text = error.to_string();

@@ -24,7 +24,7 @@ pub const ALPHABET: [char; 8] = ['a', 'b', 'é', '😀', '\n', ' ', '[', ']'];
 /// Characters one [`ReadOp::Grow`] adds at most.
 pub const GROW_CHARS_MAX: usize = 60;
 
-/// The largest `max_chars` the ops use. Small enough that turns are excerpted and omitted often.
+/// The largest `chars_max` the ops use. Small enough that turns are excerpted and omitted often.
 pub const BUDGET_MAX: usize = 520;
 
 /// One step of a read scenario, in the words of `spec/read.md`. Small integers pick among the
@@ -57,7 +57,7 @@ pub enum ReadOp {
     },
     /// The caller follows its cursor: `since:<cursor>`, and keeps the next cursor.
     ReadSince {
-        /// `max_chars` = `budget % (BUDGET_MAX + 1)`.
+        /// `chars_max` = `budget % (BUDGET_MAX + 1)`.
         budget: u16,
         /// Request history: 0 open, 1 all, 2 none.
         history: u8,
@@ -122,7 +122,7 @@ pub enum ReadOp {
         budget: u16,
     },
     /// The caller follows its cursor the way a client that trusts `needed_chars` does: it reads
-    /// with `max_chars` 0, retries at the budget the `BudgetTooSmall` error names, and reads an
+    /// with `chars_max` 0, retries at the budget the `CharsMaxTooSmall` error names, and reads an
     /// excerpt's rest the same way until the turn ends (R8: every answer makes progress, so this
     /// ends within a read per character). Random budgets almost never land on that one budget,
     /// so without this op the generator could not reach an answer that makes no progress.

@@ -175,7 +175,7 @@ impl Plan<'_> {
     /// R1: the whole text as it would read if the allocation stopped at `progress`.
     pub(super) fn fits(&self, progress: &Progress) -> bool {
         self.header_chars + progress.body_chars + self.trailer(progress).chars().count()
-            <= self.request.max_chars
+            <= self.request.chars_max
     }
 
     pub(super) fn too_small(&self) -> Error {
@@ -208,10 +208,10 @@ impl Plan<'_> {
             needed = needed.max(first);
         }
         Error::new(
-            ErrorKind::BudgetTooSmall,
+            ErrorKind::CharsMaxTooSmall,
             format!(
-                "max_chars {} is below the {needed} this read needs",
-                self.request.max_chars
+                "chars_max {} is below the {needed} this read needs",
+                self.request.chars_max
             ),
         )
         .with_needed_chars(needed)

@@ -87,24 +87,24 @@ pub struct ReadRequest {
     pub selector: Selector,
     /// The most characters (Unicode scalar values) of the whole response text: framing, turns,
     /// partial turn and requests together (R1).
-    pub max_chars: usize,
+    pub chars_max: usize,
     /// Which requests to attach.
     pub requests: RequestHistory,
 }
 
 impl ReadRequest {
-    /// A read of `selector` within `max_chars`, attaching the open requests.
+    /// A read of `selector` within `chars_max`, attaching the open requests.
     ///
     /// # Example
     ///
     /// ```
     /// use parkline::read::{ReadRequest, Selector};
-    /// assert_eq!(ReadRequest::new(Selector::Latest { n: 2 }, 500).max_chars, 500);
+    /// assert_eq!(ReadRequest::new(Selector::Latest { n: 2 }, 500).chars_max, 500);
     /// ```
-    pub fn new(selector: Selector, max_chars: usize) -> Self {
+    pub fn new(selector: Selector, chars_max: usize) -> Self {
         ReadRequest {
             selector,
-            max_chars,
+            chars_max,
             requests: RequestHistory::Open,
         }
     }

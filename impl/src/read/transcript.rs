@@ -309,8 +309,8 @@ impl Transcript {
     /// - [`ErrorKind::CursorAhead`]: the cursor is past this child's latest turn (R7).
     /// - [`ErrorKind::UnknownTurn`]: no turn has the `turn:` id.
     /// - [`ErrorKind::OffsetOutOfRange`]: the `turn:` offset is past the turn's end.
-    /// - [`ErrorKind::BudgetTooSmall`]: not even the framing (and, when a turn is selected,
-    ///   a marker of its excerpt) fits in `max_chars`; [`Error::needed_chars`] says how much
+    /// - [`ErrorKind::CharsMaxTooSmall`]: not even the framing (and, when a turn is selected,
+    ///   a marker of its excerpt) fits in `chars_max`; [`Error::needed_chars`] says how much
     ///   would.
     ///
     /// # Example

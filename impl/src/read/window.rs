@@ -155,7 +155,7 @@ pub struct Window {
     pub requests_omitted: usize,
     /// The cursor to continue with (`None` for a `turn:` read, which is not a progress read).
     pub next: Option<Cursor>,
-    /// Characters of `text`: the budget used, never more than `max_chars` (R1).
+    /// Characters of `text`: the budget used, never more than `chars_max` (R1).
     pub chars: usize,
 }
 

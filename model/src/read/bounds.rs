@@ -11,7 +11,7 @@ pub struct ReadBounds {
     pub grow_chars: usize,
     /// Steps of work per turn at most (a turn has `grow_chars` to `grows * grow_chars` chars).
     pub grows: usize,
-    /// The budgets (`max_chars`) a read may use.
+    /// The budgets (`chars_max`) a read may use.
     pub budgets: Vec<usize>,
     /// Requests the child may open (each can then terminate).
     pub requests: usize,

@@ -49,7 +49,7 @@ pub struct ReadState {
     pub given: BTreeSet<u64>,
     /// Ghost: a read gave a completed turn the caller had already been given (R6).
     pub repeated: bool,
-    /// Ghost: a window was longer than its `max_chars` (R1).
+    /// Ghost: a window was longer than its `chars_max` (R1).
     pub over_budget: bool,
     /// Ghost: a read with the caller's own cursor failed (R7).
     pub refused: bool,
@@ -85,7 +85,7 @@ pub enum ReadAction {
     TerminateRequest(u64),
     /// The caller reads with its cursor (`n:1` for [`ReadVariant::PeekLatest`]) under this budget.
     Read(usize),
-    /// The caller reads with no budget, then again at the budget the `BudgetTooSmall` error
+    /// The caller reads with no budget, then again at the budget the `CharsMaxTooSmall` error
     /// names, and follows an excerpt's rest the same way (R8).
     ReadAtNeeded,
     /// The caller lost its cursor and resumes with `since:turn:<id>` of the last turn it holds,
@@ -124,8 +124,8 @@ impl ReadModel {
         ReadModel { bounds, variant }
     }
 
-    /// The read the caller makes with `cursor` under `max_chars`.
-    pub fn caller_read(&self, state: &ReadState, max_chars: usize) -> RefReadRequest {
+    /// The read the caller makes with `cursor` under `chars_max`.
+    pub fn caller_read(&self, state: &ReadState, chars_max: usize) -> RefReadRequest {
         let selector = if self.variant == ReadVariant::PeekLatest {
             RefSelector::Latest(1)
         } else {
@@ -137,12 +137,12 @@ impl ReadModel {
         };
         RefReadRequest {
             selector,
-            max_chars,
+            chars_max,
             history: RefHistory::Open,
         }
     }
 
-    /// The caller reads with its cursor under `max_chars` and keeps the next cursor; the ghost
+    /// The caller reads with its cursor under `chars_max` and keeps the next cursor; the ghost
     /// fields record what it was given. Returns the window's excerpt, if any.
     fn caller_reads(
         &self,
@@ -150,7 +150,7 @@ impl ReadModel {
         next: &mut ReadState,
         request: RefReadRequest,
     ) -> Option<RefExcerpt> {
-        let max_chars = request.max_chars;
+        let chars_max = request.chars_max;
         let window = match read_variant(&state.transcript, &request, self.variant) {
             Ok(window) => window,
             Err(_) => {
@@ -185,7 +185,7 @@ impl ReadModel {
                 }
             }
         }
-        next.over_budget |= window.chars > max_chars;
+        next.over_budget |= window.chars > chars_max;
         let latest = state.transcript.turns.last().map_or(0, |turn| turn.seq);
         let new_cursor = window.next.unwrap_or(state.cursor);
         next.stalled |= self.variant != ReadVariant::PeekLatest
@@ -237,7 +237,7 @@ impl ReadModel {
     }
 
     /// R8: the rest of `excerpt`, followed by `turn:` reads each at the budget that its
-    /// `BudgetTooSmall` names, ends in a bounded number of reads, each giving a character.
+    /// `CharsMaxTooSmall` names, ends in a bounded number of reads, each giving a character.
     fn rest_chain_ends(&self, state: &ReadState, excerpt: Option<RefExcerpt>) -> bool {
         let Some(mut part) = excerpt else {
             return true;
@@ -250,19 +250,19 @@ impl ReadModel {
             if part.to >= part.total {
                 return true;
             }
-            let read_at = |max_chars| {
+            let read_at = |chars_max| {
                 let request = RefReadRequest {
                     selector: RefSelector::Turn {
                         id: turn.id.clone(),
                         offset: part.to,
                     },
-                    max_chars,
+                    chars_max,
                     history: RefHistory::Open,
                 };
                 read_variant(&state.transcript, &request, self.variant)
             };
             let needed = match read_at(0) {
-                Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
                 _ => 0,
             };
             let Some(rest) = read_at(needed).ok().and_then(|window| window.excerpt) else {
@@ -372,14 +372,14 @@ impl Model for ReadModel {
                 request.open = false;
                 request.record = format!("r{id} done");
             }
-            ReadAction::Read(max_chars) => {
-                self.caller_reads(state, &mut next, self.caller_read(state, max_chars));
+            ReadAction::Read(chars_max) => {
+                self.caller_reads(state, &mut next, self.caller_read(state, chars_max));
             }
-            ReadAction::Resume(max_chars) => {
+            ReadAction::Resume(chars_max) => {
                 // The caller lost its cursor and resumes after the last turn it holds (R16).
                 let request = RefReadRequest {
                     selector: RefSelector::SinceTurn(format!("t{}", state.cursor)),
-                    max_chars,
+                    chars_max,
                     history: RefHistory::Open,
                 };
                 let first_unread = state
@@ -412,7 +412,7 @@ impl Model for ReadModel {
                 // The caller asks with no budget, then retries at the budget the error names.
                 let probe = self.caller_read(state, 0);
                 let needed = match read_variant(&state.transcript, &probe, self.variant) {
-                    Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                    Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
                     _ => 0,
                 };
                 let excerpt = self.caller_reads(state, &mut next, self.caller_read(state, needed));

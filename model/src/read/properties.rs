@@ -4,7 +4,7 @@
 
 use super::model::{ReadModel, ReadState};
 
-/// R1: every window is at most its `max_chars`, framing, turns, partial turn and requests
+/// R1: every window is at most its `chars_max`, framing, turns, partial turn and requests
 /// together.
 pub const R1: &str = "R1 one overall budget";
 /// R5: every completed turn up to the caller's cursor was given to it, whole or as a marked

@@ -258,9 +258,9 @@ impl Reader<'_> {
                     Shown::Excerpt { from, to } => to - from,
                 })
                 .sum();
-            return turn_chars <= self.req.max_chars;
+            return turn_chars <= self.req.chars_max;
         }
-        chars(&self.render(answer)) <= self.req.max_chars
+        chars(&self.render(answer)) <= self.req.chars_max
     }
 
     fn size(&self, answer: &Answer) -> usize {
@@ -404,7 +404,7 @@ pub fn read_variant(
             let smallest = forms.iter().map(|a| reader.size(a)).min().unwrap_or(empty);
             needed = needed.max(smallest);
         }
-        RefReadError::BudgetTooSmall { needed }
+        RefReadError::CharsMaxTooSmall { needed }
     };
     if !reader.fits(&answer) {
         return Err(too_small(&reader));

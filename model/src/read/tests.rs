@@ -103,7 +103,7 @@ fn r7_colliding_ids_other_child() {
     t.child = "s590020-12".into();
     let request = RefReadRequest {
         selector: RefSelector::Since(cursor_text("s61947-8", 0)),
-        max_chars: 1000,
+        chars_max: 1000,
         history: RefHistory::Open,
     };
     assert_eq!(read(&t, &request), Err(RefReadError::CursorOtherChild));
@@ -131,10 +131,10 @@ fn transcript(turns: &[&str], partial: Option<&str>) -> RefTranscript {
     }
 }
 
-fn since(seq: u64, max_chars: usize) -> RefReadRequest {
+fn since(seq: u64, chars_max: usize) -> RefReadRequest {
     RefReadRequest {
         selector: RefSelector::Since(cursor_text("c", seq)),
-        max_chars,
+        chars_max,
         history: RefHistory::Open,
     }
 }
@@ -176,7 +176,7 @@ fn r15_since_partial_suffix() {
         let t = transcript(&["one", "two"], Some(partial));
         let request = RefReadRequest {
             selector: RefSelector::Since(cursor_text_of(&cursor)),
-            max_chars: 1000,
+            chars_max: 1000,
             history: RefHistory::Open,
         };
         read(&t, &request).expect("fits")
@@ -205,7 +205,7 @@ fn r15_since_partial_suffix() {
         &transcript(&["one", "two"], Some("working")),
         &RefReadRequest {
             selector: RefSelector::Since(cursor_text_of(&cursor)),
-            max_chars: 1000,
+            chars_max: 1000,
             history: RefHistory::Open,
         },
         ReadVariant::ResendPartial,
@@ -217,7 +217,7 @@ fn r15_since_partial_suffix() {
 #[test]
 fn the_reference_needed_budget_is_the_smallest_that_works() {
     let t = transcript(&[&"x".repeat(300)], Some("partial"));
-    let Err(RefReadError::BudgetTooSmall { needed }) = read(&t, &since(0, 10)) else {
+    let Err(RefReadError::CharsMaxTooSmall { needed }) = read(&t, &since(0, 10)) else {
         panic!("10 chars cannot hold the framing");
     };
     assert!(read(&t, &since(0, needed)).is_ok());

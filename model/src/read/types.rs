@@ -75,7 +75,7 @@ pub struct RefReadRequest {
     /// The selector.
     pub selector: RefSelector,
     /// The one overall budget, in characters of the whole response text.
-    pub max_chars: usize,
+    pub chars_max: usize,
     /// The request history attached.
     pub history: RefHistory,
 }
@@ -168,8 +168,8 @@ pub enum RefReadError {
     /// The offset is past the turn's end.
     OffsetOutOfRange,
     /// Not even the framing fits; the smallest budget at which the read succeeds.
-    BudgetTooSmall {
-        /// The smallest working `max_chars`.
+    CharsMaxTooSmall {
+        /// The smallest working `chars_max`.
         needed: usize,
     },
 }

@@ -14,7 +14,7 @@ pub enum ReadVariant {
     ExcerptWithoutReference,
     /// The next cursor is set to the last selected turn before the answer is built. Breaks R5.
     AdvanceBeforeBuild,
-    /// `max_chars` bounds the turns' text only, as before parkline. Breaks R1.
+    /// `chars_max` bounds the turns' text only, as before parkline. Breaks R1.
     TurnsOnlyBudget,
     /// The caller peeks with `n:1`, the "latest, may repeat" read, as in the seed. Breaks R6.
     PeekLatest,
