@@ -2,7 +2,7 @@
 //! both computed by the `parkline` crate's real code, and prints what the parent pays under each.
 //!
 //! The trace format is `spec/replay.md`: JSON lines, a header then one event per line (the
-//! parent's turns starting and ending, child turns completing, a child's in-flight part growing,
+//! parent's turns starting and ending, child turns completing, a child's partial turn growing,
 //! completion lines arriving, `agent_read` calls). With no argument the shipped trace
 //! `src/traces/s966.jsonl` is replayed; it is reconstructed from the published figures of the
 //! seed's planner session s966, not recorded.
@@ -28,7 +28,7 @@ use std::fmt;
 use std::process::ExitCode;
 
 use parkline::read::{
-    ChildId, Cursor, InFlight, ReadRequest, RequestHistory, Selector, Transcript, TurnId, TurnSeq,
+    ChildId, Cursor, Partial, ReadRequest, RequestHistory, Selector, Transcript, TurnId, TurnSeq,
     Window,
 };
 use parkline::{Budget, MemStorage, Outcome, Queue, RequestId};
@@ -105,7 +105,7 @@ pub enum Event {
         #[serde(default)]
         at: Option<String>,
     },
-    /// A child completes a turn of `chars` characters; its in-flight part is gone.
+    /// A child completes a turn of `chars` characters; its partial turn is gone.
     ChildTurn {
         /// The child session.
         child: String,
@@ -114,11 +114,11 @@ pub enum Event {
         /// The turn's size in characters.
         chars: usize,
     },
-    /// The child's in-flight part now has `chars` characters (0: the child is not working).
+    /// The child's partial turn now has `chars` characters (0: the child is not working).
     ChildProgress {
         /// The child session.
         child: String,
-        /// The in-flight part's size in characters.
+        /// The partial turn's size in characters.
         chars: usize,
     },
     /// A completion line arrives for the parent (parked while the parent is mid-turn).
@@ -225,7 +225,7 @@ pub struct Figures {
     pub delivered_chars: usize,
     /// `agent_read` calls answered.
     pub reads: usize,
-    /// Answers that held an in-flight part (the daemon's `partial:true`).
+    /// Answers that held a partial turn (the daemon's `partial:true`).
     pub partial_reads: usize,
     /// Characters of the `agent_read` answers.
     pub read_chars: usize,
@@ -233,11 +233,11 @@ pub struct Figures {
     pub repeated_chars: usize,
     /// Completed child turns handed again after an earlier read had handed them.
     pub repeated_turns: usize,
-    /// Characters of in-flight parts in the `agent_read` answers.
-    pub in_flight_chars: usize,
-    /// Of those, characters of an in-flight part the parent had already been handed by an
+    /// Characters of partial turns in the `agent_read` answers.
+    pub partial_chars: usize,
+    /// Of those, characters of a partial turn the parent had already been handed by an
     /// earlier read of the same part (the part only grew in between).
-    pub in_flight_repeated_chars: usize,
+    pub partial_repeated_chars: usize,
 }
 
 impl Figures {
@@ -257,15 +257,15 @@ impl Figures {
         percent(self.repeated_chars, self.read_chars)
     }
 
-    /// Repeated characters with the in-flight part counted: completed turns and in-flight
+    /// Repeated characters with the partial turn counted: completed turns and partial-turn
     /// characters handed again.
-    pub fn repeated_with_in_flight(&self) -> usize {
-        self.repeated_chars + self.in_flight_repeated_chars
+    pub fn repeated_with_partial(&self) -> usize {
+        self.repeated_chars + self.partial_repeated_chars
     }
 
-    /// [`Figures::repeated_with_in_flight`] as a share of the characters handed, in percent.
-    pub fn repeated_with_in_flight_percent(&self) -> f64 {
-        percent(self.repeated_with_in_flight(), self.handed_chars())
+    /// [`Figures::repeated_with_partial`] as a share of the characters handed, in percent.
+    pub fn repeated_with_partial_percent(&self) -> f64 {
+        percent(self.repeated_with_partial(), self.handed_chars())
     }
 }
 
@@ -310,9 +310,9 @@ struct Policy {
     figures: Figures,
     /// (child, turn) pairs handed whole or in part by an earlier read.
     handed: BTreeSet<(String, String)>,
-    /// Per child, the prefix of its current in-flight part that the parent holds from earlier
+    /// Per child, the prefix of its current partial turn that the parent holds from earlier
     /// reads (forgotten when the part completes as a turn: the next part is another one).
-    in_flight_held: BTreeMap<String, String>,
+    partial_held: BTreeMap<String, String>,
     cursors: BTreeMap<String, Cursor>,
 }
 
@@ -328,7 +328,7 @@ impl Policy {
             queue,
             figures: Figures::default(),
             handed: BTreeSet::new(),
-            in_flight_held: BTreeMap::new(),
+            partial_held: BTreeMap::new(),
             cursors: BTreeMap::new(),
         })
     }
@@ -363,28 +363,28 @@ impl Policy {
         Ok(turns)
     }
 
-    /// The in-flight characters an answer hands, and those of them the parent already holds.
-    fn account_in_flight(&mut self, child: &str, transcript: &Transcript, window: &Window) {
-        let Some(text) = transcript.in_flight() else {
+    /// The partial-turn characters an answer hands, and those of them the parent already holds.
+    fn account_partial(&mut self, child: &str, transcript: &Transcript, window: &Window) {
+        let Some(text) = transcript.partial() else {
             return;
         };
-        let (from, to) = match window.in_flight {
-            InFlight::Whole { chars } => (0, chars),
-            InFlight::Cut { shown, total } | InFlight::Replaced { shown, total } => {
+        let (from, to) = match window.partial {
+            Partial::Whole { chars } => (0, chars),
+            Partial::Cut { shown, total } | Partial::Replaced { shown, total } => {
                 (total - shown, total)
             }
-            InFlight::New { from, total, .. } => (from, total),
-            InFlight::Absent | InFlight::Omitted { .. } => return,
+            Partial::New { from, total, .. } => (from, total),
+            Partial::Absent | Partial::Omitted { .. } => return,
         };
-        let held = self.in_flight_held.entry(child.to_owned()).or_default();
+        let held = self.partial_held.entry(child.to_owned()).or_default();
         // The held prefix still valid for this text.
         let common = held
             .chars()
             .zip(text.chars())
             .take_while(|(a, b)| a == b)
             .count();
-        self.figures.in_flight_chars += to - from;
-        self.figures.in_flight_repeated_chars += common.min(to).saturating_sub(from);
+        self.figures.partial_chars += to - from;
+        self.figures.partial_repeated_chars += common.min(to).saturating_sub(from);
         // The parent now holds a prefix from 0 only if what it was handed joins what it held.
         let now = if from <= common {
             common.max(to)
@@ -394,19 +394,19 @@ impl Policy {
         *held = text.chars().take(now).collect();
     }
 
-    /// The child's in-flight part completed as a turn: what the parent held of it is a turn now.
-    fn in_flight_completed(&mut self, child: &str) {
-        self.in_flight_held.remove(child);
+    /// The child's partial turn completed as a turn: what the parent held of it is a turn now.
+    fn partial_completed(&mut self, child: &str) {
+        self.partial_held.remove(child);
     }
 
     /// Accounts one read's answer: its characters and the completed turns it repeats.
     fn account(&mut self, child: &str, transcript: &Transcript, window: &Window) {
         self.figures.reads += 1;
         self.figures.read_chars += window.chars;
-        if window.in_flight != InFlight::Absent {
+        if window.partial != Partial::Absent {
             self.figures.partial_reads += 1;
         }
-        self.account_in_flight(child, transcript, window);
+        self.account_partial(child, transcript, window);
         let chars_of = |id: &TurnId| {
             transcript
                 .turns()
@@ -514,14 +514,14 @@ pub fn replay(trace: &Trace) -> Result<Replay, TraceError> {
                     .transcript
                     .push_turn(id, TurnSeq(entry.next_seq), filler(turn, *chars))
                     .map_err(|e| TraceError::new(line, format!("child turn: {e}")))?;
-                entry.transcript.set_in_flight(None);
-                today.in_flight_completed(child);
-                parkline.in_flight_completed(child);
+                entry.transcript.set_partial(None);
+                today.partial_completed(child);
+                parkline.partial_completed(child);
             }
             Event::ChildProgress { child, chars } => {
                 let entry = child_entry(&mut children, child, line)?;
-                let partial = (*chars > 0).then(|| filler("in-flight", *chars));
-                entry.transcript.set_in_flight(partial);
+                let partial = (*chars > 0).then(|| filler("partial", *chars));
+                entry.transcript.set_partial(partial);
             }
             Event::Completion {
                 request,
@@ -721,24 +721,24 @@ pub fn render(replay: &Replay) -> String {
             p.repeated_turns.to_string(),
         ),
         (
-            "in-flight characters in answers".into(),
-            t.in_flight_chars.to_string(),
-            p.in_flight_chars.to_string(),
+            "partial-turn characters in answers".into(),
+            t.partial_chars.to_string(),
+            p.partial_chars.to_string(),
         ),
         (
             "  of them repeated".into(),
-            t.in_flight_repeated_chars.to_string(),
-            p.in_flight_repeated_chars.to_string(),
+            t.partial_repeated_chars.to_string(),
+            p.partial_repeated_chars.to_string(),
         ),
         (
-            "characters repeated, in-flight counted".into(),
-            t.repeated_with_in_flight().to_string(),
-            p.repeated_with_in_flight().to_string(),
+            "characters repeated, partial turns counted".into(),
+            t.repeated_with_partial().to_string(),
+            p.repeated_with_partial().to_string(),
         ),
         (
-            "share repeated, in-flight counted".into(),
-            format!("{:.1} %", t.repeated_with_in_flight_percent()),
-            format!("{:.1} %", p.repeated_with_in_flight_percent()),
+            "share repeated, partial turns counted".into(),
+            format!("{:.1} %", t.repeated_with_partial_percent()),
+            format!("{:.1} %", p.repeated_with_partial_percent()),
         ),
         (
             "share repeated".into(),

@@ -60,23 +60,23 @@ fn s966_cursor_reads_repeat_no_completed_turn_while_n1_peeks_repeat_the_named_on
     assert!(result.today.repeated_chars > 40_000);
 }
 
-/// R15 on the shipped trace: n:1 peeks hand the in-flight part whole each time, so what grew
+/// R15 on the shipped trace: n:1 peeks hand the partial turn whole each time, so what grew
 /// between peeks comes again; `since` reads hand only the characters added since.
 #[test]
-fn s966_since_reads_repeat_no_in_flight_character_while_n1_peeks_do() {
+fn s966_since_reads_repeat_no_partial_character_while_n1_peeks_do() {
     let result = shipped();
-    assert_eq!(result.today.in_flight_chars, 7603);
-    assert_eq!(result.today.in_flight_repeated_chars, 2451);
-    assert_eq!(result.parkline.in_flight_repeated_chars, 0);
-    assert!(result.parkline.in_flight_chars < result.today.in_flight_chars);
+    assert_eq!(result.today.partial_chars, 7603);
+    assert_eq!(result.today.partial_repeated_chars, 2451);
+    assert_eq!(result.parkline.partial_repeated_chars, 0);
+    assert!(result.parkline.partial_chars < result.today.partial_chars);
     assert_eq!(
-        result.today.repeated_with_in_flight(),
+        result.today.repeated_with_partial(),
         result.today.repeated_chars + 2451
     );
-    assert_eq!(result.parkline.repeated_with_in_flight(), 0);
+    assert_eq!(result.parkline.repeated_with_partial(), 0);
     let table = replay::render(&result);
-    assert!(table.contains("characters repeated, in-flight counted"));
-    assert!(table.contains("share repeated, in-flight counted"));
+    assert!(table.contains("characters repeated, partial turns counted"));
+    assert!(table.contains("share repeated, partial turns counted"));
 }
 
 #[test]

@@ -63,7 +63,7 @@ fn fixture(history: u64) -> (Transcript, Cursor) {
     for i in old + 1..=history {
         push(&mut transcript, i);
     }
-    transcript.set_in_flight(Some("working on the next card".into()));
+    transcript.set_partial(Some("working on the next card".into()));
     (transcript, cursor)
 }
 

@@ -18,8 +18,8 @@
 //! calls instead of the bare read: `excerpt-without-reference` presents a cut turn as whole,
 //! without the reference to its rest (R5); `advance-before-build` moves a forward read's next
 //! cursor past the turns it omitted, with the public `Cursor::after` (R5); `turns-only-budget`
-//! asks the crate with the largest budget whose answer holds at most `max_chars` characters of
-//! turn text, so framing, in-flight part and requests come on top (R1).
+//! asks the crate with the largest budget whose answer holds at most `chars_max` characters of
+//! turn text, so framing, partial turn and requests come on top (R1).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -57,7 +57,7 @@ pub enum KnownBad {
     ExcerptWithoutReference,
     /// A read's next cursor moves past turns that did not fit (breaks R5). Read wrapper.
     AdvanceBeforeBuild,
-    /// A read budgets the turns only, the framing and in-flight part on top (breaks R1). Read
+    /// A read budgets the turns only, the framing and partial turn on top (breaks R1). Read
     /// wrapper.
     TurnsOnlyBudget,
 }
@@ -507,9 +507,9 @@ fn advance_before_build(
     window
 }
 
-/// `turns-only-budget` (R1): `max_chars` bounds the completed turns' text only, the framing, the
-/// in-flight part and the request records coming on top: the crate is asked with the largest
-/// budget whose answer holds at most `max_chars` characters of turn text.
+/// `turns-only-budget` (R1): `chars_max` bounds the completed turns' text only, the framing, the
+/// partial turn and the request records coming on top: the crate is asked with the largest
+/// budget whose answer holds at most `chars_max` characters of turn text.
 fn turns_only_budget(transcript: &Transcript, request: &ReadRequest) -> parkline::Result<Window> {
     let chars: BTreeMap<TurnSeq, usize> = transcript
         .turns()
@@ -524,26 +524,26 @@ fn turns_only_budget(transcript: &Transcript, request: &ReadRequest) -> parkline
             .sum();
         whole + window.excerpt.as_ref().map_or(0, |e| e.to - e.from)
     };
-    let asked = |max_chars: usize| {
+    let asked = |chars_max: usize| {
         transcript.read(&ReadRequest {
-            max_chars,
+            chars_max,
             ..request.clone()
         })
     };
     // No budget above the whole answer's length admits more.
     let whole_answer = match asked(usize::MAX) {
         Ok(window) => window.chars,
-        Err(_) => return asked(request.max_chars),
+        Err(_) => return asked(request.chars_max),
     };
     let fits = |window: &parkline::Result<Window>| match window {
-        Ok(window) => turn_text(window) <= request.max_chars,
+        Ok(window) => turn_text(window) <= request.chars_max,
         Err(_) => true,
     };
     // Binary search for the largest budget that still fits: the turn text a budget admits only
     // grows with the budget.
     let (mut low, mut high) = (
-        request.max_chars,
-        request.max_chars.saturating_add(whole_answer),
+        request.chars_max,
+        request.chars_max.saturating_add(whole_answer),
     );
     if fits(&asked(high)) {
         low = high;
@@ -559,7 +559,7 @@ fn turns_only_budget(transcript: &Transcript, request: &ReadRequest) -> parkline
     match asked(low) {
         Ok(window) => Ok(window),
         // No larger budget answers: the crate's own refusal at the caller's budget.
-        Err(_) => asked(request.max_chars),
+        Err(_) => asked(request.chars_max),
     }
 }
 

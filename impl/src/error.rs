@@ -59,8 +59,8 @@ pub enum ErrorKind {
     UnknownTurn,
     /// The offset of a `turn:` read is past the turn's end.
     OffsetOutOfRange,
-    /// A read's `max_chars` cannot hold even its framing; see [`Error::needed_chars`] (R1).
-    BudgetTooSmall,
+    /// A read's `chars_max` cannot hold even its framing; see [`Error::needed_chars`] (R1).
+    CharsMaxTooSmall,
     /// A child id or turn id breaks the character rules of `parkline::read`.
     InvalidId,
     /// A pushed turn's seq is 0 or not above the latest turn's.
@@ -95,7 +95,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::CursorAhead => "cursor ahead of the transcript",
             ErrorKind::UnknownTurn => "unknown turn",
             ErrorKind::OffsetOutOfRange => "offset out of range",
-            ErrorKind::BudgetTooSmall => "budget too small",
+            ErrorKind::CharsMaxTooSmall => "chars_max too small",
             ErrorKind::InvalidId => "invalid id",
             ErrorKind::SeqNotIncreasing => "turn seq not increasing",
             ErrorKind::DuplicateTurn => "duplicate turn",
@@ -151,7 +151,7 @@ impl Error {
         self
     }
 
-    /// For [`ErrorKind::BudgetTooSmall`]: the smallest `max_chars` at which the read succeeds.
+    /// For [`ErrorKind::CharsMaxTooSmall`]: the smallest `chars_max` at which the read succeeds.
     ///
     /// # Example
     ///

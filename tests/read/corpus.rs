@@ -72,9 +72,9 @@ fn write_read_seed_corpus() {
                 pad: 4000,
             }],
         ),
-        // R15: an in-flight part that grows between reads, then is rewritten.
+        // R15: a partial turn that grows between reads, then is rewritten.
         (
-            "r15_in_flight".to_string(),
+            "r15_partial".to_string(),
             vec![
                 ReadOp::Grow { len: 10, letter: 0 },
                 ReadOp::ReadSince {

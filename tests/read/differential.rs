@@ -31,17 +31,17 @@ fn differential_scenarios_reach_excerpts_omissions_cuts_and_errors() {
         total.errors += report.errors;
         total.excerpts += report.excerpts;
         total.omissions += report.omissions;
-        total.in_flight_cuts += report.in_flight_cuts;
+        total.partial_cuts += report.partial_cuts;
         total.followed_turns += report.followed_turns;
-        total.in_flight_new += report.in_flight_new;
-        total.in_flight_replaced += report.in_flight_replaced;
+        total.partial_new += report.partial_new;
+        total.partial_replaced += report.partial_replaced;
     }
     assert!(total.windows > 100, "{total:?}");
     assert!(total.errors > 20, "{total:?}");
     assert!(total.excerpts > 10, "{total:?}");
     assert!(total.omissions > 10, "{total:?}");
-    assert!(total.in_flight_cuts > 10, "{total:?}");
+    assert!(total.partial_cuts > 10, "{total:?}");
     assert!(total.followed_turns > 20, "{total:?}");
-    assert!(total.in_flight_new > 10, "{total:?}");
-    assert!(total.in_flight_replaced > 5, "{total:?}");
+    assert!(total.partial_new > 10, "{total:?}");
+    assert!(total.partial_replaced > 5, "{total:?}");
 }

@@ -22,7 +22,7 @@ fn crate_examples() -> Vec<(&'static str, String)> {
     let mut small = child("s972-1");
     push(&mut small, 1, "first");
     push(&mut small, 2, "second");
-    small.set_in_flight(Some("third, half done".into()));
+    small.set_partial(Some("third, half done".into()));
     small.open_request(RequestId(7), "review").expect("new");
     let whole = since(&small, &small.start_cursor(), 2000);
     examples.push(("whole", whole.text));
@@ -31,7 +31,7 @@ fn crate_examples() -> Vec<(&'static str, String)> {
     push(&mut c, 1, &"0123456789".repeat(30));
     push(&mut c, 2, "short answer");
     push(&mut c, 3, "another answer");
-    c.set_in_flight(Some("working on step 4 of 9".into()));
+    c.set_partial(Some("working on step 4 of 9".into()));
     c.open_request(RequestId(7), "review").expect("new");
     let oversized = since(&c, &c.start_cursor(), 300);
     examples.push(("oversized", oversized.text.clone()));
@@ -40,13 +40,13 @@ fn crate_examples() -> Vec<(&'static str, String)> {
     examples.push(("continue", continued.text.clone()));
     let again = since(&c, &continued.next.clone().expect("cursor"), 300);
     examples.push(("nothing-new", again.text.clone()));
-    c.set_in_flight(Some("working on step 4 of 9; step 5 of 9".into()));
+    c.set_partial(Some("working on step 4 of 9; step 5 of 9".into()));
     let grown = since(&c, &again.next.clone().expect("cursor"), 300);
     examples.push(("grown", grown.text.clone()));
-    c.set_in_flight(Some("step 4 failed, retrying".into()));
+    c.set_partial(Some("step 4 failed, retrying".into()));
     let replaced = since(&c, &grown.next.clone().expect("cursor"), 300);
     examples.push(("replaced", replaced.text));
-    c.set_in_flight(Some("working on step 4 of 9".into()));
+    c.set_partial(Some("working on step 4 of 9".into()));
     let rest = oversized.excerpt.and_then(|e| e.rest()).expect("rest");
     examples.push(("rest", read(&c, rest, 300).text));
     examples.push(("latest", read(&c, Selector::Latest { n: 1 }, 300).text));

@@ -65,11 +65,11 @@ fn exhaustive(known_bad: Option<KnownBad>) -> Result<(usize, usize, usize), Stri
             }
         }
         for selector in &selectors {
-            for &max_chars in &budgets {
+            for &chars_max in &budgets {
                 for history in [RefHistory::Open, RefHistory::All, RefHistory::None] {
                     let request = RefReadRequest {
                         selector: selector.clone(),
-                        max_chars,
+                        chars_max,
                         history,
                     };
                     let window =

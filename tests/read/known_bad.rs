@@ -9,7 +9,7 @@ use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestRunner}
 use super::{busy_child, child, push, since};
 
 /// A scenario every known-bad read switch gets wrong: a turn larger than the budget, then two
-/// short turns that do not fit one read, with an in-flight part and an open request.
+/// short turns that do not fit one read, with a partial turn and an open request.
 pub(super) fn known_bad_scenario() -> Vec<ReadOp> {
     vec![
         ReadOp::OpenRequest { len: 5 },
@@ -76,8 +76,8 @@ fn every_known_bad_read_switch_is_found_by_the_proptest_search() {
 }
 
 /// A since read through the known-bad wrapper `bad`.
-fn since_as(transcript: &Transcript, bad: KnownBad, cursor: &Cursor, max_chars: usize) -> Window {
-    let request = ReadRequest::new(Selector::Since(cursor.clone()), max_chars);
+fn since_as(transcript: &Transcript, bad: KnownBad, cursor: &Cursor, chars_max: usize) -> Window {
+    let request = ReadRequest::new(Selector::Since(cursor.clone()), chars_max);
     read_as(transcript, Some(bad), &request).expect("the read fits")
 }
 
@@ -115,7 +115,7 @@ fn the_known_bad_switches_break_their_requirement_on_the_crates_answers_alone() 
         window.excerpt.is_none() && !window.text.contains("rest at turn:t1"),
         "R8 broken"
     );
-    // turns-only-budget: the text is longer than max_chars.
+    // turns-only-budget: the text is longer than chars_max.
     let c = busy_child();
     assert!(since(&c, &c.start_cursor(), 300).chars <= 300);
     let window = since_as(&c, KnownBad::TurnsOnlyBudget, &c.start_cursor(), 300);

@@ -39,14 +39,14 @@ fn push(transcript: &mut Transcript, seq: u64, text: &str) {
         .expect("seqs increase");
 }
 
-fn read(transcript: &Transcript, selector: Selector, max_chars: usize) -> Window {
+fn read(transcript: &Transcript, selector: Selector, chars_max: usize) -> Window {
     transcript
-        .read(&ReadRequest::new(selector, max_chars))
+        .read(&ReadRequest::new(selector, chars_max))
         .expect("the read fits")
 }
 
-fn since(transcript: &Transcript, cursor: &Cursor, max_chars: usize) -> Window {
-    read(transcript, Selector::Since(cursor.clone()), max_chars)
+fn since(transcript: &Transcript, cursor: &Cursor, chars_max: usize) -> Window {
+    read(transcript, Selector::Since(cursor.clone()), chars_max)
 }
 
 fn seqs(window: &Window) -> Vec<u64> {
@@ -58,7 +58,7 @@ fn busy_child() -> Transcript {
     for seq in 1..=3 {
         push(&mut c, seq, &format!("turn {seq} text ").repeat(4));
     }
-    c.set_in_flight(Some("partial output ".repeat(5)));
+    c.set_partial(Some("partial output ".repeat(5)));
     c.open_request(RequestId(1), "build the model")
         .expect("new");
     c.open_request(RequestId(2), "write the spec").expect("new");

@@ -5,14 +5,14 @@ use std::collections::BTreeSet;
 
 use parkline::ErrorKind;
 use parkline::read::{
-    ChildId, Cursor, ECHO_CHARS_MAX, ERROR_CHARS_MAX, InFlight, ReadRequest, RequestHistory,
+    ChildId, Cursor, ECHO_CHARS_MAX, ERROR_CHARS_MAX, Partial, ReadRequest, RequestHistory,
     Selector, TurnSeq,
 };
 
 use super::{busy_child, child, push, read, seqs, since, turn_id};
 
 #[test]
-fn r1_one_budget_bounds_framing_turns_in_flight_and_requests_together() {
+fn r1_one_budget_bounds_framing_turns_partial_and_requests_together() {
     let c = busy_child();
     let selectors = [
         Selector::Since(c.start_cursor()),
@@ -24,32 +24,32 @@ fn r1_one_budget_bounds_framing_turns_in_flight_and_requests_together() {
     ];
     let mut answered = 0;
     for selector in selectors {
-        for max_chars in 0..700 {
-            let mut request = ReadRequest::new(selector.clone(), max_chars);
+        for chars_max in 0..700 {
+            let mut request = ReadRequest::new(selector.clone(), chars_max);
             request.requests = RequestHistory::All;
             match c.read(&request) {
                 Ok(window) => {
                     answered += 1;
-                    assert!(window.chars <= max_chars, "{} > {max_chars}", window.chars);
+                    assert!(window.chars <= chars_max, "{} > {chars_max}", window.chars);
                     assert_eq!(window.chars, window.text.chars().count());
                 }
                 Err(error) => {
-                    assert_eq!(error.kind(), ErrorKind::BudgetTooSmall);
+                    assert_eq!(error.kind(), ErrorKind::CharsMaxTooSmall);
                     assert!(
                         error
                             .needed_chars()
-                            .is_some_and(|needed| needed > max_chars)
+                            .is_some_and(|needed| needed > chars_max)
                     );
                 }
             }
         }
     }
     assert!(answered > 1000);
-    // The pre-parkline meaning (max_chars bounds turns only) would have given more: with a
-    // budget that the turns alone fill, the requests and in-flight part are left out here.
+    // The pre-parkline meaning (chars_max bounds turns only) would have given more: with a
+    // budget that the turns alone fill, the requests and partial turn are left out here.
     let window = since(&c, &c.start_cursor(), 300);
     assert!(window.chars <= 300);
-    assert!(window.requests_omitted > 0 || window.in_flight != InFlight::Whole { chars: 75 });
+    assert!(window.requests_omitted > 0 || window.partial != Partial::Whole { chars: 75 });
 }
 
 #[test]
@@ -100,27 +100,27 @@ fn r3_what_did_not_fit_is_reported_by_count_and_turn_id_in_allocation_order() {
             .text
             .contains("1 whole, 0 excerpt, 2 omitted (turn:t2 to turn:t3)")
     );
-    // Turns come before the in-flight part and the requests: what is left is given to the
-    // in-flight part (its newest characters), and the request that no longer fits is reported.
-    assert!(matches!(window.in_flight, InFlight::Cut { total: 75, .. }));
+    // Turns come before the partial turn and the requests: what is left is given to the
+    // partial turn (its newest characters), and the request that no longer fits is reported.
+    assert!(matches!(window.partial, Partial::Cut { total: 75, .. }));
     assert!(window.text.contains(", 1 requests omitted;"));
-    // With a little less room, the in-flight part is left out and reported too.
+    // With a little less room, the partial turn is left out and reported too.
     let tighter = (250..330)
-        .filter_map(|max_chars| {
+        .filter_map(|chars_max| {
             c.read(&ReadRequest::new(
                 Selector::Since(c.start_cursor()),
-                max_chars,
+                chars_max,
             ))
             .ok()
         })
-        .find(|w| seqs(w) == [1] && w.in_flight == InFlight::Omitted { total: 75 })
-        .expect("a budget with room for one turn but not the in-flight marker");
+        .find(|w| seqs(w) == [1] && w.partial == Partial::Omitted { total: 75 })
+        .expect("a budget with room for one turn but not the partial-turn marker");
     assert!(
         tighter
             .text
             .contains(", in-flight omitted, 1 requests omitted;")
     );
-    // With more room the in-flight part comes next, then the open request.
+    // With more room the partial turn comes next, then the open request.
     let roomy = since(&c, &c.start_cursor(), 2000);
     let positions: Vec<usize> = [
         "[turn t3",
@@ -134,8 +134,8 @@ fn r3_what_did_not_fit_is_reported_by_count_and_turn_id_in_allocation_order() {
     assert!(positions.windows(2).all(|pair| pair[0] < pair[1]));
     // n:k gives the newest turns priority and omits the older ones.
     let latest = (200..400)
-        .filter_map(|max_chars| {
-            c.read(&ReadRequest::new(Selector::Latest { n: 3 }, max_chars))
+        .filter_map(|chars_max| {
+            c.read(&ReadRequest::new(Selector::Latest { n: 3 }, chars_max))
                 .ok()
         })
         .find(|w| !w.whole.is_empty())
@@ -146,7 +146,7 @@ fn r3_what_did_not_fit_is_reported_by_count_and_turn_id_in_allocation_order() {
 }
 
 #[test]
-fn r4_since_returns_only_the_turns_after_the_cursor_plus_in_flight_and_a_next_cursor() {
+fn r4_since_returns_only_the_turns_after_the_cursor_plus_partial_and_a_next_cursor() {
     let c = busy_child();
     let first = since(&c, &c.start_cursor(), 2000);
     assert_eq!(seqs(&first), [1, 2, 3]);
@@ -154,10 +154,10 @@ fn r4_since_returns_only_the_turns_after_the_cursor_plus_in_flight_and_a_next_cu
     assert_eq!(next.seq(), TurnSeq(3));
     let rest = since(&c, &next, 2000);
     assert!(rest.whole.is_empty());
-    // R15: the caller has the in-flight part already; nothing of it is new.
+    // R15: the caller has the partial turn already; nothing of it is new.
     assert_eq!(
-        rest.in_flight,
-        InFlight::New {
+        rest.partial,
+        Partial::New {
             from: 75,
             seen: 75,
             total: 75
@@ -178,7 +178,7 @@ fn follow(budget: usize, sizes: &[usize]) -> (Vec<u64>, Vec<String>) {
         seq += 1 + (i as u64 % 2); // seqs with gaps
         let text: String = (0..size).map(|k| ['a', 'é', '\n'][k % 3]).collect();
         push(&mut c, seq, &text);
-        c.set_in_flight(Some("y".repeat(size)));
+        c.set_partial(Some("y".repeat(size)));
         if i % 2 == 0 {
             continue; // two turns complete between some reads
         }

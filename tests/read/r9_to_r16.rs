@@ -1,8 +1,8 @@
-//! One test per requirement id of `spec/read.md`, R9 to R16: no side effects, the in-flight part,
+//! One test per requirement id of `spec/read.md`, R9 to R16: no side effects, the partial turn,
 //! latest, turn reads, terminated requests, the exact response text, resuming after a known turn
 //! and kept cursors.
 
-use parkline::read::{Cursor, InFlight, ReadRequest, RequestHistory, Selector, TurnSeq};
+use parkline::read::{Cursor, Partial, ReadRequest, RequestHistory, Selector, TurnSeq};
 use parkline::{ErrorKind, RequestId};
 
 use super::{busy_child, child, push, read, seqs, since, turn_id};
@@ -29,17 +29,17 @@ fn r9_reads_have_no_side_effects_and_a_collected_turn_is_not_consumed() {
 }
 
 #[test]
-fn r10_the_in_flight_part_is_cut_to_its_newest_characters_and_never_moves_the_cursor() {
+fn r10_the_partial_turn_is_cut_to_its_newest_characters_and_never_moves_the_cursor() {
     let mut c = child("c");
     push(&mut c, 1, "done");
     let partial: String = (0..400)
         .map(|i| char::from(b'a' + (i % 26) as u8))
         .collect();
-    c.set_in_flight(Some(partial.clone()));
+    c.set_partial(Some(partial.clone()));
     let start = c.start_cursor();
     let window = since(&c, &start, 300);
-    let InFlight::Cut { shown, total } = window.in_flight else {
-        panic!("in-flight not cut: {:?}", window.in_flight);
+    let Partial::Cut { shown, total } = window.partial else {
+        panic!("partial turn not cut: {:?}", window.partial);
     };
     assert_eq!(total, 400);
     let tail: String = partial.chars().skip(400 - shown).collect();
@@ -53,27 +53,30 @@ fn r10_the_in_flight_part_is_cut_to_its_newest_characters_and_never_moves_the_cu
         Some(TurnSeq(1))
     );
     let after = since(&c, &window.next.clone().expect("cursor"), 300);
-    assert_eq!(after.next, window.next, "in-flight never moves the cursor");
+    assert_eq!(
+        after.next, window.next,
+        "the partial turn never moves the cursor"
+    );
 }
 
-/// R15 (with R4): a `since` read sends only the new suffix of an in-flight part that only grew,
+/// R15 (with R4): a `since` read sends only the new suffix of a partial turn that only grew,
 /// the whole part marked replaced when it changed otherwise, and the whole part as new after
 /// another turn completed.
 #[test]
-fn r4_since_in_flight_suffix() {
+fn r4_since_partial_suffix() {
     let mut c = child("c");
     push(&mut c, 1, "done");
-    c.set_in_flight(Some("step 1".into()));
+    c.set_partial(Some("step 1".into()));
     let first = since(&c, &c.start_cursor(), 2000);
-    assert_eq!(first.in_flight, InFlight::Whole { chars: 6 });
+    assert_eq!(first.partial, Partial::Whole { chars: 6 });
     let cursor = first.next.clone().expect("cursor");
-    assert_eq!(cursor.in_flight_seen(), Some(6));
+    assert_eq!(cursor.partial_seen(), Some(6));
 
-    c.set_in_flight(Some("step 1, step 2".into()));
+    c.set_partial(Some("step 1, step 2".into()));
     let grown = since(&c, &cursor, 2000);
     assert_eq!(
-        grown.in_flight,
-        InFlight::New {
+        grown.partial,
+        Partial::New {
             from: 6,
             seen: 6,
             total: 14
@@ -86,23 +89,23 @@ fn r4_since_in_flight_suffix() {
     );
     assert!(!grown.text.contains("step 1"), "{}", grown.text);
     let cursor = grown.next.clone().expect("cursor");
-    assert_eq!(cursor.in_flight_seen(), Some(14));
+    assert_eq!(cursor.partial_seen(), Some(14));
 
     // Under a small budget only the newest of the new characters fit; the rest is not resent.
-    c.set_in_flight(Some(format!("step 1, step 2{}", "x".repeat(500))));
+    c.set_partial(Some(format!("step 1, step 2{}", "x".repeat(500))));
     let cut = since(&c, &cursor, 200);
-    let InFlight::New { from, seen, total } = cut.in_flight else {
-        panic!("{:?}", cut.in_flight);
+    let Partial::New { from, seen, total } = cut.partial else {
+        panic!("{:?}", cut.partial);
     };
     assert_eq!((seen, total), (14, 514));
     assert!(from > seen && cut.chars <= 200);
 
     // Replaced, not grown: the same length, another text.
-    c.set_in_flight(Some("step 9, step 8".into()));
+    c.set_partial(Some("step 9, step 8".into()));
     let replaced = since(&c, &cursor, 2000);
     assert_eq!(
-        replaced.in_flight,
-        InFlight::Replaced {
+        replaced.partial,
+        Partial::Replaced {
             shown: 14,
             total: 14
         }
@@ -113,23 +116,23 @@ fn r4_since_in_flight_suffix() {
             .contains("[in-flight, replaced: 14 chars]\nstep 9, step 8\n")
     );
     // Shorter than what was seen: replaced too.
-    c.set_in_flight(Some("step".into()));
+    c.set_partial(Some("step".into()));
     assert!(matches!(
-        since(&c, &cursor, 2000).in_flight,
-        InFlight::Replaced { .. }
+        since(&c, &cursor, 2000).partial,
+        Partial::Replaced { .. }
     ));
 
-    // After another turn completes, the in-flight part is a new one, even with the same text.
+    // After another turn completes, the partial turn is a new one, even with the same text.
     push(&mut c, 2, "step 1, step 2");
-    c.set_in_flight(Some("step 1, step 2".into()));
+    c.set_partial(Some("step 1, step 2".into()));
     let after = since(&c, &cursor, 2000);
     assert_eq!(seqs(&after), [2]);
-    assert_eq!(after.in_flight, InFlight::Whole { chars: 14 });
+    assert_eq!(after.partial, Partial::Whole { chars: 14 });
 
-    // n:1 keeps its meaning: the in-flight part whole, whatever was seen.
+    // n:1 keeps its meaning: the partial turn whole, whatever was seen.
     assert_eq!(
-        read(&c, Selector::Latest { n: 1 }, 2000).in_flight,
-        InFlight::Whole { chars: 14 }
+        read(&c, Selector::Latest { n: 1 }, 2000).partial,
+        Partial::Whole { chars: 14 }
     );
 }
 
@@ -215,7 +218,7 @@ fn r14_the_response_text_is_exactly_the_specified_format() {
     let mut c = child("s972-1");
     push(&mut c, 1, "first");
     push(&mut c, 2, "second");
-    c.set_in_flight(Some("third, half done".into()));
+    c.set_partial(Some("third, half done".into()));
     c.open_request(RequestId(7), "review").expect("new");
     let start = c.start_cursor();
     let window = since(&c, &start, 2000);
@@ -263,8 +266,8 @@ fn r16_since_turn_resumes_after_a_known_turn() {
     assert_eq!(cursor, Cursor::after(c.child(), TurnSeq(2)));
     let by_cursor = since(&c, &cursor, 2000);
     assert_eq!(
-        (&by_cursor.whole, &by_cursor.next, by_cursor.in_flight),
-        (&resumed.whole, &resumed.next, resumed.in_flight)
+        (&by_cursor.whole, &by_cursor.next, by_cursor.partial),
+        (&resumed.whole, &resumed.next, resumed.partial)
     );
     let unknown = c
         .read(&ReadRequest::new(Selector::SinceTurn(turn_id("t9")), 2000))

@@ -7,7 +7,7 @@ use std::fmt;
 
 use parkline::RequestId;
 use parkline::read::{
-    ChildId, Cursor, InFlight, ReadRequest, Selector, Transcript, TurnSeq, Window,
+    ChildId, Cursor, Partial, ReadRequest, Selector, Transcript, TurnSeq, Window,
 };
 use parkline_model::read::{
     RefReadRequest, RefRequest, RefSelector, RefTranscript, RefTurn, cursor_text, v1_cursor_text,
@@ -33,14 +33,14 @@ pub struct ReadReport {
     pub excerpts: usize,
     /// Answers with omitted turns.
     pub omissions: usize,
-    /// Answers with the in-flight part cut or omitted.
-    pub in_flight_cuts: usize,
+    /// Answers with the partial turn cut or omitted.
+    pub partial_cuts: usize,
     /// Completed turns given along the followed cursor chain.
     pub followed_turns: usize,
-    /// Answers holding only the new characters of a grown in-flight part (R15).
-    pub in_flight_new: usize,
-    /// Answers holding an in-flight part marked replaced (R15).
-    pub in_flight_replaced: usize,
+    /// Answers holding only the new characters of a grown partial turn (R15).
+    pub partial_new: usize,
+    /// Answers holding a partial turn marked replaced (R15).
+    pub partial_replaced: usize,
 }
 
 /// The crate and the reference disagreed, or a read requirement failed on the crate's answer.
@@ -106,7 +106,7 @@ struct Pair {
     issued: Vec<String>,
     /// Seqs given along the followed chain (R5, R6).
     given: BTreeSet<u64>,
-    /// The in-flight part as the follower can rebuild it from what it was given (R15).
+    /// The partial turn as the follower can rebuild it from what it was given (R15).
     held: Option<String>,
     report: ReadReport,
 }
@@ -151,9 +151,9 @@ impl Pair {
                 let grow: String = (0..len)
                     .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
                     .collect();
-                let partial = format!("{}{grow}", self.model.in_flight.as_deref().unwrap_or(""));
-                self.crate_side.set_in_flight(Some(partial.clone()));
-                self.model.in_flight = Some(partial);
+                let partial = format!("{}{grow}", self.model.partial.as_deref().unwrap_or(""));
+                self.crate_side.set_partial(Some(partial.clone()));
+                self.model.partial = Some(partial);
                 Ok(())
             }
             ReadOp::Rewrite { len, letter } => {
@@ -161,19 +161,19 @@ impl Pair {
                 let text: String = (0..len)
                     .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
                     .collect();
-                self.crate_side.set_in_flight(Some(text.clone()));
-                self.model.in_flight = Some(text);
+                self.crate_side.set_partial(Some(text.clone()));
+                self.model.partial = Some(text);
                 Ok(())
             }
             ReadOp::Complete { gap } => {
                 self.held = None;
                 let seq = self.latest() + 1 + u64::from(gap % 3);
-                let text = self.model.in_flight.take().unwrap_or_default();
+                let text = self.model.partial.take().unwrap_or_default();
                 let turn = format!("t{seq}");
                 self.crate_side
                     .push_turn(id(&turn)?, TurnSeq(seq), text.clone())
                     .map_err(|e| format!("push_turn: {e}"))?;
-                self.crate_side.set_in_flight(None);
+                self.crate_side.set_partial(None);
                 self.model.turns.push(RefTurn {
                     id: turn,
                     seq,
@@ -295,7 +295,7 @@ impl Pair {
                         };
                         // R16: resuming from the last turn given continues the chain: the
                         // chain checks of `follow` (no skip, no repeat) apply to it. Without
-                        // its cursor, the read cannot know the caller's in-flight part.
+                        // its cursor, the read cannot know the caller's partial turn.
                         self.held = None;
                         self.follow(&window)
                     }
@@ -357,7 +357,7 @@ impl Pair {
     fn needed(&self, selector: &RefSelector, history_pick: u8) -> Result<usize, String> {
         let request = RefReadRequest {
             selector: selector.clone(),
-            max_chars: 0,
+            chars_max: 0,
             history: history(history_pick).1,
         };
         match compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)? {
@@ -369,7 +369,7 @@ impl Pair {
                 };
                 let request = ReadRequest {
                     selector,
-                    max_chars: 0,
+                    chars_max: 0,
                     requests: crate_history,
                 };
                 let error = read_as(&self.crate_side, self.known_bad, &request).err();
@@ -418,38 +418,38 @@ impl Pair {
                 window.text
             ));
         }
-        // R15: holding the in-flight part as far as the cursor says, the follower is sent only
+        // R15: holding the partial turn as far as the cursor says, the follower is sent only
         // what was added since, or the part marked replaced.
-        let partial = self.model.in_flight.clone();
+        let partial = self.model.partial.clone();
         if let (Some(held), Some(partial)) = (self.held.as_deref(), partial.as_deref()) {
             let grown = partial.starts_with(held);
-            let wrong = match window.in_flight {
-                InFlight::New { seen, .. } => !grown || seen != held.chars().count(),
-                InFlight::Replaced { .. } => grown,
-                InFlight::Omitted { .. } => false,
-                InFlight::Whole { .. } | InFlight::Cut { .. } | InFlight::Absent => true,
+            let wrong = match window.partial {
+                Partial::New { seen, .. } => !grown || seen != held.chars().count(),
+                Partial::Replaced { .. } => grown,
+                Partial::Omitted { .. } => false,
+                Partial::Whole { .. } | Partial::Cut { .. } | Partial::Absent => true,
             };
             if wrong {
                 return Err(format!(
-                    "R15: holding {} in-flight chars, the follower is sent {:?}",
+                    "R15: holding {} partial-turn chars, the follower is sent {:?}",
                     held.chars().count(),
-                    window.in_flight
+                    window.partial
                 ));
             }
         }
-        let held = match (window.in_flight, partial) {
-            (InFlight::Whole { .. }, Some(p)) => Some(p),
-            (InFlight::Replaced { shown, total }, Some(p)) if shown == total => Some(p),
-            (InFlight::New { from, seen, .. }, Some(p)) if from == seen => Some(p),
-            (InFlight::Omitted { .. }, _) => self.held.take(),
+        let held = match (window.partial, partial) {
+            (Partial::Whole { .. }, Some(p)) => Some(p),
+            (Partial::Replaced { shown, total }, Some(p)) if shown == total => Some(p),
+            (Partial::New { from, seen, .. }, Some(p)) if from == seen => Some(p),
+            (Partial::Omitted { .. }, _) => self.held.take(),
             _ => None,
         };
         let Some(next) = window.next.clone() else {
             return Err("R4: a since read returned no next cursor".into());
         };
-        // The cursor says whether the in-flight part was recorded; the follower's copy counts only
+        // The cursor says whether the partial turn was recorded; the follower's copy counts only
         // then (a cursor that records nothing gets the part as new).
-        self.held = held.filter(|h| !h.is_empty() && next.in_flight_seen().is_some());
+        self.held = held.filter(|h| !h.is_empty() && next.partial_seen().is_some());
         let after = next.seq().0;
         for turn in &self.model.turns {
             if turn.seq <= after && !self.given.contains(&turn.seq) {
@@ -472,13 +472,13 @@ impl Pair {
     fn compare(
         &mut self,
         selector: RefSelector,
-        max_chars: usize,
+        chars_max: usize,
         history_pick: u8,
     ) -> Result<Option<Window>, String> {
         let (_, model_history) = history(history_pick);
         let request = RefReadRequest {
             selector,
-            max_chars,
+            chars_max,
             history: model_history,
         };
         let window = compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)?;
@@ -487,14 +487,14 @@ impl Pair {
                 self.report.windows += 1;
                 self.report.excerpts += usize::from(window.excerpt.is_some());
                 self.report.omissions += usize::from(window.omitted.count > 0);
-                self.report.in_flight_cuts += usize::from(matches!(
-                    window.in_flight,
-                    InFlight::Cut { .. } | InFlight::Omitted { .. }
+                self.report.partial_cuts += usize::from(matches!(
+                    window.partial,
+                    Partial::Cut { .. } | Partial::Omitted { .. }
                 ));
-                self.report.in_flight_new +=
-                    usize::from(matches!(window.in_flight, InFlight::New { .. }));
-                self.report.in_flight_replaced +=
-                    usize::from(matches!(window.in_flight, InFlight::Replaced { .. }));
+                self.report.partial_new +=
+                    usize::from(matches!(window.partial, Partial::New { .. }));
+                self.report.partial_replaced +=
+                    usize::from(matches!(window.partial, Partial::Replaced { .. }));
                 if let Some(next) = &window.next {
                     let text = next.to_string();
                     if !self.issued.contains(&text) {

@@ -2,18 +2,18 @@
 //! (window or typed error) against the reference's, field by field.
 
 use parkline::read::{
-    ChildId, Cursor, ERROR_CHARS_MAX, InFlight, ReadRequest, RequestHistory, Selector, Transcript,
+    ChildId, Cursor, ERROR_CHARS_MAX, Partial, ReadRequest, RequestHistory, Selector, Transcript,
     TurnId, TurnSeq, Window,
 };
 use parkline::{Error, ErrorKind, RequestId};
 use parkline_model::read::{
-    RefCursor, RefHistory, RefInFlight, RefReadError, RefReadRequest, RefSelector, RefTranscript,
+    RefCursor, RefHistory, RefPartial, RefReadError, RefReadRequest, RefSelector, RefTranscript,
     RefWindow, cursor_text_of, read,
 };
 
 use crate::known_bad::{KnownBad, read_as};
 
-/// The crate's transcript holding what `model` holds (turns, in-flight part, requests with
+/// The crate's transcript holding what `model` holds (turns, partial turn, requests with
 /// their current records).
 ///
 /// # Errors
@@ -27,7 +27,7 @@ pub fn transcript_of(model: &RefTranscript) -> Result<Transcript, String> {
             .push_turn(id(&turn.id)?, TurnSeq(turn.seq), turn.text.clone())
             .map_err(|e| format!("push_turn: {e}"))?;
     }
-    transcript.set_in_flight(model.in_flight.clone());
+    transcript.set_partial(model.partial.clone());
     for request in &model.requests {
         transcript
             .open_request(RequestId(request.id), request.record.clone())
@@ -73,11 +73,11 @@ pub fn compare_read_with(
         RefHistory::All => RequestHistory::All,
         RefHistory::None => RequestHistory::None,
     };
-    let max_chars = request.max_chars;
+    let chars_max = request.chars_max;
     let answer = crate_selector(&request.selector)?.and_then(|selector| {
         let request = ReadRequest {
             selector,
-            max_chars,
+            chars_max,
             requests: crate_history,
         };
         read_as(transcript, known_bad, &request)
@@ -85,9 +85,9 @@ pub fn compare_read_with(
     match (answer, expected) {
         (Ok(window), Ok(expected)) => {
             same_window(&window, &expected, &model.child)?;
-            if window.chars > max_chars || window.text.chars().count() > max_chars {
+            if window.chars > chars_max || window.text.chars().count() > chars_max {
                 return Err(format!(
-                    "R1: {} chars for max_chars {max_chars}",
+                    "R1: {} chars for chars_max {chars_max}",
                     window.text.chars().count()
                 ));
             }
@@ -136,7 +136,7 @@ pub(super) fn same_error(error: &Error, expected: RefReadError) -> Result<(), St
         RefReadError::CursorAhead => (ErrorKind::CursorAhead, None),
         RefReadError::UnknownTurn => (ErrorKind::UnknownTurn, None),
         RefReadError::OffsetOutOfRange => (ErrorKind::OffsetOutOfRange, None),
-        RefReadError::BudgetTooSmall { needed } => (ErrorKind::BudgetTooSmall, Some(needed)),
+        RefReadError::CharsMaxTooSmall { needed } => (ErrorKind::CharsMaxTooSmall, Some(needed)),
     };
     // R7: what an error echoes of the input is capped, whatever the input's length.
     let text = error.to_string();
@@ -211,18 +211,18 @@ pub(super) fn same_window(
             "R3: omitted {omitted:?}, reference {expected_omitted:?}"
         ));
     }
-    let in_flight = match window.in_flight {
-        InFlight::Absent => RefInFlight::Absent,
-        InFlight::Whole { chars } => RefInFlight::Whole(chars),
-        InFlight::Cut { shown, total } => RefInFlight::Cut { shown, total },
-        InFlight::Omitted { total } => RefInFlight::Omitted(total),
-        InFlight::New { from, seen, total } => RefInFlight::New { from, seen, total },
-        InFlight::Replaced { shown, total } => RefInFlight::Replaced { shown, total },
+    let partial = match window.partial {
+        Partial::Absent => RefPartial::Absent,
+        Partial::Whole { chars } => RefPartial::Whole(chars),
+        Partial::Cut { shown, total } => RefPartial::Cut { shown, total },
+        Partial::Omitted { total } => RefPartial::Omitted(total),
+        Partial::New { from, seen, total } => RefPartial::New { from, seen, total },
+        Partial::Replaced { shown, total } => RefPartial::Replaced { shown, total },
     };
-    if in_flight != expected.in_flight {
+    if partial != expected.partial {
         return Err(format!(
-            "R10: in-flight {in_flight:?}, reference {:?}",
-            expected.in_flight
+            "R10: partial {partial:?}, reference {:?}",
+            expected.partial
         ));
     }
     if (window.requests_shown, window.requests_omitted)

@@ -7,12 +7,12 @@
 //!
 //! What is compared at every read: the whole result. For an answer: the exact response text
 //! (R14), the turns returned whole, the excerpt, the omitted turns (count, first, last), the
-//! in-flight part, the request counts, the next cursor (as text) and the characters used. For an
+//! partial turn, the request counts, the next cursor (as text) and the characters used. For an
 //! error: its kind, and for a budget error the budget that would do.
 //!
 //! Besides the comparison, the read requirements are asserted directly on the crate's answers,
 //! so a mistake shared by the crate and the reference is still caught: R1 (the text is at most
-//! `max_chars`), and along the chain of cursors the caller follows, R5 (every turn up to the
+//! `chars_max`), and along the chain of cursors the caller follows, R5 (every turn up to the
 //! cursor was given, whole or as an excerpt naming its rest), R6 (no turn given twice) and R8
 //! (a read with unread turns moves the cursor).
 

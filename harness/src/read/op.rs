@@ -17,21 +17,21 @@ pub const OTHER_CHILD: &str = "s978-5";
 /// could never find that its cursor reads this child's turns (R7).
 pub const COLLIDING_CHILD: &str = "s590020-12";
 
-/// The characters the in-flight part grows with: multi-byte ones (budgets count characters, not
+/// The characters the partial turn grows with: multi-byte ones (budgets count characters, not
 /// bytes), a newline, and the brackets of the framing.
 pub const ALPHABET: [char; 8] = ['a', 'b', 'é', '😀', '\n', ' ', '[', ']'];
 
 /// Characters one [`ReadOp::Grow`] adds at most.
 pub const GROW_CHARS_MAX: usize = 60;
 
-/// The largest `max_chars` the ops use. Small enough that turns are excerpted and omitted often.
+/// The largest `chars_max` the ops use. Small enough that turns are excerpted and omitted often.
 pub const BUDGET_MAX: usize = 520;
 
 /// One step of a read scenario, in the words of `spec/read.md`. Small integers pick among the
 /// things that exist; each is reduced modulo what is there, so every op sequence is valid.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Arbitrary)]
 pub enum ReadOp {
-    /// The child works: its in-flight part grows by `len % (GROW_CHARS_MAX + 1)` characters of
+    /// The child works: its partial turn grows by `len % (GROW_CHARS_MAX + 1)` characters of
     /// [`ALPHABET`] starting at `letter`.
     Grow {
         /// How many characters.
@@ -39,7 +39,7 @@ pub enum ReadOp {
         /// Which character first.
         letter: u8,
     },
-    /// The in-flight part (empty if none) completes as a turn; its seq is the latest plus
+    /// The partial turn (empty if none) completes as a turn; its seq is the latest plus
     /// `1 + gap % 3` (seqs need not be consecutive).
     Complete {
         /// Seq gap.
@@ -57,7 +57,7 @@ pub enum ReadOp {
     },
     /// The caller follows its cursor: `since:<cursor>`, and keeps the next cursor.
     ReadSince {
-        /// `max_chars` = `budget % (BUDGET_MAX + 1)`.
+        /// `chars_max` = `budget % (BUDGET_MAX + 1)`.
         budget: u16,
         /// Request history: 0 open, 1 all, 2 none.
         history: u8,
@@ -122,7 +122,7 @@ pub enum ReadOp {
         budget: u16,
     },
     /// The caller follows its cursor the way a client that trusts `needed_chars` does: it reads
-    /// with `max_chars` 0, retries at the budget the `BudgetTooSmall` error names, and reads an
+    /// with `chars_max` 0, retries at the budget the `CharsMaxTooSmall` error names, and reads an
     /// excerpt's rest the same way until the turn ends (R8: every answer makes progress, so this
     /// ends within a read per character). Random budgets almost never land on that one budget,
     /// so without this op the generator could not reach an answer that makes no progress.
@@ -130,9 +130,9 @@ pub enum ReadOp {
         /// Request history, as for `ReadSince`.
         history: u8,
     },
-    /// The child rewrites its in-flight part: `len % (GROW_CHARS_MAX + 1)` characters of
+    /// The child rewrites its partial turn: `len % (GROW_CHARS_MAX + 1)` characters of
     /// [`ALPHABET`] starting at `letter` replace it (a replaced part, unless it happens to start
-    /// with the old one). Without it the in-flight part only ever grew, so no generated read
+    /// with the old one). Without it the partial turn only ever grew, so no generated read
     /// could meet a replaced part (R15).
     Rewrite {
         /// How many characters.

@@ -10,7 +10,7 @@ use super::{ChildId, TurnSeq};
 use crate::{Error, ErrorKind};
 
 /// Where a caller is in a child's transcript: the child, the sequence number of the last
-/// completed turn it has been given, and how much of the in-flight part it has seen.
+/// completed turn it has been given, and how much of the partial turn it has seen.
 ///
 /// Opaque to the caller (R7): it is handed back as text, `v2.<seq hex>.<seen>.<check>.<child id>`
 /// (`spec/read.md` section 5), and parsed back with [`Cursor::parse`] (or `str::parse`). The
@@ -39,9 +39,9 @@ pub struct Cursor {
     pub(super) seen: Option<Seen>,
 }
 
-/// What a cursor holds of the in-flight part: the caller was given (as far as it knows) its first
+/// What a cursor holds of the partial turn: the caller was given (as far as it knows) its first
 /// `chars` characters, whose UTF-8 bytes have CRC-32 `prefix`, while the child's latest turn was
-/// `after`. A later in-flight part that starts with the same characters after the same turn has
+/// `after`. A later partial turn that starts with the same characters after the same turn has
 /// only grown; any other has been replaced (R15).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Seen {
@@ -260,7 +260,7 @@ impl Cursor {
         self.seq
     }
 
-    /// How many characters of the in-flight part this cursor records as given (R15), if any.
+    /// How many characters of the partial turn this cursor records as given (R15), if any.
     /// For the daemon's logs and tests; callers treat the cursor as opaque.
     ///
     /// # Example
@@ -268,13 +268,13 @@ impl Cursor {
     /// ```
     /// use parkline::read::{ChildId, ReadRequest, Selector, Transcript};
     /// let mut child = Transcript::new(ChildId::new("c")?);
-    /// assert_eq!(child.start_cursor().in_flight_seen(), None);
-    /// child.set_in_flight(Some("half".to_string()));
+    /// assert_eq!(child.start_cursor().partial_seen(), None);
+    /// child.set_partial(Some("half".to_string()));
     /// let window = child.read(&ReadRequest::new(Selector::Since(child.start_cursor()), 500))?;
-    /// assert_eq!(window.next.and_then(|c| c.in_flight_seen()), Some(4));
+    /// assert_eq!(window.next.and_then(|c| c.partial_seen()), Some(4));
     /// # Ok::<(), parkline::Error>(())
     /// ```
-    pub fn in_flight_seen(&self) -> Option<usize> {
+    pub fn partial_seen(&self) -> Option<usize> {
         self.seen.map(|seen| seen.chars)
     }
 

@@ -2,14 +2,14 @@
 //! (`spec/read.md`, requirements R1..R14).
 //!
 //! The daemon keeps one [`Transcript`] per child: its completed turns (id, seq, text), at most
-//! one in-flight partial turn, and its requests (open or terminated, each with a short record).
+//! one partial turn, and its requests (open or terminated, each with a short record).
 //! [`Transcript::read`] answers a [`ReadRequest`] with a [`Window`]: the exact response text, what
 //! it holds, what did not fit, and the next [`Cursor`].
 //!
 //! Three selectors, three meanings:
 //!
 //! - [`Selector::Since`] (`since:<cursor>`) is the read for following a child: it returns only
-//!   the completed turns after the cursor, plus the in-flight part, and a next cursor. Following
+//!   the completed turns after the cursor, plus the partial turn, and a next cursor. Following
 //!   the cursors never skips a completed turn and never returns one twice (R4, R5).
 //! - [`Selector::Latest`] (`n:<k>`) is the "latest, may repeat" read: the latest `k` completed
 //!   turns, whether or not the caller has them already (R11). Peeking with `n:1` at a working
@@ -26,14 +26,14 @@
 //!
 //! let mut child = Transcript::new(ChildId::new("s980-1")?);
 //! child.push_turn(TurnId::new("t1")?, TurnSeq(1), "first answer")?;
-//! child.set_in_flight(Some("working on".to_string()));
+//! child.set_partial(Some("working on".to_string()));
 //!
 //! // The first read starts at the beginning of the transcript.
 //! let first = child.read(&ReadRequest::new(Selector::Since(child.start_cursor()), 1000))?;
 //! assert_eq!(first.whole.len(), 1);
 //!
 //! child.push_turn(TurnId::new("t2")?, TurnSeq(2), "second answer")?;
-//! child.set_in_flight(None);
+//! child.set_partial(None);
 //!
 //! // Following the cursor returns only what is new: t2, not t1 again.
 //! let cursor = first.next.expect("since reads always return a next cursor");
@@ -65,4 +65,4 @@ pub use ids::{ChildId, ID_CHARS_MAX, Turn, TurnId, TurnRef, TurnSeq};
 pub use request::{ReadRequest, RequestHistory, Selector};
 pub use store::{TurnView, Turns, TurnsIter};
 pub use transcript::Transcript;
-pub use window::{Excerpt, InFlight, Omitted, RequestState, Window};
+pub use window::{Excerpt, Omitted, Partial, RequestState, Window};

@@ -1,10 +1,10 @@
-//! The allocation plan of one read: which selected turns, which part of the in-flight part and
+//! The allocation plan of one read: which selected turns, which part of the partial turn and
 //! which requests fit in the one budget (R1, R3, R8, R10, R13, R15), decided before any text is
 //! built, and the next cursor that follows from it (R5, R11, R12).
 
 use super::cursor::Seen;
 use super::{
-    Cursor, InFlight, Omitted, ReadRequest, RequestHistory, RequestState, Selector, Transcript,
+    Cursor, Omitted, Partial, ReadRequest, RequestHistory, RequestState, Selector, Transcript,
     TurnId, TurnRef, TurnSeq, TurnView,
 };
 use crate::{Error, ErrorKind, RequestId};
@@ -52,7 +52,7 @@ pub(super) struct Progress {
     pub(super) taken: usize,
     /// The excerpt: turn index, from, to.
     pub(super) excerpt: Option<(usize, usize, usize)>,
-    pub(super) in_flight: Option<InFlight>,
+    pub(super) partial: Option<Partial>,
     pub(super) requests_shown: usize,
     /// Characters of the elements between header and trailer.
     body_chars: usize,
@@ -64,15 +64,15 @@ pub(super) struct Plan<'a> {
     pub(super) candidates: Candidates,
     pub(super) header_chars: usize,
     pub(super) progress: Progress,
-    /// How the in-flight part compares with what the cursor's caller was given (R15).
+    /// How the partial turn compares with what the cursor's caller was given (R15).
     pub(super) view: View,
-    /// The cursor's in-flight record, when it still holds (the part only grew).
+    /// The cursor's partial-turn record, when it still holds (the part only grew).
     pub(super) kept: Option<Seen>,
-    /// The record of the whole in-flight part as it is now.
+    /// The record of the whole partial turn as it is now.
     pub(super) seen_now: Option<Seen>,
 }
 
-/// The in-flight part against the cursor's record of it (R15).
+/// The partial turn against the cursor's record of it (R15).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum View {
     /// Nothing of it was given under this cursor: sent as before (R10).
@@ -105,10 +105,10 @@ impl Plan<'_> {
         }
     }
 
-    pub(super) fn in_flight_total(&self) -> Option<usize> {
+    pub(super) fn partial_total(&self) -> Option<usize> {
         match self.request.selector {
             Selector::Turn { .. } => None,
-            _ => self.transcript.in_flight.as_ref().map(|(_, chars)| *chars),
+            _ => self.transcript.partial.as_ref().map(|(_, chars)| *chars),
         }
     }
 
@@ -129,20 +129,20 @@ impl Plan<'_> {
         }
     }
 
-    /// What the next cursor records of the in-flight part (R15): all of it when the window
+    /// What the next cursor records of the partial turn (R15): all of it when the window
     /// holds it (whole, cut or its new characters), the cursor's record when the window leaves
     /// out a part that only grew, nothing otherwise.
     fn next_seen(&self, progress: &Progress) -> Option<Seen> {
-        match progress.in_flight {
+        match progress.partial {
             Some(
-                InFlight::Whole { .. }
-                | InFlight::Cut { .. }
-                | InFlight::New { .. }
-                | InFlight::Replaced { .. },
+                Partial::Whole { .. }
+                | Partial::Cut { .. }
+                | Partial::New { .. }
+                | Partial::Replaced { .. },
             ) => self.seen_now,
-            // Before the in-flight step the part counts as left out, as the trailer says.
-            Some(InFlight::Omitted { .. }) | None => self.kept,
-            Some(InFlight::Absent) => None,
+            // Before the partial-turn step the part counts as left out, as the trailer says.
+            Some(Partial::Omitted { .. }) | None => self.kept,
+            Some(Partial::Absent) => None,
         }
     }
 
@@ -175,7 +175,7 @@ impl Plan<'_> {
     /// R1: the whole text as it would read if the allocation stopped at `progress`.
     pub(super) fn fits(&self, progress: &Progress) -> bool {
         self.header_chars + progress.body_chars + self.trailer(progress).chars().count()
-            <= self.request.max_chars
+            <= self.request.chars_max
     }
 
     pub(super) fn too_small(&self) -> Error {
@@ -208,10 +208,10 @@ impl Plan<'_> {
             needed = needed.max(first);
         }
         Error::new(
-            ErrorKind::BudgetTooSmall,
+            ErrorKind::CharsMaxTooSmall,
             format!(
-                "max_chars {} is below the {needed} this read needs",
-                self.request.max_chars
+                "chars_max {} is below the {needed} this read needs",
+                self.request.chars_max
             ),
         )
         .with_needed_chars(needed)
@@ -277,14 +277,14 @@ impl Plan<'_> {
         Ok(())
     }
 
-    /// The element showing the newest `shown` characters of the in-flight part, in the form the
+    /// The element showing the newest `shown` characters of the partial turn, in the form the
     /// view asks for.
-    fn in_flight_part(&self, shown: usize, total: usize) -> InFlight {
+    fn partial_shown(&self, shown: usize, total: usize) -> Partial {
         match self.view {
-            View::Fresh if shown == total => InFlight::Whole { chars: total },
-            View::Fresh => InFlight::Cut { shown, total },
-            View::Replaced => InFlight::Replaced { shown, total },
-            View::Grown { seen } => InFlight::New {
+            View::Fresh if shown == total => Partial::Whole { chars: total },
+            View::Fresh => Partial::Cut { shown, total },
+            View::Replaced => Partial::Replaced { shown, total },
+            View::Grown { seen } => Partial::New {
                 from: total - shown,
                 seen,
                 total,
@@ -292,43 +292,43 @@ impl Plan<'_> {
         }
     }
 
-    fn with_in_flight(&self, progress: &Progress, shown: usize, total: usize) -> Progress {
+    fn with_partial(&self, progress: &Progress, shown: usize, total: usize) -> Progress {
         let mut next = *progress;
-        let part = self.in_flight_part(shown, total);
-        next.in_flight = Some(part);
-        next.body_chars += Self::in_flight_element_chars(part);
+        let part = self.partial_shown(shown, total);
+        next.partial = Some(part);
+        next.body_chars += Self::partial_element_chars(part);
         next
     }
 
-    /// The in-flight part, or of one that only grew the characters the caller was not given
+    /// The partial turn, or of one that only grew the characters the caller was not given
     /// (R15); whole if it fits, else its newest characters that fit, else its omission (R10).
-    pub(super) fn allocate_in_flight(&mut self) {
-        let Some(total) = self.in_flight_total() else {
+    pub(super) fn allocate_partial(&mut self) {
+        let Some(total) = self.partial_total() else {
             return;
         };
         let limit = match self.view {
             View::Grown { seen } => total - seen,
             View::Fresh | View::Replaced => total,
         };
-        let all = self.with_in_flight(&self.progress, limit, total);
+        let all = self.with_partial(&self.progress, limit, total);
         if self.fits(&all) {
             self.progress = all;
             return;
         }
-        if limit == 0 || !self.fits(&self.with_in_flight(&self.progress, 0, total)) {
-            self.progress.in_flight = Some(InFlight::Omitted { total });
+        if limit == 0 || !self.fits(&self.with_partial(&self.progress, 0, total)) {
+            self.progress.partial = Some(Partial::Omitted { total });
             return;
         }
         let (mut low, mut high) = (0, limit);
         while high - low > 1 {
             let middle = low + (high - low) / 2;
-            if self.fits(&self.with_in_flight(&self.progress, middle, total)) {
+            if self.fits(&self.with_partial(&self.progress, middle, total)) {
                 low = middle;
             } else {
                 high = middle;
             }
         }
-        self.progress = self.with_in_flight(&self.progress, low, total);
+        self.progress = self.with_partial(&self.progress, low, total);
     }
 
     pub(super) fn requests(&self) -> impl Iterator<Item = (RequestId, RequestState, &str)> {

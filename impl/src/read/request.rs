@@ -18,13 +18,13 @@ use super::{Cursor, TurnId};
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Selector {
-    /// `n:<k>`: the latest `n` completed turns, plus the in-flight part. The "latest, may repeat"
+    /// `n:<k>`: the latest `n` completed turns, plus the partial turn. The "latest, may repeat"
     /// read: it returns the same turns again until newer ones complete (R11).
     Latest {
         /// How many of the latest completed turns.
         n: usize,
     },
-    /// `since:<cursor>`: only the completed turns after the cursor, plus the in-flight part
+    /// `since:<cursor>`: only the completed turns after the cursor, plus the partial turn
     /// (R4). The read for following a child without repeats.
     Since(Cursor),
     /// `since:turn:<id>`: the same read as `since` with the cursor just after turn `id`
@@ -86,25 +86,25 @@ pub struct ReadRequest {
     /// Which completed turns.
     pub selector: Selector,
     /// The most characters (Unicode scalar values) of the whole response text: framing, turns,
-    /// in-flight part and requests together (R1).
-    pub max_chars: usize,
+    /// partial turn and requests together (R1).
+    pub chars_max: usize,
     /// Which requests to attach.
     pub requests: RequestHistory,
 }
 
 impl ReadRequest {
-    /// A read of `selector` within `max_chars`, attaching the open requests.
+    /// A read of `selector` within `chars_max`, attaching the open requests.
     ///
     /// # Example
     ///
     /// ```
     /// use parkline::read::{ReadRequest, Selector};
-    /// assert_eq!(ReadRequest::new(Selector::Latest { n: 2 }, 500).max_chars, 500);
+    /// assert_eq!(ReadRequest::new(Selector::Latest { n: 2 }, 500).chars_max, 500);
     /// ```
-    pub fn new(selector: Selector, max_chars: usize) -> Self {
+    pub fn new(selector: Selector, chars_max: usize) -> Self {
         ReadRequest {
             selector,
-            max_chars,
+            chars_max,
             requests: RequestHistory::Open,
         }
     }

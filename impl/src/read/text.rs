@@ -3,7 +3,7 @@
 //! window. The size functions and the rendering spell the same formats and must change together.
 
 use super::plan::{Plan, Progress};
-use super::{Excerpt, InFlight, RequestState, Window};
+use super::{Excerpt, Partial, RequestState, Window};
 use crate::RequestId;
 
 impl Plan<'_> {
@@ -19,8 +19,8 @@ impl Plan<'_> {
             text.push_str(&format!(" (turn:{} to turn:{})", first.id, last.id));
         }
         // R3: nothing is left out silently.
-        if self.in_flight_total().is_some()
-            && matches!(progress.in_flight, None | Some(InFlight::Omitted { .. }))
+        if self.partial_total().is_some()
+            && matches!(progress.partial, None | Some(Partial::Omitted { .. }))
         {
             text.push_str(", in-flight omitted");
         }
@@ -76,14 +76,14 @@ impl Plan<'_> {
             + 1
     }
 
-    pub(super) fn in_flight_element_chars(part: InFlight) -> usize {
+    pub(super) fn partial_element_chars(part: Partial) -> usize {
         match part {
             // "[in-flight: {total} chars]\n{text}\n"
-            InFlight::Whole { chars } => {
+            Partial::Whole { chars } => {
                 "[in-flight: ".len() + digits(chars) + " chars]\n".len() + chars + 1
             }
             // "[in-flight: last {shown} of {total} chars]\n{text}\n"
-            InFlight::Cut { shown, total } => {
+            Partial::Cut { shown, total } => {
                 "[in-flight: last ".len()
                     + digits(shown)
                     + " of ".len()
@@ -93,10 +93,10 @@ impl Plan<'_> {
                     + 1
             }
             // "[in-flight, replaced: {total} chars]\n" or "... last {shown} of {total} chars]\n"
-            InFlight::Replaced { shown, total } if shown == total => {
+            Partial::Replaced { shown, total } if shown == total => {
                 "[in-flight, replaced: ".len() + digits(total) + " chars]\n".len() + total + 1
             }
-            InFlight::Replaced { shown, total } => {
+            Partial::Replaced { shown, total } => {
                 "[in-flight, replaced: last ".len()
                     + digits(shown)
                     + " of ".len()
@@ -106,7 +106,7 @@ impl Plan<'_> {
                     + 1
             }
             // "[in-flight: chars {from}..{total} of {total}]\n{text}\n"
-            InFlight::New { from, total, .. } => {
+            Partial::New { from, total, .. } => {
                 "[in-flight: chars ".len()
                     + digits(from)
                     + "..".len()
@@ -117,7 +117,7 @@ impl Plan<'_> {
                     + (total - from)
                     + 1
             }
-            InFlight::Absent | InFlight::Omitted { .. } => 0,
+            Partial::Absent | Partial::Omitted { .. } => 0,
         }
     }
 
@@ -170,32 +170,32 @@ impl Plan<'_> {
                 }
             }
         }
-        let in_flight = match (progress.in_flight, &self.transcript.in_flight) {
+        let partial = match (progress.partial, &self.transcript.partial) {
             (Some(part), Some((partial, _))) => {
                 match part {
-                    InFlight::Whole { chars } => {
+                    Partial::Whole { chars } => {
                         text.push_str(&format!("[in-flight: {chars} chars]\n{partial}\n"));
                     }
-                    InFlight::Cut { shown, total } => text.push_str(&format!(
+                    Partial::Cut { shown, total } => text.push_str(&format!(
                         "[in-flight: last {shown} of {total} chars]\n{}\n",
                         char_tail(partial, shown)
                     )),
-                    InFlight::Replaced { shown, total } if shown == total => text.push_str(
+                    Partial::Replaced { shown, total } if shown == total => text.push_str(
                         &format!("[in-flight, replaced: {total} chars]\n{partial}\n"),
                     ),
-                    InFlight::Replaced { shown, total } => text.push_str(&format!(
+                    Partial::Replaced { shown, total } => text.push_str(&format!(
                         "[in-flight, replaced: last {shown} of {total} chars]\n{}\n",
                         char_tail(partial, shown)
                     )),
-                    InFlight::New { from, total, .. } => text.push_str(&format!(
+                    Partial::New { from, total, .. } => text.push_str(&format!(
                         "[in-flight: chars {from}..{total} of {total}]\n{}\n",
                         char_tail(partial, total - from)
                     )),
-                    InFlight::Absent | InFlight::Omitted { .. } => {}
+                    Partial::Absent | Partial::Omitted { .. } => {}
                 }
                 part
             }
-            _ => InFlight::Absent,
+            _ => Partial::Absent,
         };
         for (id, state, record) in self.requests().take(progress.requests_shown) {
             text.push_str(&Self::request_line(id, state, record));
@@ -207,7 +207,7 @@ impl Plan<'_> {
             whole,
             excerpt,
             omitted: self.omitted(progress),
-            in_flight,
+            partial,
             requests_shown: progress.requests_shown,
             requests_omitted: self.requests_total() - progress.requests_shown,
             next: self.next(progress),

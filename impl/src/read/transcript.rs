@@ -1,4 +1,4 @@
-//! The [`Transcript`]: a child's turns, in-flight part and requests as the daemon knows them,
+//! The [`Transcript`]: a child's turns, partial turn and requests as the daemon knows them,
 //! the calls that change them, and [`Transcript::read`], which resolves the selector and hands
 //! the allocation to the plan.
 
@@ -42,13 +42,13 @@ use crate::{Error, ErrorKind, RequestId};
 pub struct Transcript {
     pub(super) child: ChildId,
     pub(super) turns: Turns,
-    pub(super) in_flight: Option<(String, usize)>,
+    pub(super) partial: Option<(String, usize)>,
     pub(super) open: BTreeMap<RequestId, String>,
     pub(super) terminated: BTreeMap<RequestId, String>,
 }
 
 impl Transcript {
-    /// An empty transcript of `child`: no turns, nothing in flight, no requests.
+    /// An empty transcript of `child`: no turns, no partial turn, no requests.
     ///
     /// # Example
     ///
@@ -62,7 +62,7 @@ impl Transcript {
         Transcript {
             child,
             turns: Turns::default(),
-            in_flight: None,
+            partial: None,
             open: BTreeMap::new(),
             terminated: BTreeMap::new(),
         }
@@ -97,19 +97,19 @@ impl Transcript {
         &self.turns
     }
 
-    /// The in-flight partial turn, if the child is working.
+    /// The partial turn, if the child is working.
     ///
     /// # Example
     ///
     /// ```
     /// use parkline::read::{ChildId, Transcript};
     /// let mut child = Transcript::new(ChildId::new("c")?);
-    /// child.set_in_flight(Some("half".to_string()));
-    /// assert_eq!(child.in_flight(), Some("half"));
+    /// child.set_partial(Some("half".to_string()));
+    /// assert_eq!(child.partial(), Some("half"));
     /// # Ok::<(), parkline::Error>(())
     /// ```
-    pub fn in_flight(&self) -> Option<&str> {
-        self.in_flight.as_ref().map(|(text, _)| text.as_str())
+    pub fn partial(&self) -> Option<&str> {
+        self.partial.as_ref().map(|(text, _)| text.as_str())
     }
 
     /// The cursor before this child's first turn.
@@ -219,20 +219,20 @@ impl Transcript {
         Ok(())
     }
 
-    /// Replaces the in-flight partial turn (`None`: the child is not working).
+    /// Replaces the partial turn (`None`: the child is not working).
     ///
     /// # Example
     ///
     /// ```
     /// use parkline::read::{ChildId, Transcript};
     /// let mut child = Transcript::new(ChildId::new("c")?);
-    /// child.set_in_flight(Some("step 1".to_string()));
-    /// child.set_in_flight(None);
-    /// assert_eq!(child.in_flight(), None);
+    /// child.set_partial(Some("step 1".to_string()));
+    /// child.set_partial(None);
+    /// assert_eq!(child.partial(), None);
     /// # Ok::<(), parkline::Error>(())
     /// ```
-    pub fn set_in_flight(&mut self, partial: Option<String>) {
-        self.in_flight = partial.map(|text| {
+    pub fn set_partial(&mut self, partial: Option<String>) {
+        self.partial = partial.map(|text| {
             let chars = text.chars().count();
             (text, chars)
         });
@@ -309,8 +309,8 @@ impl Transcript {
     /// - [`ErrorKind::CursorAhead`]: the cursor is past this child's latest turn (R7).
     /// - [`ErrorKind::UnknownTurn`]: no turn has the `turn:` id.
     /// - [`ErrorKind::OffsetOutOfRange`]: the `turn:` offset is past the turn's end.
-    /// - [`ErrorKind::BudgetTooSmall`]: not even the framing (and, when a turn is selected,
-    ///   a marker of its excerpt) fits in `max_chars`; [`Error::needed_chars`] says how much
+    /// - [`ErrorKind::CharsMaxTooSmall`]: not even the framing (and, when a turn is selected,
+    ///   a marker of its excerpt) fits in `chars_max`; [`Error::needed_chars`] says how much
     ///   would.
     ///
     /// # Example
@@ -334,7 +334,7 @@ impl Transcript {
     pub fn read(&self, request: &ReadRequest) -> Result<Window, Error> {
         let (candidates, first_from) = self.candidates(&request.selector)?;
         let header = format!("[parkline read {} {}]\n", self.child, request.selector);
-        let (view, kept, seen_now) = self.in_flight_view(&request.selector);
+        let (view, kept, seen_now) = self.partial_view(&request.selector);
         let mut plan = Plan {
             transcript: self,
             request,
@@ -350,18 +350,18 @@ impl Transcript {
         }
         plan.allocate_turns(first_from)?;
         if !matches!(request.selector, Selector::Turn { .. }) {
-            plan.allocate_in_flight();
+            plan.allocate_partial();
         }
         plan.allocate_requests();
         Ok(plan.render(header))
     }
 
-    /// How a read sees the in-flight part (R15): against what the cursor says its caller was
+    /// How a read sees the partial turn (R15): against what the cursor says its caller was
     /// given, whether the part only grew, was replaced, or is new to the caller; the cursor's
     /// record when it still holds; and the record of the whole part as it is now. Checksumming
-    /// costs time in proportion to the in-flight part, never to the history (R2).
-    fn in_flight_view(&self, selector: &Selector) -> (View, Option<Seen>, Option<Seen>) {
-        let Some((text, total)) = self.in_flight.as_ref() else {
+    /// costs time in proportion to the partial turn, never to the history (R2).
+    fn partial_view(&self, selector: &Selector) -> (View, Option<Seen>, Option<Seen>) {
+        let Some((text, total)) = self.partial.as_ref() else {
             return (View::Fresh, None, None);
         };
         let latest = self.latest_seq();

@@ -1,5 +1,5 @@
 //! What a read answers: the [`Window`] (the response text and an account of what it holds) and
-//! the parts it names ([`Excerpt`], [`Omitted`], [`InFlight`], [`RequestState`]).
+//! the parts it names ([`Excerpt`], [`Omitted`], [`Partial`], [`RequestState`]).
 
 use std::fmt;
 
@@ -72,37 +72,37 @@ pub struct Omitted {
     pub last: Option<TurnRef>,
 }
 
-/// What a [`Window`] holds of the in-flight part.
+/// What a [`Window`] holds of the partial turn.
 ///
 /// # Example
 ///
 /// ```
-/// use parkline::read::InFlight;
-/// let cut = InFlight::Cut { shown: 10, total: 400 };
-/// assert_ne!(cut, InFlight::Whole { chars: 400 });
+/// use parkline::read::Partial;
+/// let cut = Partial::Cut { shown: 10, total: 400 };
+/// assert_ne!(cut, Partial::Whole { chars: 400 });
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum InFlight {
-    /// No in-flight part: the child is not working, or the read was a `turn:` read.
+pub enum Partial {
+    /// No partial turn: the child is not working, or the read was a `turn:` read.
     Absent,
-    /// The whole in-flight part.
+    /// The whole partial turn.
     Whole {
         /// Its characters.
         chars: usize,
     },
-    /// The newest `shown` of `total` characters of the in-flight part (R10).
+    /// The newest `shown` of `total` characters of the partial turn (R10).
     Cut {
         /// Characters shown (the last ones).
         shown: usize,
-        /// Characters of the in-flight part.
+        /// Characters of the partial turn.
         total: usize,
     },
-    /// The child has an in-flight part but not even its marker fitted.
+    /// The child has a partial turn but not even its marker fitted.
     Omitted {
-        /// Characters of the in-flight part.
+        /// Characters of the partial turn.
         total: usize,
     },
-    /// Characters `from..total` of an in-flight part that only grew since the cursor's caller
+    /// Characters `from..total` of a partial turn that only grew since the cursor's caller
     /// was given its first `seen` characters (R15). `from == seen` when all the new characters
     /// fit; `from > seen` when only the newest did.
     New {
@@ -110,15 +110,15 @@ pub enum InFlight {
         from: usize,
         /// The characters the cursor says the caller was given before.
         seen: usize,
-        /// Characters of the in-flight part.
+        /// Characters of the partial turn.
         total: usize,
     },
-    /// The in-flight part was replaced (not grown) since the cursor's read: its newest `shown` of
+    /// The partial turn was replaced (not grown) since the cursor's read: its newest `shown` of
     /// `total` characters, all of them when `shown == total`, marked replaced (R15).
     Replaced {
         /// Characters shown (the last ones).
         shown: usize,
-        /// Characters of the in-flight part.
+        /// Characters of the partial turn.
         total: usize,
     },
 }
@@ -128,11 +128,11 @@ pub enum InFlight {
 /// # Example
 ///
 /// ```
-/// use parkline::read::{ChildId, InFlight, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+/// use parkline::read::{ChildId, Partial, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
 /// let mut child = Transcript::new(ChildId::new("c")?);
 /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "hello")?;
 /// let window = child.read(&ReadRequest::new(Selector::Latest { n: 1 }, 500))?;
-/// assert_eq!(window.in_flight, InFlight::Absent);
+/// assert_eq!(window.partial, Partial::Absent);
 /// assert_eq!(window.chars, window.text.chars().count());
 /// assert!(window.chars <= 500);
 /// # Ok::<(), parkline::Error>(())
@@ -147,15 +147,15 @@ pub struct Window {
     pub excerpt: Option<Excerpt>,
     /// The selected turns that did not fit (R3).
     pub omitted: Omitted,
-    /// What the window holds of the in-flight part.
-    pub in_flight: InFlight,
+    /// What the window holds of the partial turn.
+    pub partial: Partial,
     /// Requests attached.
     pub requests_shown: usize,
     /// Requests asked for that did not fit.
     pub requests_omitted: usize,
     /// The cursor to continue with (`None` for a `turn:` read, which is not a progress read).
     pub next: Option<Cursor>,
-    /// Characters of `text`: the budget used, never more than `max_chars` (R1).
+    /// Characters of `text`: the budget used, never more than `chars_max` (R1).
     pub chars: usize,
 }
 

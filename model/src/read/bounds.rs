@@ -1,4 +1,4 @@
-//! The bounds of a read check (turns, growth of the in-flight part, budgets, requests), the
+//! The bounds of a read check (turns, growth of the partial turn, budgets, requests), the
 //! default bounds of the tests and of `parkline check`, and the unique state count pinned at
 //! them as a regression alarm.
 
@@ -7,11 +7,11 @@
 pub struct ReadBounds {
     /// Completed turns at most.
     pub turns: usize,
-    /// Characters one step of work adds to the in-flight part.
+    /// Characters one step of work adds to the partial turn.
     pub grow_chars: usize,
     /// Steps of work per turn at most (a turn has `grow_chars` to `grows * grow_chars` chars).
     pub grows: usize,
-    /// The budgets (`max_chars`) a read may use.
+    /// The budgets (`chars_max`) a read may use.
     pub budgets: Vec<usize>,
     /// Requests the child may open (each can then terminate).
     pub requests: usize,
@@ -35,8 +35,8 @@ impl ReadBounds {
 impl Default for ReadBounds {
     /// The default bounds of `parkline check`: 2 turns, grown in at most 3 steps of at most 20
     /// characters, one request, and two budgets, 260 and 300, close to the cost of the framing
-    /// (the v2 cursor carries the child id) so that whole turns, excerpts, cut and whole in-flight
-    /// parts are all reached; the `sometimes` properties show they are. Three turns give 565,008
+    /// (the v2 cursor carries the child id) so that whole turns, excerpts, cut and whole partial
+    /// turns are all reached; the `sometimes` properties show they are. Three turns give 565,008
     /// unique states and a four-minute debug test, so they are left to deeper runs.
     fn default() -> Self {
         ReadBounds {

@@ -17,7 +17,7 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     !crc
 }
 
-/// What a cursor records of the in-flight part (R15): its first `chars` characters, whose UTF-8
+/// What a cursor records of the partial turn (R15): its first `chars` characters, whose UTF-8
 /// has CRC-32 `prefix`, were given while the latest turn was `after`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RefSeen {
@@ -36,7 +36,7 @@ pub struct RefCursor {
     pub child: String,
     /// The seq of the last turn given.
     pub seq: u64,
-    /// What was seen of the in-flight part.
+    /// What was seen of the partial turn.
     pub seen: Option<RefSeen>,
 }
 
@@ -62,7 +62,7 @@ pub fn cursor_text_of(cursor: &RefCursor) -> String {
     format!("v2.{:x}.{seen}.{check:08x}.{}", cursor.seq, cursor.child)
 }
 
-/// The text of the cursor at `seq` of `child` with nothing seen of the in-flight part.
+/// The text of the cursor at `seq` of `child` with nothing seen of the partial turn.
 pub fn cursor_text(child: &str, seq: u64) -> String {
     cursor_text_of(&RefCursor {
         child: child.to_string(),

@@ -13,7 +13,7 @@
 //!    full and count its characters). It does no I/O; the differential check of the production
 //!    crate (`parkline::read`) uses it as its oracle;
 //! 2. `model.rs`, [`ReadModel`], a stateright [`Model`](stateright::Model): the child works (its
-//!    in-flight part grows, turns complete, a request opens and terminates) while a caller reads
+//!    partial turn grows, turns complete, a request opens and terminates) while a caller reads
 //!    with its cursor under one of a few small budgets, with ghost fields recording what the
 //!    caller was given; `bounds.rs`, the [`ReadBounds`] it runs at, with the unique state count
 //!    pinned;
@@ -39,12 +39,12 @@ pub use cursor::{
 };
 pub use model::{LastRead, MODEL_CHILD, ReadAction, ReadModel, ReadState};
 pub use properties::{
-    R1, R5, R6, R7, R8, R15, R16, SOMETIMES_IN_FLIGHT_CUT, SOMETIMES_IN_FLIGHT_NEW,
-    SOMETIMES_IN_FLIGHT_REPLACED, SOMETIMES_NOTHING_NEW, SOMETIMES_OMITTED, SOMETIMES_OVERSIZED,
+    R1, R5, R6, R7, R8, R15, R16, SOMETIMES_NOTHING_NEW, SOMETIMES_OMITTED, SOMETIMES_OVERSIZED,
+    SOMETIMES_PARTIAL_CUT, SOMETIMES_PARTIAL_NEW, SOMETIMES_PARTIAL_REPLACED,
 };
 pub use reference::{read, read_variant};
 pub use types::{
-    RefExcerpt, RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector,
+    RefExcerpt, RefHistory, RefPartial, RefReadError, RefReadRequest, RefRequest, RefSelector,
     RefTranscript, RefTurn, RefWindow,
 };
 pub use variants::ReadVariant;

@@ -1,4 +1,4 @@
-//! [`ReadModel`], the read side as a stateright [`Model`]: the child works (its in-flight part
+//! [`ReadModel`], the read side as a stateright [`Model`]: the child works (its partial turn
 //! grows, is rewritten, turns complete, a request opens and terminates) while a caller reads
 //! with its cursor under one of a few small budgets, through the reference's `read`, with ghost
 //! fields recording what the caller was given. The [`ReadAction`]s have their guards in
@@ -14,7 +14,7 @@ use super::cursor::{RefCursor, RefSeen, cursor_text_of};
 use super::properties::*;
 use super::reference::{chars, read_variant};
 use super::types::{
-    RefExcerpt, RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector,
+    RefExcerpt, RefHistory, RefPartial, RefReadError, RefReadRequest, RefRequest, RefSelector,
     RefTranscript, RefTurn,
 };
 use super::variants::ReadVariant;
@@ -24,16 +24,16 @@ use super::variants::ReadVariant;
 pub struct LastRead {
     /// The window held an excerpt of a turn larger than the budget.
     pub excerpt: bool,
-    /// The in-flight part was cut or omitted.
-    pub in_flight_cut: bool,
+    /// The partial turn was cut or omitted.
+    pub partial_cut: bool,
     /// Selected turns did not fit.
     pub omitted: bool,
     /// The window held no completed turn.
     pub nothing_new: bool,
-    /// The window held only the new characters of a grown in-flight part.
-    pub in_flight_new: bool,
-    /// The window held an in-flight part marked replaced.
-    pub in_flight_replaced: bool,
+    /// The window held only the new characters of a grown partial turn.
+    pub partial_new: bool,
+    /// The window held a partial turn marked replaced.
+    pub partial_replaced: bool,
 }
 
 /// The state: the child's transcript, the caller's cursor, and ghost history.
@@ -41,7 +41,7 @@ pub struct LastRead {
 pub struct ReadState {
     /// The child's transcript.
     pub transcript: RefTranscript,
-    /// Steps of work in the in-flight part.
+    /// Steps of work in the partial turn.
     pub grown: usize,
     /// The caller's cursor (the seq it encodes).
     pub cursor: u64,
@@ -49,7 +49,7 @@ pub struct ReadState {
     pub given: BTreeSet<u64>,
     /// Ghost: a read gave a completed turn the caller had already been given (R6).
     pub repeated: bool,
-    /// Ghost: a window was longer than its `max_chars` (R1).
+    /// Ghost: a window was longer than its `chars_max` (R1).
     pub over_budget: bool,
     /// Ghost: a read with the caller's own cursor failed (R7).
     pub refused: bool,
@@ -57,14 +57,14 @@ pub struct ReadState {
     pub stalled: bool,
     /// Ghost: a `since:turn:` resume did not continue right after the turn (R16).
     pub resume_wrong: bool,
-    /// What the caller's cursor records of the in-flight part.
+    /// What the caller's cursor records of the partial turn.
     pub seen: Option<RefSeen>,
-    /// Ghost: the in-flight part as the caller can rebuild it from what it was given.
+    /// Ghost: the partial turn as the caller can rebuild it from what it was given.
     pub held: Option<String>,
-    /// Ghost: a read re-sent in-flight characters the caller holds, or sent a replaced part as
+    /// Ghost: a read re-sent partial-turn characters the caller holds, or sent a replaced part as
     /// grown (R15).
-    pub in_flight_wrong: bool,
-    /// The child rewrote its in-flight part in this turn.
+    pub partial_wrong: bool,
+    /// The child rewrote its partial turn in this turn.
     pub rewritten: bool,
     /// Ghost: what the last read gave.
     pub last: Option<LastRead>,
@@ -73,11 +73,11 @@ pub struct ReadState {
 /// One step.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ReadAction {
-    /// The child works: its in-flight part grows by `grow_chars`.
+    /// The child works: its partial turn grows by `grow_chars`.
     Grow,
-    /// The in-flight turn completes.
+    /// The partial turn completes.
     Complete,
-    /// The child rewrites its in-flight part (same length, other text): replaced, not grown.
+    /// The child rewrites its partial turn (same length, other text): replaced, not grown.
     Rewrite,
     /// The child opens its next request.
     OpenRequest,
@@ -85,7 +85,7 @@ pub enum ReadAction {
     TerminateRequest(u64),
     /// The caller reads with its cursor (`n:1` for [`ReadVariant::PeekLatest`]) under this budget.
     Read(usize),
-    /// The caller reads with no budget, then again at the budget the `BudgetTooSmall` error
+    /// The caller reads with no budget, then again at the budget the `CharsMaxTooSmall` error
     /// names, and follows an excerpt's rest the same way (R8).
     ReadAtNeeded,
     /// The caller lost its cursor and resumes with `since:turn:<id>` of the last turn it holds,
@@ -124,8 +124,8 @@ impl ReadModel {
         ReadModel { bounds, variant }
     }
 
-    /// The read the caller makes with `cursor` under `max_chars`.
-    pub fn caller_read(&self, state: &ReadState, max_chars: usize) -> RefReadRequest {
+    /// The read the caller makes with `cursor` under `chars_max`.
+    pub fn caller_read(&self, state: &ReadState, chars_max: usize) -> RefReadRequest {
         let selector = if self.variant == ReadVariant::PeekLatest {
             RefSelector::Latest(1)
         } else {
@@ -137,12 +137,12 @@ impl ReadModel {
         };
         RefReadRequest {
             selector,
-            max_chars,
+            chars_max,
             history: RefHistory::Open,
         }
     }
 
-    /// The caller reads with its cursor under `max_chars` and keeps the next cursor; the ghost
+    /// The caller reads with its cursor under `chars_max` and keeps the next cursor; the ghost
     /// fields record what it was given. Returns the window's excerpt, if any.
     fn caller_reads(
         &self,
@@ -150,7 +150,7 @@ impl ReadModel {
         next: &mut ReadState,
         request: RefReadRequest,
     ) -> Option<RefExcerpt> {
-        let max_chars = request.max_chars;
+        let chars_max = request.chars_max;
         let window = match read_variant(&state.transcript, &request, self.variant) {
             Ok(window) => window,
             Err(_) => {
@@ -185,7 +185,7 @@ impl ReadModel {
                 }
             }
         }
-        next.over_budget |= window.chars > max_chars;
+        next.over_budget |= window.chars > chars_max;
         let latest = state.transcript.turns.last().map_or(0, |turn| turn.seq);
         let new_cursor = window.next.unwrap_or(state.cursor);
         next.stalled |= self.variant != ReadVariant::PeekLatest
@@ -197,38 +197,38 @@ impl ReadModel {
             self.variant != ReadVariant::PeekLatest && latest > state.cursor && !progress;
         next.cursor = new_cursor;
         next.seen = window.next_seen;
-        // R15: a caller holding the in-flight part as its cursor records it is sent only the
+        // R15: a caller holding the partial turn as its cursor records it is sent only the
         // characters added since, or the part marked replaced when it changed otherwise.
-        let partial = state.transcript.in_flight.as_deref();
+        let partial = state.transcript.partial.as_deref();
         if let (Some(held), Some(partial)) = (state.held.as_deref(), partial) {
             let grown = partial.starts_with(held);
-            next.in_flight_wrong |= match window.in_flight {
-                RefInFlight::New { seen, .. } => !grown || seen != chars(held),
-                RefInFlight::Replaced { .. } => grown,
-                RefInFlight::Omitted(_) => false,
-                RefInFlight::Whole(_) | RefInFlight::Cut { .. } | RefInFlight::Absent => true,
+            next.partial_wrong |= match window.partial {
+                RefPartial::New { seen, .. } => !grown || seen != chars(held),
+                RefPartial::Replaced { .. } => grown,
+                RefPartial::Omitted(_) => false,
+                RefPartial::Whole(_) | RefPartial::Cut { .. } | RefPartial::Absent => true,
             };
         }
-        // What the caller can now rebuild of the in-flight part: all of it, unless it was cut.
-        next.held = match (window.in_flight, partial) {
-            (RefInFlight::Whole(_), Some(p)) => Some(p.to_string()),
-            (RefInFlight::Replaced { shown, total }, Some(p)) if shown == total => {
+        // What the caller can now rebuild of the partial turn: all of it, unless it was cut.
+        next.held = match (window.partial, partial) {
+            (RefPartial::Whole(_), Some(p)) => Some(p.to_string()),
+            (RefPartial::Replaced { shown, total }, Some(p)) if shown == total => {
                 Some(p.to_string())
             }
-            (RefInFlight::New { from, seen, .. }, Some(p)) if from == seen => Some(p.to_string()),
-            (RefInFlight::Omitted(_), _) => state.held.clone(),
+            (RefPartial::New { from, seen, .. }, Some(p)) if from == seen => Some(p.to_string()),
+            (RefPartial::Omitted(_), _) => state.held.clone(),
             _ => None,
         };
         if next.seen.is_none() || next.held.as_deref() == Some("") {
             next.held = None;
         }
         next.last = Some(LastRead {
-            in_flight_new: matches!(window.in_flight, RefInFlight::New { .. }),
-            in_flight_replaced: matches!(window.in_flight, RefInFlight::Replaced { .. }),
+            partial_new: matches!(window.partial, RefPartial::New { .. }),
+            partial_replaced: matches!(window.partial, RefPartial::Replaced { .. }),
             excerpt: window.excerpt.is_some(),
-            in_flight_cut: matches!(
-                window.in_flight,
-                RefInFlight::Cut { .. } | RefInFlight::Omitted(_)
+            partial_cut: matches!(
+                window.partial,
+                RefPartial::Cut { .. } | RefPartial::Omitted(_)
             ),
             omitted: !window.omitted.is_empty(),
             nothing_new: window.whole.is_empty() && window.excerpt.is_none(),
@@ -237,7 +237,7 @@ impl ReadModel {
     }
 
     /// R8: the rest of `excerpt`, followed by `turn:` reads each at the budget that its
-    /// `BudgetTooSmall` names, ends in a bounded number of reads, each giving a character.
+    /// `CharsMaxTooSmall` names, ends in a bounded number of reads, each giving a character.
     fn rest_chain_ends(&self, state: &ReadState, excerpt: Option<RefExcerpt>) -> bool {
         let Some(mut part) = excerpt else {
             return true;
@@ -250,19 +250,19 @@ impl ReadModel {
             if part.to >= part.total {
                 return true;
             }
-            let read_at = |max_chars| {
+            let read_at = |chars_max| {
                 let request = RefReadRequest {
                     selector: RefSelector::Turn {
                         id: turn.id.clone(),
                         offset: part.to,
                     },
-                    max_chars,
+                    chars_max,
                     history: RefHistory::Open,
                 };
                 read_variant(&state.transcript, &request, self.variant)
             };
             let needed = match read_at(0) {
-                Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
                 _ => 0,
             };
             let Some(rest) = read_at(needed).ok().and_then(|window| window.excerpt) else {
@@ -297,7 +297,7 @@ impl Model for ReadModel {
             resume_wrong: false,
             seen: None,
             held: None,
-            in_flight_wrong: false,
+            partial_wrong: false,
             rewritten: false,
             last: None,
         }]
@@ -339,12 +339,12 @@ impl Model for ReadModel {
                 let seq = t.turns.len() as u64 + 1;
                 let grow: String =
                     std::iter::repeat_n(letter(seq), self.bounds.grow_chars).collect();
-                t.in_flight.get_or_insert_with(String::new).push_str(&grow);
+                t.partial.get_or_insert_with(String::new).push_str(&grow);
                 next.grown += 1;
             }
             ReadAction::Complete => {
                 let seq = t.turns.len() as u64 + 1;
-                let text = t.in_flight.take()?;
+                let text = t.partial.take()?;
                 t.turns.push(RefTurn {
                     id: format!("t{seq}"),
                     seq,
@@ -355,7 +355,7 @@ impl Model for ReadModel {
                 next.held = None;
             }
             ReadAction::Rewrite => {
-                let partial = t.in_flight.as_mut()?;
+                let partial = t.partial.as_mut()?;
                 *partial = "X".repeat(chars(partial));
                 next.rewritten = true;
             }
@@ -372,14 +372,14 @@ impl Model for ReadModel {
                 request.open = false;
                 request.record = format!("r{id} done");
             }
-            ReadAction::Read(max_chars) => {
-                self.caller_reads(state, &mut next, self.caller_read(state, max_chars));
+            ReadAction::Read(chars_max) => {
+                self.caller_reads(state, &mut next, self.caller_read(state, chars_max));
             }
-            ReadAction::Resume(max_chars) => {
+            ReadAction::Resume(chars_max) => {
                 // The caller lost its cursor and resumes after the last turn it holds (R16).
                 let request = RefReadRequest {
                     selector: RefSelector::SinceTurn(format!("t{}", state.cursor)),
-                    max_chars,
+                    chars_max,
                     history: RefHistory::Open,
                 };
                 let first_unread = state
@@ -389,8 +389,8 @@ impl Model for ReadModel {
                     .find(|turn| turn.seq > state.cursor)
                     .map(|turn| turn.seq);
                 let before = next.given.len();
-                // Without its cursor, the read cannot know what the caller has of the in-flight
-                // part: it is sent as new (R15 holds for cursor reads).
+                // Without its cursor, the read cannot know what the caller has of the partial
+                // turn: it is sent as new (R15 holds for cursor reads).
                 let lost = ReadState {
                     held: None,
                     seen: None,
@@ -412,7 +412,7 @@ impl Model for ReadModel {
                 // The caller asks with no budget, then retries at the budget the error names.
                 let probe = self.caller_read(state, 0);
                 let needed = match read_variant(&state.transcript, &probe, self.variant) {
-                    Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                    Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
                     _ => 0,
                 };
                 let excerpt = self.caller_reads(state, &mut next, self.caller_read(state, needed));
@@ -430,18 +430,18 @@ impl Model for ReadModel {
             Property::always(R7, |_, s: &ReadState| !s.refused),
             Property::always(R8, |_, s: &ReadState| !s.stalled),
             Property::always(R16, |_, s: &ReadState| !s.resume_wrong),
-            Property::always(R15, |_, s: &ReadState| !s.in_flight_wrong),
-            Property::sometimes(SOMETIMES_IN_FLIGHT_NEW, |_, s: &ReadState| {
-                s.last.is_some_and(|last| last.in_flight_new)
+            Property::always(R15, |_, s: &ReadState| !s.partial_wrong),
+            Property::sometimes(SOMETIMES_PARTIAL_NEW, |_, s: &ReadState| {
+                s.last.is_some_and(|last| last.partial_new)
             }),
-            Property::sometimes(SOMETIMES_IN_FLIGHT_REPLACED, |_, s: &ReadState| {
-                s.last.is_some_and(|last| last.in_flight_replaced)
+            Property::sometimes(SOMETIMES_PARTIAL_REPLACED, |_, s: &ReadState| {
+                s.last.is_some_and(|last| last.partial_replaced)
             }),
             Property::sometimes(SOMETIMES_OVERSIZED, |_, s: &ReadState| {
                 s.last.is_some_and(|last| last.excerpt)
             }),
-            Property::sometimes(SOMETIMES_IN_FLIGHT_CUT, |_, s: &ReadState| {
-                s.last.is_some_and(|last| last.in_flight_cut)
+            Property::sometimes(SOMETIMES_PARTIAL_CUT, |_, s: &ReadState| {
+                s.last.is_some_and(|last| last.partial_cut)
             }),
             Property::sometimes(SOMETIMES_OMITTED, |_, s: &ReadState| {
                 s.last.is_some_and(|last| last.omitted)

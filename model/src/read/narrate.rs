@@ -10,8 +10,8 @@ impl ReadModel {
     pub fn narrate(&self, before: &ReadState, action: &ReadAction, after: &ReadState) -> String {
         match action {
             ReadAction::Grow => format!(
-                "the child works: in-flight part {:?}",
-                after.transcript.in_flight.as_deref().unwrap_or("")
+                "the child works: partial turn {:?}",
+                after.transcript.partial.as_deref().unwrap_or("")
             ),
             ReadAction::Complete => match after.transcript.turns.last() {
                 Some(turn) => format!(
@@ -21,16 +21,16 @@ impl ReadModel {
                 None => "a turn completes".into(),
             },
             ReadAction::Rewrite => format!(
-                "the child rewrites its in-flight part: {:?}",
-                after.transcript.in_flight.as_deref().unwrap_or("")
+                "the child rewrites its partial turn: {:?}",
+                after.transcript.partial.as_deref().unwrap_or("")
             ),
             ReadAction::OpenRequest => "the child opens a request".into(),
             ReadAction::TerminateRequest(id) => format!("request {id} terminates"),
-            ReadAction::Read(max_chars) => {
-                let request = self.caller_read(before, *max_chars);
+            ReadAction::Read(chars_max) => {
+                let request = self.caller_read(before, *chars_max);
                 match read_variant(&before.transcript, &request, self.variant) {
                     Ok(window) => format!(
-                        "the caller reads with cursor at seq {} and max_chars {max_chars}; window ({} chars, next cursor at seq {}):\n{}",
+                        "the caller reads with cursor at seq {} and chars_max {chars_max}; window ({} chars, next cursor at seq {}):\n{}",
                         before.cursor,
                         window.chars,
                         window
@@ -39,19 +39,19 @@ impl ReadModel {
                         window.text
                     ),
                     Err(error) => format!(
-                        "the caller reads with cursor at seq {} and max_chars {max_chars}: {error:?}",
+                        "the caller reads with cursor at seq {} and chars_max {chars_max}: {error:?}",
                         before.cursor
                     ),
                 }
             }
-            ReadAction::Resume(max_chars) => format!(
-                "the caller lost its cursor and reads since:turn:t{} with max_chars {max_chars}",
+            ReadAction::Resume(chars_max) => format!(
+                "the caller lost its cursor and reads since:turn:t{} with chars_max {chars_max}",
                 before.cursor
             ),
             ReadAction::ReadAtNeeded => {
                 let probe = self.caller_read(before, 0);
                 let needed = match read_variant(&before.transcript, &probe, self.variant) {
-                    Err(RefReadError::BudgetTooSmall { needed }) => needed,
+                    Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
                     _ => 0,
                 };
                 let narrated = self.narrate(before, &ReadAction::Read(needed), after);

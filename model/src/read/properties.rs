@@ -4,7 +4,7 @@
 
 use super::model::{ReadModel, ReadState};
 
-/// R1: every window is at most its `max_chars`, framing, turns, in-flight part and requests
+/// R1: every window is at most its `chars_max`, framing, turns, partial turn and requests
 /// together.
 pub const R1: &str = "R1 one overall budget";
 /// R5: every completed turn up to the caller's cursor was given to it, whole or as a marked
@@ -16,19 +16,19 @@ pub const R6: &str = "R6 no repeat";
 pub const R7: &str = "R7 cursor accepted";
 /// R8: a read with unread turns moves the cursor (no read loops).
 pub const R8: &str = "R8 no read loops";
-/// R15: a caller holding the in-flight part is sent only what was added since; a replaced
+/// R15: a caller holding the partial turn is sent only what was added since; a replaced
 /// part comes whole, marked replaced.
-pub const R15: &str = "R15 in-flight part sent once";
-/// Sometimes: a read sends only the new characters of a grown in-flight part.
-pub const SOMETIMES_IN_FLIGHT_NEW: &str = "only new in-flight characters";
-/// Sometimes: a read sends an in-flight part marked replaced.
-pub const SOMETIMES_IN_FLIGHT_REPLACED: &str = "the in-flight part is replaced";
+pub const R15: &str = "R15 partial turn sent once";
+/// Sometimes: a read sends only the new characters of a grown partial turn.
+pub const SOMETIMES_PARTIAL_NEW: &str = "only new partial-turn characters";
+/// Sometimes: a read sends a partial turn marked replaced.
+pub const SOMETIMES_PARTIAL_REPLACED: &str = "the partial turn is replaced";
 /// R16: resuming with `since:turn:<id>` of the last turn held continues right after it.
 pub const R16: &str = "R16 resume from a known turn";
 /// Sometimes: a turn larger than the budget comes back as an excerpt.
 pub const SOMETIMES_OVERSIZED: &str = "a turn larger than the budget";
-/// Sometimes: the in-flight part is cut.
-pub const SOMETIMES_IN_FLIGHT_CUT: &str = "the in-flight part is cut";
+/// Sometimes: the partial turn is cut.
+pub const SOMETIMES_PARTIAL_CUT: &str = "the partial turn is cut";
 /// Sometimes: selected turns did not fit and were reported omitted.
 pub const SOMETIMES_OMITTED: &str = "turns are omitted";
 /// Sometimes: a read returns no completed turn.

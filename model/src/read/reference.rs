@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use super::cursor::{RefCursor, RefSeen, crc32, cursor_text_of, parse_cursor};
 use super::types::{
-    RefExcerpt, RefHistory, RefInFlight, RefReadError, RefReadRequest, RefRequest, RefSelector,
+    RefExcerpt, RefHistory, RefPartial, RefReadError, RefReadRequest, RefRequest, RefSelector,
     RefTranscript, RefWindow,
 };
 use super::variants::ReadVariant;
@@ -19,12 +19,12 @@ enum Shown {
     Excerpt { from: usize, to: usize },
 }
 
-/// One candidate answer: which turns (by index into `turns`), how much of the in-flight part,
+/// One candidate answer: which turns (by index into `turns`), how much of the partial turn,
 /// how many requests.
 #[derive(Clone, Debug, Default)]
 struct Answer {
     turns: Vec<(usize, Shown)>,
-    in_flight: Option<usize>,
+    partial: Option<usize>,
     requests: usize,
 }
 
@@ -37,12 +37,12 @@ struct Reader<'a> {
     requests: Vec<&'a RefRequest>,
     since: u64,
     view: View,
-    /// The cursor's in-flight record.
+    /// The cursor's partial-turn record.
     cursor_seen: Option<RefSeen>,
     latest: u64,
 }
 
-/// The in-flight part against the cursor's record of it (R15).
+/// The partial turn against the cursor's record of it (R15).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum View {
     /// New to the caller.
@@ -111,14 +111,14 @@ impl Reader<'_> {
         }
     }
 
-    /// R15: the next cursor records the whole in-flight part when the window holds any of it,
+    /// R15: the next cursor records the whole partial turn when the window holds any of it,
     /// keeps the cursor's record when it leaves out a part that only grew, else records none.
     fn next_seen(&self, answer: &Answer) -> Option<RefSeen> {
-        let partial = match (&self.req.selector, &self.t.in_flight) {
+        let partial = match (&self.req.selector, &self.t.partial) {
             (RefSelector::Turn { .. }, _) | (_, None) => return None,
             (_, Some(partial)) => partial,
         };
-        match answer.in_flight {
+        match answer.partial {
             Some(_) if !partial.is_empty() => Some(RefSeen {
                 after: self.latest,
                 chars: chars(partial),
@@ -181,12 +181,12 @@ impl Reader<'_> {
                 }
             }
         }
-        let in_flight = if self.is_turn_read() {
+        let partial = if self.is_turn_read() {
             None
         } else {
-            self.t.in_flight.as_ref()
+            self.t.partial.as_ref()
         };
-        if let (Some(partial), Some(shown)) = (in_flight, answer.in_flight) {
+        if let (Some(partial), Some(shown)) = (partial, answer.partial) {
             let total = chars(partial);
             let tail = slice(partial, total - shown, total);
             text += &match self.view {
@@ -225,7 +225,7 @@ impl Reader<'_> {
             };
             text += &format!(" (turn:{} to turn:{})", id(first), id(last));
         }
-        if in_flight.is_some() && answer.in_flight.is_none() {
+        if partial.is_some() && answer.partial.is_none() {
             text += ", in-flight omitted";
         }
         if answer.requests < self.requests.len() {
@@ -258,9 +258,9 @@ impl Reader<'_> {
                     Shown::Excerpt { from, to } => to - from,
                 })
                 .sum();
-            return turn_chars <= self.req.max_chars;
+            return turn_chars <= self.req.chars_max;
         }
-        chars(&self.render(answer)) <= self.req.max_chars
+        chars(&self.render(answer)) <= self.req.chars_max
     }
 
     fn size(&self, answer: &Answer) -> usize {
@@ -348,10 +348,10 @@ pub fn read_variant(
     if req.history == RefHistory::All {
         requests.extend(by_id(false));
     }
-    // R15: has the in-flight part only grown since the cursor's caller was given some of it?
-    let view = match (cursor_seen, &t.in_flight) {
+    // R15: has the partial turn only grown since the cursor's caller was given some of it?
+    let view = match (cursor_seen, &t.partial) {
         (Some(seen), Some(partial))
-            if seen.after == latest && variant != ReadVariant::ResendInFlight =>
+            if seen.after == latest && variant != ReadVariant::ResendPartial =>
         {
             let grown = seen.chars <= chars(partial)
                 && crc32(slice(partial, 0, seen.chars).as_bytes()) == seen.prefix;
@@ -404,7 +404,7 @@ pub fn read_variant(
             let smallest = forms.iter().map(|a| reader.size(a)).min().unwrap_or(empty);
             needed = needed.max(smallest);
         }
-        RefReadError::BudgetTooSmall { needed }
+        RefReadError::CharsMaxTooSmall { needed }
     };
     if !reader.fits(&answer) {
         return Err(too_small(&reader));
@@ -456,30 +456,30 @@ pub fn read_variant(
         break;
     }
 
-    // Step 3: the in-flight part, whole, else its newest characters that fit, else omitted.
-    let in_flight_total = match (&req.selector, &t.in_flight) {
+    // Step 3: the partial turn, whole, else its newest characters that fit, else omitted.
+    let partial_total = match (&req.selector, &t.partial) {
         (RefSelector::Turn { .. }, _) | (_, None) => None,
         (_, Some(partial)) => Some(chars(partial)),
     };
-    if let Some(total) = in_flight_total {
+    if let Some(total) = partial_total {
         // R15: of a part that only grew, only the characters not given before.
         let limit = match view {
             View::Grown(seen) => total - seen,
             View::Fresh | View::Replaced => total,
         };
-        answer.in_flight = Some(limit);
+        answer.partial = Some(limit);
         if !reader.fits(&answer) {
             // The size grows with the characters shown: scan up to the first that does not fit.
-            answer.in_flight = None;
+            answer.partial = None;
             for shown in 0..limit {
                 let candidate = Answer {
-                    in_flight: Some(shown),
+                    partial: Some(shown),
                     ..answer.clone()
                 };
                 if !reader.fits(&candidate) {
                     break;
                 }
-                answer.in_flight = Some(shown);
+                answer.partial = Some(shown);
             }
         }
     }
@@ -514,13 +514,13 @@ pub fn read_variant(
         }
     }
     whole.sort_unstable();
-    let in_flight = match (in_flight_total, answer.in_flight, view) {
-        (None, _, _) => RefInFlight::Absent,
-        (Some(total), None, _) => RefInFlight::Omitted(total),
-        (Some(total), Some(shown), View::Fresh) if shown == total => RefInFlight::Whole(total),
-        (Some(total), Some(shown), View::Fresh) => RefInFlight::Cut { shown, total },
-        (Some(total), Some(shown), View::Replaced) => RefInFlight::Replaced { shown, total },
-        (Some(total), Some(shown), View::Grown(seen)) => RefInFlight::New {
+    let partial = match (partial_total, answer.partial, view) {
+        (None, _, _) => RefPartial::Absent,
+        (Some(total), None, _) => RefPartial::Omitted(total),
+        (Some(total), Some(shown), View::Fresh) if shown == total => RefPartial::Whole(total),
+        (Some(total), Some(shown), View::Fresh) => RefPartial::Cut { shown, total },
+        (Some(total), Some(shown), View::Replaced) => RefPartial::Replaced { shown, total },
+        (Some(total), Some(shown), View::Grown(seen)) => RefPartial::New {
             from: total - shown,
             seen,
             total,
@@ -532,7 +532,7 @@ pub fn read_variant(
         whole,
         excerpt,
         omitted: reader.omitted(&answer),
-        in_flight,
+        partial,
         requests_shown: answer.requests,
         requests_omitted: reader.requests.len() - answer.requests,
         next: reader.next(&answer),

@@ -7,11 +7,11 @@ use stateright::{Checker, Model};
 const ALWAYS: [&str; 7] = [R1, R5, R6, R7, R8, R15, R16];
 const SOMETIMES: [&str; 6] = [
     SOMETIMES_OVERSIZED,
-    SOMETIMES_IN_FLIGHT_CUT,
+    SOMETIMES_PARTIAL_CUT,
     SOMETIMES_OMITTED,
     SOMETIMES_NOTHING_NEW,
-    SOMETIMES_IN_FLIGHT_NEW,
-    SOMETIMES_IN_FLIGHT_REPLACED,
+    SOMETIMES_PARTIAL_NEW,
+    SOMETIMES_PARTIAL_REPLACED,
 ];
 
 #[test]
@@ -103,7 +103,7 @@ fn r7_colliding_ids_other_child() {
     t.child = "s590020-12".into();
     let request = RefReadRequest {
         selector: RefSelector::Since(cursor_text("s61947-8", 0)),
-        max_chars: 1000,
+        chars_max: 1000,
         history: RefHistory::Open,
     };
     assert_eq!(read(&t, &request), Err(RefReadError::CursorOtherChild));
@@ -114,7 +114,7 @@ fn r7_colliding_ids_other_child() {
     assert_eq!(read(&t, &retired), Err(RefReadError::CursorRetired));
 }
 
-fn transcript(turns: &[&str], in_flight: Option<&str>) -> RefTranscript {
+fn transcript(turns: &[&str], partial: Option<&str>) -> RefTranscript {
     RefTranscript {
         child: "c".into(),
         turns: turns
@@ -126,15 +126,15 @@ fn transcript(turns: &[&str], in_flight: Option<&str>) -> RefTranscript {
                 text: (*text).into(),
             })
             .collect(),
-        in_flight: in_flight.map(String::from),
+        partial: partial.map(String::from),
         requests: Vec::new(),
     }
 }
 
-fn since(seq: u64, max_chars: usize) -> RefReadRequest {
+fn since(seq: u64, chars_max: usize) -> RefReadRequest {
     RefReadRequest {
         selector: RefSelector::Since(cursor_text("c", seq)),
-        max_chars,
+        chars_max,
         history: RefHistory::Open,
     }
 }
@@ -164,7 +164,7 @@ fn the_reference_answer_has_the_exact_text_of_the_spec() {
 /// R15: with the cursor that saw `wor`, a grown part sends only its new characters, a
 /// replaced one comes whole and marked, and one after another turn is new.
 #[test]
-fn r15_since_in_flight_suffix() {
+fn r15_since_partial_suffix() {
     let t = transcript(&["one", "two"], Some("wor"));
     let first = read(&t, &since(1, 1000)).expect("fits");
     let cursor = RefCursor {
@@ -172,19 +172,19 @@ fn r15_since_in_flight_suffix() {
         seq: 2,
         seen: first.next_seen,
     };
-    let again = |in_flight: &str| {
-        let t = transcript(&["one", "two"], Some(in_flight));
+    let again = |partial: &str| {
+        let t = transcript(&["one", "two"], Some(partial));
         let request = RefReadRequest {
             selector: RefSelector::Since(cursor_text_of(&cursor)),
-            max_chars: 1000,
+            chars_max: 1000,
             history: RefHistory::Open,
         };
         read(&t, &request).expect("fits")
     };
     let grown = again("working");
     assert_eq!(
-        grown.in_flight,
-        RefInFlight::New {
+        grown.partial,
+        RefPartial::New {
             from: 3,
             seen: 3,
             total: 7
@@ -193,8 +193,8 @@ fn r15_since_in_flight_suffix() {
     assert!(grown.text.contains("[in-flight: chars 3..7 of 7]\nking\n"));
     let replaced = again("done");
     assert_eq!(
-        replaced.in_flight,
-        RefInFlight::Replaced { shown: 4, total: 4 }
+        replaced.partial,
+        RefPartial::Replaced { shown: 4, total: 4 }
     );
     assert!(
         replaced
@@ -205,19 +205,19 @@ fn r15_since_in_flight_suffix() {
         &transcript(&["one", "two"], Some("working")),
         &RefReadRequest {
             selector: RefSelector::Since(cursor_text_of(&cursor)),
-            max_chars: 1000,
+            chars_max: 1000,
             history: RefHistory::Open,
         },
-        ReadVariant::ResendInFlight,
+        ReadVariant::ResendPartial,
     )
     .expect("fits");
-    assert_eq!(variant.in_flight, RefInFlight::Whole(7));
+    assert_eq!(variant.partial, RefPartial::Whole(7));
 }
 
 #[test]
 fn the_reference_needed_budget_is_the_smallest_that_works() {
     let t = transcript(&[&"x".repeat(300)], Some("partial"));
-    let Err(RefReadError::BudgetTooSmall { needed }) = read(&t, &since(0, 10)) else {
+    let Err(RefReadError::CharsMaxTooSmall { needed }) = read(&t, &since(0, 10)) else {
         panic!("10 chars cannot hold the framing");
     };
     assert!(read(&t, &since(0, needed)).is_ok());

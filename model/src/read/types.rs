@@ -1,5 +1,5 @@
 //! The vocabulary of a read, as the reference states it: a child's [`RefTranscript`] (turns,
-//! in-flight part, requests), one [`RefReadRequest`] (selector, budget, history), the
+//! partial turn, requests), one [`RefReadRequest`] (selector, budget, history), the
 //! [`RefWindow`] that answers it and the [`RefReadError`] that refuses it. Plain data; the
 //! reference's `read` (`reference.rs`) and the model (`model.rs`) work on it.
 
@@ -27,15 +27,15 @@ pub struct RefRequest {
     pub record: String,
 }
 
-/// A child's transcript: completed turns in seq order, the in-flight part, the requests.
+/// A child's transcript: completed turns in seq order, the partial turn, the requests.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RefTranscript {
     /// The child id.
     pub child: String,
     /// Completed turns, in seq order.
     pub turns: Vec<RefTurn>,
-    /// The in-flight partial turn.
-    pub in_flight: Option<String>,
+    /// The partial turn.
+    pub partial: Option<String>,
     /// The requests, in any order (reads order them by id).
     pub requests: Vec<RefRequest>,
 }
@@ -75,15 +75,15 @@ pub struct RefReadRequest {
     /// The selector.
     pub selector: RefSelector,
     /// The one overall budget, in characters of the whole response text.
-    pub max_chars: usize,
+    pub chars_max: usize,
     /// The request history attached.
     pub history: RefHistory,
 }
 
-/// What a window holds of the in-flight part.
+/// What a window holds of the partial turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RefInFlight {
-    /// No in-flight part (or a `turn:` read).
+pub enum RefPartial {
+    /// No partial turn (or a `turn:` read).
     Absent,
     /// All of it.
     Whole(usize),
@@ -138,15 +138,15 @@ pub struct RefWindow {
     pub excerpt: Option<RefExcerpt>,
     /// Seqs of the selected turns that did not fit, ascending.
     pub omitted: Vec<u64>,
-    /// The in-flight part.
-    pub in_flight: RefInFlight,
+    /// The partial turn.
+    pub partial: RefPartial,
     /// Requests attached.
     pub requests_shown: usize,
     /// Requests asked for that did not fit.
     pub requests_omitted: usize,
     /// The seq of the next cursor (`None` for a `turn:` read).
     pub next: Option<u64>,
-    /// What the next cursor records of the in-flight part (R15).
+    /// What the next cursor records of the partial turn (R15).
     pub next_seen: Option<RefSeen>,
     /// Characters of `text`.
     pub chars: usize,
@@ -168,8 +168,8 @@ pub enum RefReadError {
     /// The offset is past the turn's end.
     OffsetOutOfRange,
     /// Not even the framing fits; the smallest budget at which the read succeeds.
-    BudgetTooSmall {
-        /// The smallest working `max_chars`.
+    CharsMaxTooSmall {
+        /// The smallest working `chars_max`.
         needed: usize,
     },
 }

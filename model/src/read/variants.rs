@@ -14,7 +14,7 @@ pub enum ReadVariant {
     ExcerptWithoutReference,
     /// The next cursor is set to the last selected turn before the answer is built. Breaks R5.
     AdvanceBeforeBuild,
-    /// `max_chars` bounds the turns' text only, as before parkline. Breaks R1.
+    /// `chars_max` bounds the turns' text only, as before parkline. Breaks R1.
     TurnsOnlyBudget,
     /// The caller peeks with `n:1`, the "latest, may repeat" read, as in the seed. Breaks R6.
     PeekLatest,
@@ -25,9 +25,9 @@ pub enum ReadVariant {
     /// `since:turn:<id>` reads from the turn itself, not after it, so a resumed caller is given
     /// the turn it holds again. Breaks R16.
     ResumeIncludesTurn,
-    /// The in-flight part is sent whole on every read, as before parkline's cursor held it.
+    /// The partial turn is sent whole on every read, as before parkline's cursor held it.
     /// Breaks R15.
-    ResendInFlight,
+    ResendPartial,
 }
 
 impl ReadVariant {
@@ -40,7 +40,7 @@ impl ReadVariant {
         ReadVariant::PeekLatest,
         ReadVariant::EmptyExcerpt,
         ReadVariant::ResumeIncludesTurn,
-        ReadVariant::ResendInFlight,
+        ReadVariant::ResendPartial,
     ];
 
     /// The name used on the command line (`--variant advance-before-build`).
@@ -53,7 +53,7 @@ impl ReadVariant {
             ReadVariant::PeekLatest => "peek-latest",
             ReadVariant::EmptyExcerpt => "empty-excerpt",
             ReadVariant::ResumeIncludesTurn => "resume-includes-turn",
-            ReadVariant::ResendInFlight => "resend-in-flight",
+            ReadVariant::ResendPartial => "resend-partial",
         }
     }
 
@@ -72,7 +72,7 @@ impl ReadVariant {
             ReadVariant::PeekLatest => R6,
             ReadVariant::EmptyExcerpt => R8,
             ReadVariant::ResumeIncludesTurn => R16,
-            ReadVariant::ResendInFlight => R15,
+            ReadVariant::ResendPartial => R15,
         })
     }
 }
