@@ -1,16 +1,16 @@
 //! parkline-cli: the subcommands of the `parkline` operator command (check, explore, inspect,
-//! replay). The command line itself, parsed with clap, is `src/main.rs`; the conformance harness
+//! workload). The command line itself, parsed with clap, is `src/main.rs`; the conformance harness
 //! is the separate `parkline-harness` crate, which this one does not link.
 
 pub mod check;
 pub mod inspect;
-pub mod replay;
+pub mod workload;
 
 /// The exit statuses every `parkline` command uses, as `--help` shows them.
 pub const EXIT_STATUS: &str = "\
 Exit status:
   0  success
   1  a finding: a property violated or never reached, or a pinned state count changed (check);
-     the mirror is damaged (inspect); the trace is invalid (replay)
+     the mirror is damaged (inspect); the trace is invalid (workload)
   2  usage error (an unknown command or flag, a bad value)
   3  a file cannot be read, or the output cannot be written";

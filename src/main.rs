@@ -1,13 +1,13 @@
 //! The `parkline` operator command: model-check the protocol, explore a model, inspect a mirror,
-//! replay a workload. Parsing is clap's (help, typo suggestions, `--version`, usage errors exit 2);
+//! run a planner workload. Parsing is clap's (help, typo suggestions, `--version`, usage errors exit 2);
 //! each subcommand's work is in the library.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use parkline_cli::{EXIT_STATUS, check, inspect, replay};
+use parkline_cli::{EXIT_STATUS, check, inspect, workload};
 
-/// The verified core of deferred delivery: model check, inspect, replay.
+/// The verified core of deferred delivery: model check, inspect, workload.
 #[derive(Debug, Parser)]
 #[command(name = "parkline", version, after_help = EXIT_STATUS, arg_required_else_help = true)]
 struct Cli {
@@ -38,12 +38,12 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Replay a planner workload trace through today's policy and parkline's
     ///
-    /// Replays a planner workload trace (JSON lines, spec/replay.md) through today's policy
+    /// Replays a planner workload trace (JSON lines, spec/workload.md) through today's policy
     /// (pop-front, one wake-up turn per parked line; `n:1` peeks) and parkline's (one batch turn
     /// per boundary; `since:<cursor>` reads), and prints wake-up turns per boundary, characters
     /// handed to the parent, characters repeated and the share repeated.
     #[command(after_help = EXIT_STATUS)]
-    Replay(replay::ReplayArgs),
+    Workload(workload::WorkloadArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +51,6 @@ fn main() -> ExitCode {
         Command::Check(flags) => check::main(&flags),
         Command::Explore(flags) => check::explore_main(&flags),
         Command::Inspect(flags) => inspect::main(&flags),
-        Command::Replay(flags) => replay::main(&flags),
+        Command::Workload(flags) => workload::main(&flags),
     }
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-const COMMANDS: [&str; 4] = ["check", "explore", "inspect", "replay"];
+const COMMANDS: [&str; 4] = ["check", "explore", "inspect", "workload"];
 
 fn parkline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_parkline"))
@@ -38,7 +38,7 @@ fn cli_help_lists_every_command_and_the_exit_statuses() {
         .take_while(|line| !line.is_empty())
         .filter_map(|line| line.split_whitespace().next())
         .collect();
-    assert_eq!(listed, ["check", "explore", "inspect", "replay", "help"]);
+    assert_eq!(listed, ["check", "explore", "inspect", "workload", "help"]);
     assert!(text.contains("Exit status:"), "{text}");
     assert!(text.contains("  2  usage error"), "{text}");
 }
@@ -144,8 +144,11 @@ fn cli_no_command_and_bad_values_are_usage_errors() {
     assert!(stderr(&output).contains("not a variant of the delivery model"));
     assert_eq!(parkline(&["inspect"]).status.code(), Some(2));
     assert_eq!(parkline(&["inspect", "a", "b"]).status.code(), Some(2));
-    assert_eq!(parkline(&["replay", "a", "b"]).status.code(), Some(2));
-    assert_eq!(parkline(&["replay", "--frobnicate"]).status.code(), Some(2));
+    assert_eq!(parkline(&["workload", "a", "b"]).status.code(), Some(2));
+    assert_eq!(
+        parkline(&["workload", "--frobnicate"]).status.code(),
+        Some(2)
+    );
 }
 
 #[test]
@@ -206,8 +209,8 @@ fn cli_inspect_exits_0_ok_1_damaged_3_unreadable() {
 }
 
 #[test]
-fn cli_replay_exits_0_shipped_1_invalid_3_unreadable() {
-    let output = parkline(&["replay"]);
+fn cli_workload_exits_0_shipped_1_invalid_3_unreadable() {
+    let output = parkline(&["workload"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stdout(&output).contains("wake-up turns"),
@@ -222,7 +225,7 @@ fn cli_replay_exits_0_shipped_1_invalid_3_unreadable() {
          \"budget\":1000,\"max_chars\":4000}\n{\"ev\":\"turn_end\",\"turn\":\"p\"}",
     )
     .expect("write");
-    let output = parkline(&["replay", path(&bad)]);
+    let output = parkline(&["workload", path(&bad)]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr(&output).contains("trace line 2"),
@@ -230,5 +233,8 @@ fn cli_replay_exits_0_shipped_1_invalid_3_unreadable() {
         stderr(&output)
     );
     let missing = dir.path().join("missing.jsonl");
-    assert_eq!(parkline(&["replay", path(&missing)]).status.code(), Some(3));
+    assert_eq!(
+        parkline(&["workload", path(&missing)]).status.code(),
+        Some(3)
+    );
 }

@@ -4,7 +4,7 @@ mod cli;
 mod delivery;
 mod kill;
 mod read;
-mod replay;
+mod workload;
 
 /// `name` from the environment as a number, or `default` (the slow tests' scale).
 fn env_usize(name: &str, default: usize) -> usize {

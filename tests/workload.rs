@@ -1,16 +1,16 @@
-//! `parkline replay`: the shipped s966 trace through today's policy and parkline's, and the
+//! `parkline workload`: the shipped s966 trace through today's policy and parkline's, and the
 //! trace format's errors, each naming its line.
 
-use parkline_cli::replay::{self, Replay, S966, TraceError};
+use parkline_cli::workload::{self, S966, TraceError, WorkloadRun};
 
-fn shipped() -> Replay {
-    let trace = replay::parse(S966).expect("the shipped trace parses");
-    replay::replay(&trace).expect("the shipped trace replays")
+fn shipped() -> WorkloadRun {
+    let trace = workload::parse(S966).expect("the shipped trace parses");
+    workload::run(&trace).expect("the shipped trace runs")
 }
 
 fn error_of(text: &str) -> TraceError {
-    match replay::parse(text).and_then(|trace| replay::replay(&trace)) {
-        Ok(result) => panic!("expected an error, the trace replayed: {result:?}"),
+    match workload::parse(text).and_then(|trace| workload::run(&trace)) {
+        Ok(result) => panic!("expected an error, the trace run: {result:?}"),
         Err(e) => e,
     }
 }
@@ -74,14 +74,14 @@ fn s966_since_reads_repeat_no_partial_character_while_n1_peeks_do() {
         result.today.repeated_chars + 2451
     );
     assert_eq!(result.parkline.repeated_with_partial(), 0);
-    let table = replay::render(&result);
+    let table = workload::render(&result);
     assert!(table.contains("characters repeated, partial turns counted"));
     assert!(table.contains("share repeated, partial turns counted"));
 }
 
 #[test]
 fn s966_matches_the_published_figures_it_was_reconstructed_from() {
-    let trace = replay::parse(S966).expect("parses");
+    let trace = workload::parse(S966).expect("parses");
     assert!(!trace.header.recorded);
     assert!(
         trace
@@ -90,7 +90,7 @@ fn s966_matches_the_published_figures_it_was_reconstructed_from() {
             .contains("reconstructed from the published figures")
     );
     assert!(trace.header.source.contains("not recorded"));
-    let result = replay::replay(&trace).expect("replays");
+    let result = workload::run(&trace).expect("runs");
     assert_eq!(result.today.reads, 61, "61 reads of children");
     assert_eq!(result.today.partial_reads, 35, "35 of them partial");
     assert_eq!(
@@ -111,10 +111,10 @@ fn s966_matches_the_published_figures_it_was_reconstructed_from() {
 }
 
 #[test]
-fn replay_is_deterministic_and_the_table_names_both_policies() {
+fn workload_is_deterministic_and_the_table_names_both_policies() {
     let (first, second) = (shipped(), shipped());
     assert_eq!(first, second);
-    let table = replay::render(&first);
+    let table = workload::render(&first);
     assert!(table.contains("today (pop-front, n:1)"));
     assert!(table.contains("parkline (batch, since:<cursor>)"));
     assert!(table.contains("wake-up turns at the largest boundary (13 lines)"));
@@ -122,7 +122,7 @@ fn replay_is_deterministic_and_the_table_names_both_policies() {
 }
 
 #[test]
-fn a_small_trace_replays_by_hand() {
+fn a_small_trace_runs_by_hand() {
     // Two lines parked behind one turn; a child read three times between its turns.
     let text = trace(&[
         r#"{"ev":"turn_start","turn":"p-1"}"#,
@@ -136,7 +136,7 @@ fn a_small_trace_replays_by_hand() {
         r#"{"ev":"completion","request":2,"line":"done 2"}"#,
         r#"{"ev":"turn_end","turn":"p-1"}"#,
     ]);
-    let result = replay::replay(&replay::parse(&text).expect("parses")).expect("replays");
+    let result = workload::run(&workload::parse(&text).expect("parses")).expect("runs");
     assert_eq!(result.boundaries.len(), 1);
     assert_eq!(result.boundaries[0].line, 11);
     assert_eq!(result.boundaries[0].parked, 2);
@@ -164,7 +164,7 @@ fn a_small_trace_replays_by_hand() {
 #[test]
 fn a_completion_reaching_an_idle_parent_is_a_boundary_of_its_own() {
     let text = trace(&[r#"{"ev":"completion","request":7,"line":"done"}"#]);
-    let result = replay::replay(&replay::parse(&text).expect("parses")).expect("replays");
+    let result = workload::run(&workload::parse(&text).expect("parses")).expect("runs");
     assert_eq!(result.boundaries.len(), 1);
     assert_eq!(result.boundaries[0].line, 2);
     assert_eq!(result.today.wake_up_turns, 1);

@@ -1,10 +1,10 @@
-//! `parkline replay [TRACE]`: replays a planner workload through today's policy and parkline's,
+//! `parkline workload [TRACE]`: runs a planner workload through today's policy and parkline's,
 //! both computed by the `parkline` crate's real code, and prints what the parent pays under each.
 //!
-//! The trace format is `spec/replay.md`: JSON lines, a header then one event per line (the
+//! The trace format is `spec/workload.md`: JSON lines, a header then one event per line (the
 //! parent's turns starting and ending, child turns completing, a child's partial turn growing,
 //! completion lines arriving, `agent_read` calls). With no argument the shipped trace
-//! `src/traces/s966.jsonl` is replayed; it is reconstructed from the published figures of the
+//! `src/traces/s966.jsonl` is run; it is reconstructed from the published figures of the
 //! seed's planner session s966, not recorded.
 //!
 //! The two policies:
@@ -35,7 +35,7 @@ use parkline::{Budget, MemStorage, Outcome, Queue, RequestId};
 use serde::Deserialize;
 
 /// The shipped trace, `src/traces/s966.jsonl`: planner session s966 reconstructed from the
-/// seed's published figures (not recorded). `parkline replay` with no argument replays it.
+/// seed's published figures (not recorded). `parkline workload` with no argument runs it.
 pub const S966: &str = include_str!("traces/s966.jsonl");
 
 /// The `trace` value of a header this version understands.
@@ -93,7 +93,7 @@ pub enum Event {
     TurnStart {
         /// The parent's turn id.
         turn: String,
-        /// When, for the reader; not used by the replay.
+        /// When, for the reader; not used by the run.
         #[serde(default)]
         at: Option<String>,
     },
@@ -101,7 +101,7 @@ pub enum Event {
     TurnEnd {
         /// The turn that ends; must be the one in progress.
         turn: String,
-        /// When, for the reader; not used by the replay.
+        /// When, for the reader; not used by the run.
         #[serde(default)]
         at: Option<String>,
     },
@@ -152,7 +152,7 @@ pub struct Trace {
     pub events: Vec<(usize, Event)>,
 }
 
-/// Parses a trace (`spec/replay.md`).
+/// Parses a trace (`spec/workload.md`).
 ///
 /// # Errors
 ///
@@ -162,12 +162,12 @@ pub struct Trace {
 /// # Example
 ///
 /// ```
-/// let trace = parkline_cli::replay::parse(parkline_cli::replay::S966)?;
+/// let trace = parkline_cli::workload::parse(parkline_cli::workload::S966)?;
 /// assert_eq!(trace.header.session, "s966");
 /// assert!(!trace.header.recorded);
-/// let bad = parkline_cli::replay::parse("{\"trace\":\"parkline-replay/9\"}").unwrap_err();
+/// let bad = parkline_cli::workload::parse("{\"trace\":\"parkline-replay/9\"}").unwrap_err();
 /// assert_eq!(bad.line, 1);
-/// # Ok::<(), parkline_cli::replay::TraceError>(())
+/// # Ok::<(), parkline_cli::workload::TraceError>(())
 /// ```
 pub fn parse(text: &str) -> Result<Trace, TraceError> {
     let mut lines = text.lines().enumerate().map(|(i, line)| (i + 1, line));
@@ -291,9 +291,9 @@ pub struct Boundary {
     pub parkline_turns: usize,
 }
 
-/// The result of a replay.
+/// The result of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Replay {
+pub struct WorkloadRun {
     /// The trace's header.
     pub header: Header,
     /// Today's policy: pop-front, `n:1` peeks.
@@ -320,7 +320,7 @@ impl Policy {
     fn new(line: usize) -> Result<Self, TraceError> {
         let queue = Queue::with_storage(
             MemStorage::new(),
-            "replay.mirror",
+            "workload.mirror",
             parkline::Config::default(),
         )
         .map_err(|e| TraceError::new(line, format!("cannot create the queue: {e}")))?;
@@ -431,7 +431,7 @@ impl Policy {
     }
 }
 
-/// A child as the replay knows it.
+/// A child as the run knows it.
 struct Child {
     transcript: Transcript,
     next_seq: u64,
@@ -455,14 +455,14 @@ fn filler(label: &str, chars: usize) -> String {
 /// # Example
 ///
 /// ```
-/// use parkline_cli::replay;
-/// let result = replay::replay(&replay::parse(replay::S966)?)?;
+/// use parkline_cli::workload;
+/// let result = workload::run(&workload::parse(workload::S966)?)?;
 /// assert_eq!(result.today.reads, 61);
 /// assert!(result.parkline.wake_up_turns < result.today.wake_up_turns);
 /// assert_eq!(result.parkline.repeated_chars, 0);
-/// # Ok::<(), replay::TraceError>(())
+/// # Ok::<(), workload::TraceError>(())
 /// ```
-pub fn replay(trace: &Trace) -> Result<Replay, TraceError> {
+pub fn run(trace: &Trace) -> Result<WorkloadRun, TraceError> {
     let budget = Budget(trace.header.budget);
     let mut today = Policy::new(1)?;
     let mut parkline = Policy::new(1)?;
@@ -585,7 +585,7 @@ pub fn replay(trace: &Trace) -> Result<Replay, TraceError> {
             ),
         ));
     }
-    Ok(Replay {
+    Ok(WorkloadRun {
         header: trace.header.clone(),
         today: today.figures,
         parkline: parkline.figures,
@@ -636,37 +636,37 @@ fn boundary(
     Ok(())
 }
 
-/// The replay's table, as `parkline replay` prints it.
+/// The run's table, as `parkline workload` prints it.
 ///
 /// # Example
 ///
 /// ```
-/// use parkline_cli::replay;
-/// let table = replay::render(&replay::replay(&replay::parse(replay::S966)?)?);
+/// use parkline_cli::workload;
+/// let table = workload::render(&workload::run(&workload::parse(workload::S966)?)?);
 /// assert!(table.contains("wake-up turns"));
-/// # Ok::<(), replay::TraceError>(())
+/// # Ok::<(), workload::TraceError>(())
 /// ```
-pub fn render(replay: &Replay) -> String {
-    let (t, p) = (&replay.today, &replay.parkline);
-    let header = &replay.header;
+pub fn render(result: &WorkloadRun) -> String {
+    let (t, p) = (&result.today, &result.parkline);
+    let header = &result.header;
     let kind = if header.recorded {
         "recorded"
     } else {
         "reconstructed, not recorded"
     };
-    let largest = replay
+    let largest = result
         .boundaries
         .iter()
         .max_by_key(|b| (b.parked, std::cmp::Reverse(b.line)));
     let mut out = format!(
-        "parkline replay: session {} ({kind}); batch budget {} chars, read max_chars {}\n\n",
+        "parkline workload: session {} ({kind}); batch budget {} chars, read max_chars {}\n\n",
         header.session, header.budget, header.max_chars
     );
     let rows: Vec<(String, String, String)> = vec![
         (
             "boundaries with parked lines".into(),
-            replay.boundaries.len().to_string(),
-            replay.boundaries.len().to_string(),
+            result.boundaries.len().to_string(),
+            result.boundaries.len().to_string(),
         ),
         (
             "wake-up turns".into(),
@@ -675,8 +675,8 @@ pub fn render(replay: &Replay) -> String {
         ),
         (
             "wake-up turns per boundary (mean)".into(),
-            per_boundary(t.wake_up_turns, replay.boundaries.len()),
-            per_boundary(p.wake_up_turns, replay.boundaries.len()),
+            per_boundary(t.wake_up_turns, result.boundaries.len()),
+            per_boundary(p.wake_up_turns, result.boundaries.len()),
         ),
         match largest {
             Some(b) => (
@@ -774,7 +774,7 @@ pub fn render(replay: &Replay) -> String {
         ));
     }
     out.push_str("\nboundaries (trace line: lines parked -> wake-up turns today / parkline)\n");
-    for b in &replay.boundaries {
+    for b in &result.boundaries {
         out.push_str(&format!(
             "  line {}: {} parked -> {} / {}\n",
             b.line, b.parked, b.today_turns, b.parkline_turns
@@ -791,28 +791,28 @@ fn per_boundary(turns: usize, boundaries: usize) -> String {
     }
 }
 
-/// The arguments of `parkline replay`.
+/// The arguments of `parkline workload`.
 #[derive(Clone, Debug, clap::Parser)]
-pub struct ReplayArgs {
-    /// The trace (JSON lines, spec/replay.md); without it, the shipped trace of planner session
+pub struct WorkloadArgs {
+    /// The trace (JSON lines, spec/workload.md); without it, the shipped trace of planner session
     /// s966, reconstructed from the published figures (not recorded)
     pub trace: Option<std::path::PathBuf>,
 }
 
-/// Entry point of `parkline replay`: exit 0 with the table on stdout, 1 on an invalid trace, 3 on
+/// Entry point of `parkline workload`: exit 0 with the table on stdout, 1 on an invalid trace, 3 on
 /// an unreadable one (the error on stderr).
-pub fn main(args: &ReplayArgs) -> ExitCode {
+pub fn main(args: &WorkloadArgs) -> ExitCode {
     let text = match &args.trace {
         None => S966.to_owned(),
         Some(path) => match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) => {
-                eprintln!("parkline replay: cannot read {}: {e}", path.display());
+                eprintln!("parkline workload: cannot read {}: {e}", path.display());
                 return ExitCode::from(3);
             }
         },
     };
-    match parse(&text).and_then(|trace| replay(&trace)) {
+    match parse(&text).and_then(|trace| run(&trace)) {
         Ok(result) => {
             print!("{}", render(&result));
             ExitCode::SUCCESS
@@ -822,7 +822,7 @@ pub fn main(args: &ReplayArgs) -> ExitCode {
                 || "the shipped trace s966".to_owned(),
                 |path| path.display().to_string(),
             );
-            eprintln!("parkline replay: {name}: {e}");
+            eprintln!("parkline workload: {name}: {e}");
             ExitCode::from(1)
         }
     }
