@@ -1,5 +1,8 @@
-//! `parkline workload [TRACE]`: runs a planner workload through today's policy and parkline's,
-//! both computed by the `parkline` crate's real code, and prints what the parent pays under each.
+//! `parkline workload [TRACE] [--json]`: runs a planner workload through today's policy and
+//! parkline's, both computed by the `parkline` crate's real code, and prints what the parent pays
+//! under each: in characters, and, when the trace carries the parent's context size, calls and
+//! cards, in the seed's units (estimated cache-read tokens of wake-up turns, parent calls per
+//! card, replay turns per boundary, per-card context delta).
 //!
 //! The trace format is `spec/workload.md`: JSON lines, a header then one event per line (the
 //! parent's turns starting and ending, child turns completing, a child's partial turn growing,
@@ -22,6 +25,10 @@
 //! Both policies read the same [`Transcript`]s through [`Transcript::read`], with the same
 //! `max_chars` and no request records attached, so the difference in characters is the
 //! selector's alone.
+//!
+//! The trace's context sizes are today's (it records today's daemon); parkline's context is
+//! today's less what parkline did not hand the parent ([`context_at`]), so its wake-up turns read
+//! the context it would really have had. The text table and `--json` come from one [`Report`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
