@@ -1204,6 +1204,7 @@ pub fn report(result: &WorkloadRun) -> Report {
         }
     };
     let (chars_per_token, wake_up_calls) = (header.chars_per_token(), header.wake_up_calls());
+    let calls = if wake_up_calls == 1 { "call" } else { "calls" };
     Report {
         report: REPORT_FORMAT,
         trace: result.format,
@@ -1217,7 +1218,7 @@ pub fn report(result: &WorkloadRun) -> Report {
             chars_per_token,
             wake_up_calls,
             assumes: format!(
-                "each wake-up turn makes {wake_up_calls} call(s), each reading the parent's whole \
+                "each wake-up turn makes {wake_up_calls} {calls}, each reading the parent's whole \
                  context from cache; the context at a wake-up turn is the trace's last \
                  context_tokens plus the characters the policy handed the parent since (read \
                  answers and the earlier wake-up turns), at {chars_per_token} characters per \

@@ -465,7 +465,7 @@ fn the_new_fields_parse_and_a_misspelt_one_names_its_line() {
                 &[],
             ),
             1,
-            "reconstructed",
+            "must say in `reconstructed` which figures",
         ),
         (
             trace_2(&header_2(0, 1), &[]),
