@@ -40,8 +40,10 @@ enum Command {
     ///
     /// Replays a planner workload trace (JSON lines, spec/workload.md) through today's policy
     /// (pop-front, one wake-up turn per parked line; `n:1` peeks) and parkline's (one batch turn
-    /// per boundary; `since:<cursor>` reads), and prints wake-up turns per boundary, characters
-    /// handed to the parent, characters repeated and the share repeated.
+    /// per boundary; `since:<cursor>` reads), and prints replay turns per boundary, characters
+    /// handed to the parent, characters repeated and the share repeated, and, when the trace
+    /// carries them, estimated cache-read tokens of wake-up turns, parent calls per card and the
+    /// per-card context delta. `--json` prints the same report as one JSON object.
     #[command(after_help = EXIT_STATUS)]
     Workload(workload::WorkloadArgs),
 }

@@ -1,5 +1,8 @@
-//! `parkline workload [TRACE]`: runs a planner workload through today's policy and parkline's,
-//! both computed by the `parkline` crate's real code, and prints what the parent pays under each.
+//! `parkline workload [TRACE] [--json]`: runs a planner workload through today's policy and
+//! parkline's, both computed by the `parkline` crate's real code, and prints what the parent pays
+//! under each: in characters, and, when the trace carries the parent's context size, calls and
+//! cards, in the seed's units (estimated cache-read tokens of wake-up turns, parent calls per
+//! card, replay turns per boundary, per-card context delta).
 //!
 //! The trace format is `spec/workload.md`: JSON lines, a header then one event per line (the
 //! parent's turns starting and ending, child turns completing, a child's partial turn growing,
@@ -22,9 +25,14 @@
 //! Both policies read the same [`Transcript`]s through [`Transcript::read`], with the same
 //! `max_chars` and no request records attached, so the difference in characters is the
 //! selector's alone.
+//!
+//! The trace's context sizes are today's (it records today's daemon); parkline's context is
+//! today's less what parkline did not hand the parent ([`context_at`]), so its wake-up turns read
+//! the context it would really have had. The text table and `--json` come from one [`Report`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::io::Write;
 use std::process::ExitCode;
 
 use parkline::read::{
@@ -38,8 +46,43 @@ use serde::Deserialize;
 /// seed's published figures (not recorded). `parkline workload` with no argument runs it.
 pub const S966: &str = include_str!("traces/s966.jsonl");
 
-/// The `trace` value of a header this version understands.
-pub const FORMAT: &str = "parkline-replay/1";
+/// The `trace` value of a header of the current format: the first one's fields, plus the
+/// parent's context size, the parent's calls and the cards, all optional.
+pub const FORMAT: &str = "parkline-workload/2";
+
+/// The `trace` value of the first format, still read: it has no context, calls or card fields,
+/// so the rows that need them say "not in the trace".
+pub const FORMAT_REPLAY_1: &str = "parkline-replay/1";
+
+/// The `report` value of `parkline workload --json`'s object; a field is only ever added to it.
+pub const REPORT_FORMAT: &str = "parkline-workload-report/1";
+
+/// Characters per token the estimate assumes when the header gives no `chars_per_token`.
+pub const CHARS_PER_TOKEN_DEFAULT: usize = 4;
+
+/// Calls per wake-up turn the estimate assumes when the header gives no `wake_up_calls`.
+pub const WAKE_UP_CALLS_DEFAULT: usize = 1;
+
+/// The format of a trace, from its header's `trace` field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Format {
+    /// [`FORMAT_REPLAY_1`]: sizes and events only.
+    #[serde(rename = "parkline-replay/1")]
+    Replay1,
+    /// [`FORMAT`]: with the optional context, calls and card fields.
+    #[serde(rename = "parkline-workload/2")]
+    Workload2,
+}
+
+impl Format {
+    /// The header's `trace` value.
+    pub fn id(self) -> &'static str {
+        match self {
+            Format::Replay1 => FORMAT_REPLAY_1,
+            Format::Workload2 => FORMAT,
+        }
+    }
+}
 
 /// An invalid trace: the 1-based line number and what is wrong there.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,6 +126,31 @@ pub struct Header {
     pub budget: usize,
     /// The `max_chars` of a read that does not give its own.
     pub max_chars: usize,
+    /// [`FORMAT`] only: which figures are reconstructed (the key: `context_tokens`, `calls`,
+    /// `cards`, `events`, `sizes`, ...) and from what (the value). Required, not empty, when
+    /// `recorded` is false.
+    #[serde(default)]
+    pub reconstructed: BTreeMap<String, String>,
+    /// [`FORMAT`] only: characters per token, for turning characters handed into context
+    /// tokens ([`CHARS_PER_TOKEN_DEFAULT`] when absent).
+    #[serde(default)]
+    pub chars_per_token: Option<usize>,
+    /// [`FORMAT`] only: the parent's calls per wake-up turn, each reading its whole context
+    /// ([`WAKE_UP_CALLS_DEFAULT`] when absent).
+    #[serde(default)]
+    pub wake_up_calls: Option<usize>,
+}
+
+impl Header {
+    /// The characters per token of the estimate.
+    pub fn chars_per_token(&self) -> usize {
+        self.chars_per_token.unwrap_or(CHARS_PER_TOKEN_DEFAULT)
+    }
+
+    /// The calls per wake-up turn of the estimate.
+    pub fn wake_up_calls(&self) -> usize {
+        self.wake_up_calls.unwrap_or(WAKE_UP_CALLS_DEFAULT)
+    }
 }
 
 /// One event of a trace (every line after the header).
@@ -96,6 +164,9 @@ pub enum Event {
         /// When, for the reader; not used by the run.
         #[serde(default)]
         at: Option<String>,
+        /// [`FORMAT`] only: the parent's context in tokens when the turn starts.
+        #[serde(default)]
+        context_tokens: Option<u64>,
     },
     /// The parent's turn ends: a boundary.
     TurnEnd {
@@ -104,6 +175,13 @@ pub enum Event {
         /// When, for the reader; not used by the run.
         #[serde(default)]
         at: Option<String>,
+        /// [`FORMAT`] only: the parent's context in tokens when the turn ends, before any
+        /// wake-up turn of this boundary.
+        #[serde(default)]
+        context_tokens: Option<u64>,
+        /// [`FORMAT`] only: the model calls the parent's turn made (every `turn_end` or none).
+        #[serde(default)]
+        calls: Option<u64>,
     },
     /// A child completes a turn of `chars` characters; its partial turn is gone.
     ChildTurn {
@@ -130,6 +208,10 @@ pub enum Event {
         child: Option<String>,
         /// The line, verbatim.
         line: String,
+        /// [`FORMAT`] only: the card (the hired child's task) the request was for; every
+        /// `completion` or none.
+        #[serde(default)]
+        card: Option<String>,
     },
     /// The parent calls `agent_read` on a child with `n:<n>` (today's recorded call).
     Read {
@@ -146,6 +228,8 @@ pub enum Event {
 /// A parsed trace: the header and each event with its line number.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trace {
+    /// The header's format.
+    pub format: Format,
     /// The header.
     pub header: Header,
     /// The events, each with its 1-based line number.
@@ -174,7 +258,7 @@ pub fn parse(text: &str) -> Result<Trace, TraceError> {
     let Some((_, first)) = lines.next() else {
         return Err(TraceError::new(1, "empty trace: expected a header line"));
     };
-    let header = parse_header(first)?;
+    let (format, header) = parse_header(first)?;
     let mut events = Vec::new();
     for (number, line) in lines {
         if line.trim().is_empty() {
@@ -182,20 +266,54 @@ pub fn parse(text: &str) -> Result<Trace, TraceError> {
         }
         let event: Event = serde_json::from_str(line)
             .map_err(|e| TraceError::new(number, format!("invalid event: {e}")))?;
+        if format == Format::Replay1
+            && let Some(field) = format_2_field(&event)
+        {
+            return Err(TraceError::new(
+                number,
+                format!(
+                    "field `{field}` needs format {FORMAT:?}, the header says {FORMAT_REPLAY_1:?}"
+                ),
+            ));
+        }
         events.push((number, event));
     }
-    Ok(Trace { header, events })
+    Ok(Trace {
+        format,
+        header,
+        events,
+    })
 }
 
-fn parse_header(line: &str) -> Result<Header, TraceError> {
+/// The first field of `event` that the first format does not have.
+fn format_2_field(event: &Event) -> Option<&'static str> {
+    match event {
+        Event::TurnStart {
+            context_tokens: Some(_),
+            ..
+        }
+        | Event::TurnEnd {
+            context_tokens: Some(_),
+            ..
+        } => Some("context_tokens"),
+        Event::TurnEnd { calls: Some(_), .. } => Some("calls"),
+        Event::Completion { card: Some(_), .. } => Some("card"),
+        _ => None,
+    }
+}
+
+fn parse_header(line: &str) -> Result<(Format, Header), TraceError> {
     let value: serde_json::Value = serde_json::from_str(line)
         .map_err(|e| TraceError::new(1, format!("invalid header: {e}")))?;
-    match value.get("trace").and_then(serde_json::Value::as_str) {
-        Some(FORMAT) => {}
+    let format = match value.get("trace").and_then(serde_json::Value::as_str) {
+        Some(FORMAT) => Format::Workload2,
+        Some(FORMAT_REPLAY_1) => Format::Replay1,
         Some(other) => {
             return Err(TraceError::new(
                 1,
-                format!("unknown trace format {other:?}, expected {FORMAT:?}"),
+                format!(
+                    "unknown trace format {other:?}, expected {FORMAT:?} (or the older {FORMAT_REPLAY_1:?})"
+                ),
             ));
         }
         None => {
@@ -204,7 +322,7 @@ fn parse_header(line: &str) -> Result<Header, TraceError> {
                 format!("the first line must be a header with \"trace\":{FORMAT:?}"),
             ));
         }
-    }
+    };
     let header: Header = serde_json::from_value(value)
         .map_err(|e| TraceError::new(1, format!("invalid header: {e}")))?;
     if header.budget == 0 {
@@ -213,7 +331,48 @@ fn parse_header(line: &str) -> Result<Header, TraceError> {
     if header.max_chars == 0 {
         return Err(TraceError::new(1, "max_chars must be at least 1"));
     }
-    Ok(header)
+    if format == Format::Replay1 {
+        let extra = [
+            ("reconstructed", !header.reconstructed.is_empty()),
+            ("chars_per_token", header.chars_per_token.is_some()),
+            ("wake_up_calls", header.wake_up_calls.is_some()),
+        ];
+        if let Some((field, _)) = extra.iter().find(|(_, present)| *present) {
+            return Err(TraceError::new(
+                1,
+                format!(
+                    "field `{field}` needs format {FORMAT:?}, the header says {FORMAT_REPLAY_1:?}"
+                ),
+            ));
+        }
+        return Ok((format, header));
+    }
+    if header.chars_per_token == Some(0) {
+        return Err(TraceError::new(1, "chars_per_token must be at least 1"));
+    }
+    if header.wake_up_calls == Some(0) {
+        return Err(TraceError::new(1, "wake_up_calls must be at least 1"));
+    }
+    // A reconstructed trace must say what is reconstructed, so no invented figure passes for a
+    // measured one.
+    if !header.recorded && header.reconstructed.is_empty() {
+        return Err(TraceError::new(
+            1,
+            "a trace with recorded false must say in `reconstructed` which figures are \
+             reconstructed and from what",
+        ));
+    }
+    if let Some((figure, _)) = header
+        .reconstructed
+        .iter()
+        .find(|(_, from)| from.trim().is_empty())
+    {
+        return Err(TraceError::new(
+            1,
+            format!("reconstructed figure {figure:?} must say what it is reconstructed from"),
+        ));
+    }
+    Ok((format, header))
 }
 
 /// What one policy cost the parent over the whole trace.
@@ -238,6 +397,17 @@ pub struct Figures {
     /// Of those, characters of a partial turn the parent had already been handed by an
     /// earlier read of the same part (the part only grew in between).
     pub partial_repeated_chars: usize,
+    /// Estimated cache-read tokens of the wake-up turns: each of a turn's `wake_up_calls` calls
+    /// reads the parent's context at that point ([`context_at`]). `None`: the trace gives no
+    /// `context_tokens`.
+    pub cache_read_tokens: Option<u64>,
+    /// The parent's model calls: its own turns' `calls` plus `wake_up_calls` per wake-up turn.
+    /// `None`: the trace gives no `calls`.
+    pub calls: Option<u64>,
+    /// The parent's estimated context at the trace's first `context_tokens`, under this policy.
+    pub context_first_tokens: Option<u64>,
+    /// The parent's estimated context after the trace's last event, under this policy.
+    pub context_last_tokens: Option<u64>,
 }
 
 impl Figures {
@@ -278,7 +448,7 @@ fn percent(part: usize, whole: usize) -> f64 {
 }
 
 /// One boundary at which lines were parked.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Boundary {
     /// The trace line of the event that made the boundary (a turn end, or a completion reaching
     /// an idle parent).
@@ -289,13 +459,24 @@ pub struct Boundary {
     pub today_turns: usize,
     /// Wake-up turns parkline handed for them.
     pub parkline_turns: usize,
+    /// The parent's context in tokens at the boundary, before its first wake-up turn, as the
+    /// trace gives it (today's); `None` when the trace gives no `context_tokens`.
+    pub context_tokens: Option<u64>,
+    /// Estimated cache-read tokens of today's wake-up turns at this boundary.
+    pub today_cache_read_tokens: Option<u64>,
+    /// Estimated cache-read tokens of parkline's wake-up turns at this boundary.
+    pub parkline_cache_read_tokens: Option<u64>,
 }
 
 /// The result of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkloadRun {
+    /// The trace's format.
+    pub format: Format,
     /// The trace's header.
     pub header: Header,
+    /// Distinct `card` values of the completions; `None` when the trace names no card.
+    pub cards: Option<usize>,
     /// Today's policy: pop-front, `n:1` peeks.
     pub today: Figures,
     /// parkline's policy: one batch per boundary, `since:<cursor>` reads.
@@ -333,20 +514,19 @@ impl Policy {
         })
     }
 
-    /// Hands over everything parked, one wake-up turn per batch; returns the turns handed.
+    /// Hands over everything parked, one wake-up turn per batch; returns each turn's characters.
     /// `pop_front` hands each line as its own turn (today), otherwise one batch per turn.
     fn deliver(
         &mut self,
         line: usize,
         budget: Budget,
         pop_front: bool,
-    ) -> Result<usize, TraceError> {
+    ) -> Result<Vec<usize>, TraceError> {
         let fail = |e: parkline::Error| TraceError::new(line, format!("queue: {e}"));
         let budget = if pop_front { Budget(0) } else { budget };
-        let mut turns = 0;
+        let mut turns = Vec::new();
         while let Some(batch) = self.queue.boundary(budget).map_err(fail)? {
-            turns += 1;
-            self.figures.delivered_chars += if pop_front {
+            let chars = if pop_front {
                 // Today's daemon hands the bare line as the turn: no batch framing.
                 batch
                     .items
@@ -356,10 +536,12 @@ impl Policy {
             } else {
                 batch.text().chars().count()
             };
+            self.figures.delivered_chars += chars;
+            turns.push(chars);
             let outcomes = vec![Outcome::Delivered; batch.items.len()];
             self.queue.settle(batch.id, &outcomes).map_err(fail)?;
         }
-        self.figures.wake_up_turns += turns;
+        self.figures.wake_up_turns += turns.len();
         Ok(turns)
     }
 
@@ -470,12 +652,44 @@ pub fn run(trace: &Trace) -> Result<WorkloadRun, TraceError> {
     let mut in_turn: Option<(usize, String)> = None;
     let mut boundaries = Vec::new();
     let mut last_line = 1;
+    let mut cost = Cost {
+        chars_per_token: trace.header.chars_per_token(),
+        wake_up_calls: trace.header.wake_up_calls() as u64,
+        has_context: trace.events.iter().any(|(_, event)| {
+            matches!(
+                event,
+                Event::TurnStart {
+                    context_tokens: Some(_),
+                    ..
+                } | Event::TurnEnd {
+                    context_tokens: Some(_),
+                    ..
+                }
+            )
+        }),
+        figure: None,
+    };
+    if cost.has_context {
+        today.figures.cache_read_tokens = Some(0);
+        parkline.figures.cache_read_tokens = Some(0);
+    }
+    // Set by the first turn_end (calls) and the first completion (card): whether the trace
+    // carries the field, so a trace that carries it on some events only is caught.
+    let mut own_calls: Option<(usize, Option<u64>)> = None;
+    let mut cards: Option<(usize, Option<BTreeSet<String>>)> = None;
 
     for (line, event) in &trace.events {
         let line = *line;
         last_line = line;
         match event {
-            Event::TurnStart { turn, .. } => {
+            Event::TurnStart {
+                turn,
+                context_tokens,
+                ..
+            } => {
+                if let Some(tokens) = context_tokens {
+                    cost.record(*tokens, &mut today, &mut parkline);
+                }
                 if let Some((started, current)) = &in_turn {
                     return Err(TraceError::new(
                         line,
@@ -486,7 +700,33 @@ pub fn run(trace: &Trace) -> Result<WorkloadRun, TraceError> {
                 }
                 in_turn = Some((line, turn.clone()));
             }
-            Event::TurnEnd { turn, .. } => {
+            Event::TurnEnd {
+                turn,
+                context_tokens,
+                calls,
+                ..
+            } => {
+                if let Some(tokens) = context_tokens {
+                    cost.record(*tokens, &mut today, &mut parkline);
+                }
+                match &mut own_calls {
+                    None => own_calls = Some((line, *calls)),
+                    Some((first, sum)) => match (sum.as_mut(), calls) {
+                        (Some(sum), Some(calls)) => *sum += calls,
+                        (None, None) => {}
+                        (Some(_), None) | (None, Some(_)) => {
+                            return Err(TraceError::new(
+                                line,
+                                format!(
+                                    "every turn_end gives `calls` or none does; this one {} it \
+                                     and the first (line {first}) {}",
+                                    if calls.is_some() { "gives" } else { "lacks" },
+                                    if calls.is_some() { "lacks" } else { "gives" },
+                                ),
+                            ));
+                        }
+                    },
+                }
                 match &in_turn {
                     Some((_, current)) if current == turn => {}
                     Some((_, current)) => {
@@ -503,7 +743,14 @@ pub fn run(trace: &Trace) -> Result<WorkloadRun, TraceError> {
                     }
                 }
                 in_turn = None;
-                boundary(line, budget, &mut today, &mut parkline, &mut boundaries)?;
+                boundary(
+                    line,
+                    budget,
+                    &cost,
+                    &mut today,
+                    &mut parkline,
+                    &mut boundaries,
+                )?;
             }
             Event::ChildTurn { child, turn, chars } => {
                 let entry = child_entry(&mut children, child, line)?;
@@ -526,8 +773,31 @@ pub fn run(trace: &Trace) -> Result<WorkloadRun, TraceError> {
             Event::Completion {
                 request,
                 line: text,
+                card,
                 ..
             } => {
+                match &mut cards {
+                    None => {
+                        cards = Some((line, card.as_ref().map(|c| BTreeSet::from([c.clone()]))));
+                    }
+                    Some((first, set)) => match (set.as_mut(), card) {
+                        (Some(set), Some(card)) => {
+                            set.insert(card.clone());
+                        }
+                        (None, None) => {}
+                        (Some(_), None) | (None, Some(_)) => {
+                            return Err(TraceError::new(
+                                line,
+                                format!(
+                                    "every completion gives `card` or none does; this one {} it \
+                                     and the first (line {first}) {}",
+                                    if card.is_some() { "gives" } else { "lacks" },
+                                    if card.is_some() { "lacks" } else { "gives" },
+                                ),
+                            ));
+                        }
+                    },
+                }
                 for policy in [&mut today, &mut parkline] {
                     policy
                         .queue
@@ -536,7 +806,14 @@ pub fn run(trace: &Trace) -> Result<WorkloadRun, TraceError> {
                 }
                 if in_turn.is_none() {
                     // A line reaching an idle parent wakes it at once: a boundary of its own.
-                    boundary(line, budget, &mut today, &mut parkline, &mut boundaries)?;
+                    boundary(
+                        line,
+                        budget,
+                        &cost,
+                        &mut today,
+                        &mut parkline,
+                        &mut boundaries,
+                    )?;
                 }
             }
             Event::Read {
@@ -585,12 +862,98 @@ pub fn run(trace: &Trace) -> Result<WorkloadRun, TraceError> {
             ),
         ));
     }
+    if let Some((tokens, handed_at)) = cost.figure {
+        for policy in [&mut today, &mut parkline] {
+            policy.figures.context_last_tokens = Some(context_at(
+                tokens,
+                handed_at,
+                policy.figures.handed_chars(),
+                cost.chars_per_token,
+            ));
+        }
+    }
+    if let Some((_, Some(own))) = own_calls {
+        for policy in [&mut today, &mut parkline] {
+            policy.figures.calls =
+                Some(own + cost.wake_up_calls * policy.figures.wake_up_turns as u64);
+        }
+    }
     Ok(WorkloadRun {
+        format: trace.format,
         header: trace.header.clone(),
+        cards: cards.and_then(|(_, set)| set).map(|set| set.len()),
         today: today.figures,
         parkline: parkline.figures,
         boundaries,
     })
+}
+
+/// The parent's estimated context in tokens under a policy that has handed the parent
+/// `handed_now` characters in all, given the trace's last figure: `figure_tokens` when today's
+/// policy had handed `handed_at_figure`. What was handed since is added at `chars_per_token`;
+/// for parkline, which hands less, the difference comes off (the trace records today's
+/// context). Never below 0.
+///
+/// # Example
+///
+/// ```
+/// use parkline_cli::workload::context_at;
+/// // 1,000 tokens recorded; 400 more characters handed since, at 4 per token.
+/// assert_eq!(context_at(1_000, 100, 500, 4), 1_100);
+/// // A policy that handed 800 characters fewer than today by then.
+/// assert_eq!(context_at(1_000, 900, 100, 4), 800);
+/// ```
+pub fn context_at(
+    figure_tokens: u64,
+    handed_at_figure: usize,
+    handed_now: usize,
+    chars_per_token: usize,
+) -> u64 {
+    let since = handed_now as i128 - handed_at_figure as i128;
+    let tokens = i128::from(figure_tokens) + since.div_euclid(chars_per_token.max(1) as i128);
+    u64::try_from(tokens.max(0)).unwrap_or(u64::MAX)
+}
+
+/// What the token estimate needs while the run goes.
+struct Cost {
+    chars_per_token: usize,
+    wake_up_calls: u64,
+    /// Whether any event gives `context_tokens`; if so every boundary with parked lines needs
+    /// one before it.
+    has_context: bool,
+    /// The last `context_tokens` and today's characters handed at that moment.
+    figure: Option<(u64, usize)>,
+}
+
+impl Cost {
+    fn record(&mut self, tokens: u64, today: &mut Policy, parkline: &mut Policy) {
+        let handed_at = today.figures.handed_chars();
+        self.figure = Some((tokens, handed_at));
+        for policy in [today, parkline] {
+            if policy.figures.context_first_tokens.is_none() {
+                policy.figures.context_first_tokens = Some(context_at(
+                    tokens,
+                    handed_at,
+                    policy.figures.handed_chars(),
+                    self.chars_per_token,
+                ));
+            }
+        }
+    }
+
+    /// Cache-read tokens of wake-up turns of `turns` characters each, handed in order after the
+    /// policy had handed `handed_before` characters: each turn's calls read the context as it is
+    /// before that turn (the earlier wake-up turns of the boundary included).
+    fn wake_up_tokens(&self, figure: (u64, usize), handed_before: usize, turns: &[usize]) -> u64 {
+        let mut handed = handed_before;
+        let mut tokens = 0;
+        for chars in turns {
+            tokens +=
+                self.wake_up_calls * context_at(figure.0, figure.1, handed, self.chars_per_token);
+            handed += chars;
+        }
+        tokens
+    }
 }
 
 fn child_entry<'a>(
@@ -617,6 +980,7 @@ fn child_entry<'a>(
 fn boundary(
     line: usize,
     budget: Budget,
+    cost: &Cost,
     today: &mut Policy,
     parkline: &mut Policy,
     boundaries: &mut Vec<Boundary>,
@@ -625,15 +989,276 @@ fn boundary(
     if parked == 0 {
         return Ok(());
     }
-    let today_turns = today.deliver(line, budget, true)?;
-    let parkline_turns = parkline.deliver(line, budget, false)?;
+    if cost.has_context && cost.figure.is_none() {
+        return Err(TraceError::new(
+            line,
+            "a boundary with parked lines before any context_tokens: the parent's context at \
+             its wake-up turns is unknown",
+        ));
+    }
+    let (today_before, parkline_before) = (
+        today.figures.handed_chars(),
+        parkline.figures.handed_chars(),
+    );
+    let today_chars = today.deliver(line, budget, true)?;
+    let parkline_chars = parkline.deliver(line, budget, false)?;
+    let mut tokens = [None, None];
+    if let Some(figure) = cost.figure {
+        for (slot, (policy, before, chars)) in tokens.iter_mut().zip([
+            (&mut *today, today_before, &today_chars),
+            (&mut *parkline, parkline_before, &parkline_chars),
+        ]) {
+            let spent = cost.wake_up_tokens(figure, before, chars);
+            *slot = Some(spent);
+            policy.figures.cache_read_tokens =
+                Some(policy.figures.cache_read_tokens.unwrap_or(0) + spent);
+        }
+    }
     boundaries.push(Boundary {
         line,
         parked,
-        today_turns,
-        parkline_turns,
+        today_turns: today_chars.len(),
+        parkline_turns: parkline_chars.len(),
+        context_tokens: cost
+            .figure
+            .map(|(tokens, at)| context_at(tokens, at, today_before, cost.chars_per_token)),
+        today_cache_read_tokens: tokens[0],
+        parkline_cache_read_tokens: tokens[1],
     });
     Ok(())
+}
+
+/// `parkline workload`'s report: what the text table and `--json` both show, computed once so
+/// the two cannot disagree. Field names are stable (`spec/workload.md`, "The report"); floats are
+/// rounded to the digits the table prints.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Report {
+    /// [`REPORT_FORMAT`].
+    pub report: &'static str,
+    /// The trace's format.
+    pub trace: Format,
+    /// The header's session.
+    pub session: String,
+    /// The header's `recorded`.
+    pub recorded: bool,
+    /// The header's `source`.
+    pub source: String,
+    /// The header's `reconstructed`: figure -> what it is reconstructed from.
+    pub reconstructed: BTreeMap<String, String>,
+    /// parkline's batch budget, characters.
+    pub budget: usize,
+    /// The reads' default `max_chars`.
+    pub max_chars: usize,
+    /// What the token estimate assumes.
+    pub estimate: Estimate,
+    /// Boundaries at which lines were parked.
+    pub boundaries_with_parked_lines: usize,
+    /// The boundary with the most parked lines (the earliest of equals): its trace line.
+    pub largest_boundary_line: Option<usize>,
+    /// Lines parked at that boundary.
+    pub largest_boundary_parked: Option<usize>,
+    /// Distinct cards of the completions; `None`: not in the trace.
+    pub cards: Option<usize>,
+    /// Today's policy.
+    pub today: PolicyReport,
+    /// parkline's policy.
+    pub parkline: PolicyReport,
+    /// Every boundary at which lines were parked, in trace order.
+    pub boundaries: Vec<Boundary>,
+}
+
+/// The assumptions of the token estimate.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Estimate {
+    /// Characters per token for characters handed to the parent.
+    pub chars_per_token: usize,
+    /// The parent's calls per wake-up turn, each reading its whole context.
+    pub wake_up_calls: usize,
+    /// The assumptions in words.
+    pub assumes: String,
+}
+
+/// One policy's column of the report.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PolicyReport {
+    /// The policy in words.
+    pub policy: &'static str,
+    /// Wake-up turns handed to deliver parked lines.
+    pub wake_up_turns: usize,
+    /// Wake-up turns per boundary with parked lines, mean, 2 decimals.
+    pub replay_turns_per_boundary: Option<f64>,
+    /// Wake-up turns at the largest boundary.
+    pub replay_turns_at_largest_boundary: Option<usize>,
+    /// `agent_read` calls.
+    pub reads: usize,
+    /// Of them, answers holding a partial turn.
+    pub partial_reads: usize,
+    /// Characters of wake-up turns and read answers.
+    pub handed_chars: usize,
+    /// Characters of wake-up turns.
+    pub delivered_chars: usize,
+    /// Characters of read answers.
+    pub read_chars: usize,
+    /// Characters of completed turns handed again.
+    pub repeated_chars: usize,
+    /// Completed turns handed again.
+    pub repeated_turns: usize,
+    /// Partial-turn characters in answers.
+    pub partial_chars: usize,
+    /// Of them, characters the parent already held.
+    pub partial_repeated_chars: usize,
+    /// `repeated_chars + partial_repeated_chars`.
+    pub repeated_with_partial_chars: usize,
+    /// Share repeated of the characters handed, percent, 1 decimal.
+    pub repeated_percent: f64,
+    /// Share repeated with partial turns counted, percent, 1 decimal.
+    pub repeated_with_partial_percent: f64,
+    /// Share repeated of the read answers, percent, 1 decimal.
+    pub repeated_read_percent: f64,
+    /// Estimated cache-read tokens of the wake-up turns; `None`: not in the trace.
+    pub cache_read_tokens: Option<u64>,
+    /// Of them, at the largest boundary.
+    pub cache_read_tokens_at_largest_boundary: Option<u64>,
+    /// The parent's model calls; `None`: not in the trace.
+    pub calls: Option<u64>,
+    /// `calls / cards`, 2 decimals.
+    pub calls_per_card: Option<f64>,
+    /// Estimated growth of the parent's context per card, tokens, 1 decimal: (context after the
+    /// last event - context at the first figure) / cards.
+    pub context_delta_per_card_tokens: Option<f64>,
+}
+
+fn rounded(x: f64, digits: i32) -> f64 {
+    let scale = 10f64.powi(digits);
+    (x * scale).round() / scale
+}
+
+/// The report of a run (what [`render`] prints and `--json` writes).
+///
+/// # Example
+///
+/// ```
+/// use parkline_cli::workload;
+/// let report = workload::report(&workload::run(&workload::parse(workload::S966)?)?);
+/// assert_eq!(report.largest_boundary_parked, Some(13));
+/// assert_eq!(report.today.replay_turns_at_largest_boundary, Some(13));
+/// assert_eq!(report.parkline.replay_turns_at_largest_boundary, Some(1));
+/// # Ok::<(), workload::TraceError>(())
+/// ```
+pub fn report(result: &WorkloadRun) -> Report {
+    let header = &result.header;
+    let largest = result
+        .boundaries
+        .iter()
+        .max_by_key(|b| (b.parked, std::cmp::Reverse(b.line)));
+    let count = result.boundaries.len();
+    let column = |policy: &'static str, f: &Figures, today: bool| {
+        let calls_per_card = match (f.calls, result.cards) {
+            (Some(calls), Some(cards)) if cards > 0 => {
+                Some(rounded(calls as f64 / cards as f64, 2))
+            }
+            _ => None,
+        };
+        let delta = match (f.context_first_tokens, f.context_last_tokens, result.cards) {
+            (Some(first), Some(last), Some(cards)) if cards > 0 => {
+                Some(rounded((last as f64 - first as f64) / cards as f64, 1))
+            }
+            _ => None,
+        };
+        PolicyReport {
+            policy,
+            wake_up_turns: f.wake_up_turns,
+            replay_turns_per_boundary: (count > 0)
+                .then(|| rounded(f.wake_up_turns as f64 / count as f64, 2)),
+            replay_turns_at_largest_boundary: largest.map(|b| {
+                if today {
+                    b.today_turns
+                } else {
+                    b.parkline_turns
+                }
+            }),
+            reads: f.reads,
+            partial_reads: f.partial_reads,
+            handed_chars: f.handed_chars(),
+            delivered_chars: f.delivered_chars,
+            read_chars: f.read_chars,
+            repeated_chars: f.repeated_chars,
+            repeated_turns: f.repeated_turns,
+            partial_chars: f.partial_chars,
+            partial_repeated_chars: f.partial_repeated_chars,
+            repeated_with_partial_chars: f.repeated_with_partial(),
+            repeated_percent: rounded(f.repeated_percent(), 1),
+            repeated_with_partial_percent: rounded(f.repeated_with_partial_percent(), 1),
+            repeated_read_percent: rounded(f.repeated_read_percent(), 1),
+            cache_read_tokens: f.cache_read_tokens,
+            cache_read_tokens_at_largest_boundary: largest.and_then(|b| {
+                if today {
+                    b.today_cache_read_tokens
+                } else {
+                    b.parkline_cache_read_tokens
+                }
+            }),
+            calls: f.calls,
+            calls_per_card,
+            context_delta_per_card_tokens: delta,
+        }
+    };
+    let (chars_per_token, wake_up_calls) = (header.chars_per_token(), header.wake_up_calls());
+    let calls = if wake_up_calls == 1 { "call" } else { "calls" };
+    Report {
+        report: REPORT_FORMAT,
+        trace: result.format,
+        session: header.session.clone(),
+        recorded: header.recorded,
+        source: header.source.clone(),
+        reconstructed: header.reconstructed.clone(),
+        budget: header.budget,
+        max_chars: header.max_chars,
+        estimate: Estimate {
+            chars_per_token,
+            wake_up_calls,
+            assumes: format!(
+                "each wake-up turn makes {wake_up_calls} {calls}, each reading the parent's whole \
+                 context from cache; the context at a wake-up turn is the trace's last \
+                 context_tokens plus the characters the policy handed the parent since (read \
+                 answers and the earlier wake-up turns), at {chars_per_token} characters per \
+                 token; for parkline, less what it did not hand compared with today (the trace \
+                 records today's context); the parent's own output is not counted"
+            ),
+        },
+        boundaries_with_parked_lines: count,
+        largest_boundary_line: largest.map(|b| b.line),
+        largest_boundary_parked: largest.map(|b| b.parked),
+        cards: result.cards,
+        today: column("today (pop-front, n:1)", &result.today, true),
+        parkline: column("parkline (batch, since:<cursor>)", &result.parkline, false),
+        boundaries: result.boundaries.clone(),
+    }
+}
+
+/// `parkline workload --json`: the [`report`] as one JSON object on one line.
+///
+/// # Example
+///
+/// ```
+/// use parkline_cli::workload;
+/// let json = workload::json(&workload::run(&workload::parse(workload::S966)?)?);
+/// let value: serde_json::Value = serde_json::from_str(&json).expect("one JSON object");
+/// assert_eq!(value["report"], workload::REPORT_FORMAT);
+/// assert_eq!(value["today"]["replay_turns_at_largest_boundary"], 13);
+/// # Ok::<(), workload::TraceError>(())
+/// ```
+pub fn json(result: &WorkloadRun) -> String {
+    // The report holds strings, integers, finite floats and maps with string keys only, which
+    // serde_json always serializes.
+    serde_json::to_string(&report(result))
+        .unwrap_or_else(|e| unreachable!("the report always serializes: {e}"))
+}
+
+const NOT_IN_TRACE: &str = "not in the trace";
+
+fn or_absent<T: fmt::Display>(value: Option<T>) -> String {
+    value.map_or_else(|| NOT_IN_TRACE.to_owned(), |v| v.to_string())
 }
 
 /// The run's table, as `parkline workload` prints it.
@@ -644,118 +1269,146 @@ fn boundary(
 /// use parkline_cli::workload;
 /// let table = workload::render(&workload::run(&workload::parse(workload::S966)?)?);
 /// assert!(table.contains("wake-up turns"));
+/// assert!(table.contains("cache-read tokens on wake-up turns (estimate)"));
 /// # Ok::<(), workload::TraceError>(())
 /// ```
 pub fn render(result: &WorkloadRun) -> String {
-    let (t, p) = (&result.today, &result.parkline);
-    let header = &result.header;
-    let kind = if header.recorded {
+    let r = report(result);
+    let (t, p) = (&r.today, &r.parkline);
+    let kind = if r.recorded {
         "recorded"
     } else {
         "reconstructed, not recorded"
     };
-    let largest = result
-        .boundaries
-        .iter()
-        .max_by_key(|b| (b.parked, std::cmp::Reverse(b.line)));
     let mut out = format!(
-        "parkline workload: session {} ({kind}); batch budget {} chars, read max_chars {}\n\n",
-        header.session, header.budget, header.max_chars
+        "parkline workload: session {} ({kind}, format {}); batch budget {} chars, read \
+         max_chars {}\n\n",
+        r.session,
+        r.trace.id(),
+        r.budget,
+        r.max_chars
     );
+    let largest = match r.largest_boundary_parked {
+        Some(parked) => format!(" ({parked} lines)"),
+        None => String::new(),
+    };
+    let two = |x: Option<f64>| x.map(|x| format!("{x:.2}"));
+    let one = |x: Option<f64>| x.map(|x| format!("{x:.1}"));
+    let cards = match r.cards {
+        Some(cards) => format!(" ({cards} cards)"),
+        None => String::new(),
+    };
+    let row = |label: String, today: String, parkline: String| (label, today, parkline);
     let rows: Vec<(String, String, String)> = vec![
-        (
+        row(
             "boundaries with parked lines".into(),
-            result.boundaries.len().to_string(),
-            result.boundaries.len().to_string(),
+            r.boundaries_with_parked_lines.to_string(),
+            r.boundaries_with_parked_lines.to_string(),
         ),
-        (
+        row(
             "wake-up turns".into(),
             t.wake_up_turns.to_string(),
             p.wake_up_turns.to_string(),
         ),
-        (
-            "wake-up turns per boundary (mean)".into(),
-            per_boundary(t.wake_up_turns, result.boundaries.len()),
-            per_boundary(p.wake_up_turns, result.boundaries.len()),
+        row(
+            "replay turns per boundary (mean)".into(),
+            two(t.replay_turns_per_boundary).unwrap_or_else(|| "-".into()),
+            two(p.replay_turns_per_boundary).unwrap_or_else(|| "-".into()),
         ),
-        match largest {
-            Some(b) => (
-                format!("wake-up turns at the largest boundary ({} lines)", b.parked),
-                b.today_turns.to_string(),
-                b.parkline_turns.to_string(),
-            ),
-            None => (
-                "wake-up turns at the largest boundary".into(),
-                "-".into(),
-                "-".into(),
-            ),
-        },
-        (
+        row(
+            format!("replay turns at the largest boundary{largest}"),
+            t.replay_turns_at_largest_boundary
+                .map_or_else(|| "-".into(), |n| n.to_string()),
+            p.replay_turns_at_largest_boundary
+                .map_or_else(|| "-".into(), |n| n.to_string()),
+        ),
+        row(
             "agent_read calls (partial)".into(),
             format!("{} ({})", t.reads, t.partial_reads),
             format!("{} ({})", p.reads, p.partial_reads),
         ),
-        (
+        row(
             "characters handed to the parent".into(),
-            t.handed_chars().to_string(),
-            p.handed_chars().to_string(),
+            t.handed_chars.to_string(),
+            p.handed_chars.to_string(),
         ),
-        (
+        row(
             "  in wake-up turns".into(),
             t.delivered_chars.to_string(),
             p.delivered_chars.to_string(),
         ),
-        (
+        row(
             "  in agent_read answers".into(),
             t.read_chars.to_string(),
             p.read_chars.to_string(),
         ),
-        (
+        row(
             "characters repeated".into(),
             t.repeated_chars.to_string(),
             p.repeated_chars.to_string(),
         ),
-        (
+        row(
             "completed turns handed again".into(),
             t.repeated_turns.to_string(),
             p.repeated_turns.to_string(),
         ),
-        (
+        row(
             "partial-turn characters in answers".into(),
             t.partial_chars.to_string(),
             p.partial_chars.to_string(),
         ),
-        (
+        row(
             "  of them repeated".into(),
             t.partial_repeated_chars.to_string(),
             p.partial_repeated_chars.to_string(),
         ),
-        (
+        row(
             "characters repeated, partial turns counted".into(),
-            t.repeated_with_partial().to_string(),
-            p.repeated_with_partial().to_string(),
+            t.repeated_with_partial_chars.to_string(),
+            p.repeated_with_partial_chars.to_string(),
         ),
-        (
+        row(
             "share repeated, partial turns counted".into(),
-            format!("{:.1} %", t.repeated_with_partial_percent()),
-            format!("{:.1} %", p.repeated_with_partial_percent()),
+            format!("{:.1} %", t.repeated_with_partial_percent),
+            format!("{:.1} %", p.repeated_with_partial_percent),
         ),
-        (
+        row(
             "share repeated".into(),
-            format!("{:.1} %", t.repeated_percent()),
-            format!("{:.1} %", p.repeated_percent()),
+            format!("{:.1} %", t.repeated_percent),
+            format!("{:.1} %", p.repeated_percent),
         ),
-        (
+        row(
             "  of agent_read answers".into(),
-            format!("{:.1} %", t.repeated_read_percent()),
-            format!("{:.1} %", p.repeated_read_percent()),
+            format!("{:.1} %", t.repeated_read_percent),
+            format!("{:.1} %", p.repeated_read_percent),
+        ),
+        row(
+            "cache-read tokens on wake-up turns (estimate)".into(),
+            or_absent(t.cache_read_tokens),
+            or_absent(p.cache_read_tokens),
+        ),
+        row(
+            format!("  at the largest boundary{largest}"),
+            or_absent(t.cache_read_tokens_at_largest_boundary),
+            or_absent(p.cache_read_tokens_at_largest_boundary),
+        ),
+        row(
+            "parent calls".into(),
+            or_absent(t.calls),
+            or_absent(p.calls),
+        ),
+        row(
+            format!("parent calls per card{cards}"),
+            or_absent(two(t.calls_per_card)),
+            or_absent(two(p.calls_per_card)),
+        ),
+        row(
+            "per-card context delta, tokens (estimate)".into(),
+            or_absent(one(t.context_delta_per_card_tokens)),
+            or_absent(one(p.context_delta_per_card_tokens)),
         ),
     ];
-    let columns = (
-        "".to_owned(),
-        "today (pop-front, n:1)".to_owned(),
-        "parkline (batch, since:<cursor>)".to_owned(),
-    );
+    let columns = ("".to_owned(), t.policy.to_owned(), p.policy.to_owned());
     let width = rows
         .iter()
         .chain(std::iter::once(&columns))
@@ -773,22 +1426,37 @@ pub fn render(result: &WorkloadRun) -> String {
             "{label:<width$}  {today:>width_today$}  {parkline}\n"
         ));
     }
-    out.push_str("\nboundaries (trace line: lines parked -> wake-up turns today / parkline)\n");
-    for b in &result.boundaries {
+    out.push_str(&format!("\nestimate: {}\n", r.estimate.assumes));
+    if r.trace == Format::Replay1 {
         out.push_str(&format!(
-            "  line {}: {} parked -> {} / {}\n",
-            b.line, b.parked, b.today_turns, b.parkline_turns
+            "format {} carries no context_tokens, calls or card: those rows are not in the trace\n",
+            FORMAT_REPLAY_1
         ));
     }
-    out
-}
-
-fn per_boundary(turns: usize, boundaries: usize) -> String {
-    if boundaries == 0 {
-        "-".into()
-    } else {
-        format!("{:.2}", turns as f64 / boundaries as f64)
+    for (figure, from) in &r.reconstructed {
+        out.push_str(&format!("reconstructed {figure}: {from}\n"));
     }
+    out.push_str(
+        "\nboundaries (trace line: lines parked -> wake-up turns today / parkline; parent \
+         context; cache-read tokens today / parkline)\n",
+    );
+    for b in &r.boundaries {
+        out.push_str(&format!(
+            "  line {}: {} parked -> {} / {}",
+            b.line, b.parked, b.today_turns, b.parkline_turns
+        ));
+        if let (Some(context), Some(today), Some(parkline)) = (
+            b.context_tokens,
+            b.today_cache_read_tokens,
+            b.parkline_cache_read_tokens,
+        ) {
+            out.push_str(&format!(
+                "; context {context} tokens; {today} / {parkline} tokens"
+            ));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The arguments of `parkline workload`.
@@ -797,6 +1465,10 @@ pub struct WorkloadArgs {
     /// The trace (JSON lines, spec/workload.md); without it, the shipped trace of planner session
     /// s966, reconstructed from the published figures (not recorded)
     pub trace: Option<std::path::PathBuf>,
+    /// Print the report as one JSON object (stable field names, spec/workload.md) instead of
+    /// the table
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Entry point of `parkline workload`: exit 0 with the table on stdout, 1 on an invalid trace, 3 on
@@ -814,8 +1486,19 @@ pub fn main(args: &WorkloadArgs) -> ExitCode {
     };
     match parse(&text).and_then(|trace| run(&trace)) {
         Ok(result) => {
-            print!("{}", render(&result));
-            ExitCode::SUCCESS
+            let text = if args.json {
+                format!("{}\n", json(&result))
+            } else {
+                render(&result)
+            };
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("parkline workload: cannot write the report: {e}");
+                    ExitCode::from(3)
+                }
+            }
         }
         Err(e) => {
             let name = args.trace.as_ref().map_or_else(

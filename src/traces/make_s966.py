@@ -14,8 +14,23 @@ What the figures fix, and how this reconstruction meets them:
   repeated turn text to about 40 % of about 111 k chars of agent_read results.
 Everything else (turn sizes other than the named ones, the in-flight sizes, the order of events
 between the published timestamps, the text of the completion lines) is invented to fit.
+
+Format parkline-workload/2 adds the figures the cost report needs, reconstructed as follows
+(the header's `reconstructed` says the same):
+- context_tokens: the analysis gives 9.9 M cache-read tokens over the 13 replays, so one replay
+  wake-up read 9,900,000 / 13 = 761,538 tokens (one call per wake-up turn, see wake_up_calls);
+  that is the parent's context at the long turn's end. It gives 35.8 k tokens of context per
+  hire, and 19 children were hired by then: 19 x 35,800 = 680,200, so the context before the
+  first hire was 761,538 - 680,200 = 81,338. Each turn ends at 81,338 + 35,800 x (children
+  hired so far); the first turn starts at 81,338.
+- wake_up_calls 1: with 2 calls per wake-up the context at the long turn's end would be
+  9,900,000 / 26 = 380,769 tokens, less than the 680,200 the hires alone add.
+- calls: the analysis gives 59 calls per hour; each turn_end's calls are 59 x the turn's minutes
+  / 60, rounded half up (the 699-minute long turn: 687).
+- card: one card per child (each of the 19 was hired for one task), named card-<child>.
 """
 import json
+from datetime import datetime, timedelta
 
 PARENT = "sj-18d3164fbb9ba765"
 out = []
@@ -63,6 +78,36 @@ assert (reads, partial) == (61, 35), (reads, partial)
 
 request_of = {child: 2051 + i for i, child in enumerate(CHILDREN)}
 
+CACHE_READ_13_REPLAYS = 9_900_000
+REPLAYS = 13
+CONTEXT_PER_HIRE = 35_800
+CALLS_PER_HOUR = 59
+CONTEXT_AT_LONG_END = (CACHE_READ_13_REPLAYS + REPLAYS // 2) // REPLAYS  # 761,538
+CONTEXT_BEFORE_HIRES = CONTEXT_AT_LONG_END - len(CHILDREN) * CONTEXT_PER_HIRE  # 81,338
+assert (CONTEXT_AT_LONG_END, CONTEXT_BEFORE_HIRES) == (761_538, 81_338)
+hired = 0
+turn_started = {}
+
+
+def context():
+    return CONTEXT_BEFORE_HIRES + CONTEXT_PER_HIRE * hired
+
+
+def minutes(start, end):
+    parse = lambda at: datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ")
+    return (parse(end) - parse(start)).total_seconds() / 60
+
+
+def turn_start(turn, at, **extra):
+    turn_started[turn] = at
+    ev(ev="turn_start", turn=turn, at=at, **extra)
+
+
+def turn_end(turn, at):
+    # Rounded half up in integers, so the figure does not depend on float rounding.
+    calls = (2 * CALLS_PER_HOUR * int(minutes(turn_started[turn], at)) + 60) // 120
+    ev(ev="turn_end", turn=turn, at=at, context_tokens=context(), calls=calls)
+
 
 def progress_chars(child, k):
     # A deterministic, modest in-flight size (the published figures give none).
@@ -71,6 +116,8 @@ def progress_chars(child, k):
 
 def run_child(child):
     """Events of one child's whole life: its turns, the reads of it, its completion line."""
+    global hired
+    hired += 1
     sizes, plan = CHILDREN[child]
     in_flight = 0
     for k, size in enumerate(sizes, start=1):
@@ -91,36 +138,55 @@ def run_child(child):
         f"[delegation {child} request r{request_of[child]} answered by turn {last}: outcome=completed] "
         f"card done, result in the task file; read it with agent_read{{sid:\"{child}\", turn:\"{last}\"}}"
     )
-    ev(ev="completion", request=request_of[child], child=child, line=line)
+    ev(ev="completion", request=request_of[child], child=child, line=line, card=f"card-{child}")
 
 
-ev(ev="turn_start", turn=f"{PARENT}-1", at="2026-09-07T15:26:00Z")
-ev(ev="turn_end", turn=f"{PARENT}-1", at="2026-09-07T15:41:00Z")
+turn_start(f"{PARENT}-1", "2026-09-07T15:26:00Z", context_tokens=context())
+turn_end(f"{PARENT}-1", "2026-09-07T15:41:00Z")
 # Short turns 2..6 before the long one: each sees one child finish and its line parked (turn 6
 # sees two).
+# Times by datetime arithmetic, so every `at` is a real time (15:45 + 6 i minutes, 4 minutes each).
 for i in range(5):
-    ev(ev="turn_start", turn=f"{PARENT}-{2 + i}", at=f"2026-09-07T15:{45 + 6 * i}:00Z")
+    start = datetime(2026, 9, 7, 15, 45) + timedelta(minutes=6 * i)
+    turn_start(f"{PARENT}-{2 + i}", f"{start:%Y-%m-%dT%H:%M:%SZ}")
     run_child(EARLY[i])
     if i == 4:
         run_child(EARLY[5])
-    ev(ev="turn_end", turn=f"{PARENT}-{2 + i}", at=f"2026-09-07T15:{49 + 6 * i}:00Z")
-ev(ev="turn_start", turn=f"{PARENT}-7", at="2026-09-07T16:20:00Z")
+    turn_end(f"{PARENT}-{2 + i}", f"{start + timedelta(minutes=4):%Y-%m-%dT%H:%M:%SZ}")
+turn_start(f"{PARENT}-7", "2026-09-07T16:20:00Z")
 for child in LATE:
     run_child(child)
-ev(ev="turn_end", turn=f"{PARENT}-7", at="2026-09-08T03:59:00Z")
-ev(ev="turn_start", turn=f"{PARENT}-8", at="2026-09-08T04:10:00Z")
-ev(ev="turn_end", turn=f"{PARENT}-8", at="2026-09-08T04:23:00Z")
+assert context() == CONTEXT_AT_LONG_END
+turn_end(f"{PARENT}-7", "2026-09-08T03:59:00Z")
+turn_start(f"{PARENT}-8", "2026-09-08T04:10:00Z")
+turn_end(f"{PARENT}-8", "2026-09-08T04:23:00Z")
 
 header = {
-    "trace": "parkline-replay/1",
+    "trace": "parkline-workload/2",
     "session": "s966",
     "recorded": False,
     "source": "reconstructed from the published figures of the s966 analysis (the defect report on session s966: 13 lines "
     "parked behind one 11.6 h turn; 61 reads of children, 35 partial; s980-1 collected 6 times, "
-    "s978-5 twice, s972-1 five times; about 111 k chars of agent_read results, about 40 % repeats), "
+    "s978-5 twice, s972-1 five times; about 111 k chars of agent_read results, about 40 % repeats; "
+    "13 replays / 9.9 M cache-read tokens; context per hire 35.8 k; 59 calls per hour), "
     "not recorded; generated by src/traces/make_s966.py",
+    "reconstructed": {
+        "context_tokens": "from 9.9 M cache-read tokens over 13 replays and 35.8 k tokens of context per hire: "
+        "9,900,000 / 13 = 761,538 tokens read by each replay wake-up, the context at the long turn's end; "
+        "less 19 hires x 35,800 = 680,200 gives 81,338 before the first hire; each turn ends at "
+        "81,338 + 35,800 x (children hired so far)",
+        "wake_up_calls": "1, from the same figures: with 2 calls per wake-up the context at the long turn's end "
+        "would be 9,900,000 / 26 = 380,769 tokens, less than the 680,200 the 19 hires alone add",
+        "calls": "from 59 calls per hour: each turn's calls are 59 x its minutes / 60, rounded half up "
+        "(the 699-minute long turn: 687)",
+        "cards": "one card per child (19 children, each hired for one task), named card-<child>",
+        "events": "the order of events between the published timestamps, the sizes other than the named "
+        "ones, the in-flight sizes and the completion lines' text: invented to fit the figures above",
+    },
     "budget": 16000,
     "max_chars": 24000,
+    "chars_per_token": 4,
+    "wake_up_calls": 1,
 }
 print(json.dumps(header, separators=(",", ":")))
 for e in out:
