@@ -8,6 +8,17 @@
 //!
 //! Each queue is kept between N and N + SLACK parked lines: when a fixture reaches N + SLACK it is
 //! rebuilt (untimed), so "N already parked" holds throughout the measurement.
+//!
+//! Profile (2026-12-03, `profile park` and `profile park-floors` of `benches/benches/profile.rs`):
+//! a park is one `write` of its 272-278-byte record and one `fsync`, nothing else (strace), and
+//! 7,800 instructions (about 3 us, three quarters of it serde_json encoding the record), the same
+//! at 1 and at 1,000 parked. Interleaved with the floor alone (300 rounds, 1 and 1,000 parked)
+//! parkline was 1.01-1.03x the floor, and equal to a floor writing as many bytes as its record.
+//! So the 1.07-1.13x this bench printed comes from the bench's conditions, not from parkline's
+//! work. A suspect, not yet confirmed: the rebuild in `one_park` drops the old fixture (a 275 KB
+//! mirror at 1,000) after the new one is built and synced, and nothing syncs that deletion, so
+//! the next timed fsync commits it; each contender pays for its own rebuild, but the bytes and
+//! directory entries freed differ from one contender to the next.
 
 #[path = "support/sqlite.rs"]
 mod sqlite;
