@@ -1,28 +1,42 @@
 //! A boundary on a real file: batch, hand-over (turn text and notified events), settle, for 1,
-//! 13, 100, 1,000 and 10,000 parked lines. Time per line, and fsyncs per boundary counted by a
+//! 10, 100, 1,000 and 10,000 parked lines. Time per line, and fsyncs per boundary counted by a
 //! [`Counting`](parkline_benches::counting::Counting) storage around `parkline::FsStorage`.
 //!
 //! Baselines in the same run: the floor (the two durability points a crash-safe boundary needs,
-//! batch written before the hand-over and cleared after: two small writes, two fsyncs), and today's
-//! pop-front `deferred-input.json` (one whole-file rewrite per delivered line; up to 100 lines,
-//! beyond which one boundary takes seconds). Before the criterion measurements, parkline and the
-//! floor (and today's pop-front up to 13 lines) take turns, one boundary each per round, and the
-//! medians and ratios are printed ([`parkline_benches::interleave`]).
+//! batch written before the hand-over and cleared after: two small writes, two fsyncs), SQLite
+//! (WAL, `synchronous=FULL`: one transaction marks and reads the batch, one delete clears it),
+//! and today's pop-front `deferred-input.json` (one whole-file rewrite per delivered line; up to
+//! 100 lines, beyond which one boundary takes seconds). Before the criterion measurements the
+//! contenders take turns, one boundary each per round ([`parkline_benches::interleave`]; 150
+//! rounds at 1 and 10 lines, 60 at 100, 40 at 1,000, 20 at 10,000), and for each size the bench
+//! prints the medians, the quartiles, and the median and quartiles of the per-round ratios. It
+//! writes the chart `benches/boundary-per-line.svg` (time per line against lines, log-log, every
+//! contender, quartile bars) from the same rounds. Every fixture is built untimed and discarded
+//! with its deletion synced ([`parkline_benches::fixture::discard`]), so no timed fsync commits
+//! another contender's leftovers. `cargo bench -p parkline-benches --bench boundary --
+//! interleaved-only` runs the interleaved pass and the chart alone (about a minute).
 //!
-//! Profile (2026-12-03, `profile boundary N` of `benches/benches/profile.rs`, strace and callgrind):
-//! at 1 and 13 lines a boundary is 2 appends (145 / 201 bytes) and 2 file fsyncs, like the floor,
-//! and 14,000 instructions of CPU (a few microseconds): the 2.16x once reported at 1 line is the
-//! disk, not parkline (this bench's interleaved pass gave 1.05x at 1 line and 0.81x at 13 the
-//! same day, with fsync latencies from 0.35 to 4 ms between rows). From about 240 lines on, the
-//! settle compacts (M12: the delivered lines exceed the 64 KiB slack): a temp file is created,
-//! written, fsynced, renamed over the mirror, and the directory fsynced, so the boundary costs 3
-//! fsyncs, a create and a rename against the floor's 2 fsyncs; that is most of 2.2-3x at 1,000
-//! lines (725,000 instructions for the boundary, 1.46 M for the settle). At 10,000 lines CPU
-//! shows too: 23 M instructions and an 8 MB heap peak. `Core::boundary` clones every line into
-//! the returned batch (2.8 M) and counts each line's characters again for the split (2.3 M);
-//! the settle clones the whole state to size the compaction snapshot (3.0 M), builds a
+//! Measured 2026-12-03 (that command, shared 2-core VM, ext4), parkline / floor, median of the
+//! per-round ratios (quartiles): 1 line 0.95x (0.89-1.00), 10 lines 0.99x (0.95-1.03), 100 lines
+//! 1.07x (0.99-1.13), 1,000 lines 3.13x (2.98-3.34), 10,000 lines 18.8x (8.6-21.1). SQLite is
+//! 1.28-1.9x parkline at every size; today's pop-front 1.45x at 1 line, 14x at 10 and 136x at 100.
+//!
+//! Why 1 line was once reported at 2.16x: the disk. At 1 line parkline does what the floor does,
+//! 2 appends (145 bytes) and 2 file fsyncs, with about 14,000 instructions of CPU (profile
+//! driver, callgrind), and the quartiles above straddle 1 (parkline's boundary 394-472 us, the
+//! floor's 420-505 us). The 2.16x was a ratio of medians from sequential criterion runs, each
+//! landing in a different minute of a disk whose fsync ranged from 0.35 to 4 ms that day.
+//!
+//! What the ratio measures from about 240 lines on is the crate (profile driver, strace and
+//! callgrind): the settle compacts (M12: the delivered lines exceed the 64 KiB slack), so a temp
+//! file is created, written, fsynced, renamed over the mirror, and the directory fsynced: 3
+//! fsyncs, a create and a rename against the floor's 2 fsyncs (2.2-3x at 1,000 lines). At 10,000
+//! lines CPU shows too: 23 M instructions and an 8 MB heap peak. `Core::boundary` clones every
+//! line into the returned batch (2.8 M) and counts each line's characters again for the split
+//! (2.3 M); the settle clones the whole state to size the compaction snapshot (3.0 M), builds a
 //! `BTreeSet` of the delivered seqs twice (3.5 M and again in `commit`, 5.9 M with the apply),
-//! and serialises 10,000 seqs in the batch and settle records (0.85 M each).
+//! and serialises 10,000 seqs in the batch and settle records (0.85 M each). The 10,000-line
+//! quartiles are wide (8.6-21x) because the floor's own fsyncs there ranged 350-800 us.
 
 #[path = "support/sqlite.rs"]
 mod sqlite;

@@ -12,13 +12,24 @@
 //! Profile (2026-12-03, `profile park` and `profile park-floors` of `benches/benches/profile.rs`):
 //! a park is one `write` of its 272-278-byte record and one `fsync`, nothing else (strace), and
 //! 7,800 instructions (about 3 us, three quarters of it serde_json encoding the record), the same
-//! at 1 and at 1,000 parked. Interleaved with the floor alone (300 rounds, 1 and 1,000 parked)
-//! parkline was 1.01-1.03x the floor, and equal to a floor writing as many bytes as its record.
-//! So the 1.07-1.13x this bench printed comes from the bench's conditions, not from parkline's
-//! work. A suspect, not yet confirmed: the rebuild in `one_park` drops the old fixture (a 275 KB
-//! mirror at 1,000) after the new one is built and synced, and nothing syncs that deletion, so
-//! the next timed fsync commits it; each contender pays for its own rebuild, but the bytes and
-//! directory entries freed differ from one contender to the next.
+//! at 1 and at 1,000 parked.
+//!
+//! Where the 1.07-1.13x this bench once printed came from (2026-12-03, measured with
+//! `PARKLINE_BENCH_REBUILD=1 cargo bench -p parkline-benches --bench park -- interleaved-only`,
+//! which interleaves parkline and the floor each with the old rebuild and the fixed one, 320
+//! rounds): not from the fixture rebuild. The suspect was the old fixture's deletion, which
+//! nothing synced, committed by the next timed fsync. Measured, the first park after a rebuild
+//! costs what the others do (1 parked: 251 us against 238 us for parkline, 249 against 234 for
+//! the floor; 1,000 parked: 235 against 243 and 232 against 238), and parkline/floor is the same
+//! with either rebuild (median of per-round ratios 1.01x and 1.01x at 1 parked, 1.00x and 1.01x
+//! at 1,000; quartiles 0.98-1.05 in all four). What moved was the statistic: the ratio of two
+//! medians taken from different rounds gave 1.02-1.09x across passes and N, and criterion's
+//! means 0.89-1.08x, because fsync times here are broad and multi-modal and a median lands in a
+//! different mode from one contender to the next. So the ratio printed and reported is now the
+//! median of the per-round ratios (each round's parkline park over the same round's floor park),
+//! with its quartiles. The rebuild still drops the old fixture and syncs the deletion first
+//! ([`fixture::discard`]), because a timed fsync carrying someone else's metadata is wrong in
+//! principle even where it costs nothing measurable on this disk.
 
 #[path = "support/sqlite.rs"]
 mod sqlite;

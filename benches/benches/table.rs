@@ -10,7 +10,7 @@
 //! per-round ratios with its quartiles. A ratio of two medians taken from different rounds
 //! swings by several percent from one pass to the next on this disk (the park bench's header
 //! has the measurement); the per-round ratio does not. `PARKLINE_BENCH_ROUNDS` overrides every
-//! row's rounds. About two to three minutes on the shared 2-core VM.
+//! row's rounds. Under a minute on the shared 2-core VM (23 s on 2026-12-03 with fewer rounds).
 //!
 //! The rows:
 //! - durable park / floor (one `write` + `fsync` of the line), 0 and 1,000 already parked;
@@ -226,7 +226,7 @@ fn recovery_rows() -> Vec<Row> {
     j.extend((0..n).map(mirror_line));
     j.persist().expect("write");
     drop(j);
-    let rounds = interleave::rounds(15);
+    let rounds = interleave::rounds(21);
     let mut recover = || {
         let start = Instant::now();
         let queue = open(mirror.path());
@@ -331,8 +331,8 @@ fn child(dir: &str) {
 fn boundary_row(n: u64) -> Row {
     let rounds = interleave::rounds(match n {
         0..=10 => 150,
-        11..=1_000 => 40,
-        _ => 15,
+        11..=1_000 => 60,
+        _ => 25,
     });
     let mut parkline = || {
         let dir = bench_dir().expect("temporary directory");
