@@ -8,6 +8,10 @@ The interleaved ratios alone (no criterion measurement; a filter that matches no
 
     cargo bench -p parkline-benches --bench park --bench boundary -- interleaved-only | tee /tmp/i.log
 
+Every row of the README's performance table in one run, already as Markdown (no criterion):
+
+    nice -n 5 cargo bench -p parkline-benches --bench table
+
 Reads each benchmark's median (criterion's `new/estimates.json`) and the lines the benches print
 beside the timings (interleaved medians, fsyncs per park and per boundary, peak memory of
 recovery). Ratios compare figures of the same run only; on a shared disk only the interleaved
@@ -48,30 +52,34 @@ def main():
 
     out.append("### Ratios (interleaved rounds: the contenders take turns, one operation each)\n")
     out.append("| durable park, N parked | parkline | floor: write + fsync | parkline / floor "
-               "| JSON rewrite / parkline | SQLite WAL FULL / parkline |")
+               "(quartiles) | JSON rewrite / parkline | SQLite WAL FULL / parkline |")
     out.append("| ---: | ---: | ---: | ---: | ---: | ---: |")
-    for n, p, f, j, s, r1, r2, r3 in re.findall(
+    for m in re.finditer(
             r"park interleaved: (\d+) parked, \d+ rounds, medians: parkline ([\d.]+) us, "
-            r"floor ([\d.]+) us, json ([\d.]+) us, sqlite ([\d.]+) us; parkline/floor ([\d.]+)x, "
-            r"json/parkline ([\d.]+)x, sqlite/parkline ([\d.]+)x", log):
-        out.append(f"| {n} | {p} µs | {f} µs | **{r1}x** | {r2}x | {r3}x |")
+            r"floor ([\d.]+) us, json [\d.]+ us, sqlite [\d.]+ us; parkline/floor [\d.]+x, "
+            r"json/parkline ([\d.]+)x, sqlite/parkline ([\d.]+)x; per-round parkline/floor "
+            r"quartiles ([\d.]+) ([\d.]+) ([\d.]+)", log):
+        n, p, f, j, s, q1, q2, q3 = m.groups()
+        out.append(f"| {n} | {p} µs | {f} µs | **{q2}x** ({q1}-{q3}) | {j}x | {s}x |")
     out.append("")
     out.append("| boundary, lines | fsyncs per boundary | parkline | per line | floor: 2 x (write + fsync) "
-               "| parkline / floor | today's JSON pop-front / parkline |")
-    out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+               "| parkline / floor (quartiles) | SQLite WAL FULL / parkline | today's JSON pop-front / parkline |")
+    out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     fsyncs = dict(re.findall(r"boundary fsyncs: (\d+) lines: (\d+) fsyncs", log))
-    for n, p, per, f, r, rest in re.findall(
+    for n, p, per, f, r, q1, q3, rest in re.findall(
             r"boundary interleaved: (\d+) lines, \d+ rounds, medians: parkline ([\d.]+) us "
-            r"\(([\d.]+) us per line\), floor ([\d.]+) us; parkline/floor ([\d.]+)x(.*)", log):
-        j = re.search(r"\(([\d.]+)x parkline\)", rest)
-        out.append(f"| {n} | **{fsyncs.get(n, '-')}** | {p} µs | {per} µs | {f} µs | {r}x "
-                   f"| {j.group(1) + 'x' if j else '-'} |")
+            r"\(([\d.]+) us per line\), floor ([\d.]+) us; parkline/floor ([\d.]+)x, "
+            r"per-round quartiles ([\d.]+) [\d.]+ ([\d.]+)(.*)", log):
+        s = re.search(r"sqlite [\d.]+ us \(([\d.]+)x parkline", rest)
+        j = re.search(r"json pop-front [\d.]+ us \(([\d.]+)x parkline", rest)
+        out.append(f"| {n} | **{fsyncs.get(n, '-')}** | {p} µs | {per} µs | {f} µs | **{r}x** ({q1}-{q3}) "
+                   f"| {s.group(1) + 'x' if s else '-'} | {j.group(1) + 'x' if j else '-'} |")
 
     out.append("\n### Durable park (criterion median per park, sequential; N lines already parked)\n")
     out.append("| N | parkline | floor: write + fsync | JSON mirror rewrite | SQLite WAL FULL "
                "| parkline / floor | JSON / parkline | SQLite / parkline |")
     out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for n in (1, 13, 100, 1000):
+    for n in (0, 1, 13, 100, 1000):
         p, f, j, s = (median(home, "park", k, n) for k in
                       ("parkline", "floor_write_fsync", "json_mirror_rewrite", "sqlite_wal_full"))
         out.append(f"| {n} | {fmt_time(p)} | {fmt_time(f)} | {fmt_time(j)} | {fmt_time(s)} "
@@ -84,7 +92,7 @@ def main():
     out.append("| lines | fsyncs per boundary | parkline | per line | floor: 2 x (write + fsync) "
                "| parkline / floor | JSON pop-front (N rewrites) | JSON / parkline |")
     out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for n in (1, 13, 100, 1000, 10000):
+    for n in (1, 10, 100, 1000, 10000):
         p, f, j = (median(home, "boundary", k, n) for k in
                    ("parkline", "floor_two_fsyncs", "json_mirror_pop_front"))
         per = None if p is None else p / n

@@ -1,45 +1,65 @@
 //! A boundary on a real file: batch, hand-over (turn text and notified events), settle, for 1,
-//! 13, 100, 1,000 and 10,000 parked lines. Time per line, and fsyncs per boundary counted by a
+//! 10, 100, 1,000 and 10,000 parked lines. Time per line, and fsyncs per boundary counted by a
 //! [`Counting`](parkline_benches::counting::Counting) storage around `parkline::FsStorage`.
 //!
 //! Baselines in the same run: the floor (the two durability points a crash-safe boundary needs,
-//! batch written before the hand-over and cleared after: two small writes, two fsyncs), and today's
-//! pop-front `deferred-input.json` (one whole-file rewrite per delivered line; up to 100 lines,
-//! beyond which one boundary takes seconds). Before the criterion measurements, parkline and the
-//! floor (and today's pop-front up to 13 lines) take turns, one boundary each per round, and the
-//! medians and ratios are printed ([`parkline_benches::interleave`]).
+//! batch written before the hand-over and cleared after: two small writes, two fsyncs), SQLite
+//! (WAL, `synchronous=FULL`: one transaction marks and reads the batch, one delete clears it),
+//! and today's pop-front `deferred-input.json` (one whole-file rewrite per delivered line; up to
+//! 100 lines, beyond which one boundary takes seconds). Before the criterion measurements the
+//! contenders take turns, one boundary each per round ([`parkline_benches::interleave`]; 150
+//! rounds at 1 and 10 lines, 60 at 100, 40 at 1,000, 20 at 10,000), and for each size the bench
+//! prints the medians, the quartiles, and the median and quartiles of the per-round ratios. It
+//! writes the chart `benches/boundary-per-line.svg` (time per line against lines, log-log, every
+//! contender, quartile bars) from the same rounds. Every fixture is built untimed and discarded
+//! with its deletion synced ([`parkline_benches::fixture::discard`]), so no timed fsync commits
+//! another contender's leftovers. `cargo bench -p parkline-benches --bench boundary --
+//! interleaved-only` runs the interleaved pass and the chart alone (about a minute).
 //!
-//! Profile (2026-12-03, `profile boundary N` of `benches/benches/profile.rs`, strace and callgrind):
-//! at 1 and 13 lines a boundary is 2 appends (145 / 201 bytes) and 2 file fsyncs, like the floor,
-//! and 14,000 instructions of CPU (a few microseconds): the 2.16x once reported at 1 line is the
-//! disk, not parkline (this bench's interleaved pass gave 1.05x at 1 line and 0.81x at 13 the
-//! same day, with fsync latencies from 0.35 to 4 ms between rows). From about 240 lines on, the
-//! settle compacts (M12: the delivered lines exceed the 64 KiB slack): a temp file is created,
-//! written, fsynced, renamed over the mirror, and the directory fsynced, so the boundary costs 3
-//! fsyncs, a create and a rename against the floor's 2 fsyncs; that is most of 2.2-3x at 1,000
-//! lines (725,000 instructions for the boundary, 1.46 M for the settle). At 10,000 lines CPU
-//! shows too: 23 M instructions and an 8 MB heap peak. `Core::boundary` clones every line into
-//! the returned batch (2.8 M) and counts each line's characters again for the split (2.3 M);
-//! the settle clones the whole state to size the compaction snapshot (3.0 M), builds a
+//! Measured 2026-12-03 (that command, shared 2-core VM, ext4), parkline / floor, median of the
+//! per-round ratios (quartiles): 1 line 0.95x (0.89-1.00), 10 lines 0.99x (0.95-1.03), 100 lines
+//! 1.07x (0.99-1.13), 1,000 lines 3.13x (2.98-3.34), 10,000 lines 18.8x (8.6-21.1). SQLite is
+//! 1.28-1.9x parkline at every size; today's pop-front 1.45x at 1 line, 14x at 10 and 136x at 100.
+//!
+//! Why 1 line was once reported at 2.16x: the disk. At 1 line parkline does what the floor does,
+//! 2 appends (145 bytes) and 2 file fsyncs, with about 14,000 instructions of CPU (profile
+//! driver, callgrind), and the quartiles above straddle 1 (parkline's boundary 394-472 us, the
+//! floor's 420-505 us). The 2.16x was a ratio of medians from sequential criterion runs, each
+//! landing in a different minute of a disk whose fsync ranged from 0.35 to 4 ms that day.
+//!
+//! What the ratio measures from about 240 lines on is the crate (profile driver, strace and
+//! callgrind): the settle compacts (M12: the delivered lines exceed the 64 KiB slack), so a temp
+//! file is created, written, fsynced, renamed over the mirror, and the directory fsynced: 3
+//! fsyncs, a create and a rename against the floor's 2 fsyncs (2.2-3x at 1,000 lines). At 10,000
+//! lines CPU shows too: 23 M instructions and an 8 MB heap peak. `Core::boundary` clones every
+//! line into the returned batch (2.8 M) and counts each line's characters again for the split
+//! (2.3 M); the settle clones the whole state to size the compaction snapshot (3.0 M), builds a
 //! `BTreeSet` of the delivered seqs twice (3.5 M and again in `commit`, 5.9 M with the apply),
-//! and serialises 10,000 seqs in the batch and settle records (0.85 M each).
+//! and serialises 10,000 seqs in the batch and settle records (0.85 M each). The 10,000-line
+//! quartiles are wide (8.6-21x) because the floor's own fsyncs there ranged 350-800 us.
+
+#[path = "support/sqlite.rs"]
+mod sqlite;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
-use parkline::{Budget, Outcome};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use parkline_benches::boundary;
 use parkline_benches::counting::Counts;
-use parkline_benches::fixture::{self, CountedQueue, bench_dir, mirror_line};
+use parkline_benches::fixture::{self, CountedQueue, bench_dir, completion_line, mirror_line};
 use parkline_benches::floor::AppendFloor;
-use parkline_benches::interleave;
+use parkline_benches::interleave::{self, Quartiles};
 use parkline_benches::json_mirror::JsonMirror;
+use parkline_benches::plot::{self, Labels, Series};
 use tempfile::TempDir;
 
-const LINES: [u64; 5] = [1, 13, 100, 1_000, 10_000];
+use sqlite::SqliteQueue;
+
+const LINES: [u64; 5] = [1, 10, 100, 1_000, 10_000];
 const JSON_LINES_MAX: u64 = 100;
-/// Large enough for every fixture's batch to be delivered whole.
-const BUDGET: Budget = Budget(usize::MAX);
+/// Where the chart of the interleaved pass is written (committed; the README links it).
+const CHART: &str = "boundary-per-line.svg";
 
 struct Fixture {
     _dir: TempDir,
@@ -58,23 +78,11 @@ fn fixture(n: u64) -> Fixture {
     }
 }
 
-/// One boundary as the daemon runs it: batch, turn text and notified events, settle all
-/// delivered. Returns the number of lines delivered.
-fn boundary(queue: &mut CountedQueue) -> usize {
-    let batch = queue.boundary(BUDGET).expect("boundary").expect("a batch");
-    let text = batch.text();
-    let notified = batch.notified();
-    black_box((&text, &notified));
-    let outcomes = vec![Outcome::Delivered; batch.items.len()];
-    queue.settle(batch.id, &outcomes).expect("settle");
-    batch.items.len()
-}
-
 fn report_fsyncs() {
     for n in LINES {
         let mut f = fixture(n);
         let before = f.counts.snapshot();
-        let delivered = boundary(&mut f.queue);
+        let delivered = boundary::parkline(&mut f.queue);
         let cost = f.counts.snapshot().since(before);
         assert_eq!(delivered as u64, n, "the whole fixture fits the budget");
         assert!(f.queue.parked().is_empty(), "a settled boundary clears");
@@ -85,6 +93,7 @@ fn report_fsyncs() {
             cost.dir_syncs,
             cost.appended_bytes
         );
+        fixture::discard(f).expect("sync the deletion");
     }
 }
 
@@ -102,64 +111,163 @@ fn floor_fixture() -> (TempDir, AppendFloor) {
     (dir, floor)
 }
 
-fn floor_boundary(floor: &mut AppendFloor, n: u64) {
-    floor
-        .append_durable(&format!("batch 1: seqs 1..={n}"))
-        .expect("write + fsync");
-    floor
-        .append_durable("batch 1: settled, all delivered")
-        .expect("write + fsync");
+fn sqlite_fixture(n: u64) -> (TempDir, SqliteQueue) {
+    let dir = bench_dir().expect("temporary directory");
+    let mut queue = SqliteQueue::open(&dir.path().join("parked.sqlite")).expect("sqlite");
+    queue
+        .park_many((0..n).map(|i| (i, completion_line(i))))
+        .expect("fixture");
+    fixture::sync_dir_tree(dir.path()).expect("fsync");
+    (dir, queue)
 }
 
-/// parkline's boundary and its floor (and today's pop-front up to 13 lines) taking turns, one
-/// boundary each per round: the ratios the README reports.
-fn report_interleaved() {
-    for n in LINES {
-        let rounds = interleave::rounds(if n >= 10_000 { 20 } else { 60 });
-        let mut parkline = || {
-            let mut f = fixture(n);
-            let start = Instant::now();
-            boundary(&mut f.queue);
-            start.elapsed()
-        };
-        let mut floor = || {
-            let (_dir, mut floor) = floor_fixture();
-            let start = Instant::now();
-            floor_boundary(&mut floor, n);
-            start.elapsed()
-        };
-        let mut json = || {
-            let (_dir, mut mirror) = json_fixture(n);
-            let start = Instant::now();
+/// Builds a fixture (untimed), times `op` on it, and discards it with its deletion synced
+/// (untimed), so no timed fsync commits another contender's leftovers.
+fn timed<F>(build: impl FnOnce() -> F, op: impl FnOnce(&mut F)) -> Duration {
+    let mut f = build();
+    let start = Instant::now();
+    op(&mut f);
+    let elapsed = start.elapsed();
+    fixture::discard(f).expect("sync the deletion");
+    elapsed
+}
+
+fn parkline_once(n: u64) -> Duration {
+    timed(
+        || fixture(n),
+        |f| {
+            boundary::parkline(&mut f.queue);
+        },
+    )
+}
+
+fn floor_once(n: u64) -> Duration {
+    timed(floor_fixture, |(_, floor)| boundary::floor(floor, n))
+}
+
+fn sqlite_once(n: u64) -> Duration {
+    timed(
+        || sqlite_fixture(n),
+        |(_, queue)| {
+            let lines = queue.boundary(1).expect("batch");
+            black_box(&lines);
+            let cleared = queue.settle(1).expect("clear");
+            assert_eq!(cleared as u64, n, "sqlite cleared the batch");
+        },
+    )
+}
+
+fn json_once(n: u64) -> Duration {
+    timed(
+        || json_fixture(n),
+        |(_, mirror)| {
             while let Some(line) = mirror.pop_front().expect("rewrite") {
                 black_box(line);
             }
-            start.elapsed()
-        };
-        let m = if n <= 13 {
-            interleave::medians(rounds, &mut [&mut parkline, &mut floor, &mut json])
+        },
+    )
+}
+
+/// Rounds per size: enough at the small sizes, where one fsync's noise is the whole figure, for
+/// quartiles to mean something; fewer where one round takes long (today's pop-front rewrites
+/// the mirror once per line, and a 10,000-line fixture takes a while to build).
+fn rounds_for(n: u64) -> usize {
+    interleave::rounds(match n {
+        0..=10 => 150,
+        11..=100 => 60,
+        101..=1_000 => 40,
+        _ => 20,
+    })
+}
+
+/// parkline's boundary, its floor, SQLite and today's pop-front (up to 100 lines) taking turns,
+/// one boundary each per round: the ratios the README reports, and the chart.
+fn report_interleaved() {
+    let names = ["parkline", "floor", "sqlite", "json pop-front"];
+    let mut chart: Vec<Vec<(f64, Quartiles)>> = vec![Vec::new(); names.len()];
+    for n in LINES {
+        let rounds = rounds_for(n);
+        let t = if n <= JSON_LINES_MAX {
+            interleave::samples(
+                rounds,
+                &mut [
+                    &mut || parkline_once(n),
+                    &mut || floor_once(n),
+                    &mut || sqlite_once(n),
+                    &mut || json_once(n),
+                ],
+            )
         } else {
-            interleave::medians(rounds, &mut [&mut parkline, &mut floor])
+            interleave::samples(
+                rounds,
+                &mut [&mut || parkline_once(n), &mut || floor_once(n), &mut || {
+                    sqlite_once(n)
+                }],
+            )
         };
-        let us = |d: Duration| d.as_secs_f64() * 1e6;
-        let json = m
-            .get(2)
-            .map(|&j| {
+        let q: Vec<Quartiles> = t.iter().map(|t| Quartiles::of_durations(t)).collect();
+        for (k, q) in q.iter().enumerate() {
+            chart[k].push((n as f64, q.scaled(n as f64)));
+        }
+        let r = Quartiles::of_ratios(&t[0], &t[1]);
+        let others: String = (2..t.len())
+            .map(|k| {
+                let r = Quartiles::of_ratios(&t[k], &t[0]);
                 format!(
-                    ", json pop-front {:.1} us ({:.2}x parkline)",
-                    us(j),
-                    us(j) / us(m[0])
+                    ", {} {:.1} us ({:.2}x parkline, per-round quartiles {:.2} {:.2} {:.2})",
+                    names[k], q[k].median, r.median, r.q1, r.median, r.q3
                 )
             })
-            .unwrap_or_default();
+            .collect();
         println!(
-            "boundary interleaved: {n} lines, {rounds} rounds, medians: parkline {:.1} us ({:.2} us per line), floor {:.1} us; parkline/floor {:.2}x{json}",
-            us(m[0]),
-            us(m[0]) / n as f64,
-            us(m[1]),
-            us(m[0]) / us(m[1]),
+            "boundary interleaved: {n} lines, {rounds} rounds, medians: parkline {:.1} us ({:.2} us per line), floor {:.1} us; parkline/floor {:.2}x, per-round quartiles {:.2} {:.2} {:.2}; quartiles parkline {:.0} {:.0} {:.0} us, floor {:.0} {:.0} {:.0} us{others}",
+            q[0].median,
+            q[0].median / n as f64,
+            q[1].median,
+            r.median,
+            r.q1,
+            r.median,
+            r.q3,
+            q[0].q1,
+            q[0].median,
+            q[0].q3,
+            q[1].q1,
+            q[1].median,
+            q[1].q3,
         );
     }
+    let colours = ["#1f77b4", "#555555", "#2ca02c", "#d62728"];
+    let labels = [
+        "parkline",
+        "floor: 2 x (write + fsync)",
+        "SQLite WAL FULL",
+        "JSON rewrite (pop-front)",
+    ];
+    let series: Vec<Series> = chart
+        .into_iter()
+        .zip(labels.iter().zip(colours))
+        .map(|(points, (name, colour))| Series {
+            name: (*name).to_owned(),
+            colour,
+            points,
+        })
+        .collect();
+    let subtitle = format!(
+        "{}, interleaved rounds on a shared 2-core VM (ext4); cargo bench -p parkline-benches --bench boundary",
+        plot::utc_date_today()
+    );
+    let svg = plot::log_log(
+        Labels {
+            title: "Boundary cost per line (batch, hand-over, settle)",
+            subtitle: &subtitle,
+            x: "lines in the boundary",
+            y: "time per line",
+        },
+        &series,
+    );
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(CHART);
+    std::fs::write(&path, svg).expect("write the chart");
+    println!("boundary chart: {}", path.display());
 }
 
 fn bench_boundary(c: &mut Criterion) {
@@ -171,54 +279,21 @@ fn bench_boundary(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
+    let each = |iters: u64, once: &dyn Fn() -> Duration| (0..iters).map(|_| once()).sum();
     for n in LINES {
         group.throughput(Throughput::Elements(n));
         group.bench_function(BenchmarkId::new("parkline", n), |b| {
-            b.iter_batched_ref(
-                || fixture(n),
-                |f| boundary(&mut f.queue),
-                BatchSize::PerIteration,
-            )
+            b.iter_custom(|iters| each(iters, &|| parkline_once(n)))
         });
         group.bench_function(BenchmarkId::new("floor_two_fsyncs", n), |b| {
-            // The two durability points a crash-safe boundary needs: the batch is durable before
-            // it is handed over, its clearing after. Each is one small record and one fsync.
-            let written = format!("batch 1: seqs 1..={n}");
-            let cleared = "batch 1: settled, all delivered".to_owned();
-            b.iter_batched_ref(
-                || {
-                    let dir = bench_dir().expect("temporary directory");
-                    let floor = AppendFloor::create(&dir.path().join("floor.log")).expect("file");
-                    (dir, floor)
-                },
-                |(_, floor)| {
-                    floor
-                        .append_durable(black_box(&written))
-                        .expect("write + fsync");
-                    floor
-                        .append_durable(black_box(&cleared))
-                        .expect("write + fsync");
-                },
-                BatchSize::PerIteration,
-            )
+            b.iter_custom(|iters| each(iters, &|| floor_once(n)))
+        });
+        group.bench_function(BenchmarkId::new("sqlite_wal_full", n), |b| {
+            b.iter_custom(|iters| each(iters, &|| sqlite_once(n)))
         });
         if n <= JSON_LINES_MAX {
             group.bench_function(BenchmarkId::new("json_mirror_pop_front", n), |b| {
-                b.iter_batched_ref(
-                    || {
-                        let dir = bench_dir().expect("temporary directory");
-                        let mut mirror = JsonMirror::new(dir.path());
-                        mirror.extend((0..n).map(mirror_line));
-                        mirror.persist().expect("write");
-                        (dir, mirror)
-                    },
-                    |(_, mirror)| {
-                        while let Some(line) = mirror.pop_front().expect("rewrite") {
-                            black_box(line);
-                        }
-                    },
-                    BatchSize::PerIteration,
-                )
+                b.iter_custom(|iters| each(iters, &|| json_once(n)))
             });
         }
     }

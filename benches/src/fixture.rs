@@ -2,7 +2,7 @@
 
 use std::fs::File;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use parkline::{Config, FsStorage, Queue, RequestId};
 use tempfile::TempDir;
@@ -93,17 +93,35 @@ pub fn parked_queue(mirror: &Path, n: u64) -> io::Result<(CountedQueue, Counts)>
     Ok((queue, counts))
 }
 
-/// A fresh temporary directory for one fixture, under `$PARKLINE_BENCH_DIR` when set (to
-/// measure a particular disk), else under the system's temporary directory.
+/// A fresh temporary directory for one fixture, under [`bench_base`].
 ///
 /// # Errors
 ///
 /// Any I/O error of creating the directory.
 pub fn bench_dir() -> io::Result<TempDir> {
-    match std::env::var_os("PARKLINE_BENCH_DIR") {
-        Some(base) => tempfile::tempdir_in(base),
-        None => tempfile::tempdir(),
-    }
+    tempfile::tempdir_in(bench_base())
+}
+
+/// Where fixtures live: `$PARKLINE_BENCH_DIR` when set (to measure a particular disk), else the
+/// system's temporary directory.
+pub fn bench_base() -> PathBuf {
+    std::env::var_os("PARKLINE_BENCH_DIR").map_or_else(std::env::temp_dir, PathBuf::from)
+}
+
+/// Drops `fixture` (deleting its directory) and fsyncs [`bench_base`], untimed.
+///
+/// A deleted fixture is metadata the file system has not committed yet (freed blocks, removed
+/// directory entries). Left alone, it is committed by the next fsync of anyone on the same file
+/// system, which is a timed one: on ext4 every fsync commits the whole running journal
+/// transaction. The park bench measured what that costs (its header); every bench that replaces
+/// a fixture between timed operations goes through here.
+///
+/// # Errors
+///
+/// Any I/O error of syncing the directory.
+pub fn discard<F>(fixture: F) -> io::Result<()> {
+    drop(fixture);
+    File::open(bench_base())?.sync_all()
 }
 
 /// The `i`-th fixture line as today's JSON mirror stores it (request `i`, [`completion_line`]).

@@ -64,3 +64,17 @@ impl AppendFloor {
         self.file.sync_all()
     }
 }
+
+/// The floor of a recovery: read the whole file at `path` into memory and CRC every byte of it
+/// (`crc32fast`, the checksum the mirror's records carry). Returns the bytes read and the CRC.
+///
+/// Whatever the mirror's record layout, recovering it reads each byte and checks it, so this
+/// holds however the format changes; it does not split records, which a recovery must also do.
+///
+/// # Errors
+///
+/// Any I/O error of the read.
+pub fn read_crc(path: &Path) -> io::Result<(usize, u32)> {
+    let bytes = std::fs::read(path)?;
+    Ok((bytes.len(), crc32fast::hash(&bytes)))
+}

@@ -17,9 +17,11 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod boundary;
 pub mod counting;
 pub mod fixture;
 pub mod floor;
 pub mod interleave;
 pub mod json_mirror;
 pub mod memory;
+pub mod plot;

@@ -28,7 +28,8 @@ impl SqliteQueue {
             "CREATE TABLE IF NOT EXISTS parked (
                  seq INTEGER PRIMARY KEY AUTOINCREMENT,
                  request INTEGER NOT NULL,
-                 line TEXT NOT NULL
+                 line TEXT NOT NULL,
+                 batch INTEGER
              )",
         )?;
         Ok(SqliteQueue { conn })
@@ -57,6 +58,32 @@ impl SqliteQueue {
             }
         }
         tx.commit()
+    }
+
+    /// A boundary's first durability point: every unbatched line is marked as batch `batch` and
+    /// read back, in one transaction, durable on return (the batch before its hand-over).
+    pub fn boundary(&mut self, batch: i64) -> rusqlite::Result<Vec<(u64, String)>> {
+        let tx = self.conn.transaction()?;
+        let lines = {
+            tx.prepare_cached("UPDATE parked SET batch = ?1 WHERE batch IS NULL")?
+                .execute(params![batch])?;
+            let mut select = tx
+                .prepare_cached("SELECT request, line FROM parked WHERE batch = ?1 ORDER BY seq")?;
+            let rows = select.query_map(params![batch], |row| {
+                Ok((row.get::<_, i64>(0)? as u64, row.get(1)?))
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        tx.commit()?;
+        Ok(lines)
+    }
+
+    /// A boundary's second durability point: the delivered batch is cleared (one autocommit
+    /// delete, durable on return).
+    pub fn settle(&mut self, batch: i64) -> rusqlite::Result<usize> {
+        self.conn
+            .prepare_cached("DELETE FROM parked WHERE batch = ?1")?
+            .execute(params![batch])
     }
 
     /// Every parked line in seq order, as a daemon reads them back after a crash.

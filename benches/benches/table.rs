@@ -1,0 +1,421 @@
+//! Every row of the README's performance table in one run, each beside its same-run baseline,
+//! printed as a Markdown table to paste (with the date):
+//!
+//! ```text
+//! nice -n 5 cargo bench -p parkline-benches --bench table
+//! ```
+//!
+//! No criterion: each row is a set of interleaved rounds ([`parkline_benches::interleave`]), the
+//! contenders taking turns one operation each, and the ratio reported is the median of the
+//! per-round ratios with its quartiles. A ratio of two medians taken from different rounds
+//! swings by several percent from one pass to the next on this disk (the park bench's header
+//! has the measurement); the per-round ratio does not. `PARKLINE_BENCH_ROUNDS` overrides every
+//! row's rounds. Under a minute on the shared 2-core VM (23 s on 2026-12-03 with fewer rounds).
+//!
+//! The rows:
+//! - durable park / floor (one `write` + `fsync` of the line), 0 and 1,000 already parked;
+//! - recovery of 100,000 parked lines (13 in flight) / loading today's whole-JSON mirror of the
+//!   same lines, and / reading the mirror file and CRC-ing all its bytes (the floor of any
+//!   checksummed recovery, whatever the record layout);
+//! - recovery's heap peak / the line bytes it holds, measured in a fresh child process (this
+//!   binary, re-executed) with the counting allocator, and its resident-set growth beside it;
+//! - boundary (batch, hand-over, settle) / floor (2 x (write + fsync)), at 1, 1,000 and 10,000.
+//!
+//! Only the public API is used (`Queue`, `Storage` through the fixtures), so the bench keeps
+//! compiling while the mirror format changes.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use parkline::{Budget, ErrorKind, Queue, RequestId};
+use parkline_benches::boundary;
+use parkline_benches::fixture::{self, CountedQueue, bench_dir, completion_line, mirror_line};
+use parkline_benches::floor::{self, AppendFloor};
+use parkline_benches::interleave::{self, Quartiles};
+use parkline_benches::json_mirror::JsonMirror;
+use parkline_benches::memory::{self, Heap};
+use parkline_benches::plot;
+use tempfile::TempDir;
+
+#[global_allocator]
+static HEAP: Heap = memory::heap();
+
+const MIRROR: &str = "s966.mirror";
+const CHILD_ENV: &str = "PARKLINE_TABLE_RECOVERY_CHILD";
+const RECOVERY_LINES: u64 = 100_000;
+const IN_FLIGHT: u64 = 13;
+/// A park fixture is rebuilt when it holds N + SLACK lines, so "N already parked" holds.
+const SLACK: u64 = 16;
+
+/// One row of the table.
+struct Row {
+    what: String,
+    parkline: String,
+    baseline: String,
+    ratio: Quartiles,
+    rounds: usize,
+}
+
+impl Row {
+    fn timed(what: String, baseline: &str, rounds: usize, p: &[Duration], b: &[Duration]) -> Row {
+        let (qp, qb) = (Quartiles::of_durations(p), Quartiles::of_durations(b));
+        Row {
+            what,
+            parkline: time(qp.median),
+            baseline: format!("{baseline} {}", time(qb.median)),
+            ratio: Quartiles::of_ratios(p, b),
+            rounds,
+        }
+    }
+}
+
+fn time(us: f64) -> String {
+    if us >= 1_000.0 {
+        format!("{:.2} ms", us / 1_000.0)
+    } else {
+        format!("{us:.0} µs")
+    }
+}
+
+// ---- durable park ----
+
+struct ParkQueue {
+    dir: Option<TempDir>,
+    queue: Option<CountedQueue>,
+    n: u64,
+    request: u64,
+}
+
+impl ParkQueue {
+    fn rebuild(&mut self) {
+        self.queue = None;
+        if let Some(dir) = self.dir.take() {
+            fixture::discard(dir).expect("sync the deletion");
+        }
+        let dir = bench_dir().expect("temporary directory");
+        let (queue, _) = fixture::parked_queue(&dir.path().join(MIRROR), self.n).expect("fixture");
+        (self.dir, self.queue) = (Some(dir), Some(queue));
+    }
+
+    fn park_once(&mut self) -> Duration {
+        if self
+            .queue
+            .as_ref()
+            .is_none_or(|q| q.parked().len() as u64 >= self.n + SLACK)
+        {
+            self.rebuild();
+        }
+        self.request += 1;
+        let line = completion_line(self.request);
+        let queue = self.queue.as_mut().expect("built above");
+        let start = Instant::now();
+        queue.park(RequestId(self.request), &line).expect("park");
+        start.elapsed()
+    }
+}
+
+struct ParkFloor {
+    dir: Option<TempDir>,
+    floor: Option<AppendFloor>,
+    lines: u64,
+    n: u64,
+    request: u64,
+}
+
+impl ParkFloor {
+    fn park_once(&mut self) -> Duration {
+        if self.floor.is_none() || self.lines >= self.n + SLACK {
+            self.floor = None;
+            if let Some(dir) = self.dir.take() {
+                fixture::discard(dir).expect("sync the deletion");
+            }
+            let dir = bench_dir().expect("temporary directory");
+            let mut floor = AppendFloor::create(&dir.path().join("floor.log")).expect("floor");
+            for i in 0..self.n {
+                floor.append(&completion_line(i)).expect("append");
+            }
+            floor.sync().expect("fsync");
+            (self.dir, self.floor, self.lines) = (Some(dir), Some(floor), self.n);
+        }
+        self.request += 1;
+        let line = completion_line(self.request);
+        let floor = self.floor.as_mut().expect("built above");
+        let start = Instant::now();
+        floor.append_durable(&line).expect("write + fsync");
+        let elapsed = start.elapsed();
+        self.lines += 1;
+        elapsed
+    }
+}
+
+fn park_row(n: u64) -> Row {
+    let rounds = interleave::rounds(300);
+    let mut p = ParkQueue {
+        dir: None,
+        queue: None,
+        n,
+        request: 1_000_000,
+    };
+    let mut f = ParkFloor {
+        dir: None,
+        floor: None,
+        lines: 0,
+        n,
+        request: 1_000_000,
+    };
+    let t = interleave::samples(rounds, &mut [&mut || p.park_once(), &mut || f.park_once()]);
+    p.queue = None;
+    for dir in [p.dir.take(), f.dir.take()].into_iter().flatten() {
+        fixture::discard(dir).expect("sync the deletion");
+    }
+    Row::timed(
+        format!(
+            "durable park, {} parked / floor (write + fsync)",
+            thousands(n)
+        ),
+        "floor",
+        rounds,
+        &t[0],
+        &t[1],
+    )
+}
+
+// ---- recovery ----
+
+fn line_bytes(n: u64) -> u64 {
+    (0..n).map(|i| completion_line(i).len() as u64).sum()
+}
+
+/// The recovery bench's fixture: `n` parked, 13 of them in a persisted, unsettled batch.
+fn recovery_fixture(n: u64) -> TempDir {
+    let dir = bench_dir().expect("temporary directory");
+    let (mut queue, _) = fixture::parked_queue(&dir.path().join(MIRROR), n).expect("fixture");
+    let budget = (0..IN_FLIGHT)
+        .map(|i| completion_line(i).chars().count() + 1)
+        .sum();
+    let batch = queue.boundary(Budget(budget)).expect("boundary");
+    assert_eq!(batch.map_or(0, |b| b.items.len() as u64), IN_FLIGHT);
+    drop(queue); // the crash: no settle
+    fixture::sync_dir_tree(dir.path()).expect("fsync");
+    dir
+}
+
+fn open(dir: &Path) -> Queue {
+    match Queue::open(dir.join(MIRROR)) {
+        Ok(queue) => queue,
+        // Seen in tight open/drop loops on the shared machine: the previous handle's lock,
+        // already dropped, still held. One retry, as the recovery bench does.
+        Err(e) if e.kind() == ErrorKind::Locked => {
+            Queue::open(dir.join(MIRROR)).expect("recover after a locked retry")
+        }
+        Err(e) => panic!("recover: {e}"),
+    }
+}
+
+fn held(queue: &Queue) -> u64 {
+    let in_flight = queue.in_flight().map_or(0, |b| b.items.len());
+    (queue.parked().len() + in_flight) as u64
+}
+
+fn recovery_rows() -> Vec<Row> {
+    let n = RECOVERY_LINES;
+    let mirror = recovery_fixture(n);
+    let json = bench_dir().expect("temporary directory");
+    let mut j = JsonMirror::new(json.path());
+    j.extend((0..n).map(mirror_line));
+    j.persist().expect("write");
+    drop(j);
+    let rounds = interleave::rounds(21);
+    let mut recover = || {
+        let start = Instant::now();
+        let queue = open(mirror.path());
+        let elapsed = start.elapsed();
+        assert_eq!(held(&queue), n, "recovered every line");
+        elapsed
+    };
+    let mut load = || {
+        let start = Instant::now();
+        let loaded = JsonMirror::load(json.path()).expect("load");
+        let elapsed = start.elapsed();
+        assert_eq!(loaded.lines().len() as u64, n);
+        elapsed
+    };
+    let mut read_crc = || {
+        let start = Instant::now();
+        let (bytes, crc) = floor::read_crc(&mirror.path().join(MIRROR)).expect("read");
+        let elapsed = start.elapsed();
+        std::hint::black_box((bytes, crc));
+        elapsed
+    };
+    let t = interleave::samples(rounds, &mut [&mut recover, &mut load, &mut read_crc]);
+    let what = |of: &str| format!("recovery of 100,000 parked / {of}");
+    let mut rows = vec![
+        Row::timed(what("JSON mirror load"), "JSON load", rounds, &t[0], &t[1]),
+        Row::timed(
+            what("read + CRC of the file"),
+            "read + CRC",
+            rounds,
+            &t[0],
+            &t[2],
+        ),
+    ];
+    let runs = interleave::rounds(3);
+    let peaks: Vec<(f64, f64)> = (0..runs).map(|_| child_peak(mirror.path())).collect();
+    let bytes = line_bytes(n) as f64;
+    let heap: Vec<f64> = peaks.iter().map(|(heap, _)| heap / bytes).collect();
+    let rss = Quartiles::of(&peaks.iter().map(|(_, rss)| rss / bytes).collect::<Vec<_>>());
+    let heap_q = Quartiles::of(&heap);
+    rows.push(Row {
+        what: "recovery of 100,000 parked: heap peak / line bytes".to_owned(),
+        parkline: format!(
+            "{:.1} MB (RSS growth {:.2}x)",
+            heap_q.median * bytes / 1e6,
+            rss.median
+        ),
+        baseline: format!("line bytes {:.1} MB", bytes / 1e6),
+        ratio: heap_q,
+        rounds: runs,
+    });
+    for dir in [mirror, json] {
+        fixture::discard(dir).expect("sync the deletion");
+    }
+    rows
+}
+
+/// Opens `dir`'s mirror in a fresh process; returns its heap peak and resident-set growth, in
+/// bytes.
+fn child_peak(dir: &Path) -> (f64, f64) {
+    let exe = std::env::current_exe().expect("own path");
+    let out = Command::new(exe)
+        .env(CHILD_ENV, dir)
+        .output()
+        .expect("child");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<f64> = text
+        .split_whitespace()
+        .filter_map(|field| field.parse().ok())
+        .collect();
+    let [heap, rss, lines] = fields[..] else {
+        panic!(
+            "child said {text:?}, stderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    assert_eq!(
+        lines as u64, RECOVERY_LINES,
+        "the child recovered every line"
+    );
+    (heap, rss)
+}
+
+/// In the child: one open; prints `<heap peak bytes> <RSS growth bytes> <lines>`. The heap peak
+/// is cap's maximum since the process started, less what was held before the open: the child
+/// does nothing else first, so it is the open's peak.
+fn child(dir: &str) {
+    let before_heap = HEAP.allocated();
+    let before_rss = memory::status_kib("VmRSS").expect("VmRSS");
+    memory::reset_peak().ok();
+    let queue = open(Path::new(dir));
+    let peak_rss = memory::status_kib("VmHWM").expect("VmHWM");
+    let peak_heap = HEAP.max_allocated().saturating_sub(before_heap);
+    println!(
+        "{peak_heap} {} {}",
+        peak_rss.saturating_sub(before_rss) * 1024,
+        held(&queue)
+    );
+}
+
+// ---- boundary ----
+
+fn boundary_row(n: u64) -> Row {
+    let rounds = interleave::rounds(match n {
+        0..=10 => 150,
+        11..=1_000 => 60,
+        _ => 25,
+    });
+    let mut parkline = || {
+        let dir = bench_dir().expect("temporary directory");
+        let (mut queue, _) = fixture::parked_queue(&dir.path().join(MIRROR), n).expect("fixture");
+        let start = Instant::now();
+        boundary::parkline(&mut queue);
+        let elapsed = start.elapsed();
+        drop(queue);
+        fixture::discard(dir).expect("sync the deletion");
+        elapsed
+    };
+    let mut floor = || {
+        let dir = bench_dir().expect("temporary directory");
+        let mut floor = AppendFloor::create(&dir.path().join("floor.log")).expect("file");
+        let start = Instant::now();
+        boundary::floor(&mut floor, n);
+        let elapsed = start.elapsed();
+        drop(floor);
+        fixture::discard(dir).expect("sync the deletion");
+        elapsed
+    };
+    let t = interleave::samples(rounds, &mut [&mut parkline, &mut floor]);
+    let mut row = Row::timed(
+        format!("boundary of {} / floor (2 x (write + fsync))", thousands(n)),
+        "floor",
+        rounds,
+        &t[0],
+        &t[1],
+    );
+    let per_line = Quartiles::of_durations(&t[0]).median / n as f64;
+    row.parkline = format!("{} ({} per line)", row.parkline, per_line_text(per_line));
+    row
+}
+
+fn per_line_text(us: f64) -> String {
+    if us >= 1.0 {
+        time(us)
+    } else {
+        format!("{:.0} ns", us * 1_000.0)
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn main() {
+    if let Ok(dir) = std::env::var(CHILD_ENV) {
+        child(&dir);
+        return;
+    }
+    let start = Instant::now();
+    let mut rows = Vec::new();
+    for n in [0, 1_000] {
+        rows.push(park_row(n));
+        eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
+    }
+    rows.extend(recovery_rows());
+    eprintln!("table: recovery");
+    for n in [1, 1_000, 10_000] {
+        rows.push(boundary_row(n));
+        eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
+    }
+    println!(
+        "\nMeasured {} (UTC), `nice -n 5 cargo bench -p parkline-benches --bench table`, {:.0} s; \
+         ratio = median of per-round ratios (interleaved rounds), quartiles beside it.\n",
+        plot::utc_date_today(),
+        start.elapsed().as_secs_f64()
+    );
+    println!("| row | parkline | same-run baseline | ratio | quartiles | rounds |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for r in &rows {
+        println!(
+            "| {} | {} | {} | **{:.2}x** | {:.2}-{:.2}x | {} |",
+            r.what, r.parkline, r.baseline, r.ratio.median, r.ratio.q1, r.ratio.q3, r.rounds
+        );
+    }
+}
