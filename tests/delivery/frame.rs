@@ -229,3 +229,37 @@ fn frame_edited_texts_are_accepted_and_refused() {
         "accepted {accepted}, refused {refused}"
     );
 }
+
+/// The fuzz target `frame_parse`'s committed corpus and artifacts, replayed on stable: each named
+/// seed is a turn text that parses (forged lines included), and every file has one reading.
+#[test]
+fn fuzz_frame_parse_corpus_replays() {
+    let fuzz = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut files = Vec::new();
+    for folder in ["corpus", "artifacts"] {
+        if let Ok(entries) = std::fs::read_dir(fuzz.join(folder).join("frame_parse")) {
+            files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+        }
+    }
+    files.sort();
+    let mut seeds = 0;
+    for file in &files {
+        let bytes = std::fs::read(file).expect("read corpus file");
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        let parsed = frame::parse(text);
+        if let Ok(turn) = &parsed {
+            assert_eq!(turn.render(), text, "{}", file.display());
+        }
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if !name.chars().all(|c| c.is_ascii_hexdigit()) {
+            assert!(parsed.is_ok(), "{}: {parsed:?}", file.display());
+            seeds += 1;
+        }
+    }
+    assert!(seeds >= 7, "seed corpus missing: {files:?}");
+}
