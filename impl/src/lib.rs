@@ -108,6 +108,7 @@
 mod config;
 mod core;
 mod error;
+pub mod frame;
 pub mod mirror;
 mod queue;
 pub mod read;

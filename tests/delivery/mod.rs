@@ -9,6 +9,7 @@ mod corpus;
 mod crash;
 mod differential;
 mod exhaustive;
+mod frame;
 mod known_bad;
 
 use parkline_harness::delivery::{Op, QueueOp, Setup};

@@ -84,6 +84,7 @@ mod crash;
 mod damaged;
 mod fail_stop;
 mod format;
+mod frame;
 mod limits;
 mod lock;
 mod settle;
