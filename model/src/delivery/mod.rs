@@ -9,9 +9,9 @@
 //! Every item is re-exported here, so users name `parkline_model::delivery::Reference` and never
 //! the file it lives in. The files, in reading order:
 //!
-//! 1. `reference.rs`, the plain reference: [`split`], [`turn_text`], [`notified`] and
-//!    [`Reference`], the durable and volatile state of a correct queue with `park`, `boundary`,
-//!    `settle` and `crash`. It does no I/O; the differential tests and the fuzz targets use it as
+//! 1. `reference.rs`, the plain reference: [`split`], [`turn_text`] and its reader
+//!    [`parse_turn`], [`notified`] and [`Reference`], the durable and volatile state of a correct
+//!    queue with `park`, `park_all`, `boundary`, `settle`, `redrive` and `crash`. It does no I/O; the differential tests and the fuzz targets use it as
 //!    their oracle;
 //! 2. `model.rs`, [`DeliveryModel`], a stateright [`Model`](stateright::Model) whose transitions
 //!    call that same [`Reference`] (one reference model, three uses: exhaustive check, proptest
@@ -38,7 +38,7 @@ pub use properties::{
     SOMETIMES_OVERSIZED, SOMETIMES_REPEAT, SOMETIMES_RETRY, SOMETIMES_SPLIT,
 };
 pub use reference::{
-    Mirror, RefBatch, RefError, RefItem, RefNotified, RefSettlement, Reference, notified, split,
-    turn_text,
+    Mirror, ParsedTurn, RefBatch, RefError, RefItem, RefNotified, RefSettlement, Reference,
+    TurnError, notified, parse_turn, split, turn_text,
 };
 pub use variants::Variant;
