@@ -31,11 +31,15 @@ mod reference;
 mod variants;
 
 pub use bounds::{Bounds, CHECK_UNIQUE_STATES, DEFAULT_UNIQUE_STATES};
-pub use model::{Action, BoundaryRecord, DeliveryModel, DeliveryState, Phase, SettleRecord};
+pub use model::{
+    Action, BoundaryRecord, DeliveryModel, DeliveryState, Phase, RedriveRecord, SettleRecord,
+};
 pub use properties::{
-    D1, D2, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D15, D15_QUIESCENT, D17, D18,
-    SOMETIMES_COLLECTED_DELIVERED, SOMETIMES_CRASH_MID_BATCH, SOMETIMES_DEAD, SOMETIMES_LATE_LINE,
-    SOMETIMES_OVERSIZED, SOMETIMES_REPEAT, SOMETIMES_RETRY, SOMETIMES_SPLIT,
+    D1, D2, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D15, D15_QUIESCENT, D17, D18, FRAMING,
+    GROUP_PARK, HANDOVER_COUNT, REDRIVE, SEEN, SOMETIMES_COLLECTED_DELIVERED,
+    SOMETIMES_CRASH_MID_BATCH, SOMETIMES_CUT_HAND_OVER_COUNTED, SOMETIMES_DEAD,
+    SOMETIMES_LATE_LINE, SOMETIMES_OVERSIZED, SOMETIMES_REDRIVEN_HANDED, SOMETIMES_REPEAT,
+    SOMETIMES_RETRY, SOMETIMES_SEEN, SOMETIMES_SPLIT, SOMETIMES_TORN_GROUP,
 };
 pub use reference::{
     Mirror, ParsedTurn, RefBatch, RefError, RefItem, RefNotified, RefSettlement, Reference,

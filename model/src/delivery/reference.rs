@@ -353,17 +353,18 @@ pub fn parse_turn(text: &str) -> Result<ParsedTurn, TurnError> {
     })
 }
 
-struct Header {
-    id: u64,
-    attempt: u32,
-    repeat: bool,
-    k: usize,
-    n: usize,
-    seen: usize,
-    bytes: usize,
+/// A header's numbers (for the known-bad reader of `variants.rs` too).
+pub(super) struct Header {
+    pub(super) id: u64,
+    pub(super) attempt: u32,
+    pub(super) repeat: bool,
+    pub(super) k: usize,
+    pub(super) n: usize,
+    pub(super) seen: usize,
+    pub(super) bytes: usize,
 }
 
-fn read_header(line: &str) -> Option<Header> {
+pub(super) fn read_header(line: &str) -> Option<Header> {
     let mut c = Cursor { rest: line };
     c.lit("[parkline batch ")?;
     let id = c.num()?;
@@ -630,7 +631,12 @@ impl Reference {
     /// recovery (M7), so none of the group stays, and the volatile state is lost as in
     /// [`Reference::crash`]. (A crash after the record is complete is a `park_all` then a crash.)
     pub fn crash_during_park_all(&mut self, items: &[(u64, &str)]) {
-        let _ = items;
+        // Known bad: the torn record's first line is kept.
+        if let (Variant::TornGroupKeepsPrefix, Some((request, line))) =
+            (self.variant, items.first())
+        {
+            let _ = self.try_park(*request, line);
+        }
         self.crash();
     }
 
@@ -673,6 +679,9 @@ impl Reference {
         let back: Vec<RefItem> = back;
         for mut item in back {
             item.failures = 0;
+            if self.variant == Variant::RedriveResetsHanded {
+                item.handed = 0; // known bad: the line looks never handed over
+            }
             self.park_again(item);
         }
         Ok(moved)
@@ -711,8 +720,11 @@ impl Reference {
             if batch.items.iter().any(|item| item.handed == u64::MAX) {
                 return Err(RefError::Exhausted);
             }
-            for item in &mut batch.items {
-                item.handed += 1;
+            // Known bad (CountAtSettle): the stored count is left for settle to raise.
+            if variant != Variant::CountAtSettle {
+                for item in &mut batch.items {
+                    item.handed += 1;
+                }
             }
             self.recovered = false;
             match variant {
@@ -730,9 +742,21 @@ impl Reference {
                     batch.remaining = self.mirror.parked.len();
                     batch.attempt += 1;
                 }
+                // Known bad: `seen` is taken from the counts now, which the batch's own first
+                // attempt raised.
+                Variant::SeenRecomputedAtRepeat => {
+                    batch.seen = batch.items.iter().filter(|item| item.handed > 1).count();
+                    batch.attempt += 1;
+                }
                 _ => batch.attempt += 1, // D10
             }
-            return Ok(Some(batch.clone()));
+            let mut handed = batch.clone();
+            if variant == Variant::CountAtSettle {
+                for item in &mut handed.items {
+                    item.handed += 1;
+                }
+            }
+            return Ok(Some(handed));
         }
         if self.mirror.parked.is_empty() {
             return Ok(None); // D2: no batch, no waiting
@@ -785,7 +809,14 @@ impl Reference {
         self.mirror.next_batch += 1;
         // Known bad: the items leave the mirror as soon as the batch is written.
         if variant != Variant::ClearBeforeHandOver {
-            self.mirror.in_flight = Some(batch.clone());
+            let mut stored = batch.clone();
+            // Known bad (CountAtSettle): the stored count misses this hand-over.
+            if variant == Variant::CountAtSettle {
+                for item in &mut stored.items {
+                    item.handed -= 1;
+                }
+            }
+            self.mirror.in_flight = Some(stored);
         }
         Ok(Some(batch))
     }
@@ -808,12 +839,18 @@ impl Reference {
             return Err(RefError::OutcomeCount);
         }
         let mut settlement = RefSettlement::default();
-        let items = self
+        let mut items = self
             .mirror
             .in_flight
             .take()
             .map(|b| b.items)
             .unwrap_or_default();
+        // Known bad: the hand-over is counted only now.
+        if self.variant == Variant::CountAtSettle {
+            for item in &mut items {
+                item.handed = item.handed.saturating_add(1);
+            }
+        }
         for (mut item, &ok) in items.into_iter().zip(delivered) {
             if ok {
                 settlement.delivered.push(item.seq);
