@@ -651,3 +651,32 @@ fn the_interesting_paths_are_reached() {
         }
     }
 }
+
+/// The hand-over count known-bad variant, at the step the brief names: counted at settle, a
+/// crash between hand-over and settle loses the hand-over the parent saw, and the repeat offers
+/// the line again with `handed` 1 (silently a first time); the correct count says 2.
+#[test]
+fn count_at_settle_loses_the_cut_hand_over() {
+    let path = [
+        Action::Park(0),
+        Action::Boundary,
+        Action::HandOver,
+        Action::Crash,
+        Action::Recover,
+        Action::Boundary,
+        Action::HandOver,
+    ];
+    let last_handed = |variant| {
+        let model = DeliveryModel::new(Bounds::default(), variant);
+        let mut state = model.init_states().remove(0);
+        for action in path.clone() {
+            state = model.next_state(&state, action).expect("enabled");
+        }
+        let property = model.property(delivery::HANDOVER_COUNT);
+        let holds = (property.condition)(&model, &state);
+        let repeat = state.handed.last().expect("a repeat was handed over");
+        (repeat.attempt, repeat.items[0].handed, holds)
+    };
+    assert_eq!(last_handed(Variant::Correct), (2, 2, true));
+    assert_eq!(last_handed(Variant::CountAtSettle), (2, 1, false));
+}
