@@ -5,6 +5,7 @@
 //! property checks is in `properties.rs`; how a step reads in the spec's words, `narrate.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use stateright::{Model, Property};
 
@@ -69,6 +70,10 @@ pub struct RedriveRecord {
 
 /// A state of the delivery model: the queue (durable mirror + volatile recovered flag), the
 /// daemon's phase, what the parent was handed, the notified log, and ghost history.
+///
+/// The logs are shared (`Arc`) between a state and its successors: most steps append to none of
+/// them, so a successor copies four pointers instead of every batch and line of the history
+/// (hashing and equality still see the contents, so the state space is the same).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DeliveryState {
     /// The reference queue.
@@ -78,13 +83,13 @@ pub struct DeliveryState {
     /// How many lines of the bounds have been parked (acknowledged): seqs `1..=arrived`.
     pub arrived: usize,
     /// Every batch the parent was handed, in order.
-    pub handed: Vec<RefBatch>,
+    pub handed: Arc<Vec<RefBatch>>,
     /// Every notified event recorded, in order.
-    pub notified: Vec<RefNotified>,
+    pub notified: Arc<Vec<RefNotified>>,
     /// Ghost: every boundary that returned a batch.
-    pub boundaries: Vec<BoundaryRecord>,
+    pub boundaries: Arc<Vec<BoundaryRecord>>,
     /// Ghost: every settle.
-    pub settles: Vec<SettleRecord>,
+    pub settles: Arc<Vec<SettleRecord>>,
     /// Ghost: crashes so far.
     pub crashes: u32,
     /// Ghost: failures so far.
@@ -172,10 +177,10 @@ impl Model for DeliveryModel {
             queue: Reference::with_variant(self.bounds.failures_max, self.variant),
             phase: Phase::Idle,
             arrived: 0,
-            handed: Vec::new(),
-            notified: Vec::new(),
-            boundaries: Vec::new(),
-            settles: Vec::new(),
+            handed: Arc::default(),
+            notified: Arc::default(),
+            boundaries: Arc::default(),
+            settles: Arc::default(),
             crashes: 0,
             failures: 0,
             collected: Vec::new(),
@@ -273,7 +278,7 @@ impl Model for DeliveryModel {
                 let parked = state.queue.parked().to_vec();
                 let replay = state.queue.is_recovered();
                 let batch = state.queue.boundary(self.bounds.budget).ok()??;
-                state.boundaries.push(BoundaryRecord {
+                Arc::make_mut(&mut state.boundaries).push(BoundaryRecord {
                     batch: batch.clone(),
                     parked,
                     replay,
@@ -284,7 +289,7 @@ impl Model for DeliveryModel {
                 let Phase::Persisted(batch) = &last.phase else {
                     return None;
                 };
-                state.handed.push(batch.clone());
+                Arc::make_mut(&mut state.handed).push(batch.clone());
                 state.phase = Phase::HandedOver {
                     batch: batch.clone(),
                     outcomes: Vec::new(),
@@ -307,7 +312,7 @@ impl Model for DeliveryModel {
                 let ok = action == Action::Notify;
                 if ok {
                     if self.variant != Variant::NotifiedPerBatch || k == 0 {
-                        state.notified.push(event); // D5
+                        Arc::make_mut(&mut state.notified).push(event); // D5
                     }
                 } else {
                     state.failures += 1;
@@ -460,7 +465,7 @@ impl DeliveryModel {
             given = vec![false; given.len()];
         }
         state.queue.settle(batch.id, &given).ok()?;
-        state.settles.push(SettleRecord {
+        Arc::make_mut(&mut state.settles).push(SettleRecord {
             batch: batch.id,
             attempt: batch.attempt,
             outcomes: batch

@@ -192,23 +192,60 @@ pub fn split(items: &[RefItem], budget: usize) -> usize {
 /// ```
 pub fn turn_text(batch: &RefBatch) -> String {
     let k = batch.items.len();
-    let repeat = if batch.is_repeat() { ", repeat" } else { "" };
-    let mut body = String::new();
-    for item in &batch.items {
-        body.push_str(&item.line);
-        body.push('\n');
+    let body_len: usize = batch.items.iter().map(|item| item.line.len() + 1).sum();
+    // Written piece by piece rather than with `format!`: the model renders a turn in several
+    // properties at every state it checks, and the formatting machinery was most of that cost.
+    let mut text = String::with_capacity(body_len + 160);
+    text.push_str("[parkline batch ");
+    push_decimal(&mut text, batch.id);
+    text.push_str(" attempt ");
+    push_decimal(&mut text, u64::from(batch.attempt));
+    if batch.is_repeat() {
+        text.push_str(", repeat");
     }
-    format!(
-        "[parkline batch {id} attempt {attempt}{repeat}: {k} of {n} parked lines, {seen} seen before, {bytes} bytes]\n\
-         {body}[parkline batch {id} end: {remaining} parked lines still undelivered, crc32 {crc:08x}]\n",
-        id = batch.id,
-        attempt = batch.attempt,
-        n = k + batch.remaining,
-        seen = batch.seen,
-        bytes = body.len(),
-        remaining = batch.remaining,
-        crc = crc32fast::hash(body.as_bytes()),
-    )
+    text.push_str(": ");
+    push_decimal(&mut text, k as u64);
+    text.push_str(" of ");
+    push_decimal(&mut text, (k + batch.remaining) as u64);
+    text.push_str(" parked lines, ");
+    push_decimal(&mut text, batch.seen as u64);
+    text.push_str(" seen before, ");
+    push_decimal(&mut text, body_len as u64);
+    text.push_str(" bytes]\n");
+    let body_start = text.len();
+    for item in &batch.items {
+        text.push_str(&item.line);
+        text.push('\n');
+    }
+    let crc = crc32fast::hash(&text.as_bytes()[body_start..]);
+    text.push_str("[parkline batch ");
+    push_decimal(&mut text, batch.id);
+    text.push_str(" end: ");
+    push_decimal(&mut text, batch.remaining as u64);
+    text.push_str(" parked lines still undelivered, crc32 ");
+    for shift in (0..8).rev() {
+        let digit = (crc >> (shift * 4)) & 0xf;
+        text.push(char::from_digit(digit, 16).unwrap_or('0'));
+    }
+    text.push_str("]\n");
+    text
+}
+
+/// `n` in plain decimal (no sign, no leading zeros).
+fn push_decimal(text: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        text.push(char::from(d));
+    }
 }
 
 /// A turn text read back by [`parse_turn`]: the header's and trailer's numbers and the lines.
