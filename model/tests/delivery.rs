@@ -512,7 +512,7 @@ fn correct_model_holds_every_property_bfs_and_dfs() {
 
 #[test]
 fn correct_model_holds_at_the_check_and_scaled_bounds() {
-    // The bounds of `parkline check` take about 25 s: run them here when asked
+    // The bounds of `parkline check` take about 12 s in release: run them here when asked
     // (`PARKLINE_MODEL_SCALE=1`); `parkline check` checks the same pin on every run.
     let extra = scale();
     if extra == 0 {
