@@ -32,7 +32,7 @@
 //! let batch = queue.boundary(Budget(4096))?.expect("three lines parked");
 //! assert_eq!(batch.items.len(), 3);
 //! let turn = batch.text(); // hand this over as ONE turn
-//! assert!(turn.starts_with("[parkline batch 1 attempt 1: 3 of 3 parked lines]\n"));
+//! assert!(turn.starts_with("[parkline batch 1 attempt 1: 3 of 3 parked lines, 0 seen before, "));
 //! let events = batch.notified(); // record one delegation_notified per request
 //! assert_eq!(events.len(), 3);
 //!
