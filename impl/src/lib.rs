@@ -48,10 +48,15 @@
 //! // Next life: the unsettled batch comes back first, recognisable as a repeat.
 //! let mut queue = Queue::open(&path)?;
 //! let repeat = queue.boundary(Budget(4096))?.expect("recovered batch");
-//! assert_eq!((repeat.id, repeat.items.clone()), (batch.id, batch.items.clone()));
+//! assert_eq!((repeat.id, repeat.items[0].seq), (batch.id, batch.items[0].seq));
 //! assert_eq!(repeat.attempt.0, 2);
 //! assert!(repeat.is_repeat() && repeat.notified()[0].repeat);
-//! assert!(repeat.text().starts_with("[parkline batch 2 attempt 2, repeat: 1 of 1 parked lines]"));
+//! assert_eq!(repeat.notified()[0].handed, 2); // the parent may have seen it once already
+//! assert!(repeat.text().starts_with("[parkline batch 2 attempt 2, repeat: 1 of 1 parked lines, "));
+//! // The turn text has one reading, whatever the lines hold (D4a).
+//! let text = repeat.text();
+//! let frame = parkline::frame::parse(&text).expect("parkline's own framing");
+//! assert_eq!(frame.lines, ["[r4] turn t4: failed"]);
 //! queue.settle(repeat.id, &[Outcome::Delivered])?;
 //! # Ok(()) }
 //! ```
