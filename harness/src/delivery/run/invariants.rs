@@ -84,9 +84,19 @@ impl Run {
         }
         if let Some(stored) = &before.in_flight {
             // D10: a boundary with a recovered batch hands that batch again: same id, items
-            // and remaining, the stored attempt + 1, marked repeat.
+            // (D18: each with one more hand-over), seen and remaining, the stored attempt + 1,
+            // marked repeat.
+            let again: Vec<parkline::Item> = stored
+                .items
+                .iter()
+                .map(|item| parkline::Item {
+                    handed: item.handed.saturating_add(1),
+                    ..item.clone()
+                })
+                .collect();
             if batch.id != stored.id
-                || batch.items != stored.items
+                || batch.items != again
+                || batch.seen != stored.seen
                 || batch.remaining != stored.remaining
                 || Some(batch.attempt.0) != stored.attempt.0.checked_add(1)
                 || !repeat
@@ -143,7 +153,15 @@ impl Run {
                 split += 1;
             }
             let split = split.max(usize::from(!costs.is_empty()));
-            if batch.items.as_slice() != &before.parked[..split.min(before.parked.len())] {
+            // D18: each item is the parked one, with this hand-over counted.
+            let expected: Vec<parkline::Item> = before.parked[..split.min(before.parked.len())]
+                .iter()
+                .map(|item| parkline::Item {
+                    handed: item.handed.saturating_add(1),
+                    ..item.clone()
+                })
+                .collect();
+            if batch.items != expected {
                 return Err(format!(
                     "D1/D11: new batch items {seqs:?} are not the first {split} parked lines \
                      {:?} under budget {budget}",
