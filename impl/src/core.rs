@@ -205,7 +205,12 @@ impl Core {
 
     /// D19: every dead letter back to the parked list.
     pub(crate) fn redrive_all(&self) -> Result<Step<Vec<Seq>>> {
-        let seqs: Vec<Seq> = self.state.dead_letters.iter().map(|item| item.seq).collect();
+        let seqs: Vec<Seq> = self
+            .state
+            .dead_letters
+            .iter()
+            .map(|item| item.seq)
+            .collect();
         self.redrive(&seqs)
     }
 

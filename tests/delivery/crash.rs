@@ -60,7 +60,8 @@ fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
         .boundary(Budget(1))
         .expect("boundary")
         .expect("repeat");
-    let seqs = |batch: &parkline::Batch| batch.items.iter().map(|item| item.seq).collect::<Vec<_>>();
+    let seqs =
+        |batch: &parkline::Batch| batch.items.iter().map(|item| item.seq).collect::<Vec<_>>();
     assert_eq!(
         (repeat.id, seqs(&repeat), repeat.remaining),
         (batch.id, seqs(&batch), 0)

@@ -95,9 +95,9 @@ fn acceptance_2_crash_between_batch_written_and_mirror_cleared_replays_as_repeat
             .all(|e| e.repeat && e.attempt == Attempt(2))
     );
     assert!(
-        second
-            .text()
-            .starts_with("[parkline batch 1 attempt 2, repeat: 5 of 5 parked lines, 0 seen before, ")
+        second.text().starts_with(
+            "[parkline batch 1 attempt 2, repeat: 5 of 5 parked lines, 0 seen before, "
+        )
     );
     // A second crash before settling: attempt 3 next time, still nothing lost.
     let mut queue = Queue::open(&path)?;
@@ -138,11 +138,17 @@ fn acceptance_3_budget_overflow_splits_deterministically_with_trailer_count() ->
     assert_eq!(runs[0], runs[1]);
     let texts = &runs[0];
     assert_eq!(texts.len(), 3);
-    assert!(texts[0].starts_with("[parkline batch 1 attempt 1: 5 of 13 parked lines, 0 seen before, "));
+    assert!(
+        texts[0].starts_with("[parkline batch 1 attempt 1: 5 of 13 parked lines, 0 seen before, ")
+    );
     assert!(texts[0].contains("\n[parkline batch 1 end: 8 parked lines still undelivered, crc32 "));
-    assert!(texts[1].starts_with("[parkline batch 2 attempt 1: 5 of 8 parked lines, 0 seen before, "));
+    assert!(
+        texts[1].starts_with("[parkline batch 2 attempt 1: 5 of 8 parked lines, 0 seen before, ")
+    );
     assert!(texts[1].contains("\n[parkline batch 2 end: 3 parked lines still undelivered, crc32 "));
-    assert!(texts[2].starts_with("[parkline batch 3 attempt 1: 3 of 3 parked lines, 0 seen before, "));
+    assert!(
+        texts[2].starts_with("[parkline batch 3 attempt 1: 3 of 3 parked lines, 0 seen before, ")
+    );
     assert!(texts[2].contains("\n[parkline batch 3 end: 0 parked lines still undelivered, crc32 "));
     let all: String = texts.concat();
     for line in &lines {

@@ -305,7 +305,9 @@ fn damaged_cases() -> Vec<Damaged> {
         corrupt(
             "line with newline escape",
             header.clone()
-                + &rec(r#"{"type":"park","seq":1,"request":1,"line":"a\nb","failures":0,"handed":0}"#),
+                + &rec(
+                    r#"{"type":"park","seq":1,"request":1,"line":"a\nb","failures":0,"handed":0}"#,
+                ),
             2,
             50,
             "contains a newline",
@@ -313,8 +315,7 @@ fn damaged_cases() -> Vec<Damaged> {
         // M2, M3: a version 2 park must carry its hand-over count (D18).
         corrupt(
             "version 2 park without handed",
-            header.clone()
-                + &rec(r#"{"type":"park","seq":1,"request":1,"line":"x","failures":0}"#),
+            header.clone() + &rec(r#"{"type":"park","seq":1,"request":1,"line":"x","failures":0}"#),
             2,
             50,
             "missing field `handed`",

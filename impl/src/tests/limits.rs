@@ -14,8 +14,9 @@ fn next_json(seq: u64, batch: u64) -> String {
 fn m6_seq_at_u64_max_is_corrupt() -> TestResult {
     let max = u64::MAX;
     for kind in ["park", "dead"] {
-        let json =
-            format!(r#"{{"type":"{kind}","seq":{max},"request":1,"line":"l","failures":0,"handed":0}}"#);
+        let json = format!(
+            r#"{{"type":"{kind}","seq":{max},"request":1,"line":"l","failures":0,"handed":0}}"#
+        );
         assert_corrupt(&file_of(&[json]), 2, "u64::MAX is never a seq")?;
     }
     // u64::MAX - 1 is a seq; the counter after it is u64::MAX, which is allowed.

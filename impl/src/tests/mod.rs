@@ -50,7 +50,9 @@ fn header() -> String {
 }
 
 fn park_json(seq: u64) -> String {
-    format!(r#"{{"type":"park","seq":{seq},"request":{seq},"line":"l{seq}","failures":0,"handed":0}}"#)
+    format!(
+        r#"{{"type":"park","seq":{seq},"request":{seq},"line":"l{seq}","failures":0,"handed":0}}"#
+    )
 }
 
 fn file_of(records: &[String]) -> Vec<u8> {
