@@ -376,7 +376,8 @@ pub struct BoundsArgs {
     /// Delivery: lines that arrive
     #[arg(long, value_name = "N", default_value_t = Bounds::check().lines.len())]
     pub lines: usize,
-    /// Delivery: line sizes in characters, cycled
+    /// Delivery: line sizes in characters, cycled (the third line imitates a trailer, whatever
+    /// its size)
     // Bounds::LINE_CHARS as text; a test checks that the defaults are `Bounds::check()`.
     #[arg(
         long,
@@ -617,14 +618,17 @@ mod tests {
             .filter(|p| p.verdict.is_failure())
             .map(|p| p.name)
             .collect();
-        // Two lines that fit one batch, one failure: no split, no line over the budget, and no
-        // dead letter (it needs failures_max = 2 failures): these are reported, never hidden.
+        // Two lines that fit one batch, one failure: no split, no line over the budget, no
+        // dead letter (it needs failures_max = 2 failures), so no redrive, and no group park (it
+        // is lines 2 and 3): these are reported, never hidden.
         assert_eq!(
             failed,
             [
                 delivery::SOMETIMES_SPLIT,
                 delivery::SOMETIMES_DEAD,
-                delivery::SOMETIMES_OVERSIZED
+                delivery::SOMETIMES_OVERSIZED,
+                delivery::SOMETIMES_REDRIVEN_HANDED,
+                delivery::SOMETIMES_TORN_GROUP,
             ]
         );
         assert!(row.unique > 0 && row.states >= row.unique);
@@ -655,7 +659,8 @@ mod tests {
             .iter()
             .map(|(_, l)| l.chars().count())
             .collect();
-        assert_eq!(chars, [3, 1, 3, 1]);
+        let forged = Bounds::FORGED_LINE.chars().count();
+        assert_eq!(chars, [3, 1, forged, 1]);
         assert_eq!(parsed.bounds.budget, 9);
         assert_eq!(parsed.delivery_variant, Variant::PopFront);
         assert!(parsed.delivery && !parsed.read);

@@ -18,6 +18,7 @@ fn items(n: u64) -> Vec<Item> {
             request: RequestId(i),
             line: completion_line(i),
             failures: 0,
+            handed: 0,
         })
         .collect()
 }

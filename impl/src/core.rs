@@ -8,8 +8,10 @@ use std::collections::BTreeSet;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
-use crate::mirror::{MirrorState, Record};
-use crate::types::{Attempt, Batch, BatchId, Budget, Outcome, RequestId, Seq, Settlement, split};
+use crate::mirror::{GroupItem, MirrorState, Record};
+use crate::types::{
+    Attempt, Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement, split,
+};
 
 /// The durable state plus what only this life knows.
 #[derive(Clone, Debug)]
@@ -69,6 +71,7 @@ impl Core {
     fn added_line_bytes(&self, record: &Record) -> u64 {
         match record {
             Record::Park { line, .. } | Record::Dead { line, .. } => line.len() as u64,
+            Record::Parks { items, .. } => items.iter().map(|item| item.line.len() as u64).sum(),
             _ => 0,
         }
     }
@@ -88,24 +91,30 @@ impl Core {
             .sum()
     }
 
-    pub(crate) fn park(&self, request: RequestId, line: &str) -> Result<Step<Seq>> {
-        // D3: a line is one line; it is never rewritten to fit, so one with `\n` is refused.
+    /// D3: a line is one line; it is never rewritten to fit, so one with `\n` (or longer than
+    /// `line_bytes_max`) is refused. `which` names the line in the error.
+    fn check_line(&self, which: &str, line: &str) -> Result<()> {
         if line.contains('\n') {
             return Err(Error::new(
                 ErrorKind::InvalidLine,
-                format!("line of request {request} contains a newline"),
+                format!("{which} contains a newline"),
             ));
         }
         if line.len() > self.config.line_bytes_max {
             return Err(Error::new(
                 ErrorKind::InvalidLine,
                 format!(
-                    "line of request {request} has {} bytes, more than line_bytes_max {}",
+                    "{which} has {} bytes, more than line_bytes_max {}",
                     line.len(),
                     self.config.line_bytes_max
                 ),
             ));
         }
+        Ok(())
+    }
+
+    pub(crate) fn park(&self, request: RequestId, line: &str) -> Result<Step<Seq>> {
+        self.check_line(&format!("line of request {request}"), line)?;
         // M6: u64::MAX is never a seq (no next seq would follow it), so a counter there means
         // the mirror has no seq left; refusing writes nothing and leaves the handle usable.
         let seq = self.state.next_seq;
@@ -121,9 +130,88 @@ impl Core {
                 request,
                 line: line.to_owned(),
                 failures: 0,
+                handed: 0,
             }),
             value: seq,
         })
+    }
+
+    /// D20: every line of the group in one `parks` record, or none of them.
+    pub(crate) fn park_all(&self, lines: &[(RequestId, &str)]) -> Result<Step<Vec<Seq>>> {
+        if lines.is_empty() {
+            return Ok(Step {
+                record: None,
+                value: Vec::new(),
+            });
+        }
+        for (i, (request, line)) in lines.iter().enumerate() {
+            self.check_line(&format!("line {i} of the group (request {request})"), line)?;
+        }
+        // M6: the group's seqs are consecutive; the last one must leave a next seq.
+        let first = self.state.next_seq;
+        let last = u64::try_from(lines.len() - 1)
+            .ok()
+            .and_then(|extra| first.0.checked_add(extra))
+            .filter(|last| *last != u64::MAX);
+        let Some(last) = last else {
+            return Err(Error::new(
+                ErrorKind::Exhausted,
+                format!(
+                    "no {} seqs left from seq {first} for the group",
+                    lines.len()
+                ),
+            ));
+        };
+        let items = lines
+            .iter()
+            .map(|(request, line)| GroupItem {
+                request: *request,
+                line: (*line).to_owned(),
+            })
+            .collect();
+        Ok(Step {
+            record: Some(Record::Parks { seq: first, items }),
+            value: (first.0..=last).map(Seq).collect(),
+        })
+    }
+
+    /// D19: the named dead letters back to the parked list, in one `redrive` record.
+    pub(crate) fn redrive(&self, seqs: &[Seq]) -> Result<Step<Vec<Seq>>> {
+        let mut sorted = seqs.to_vec();
+        sorted.sort_unstable();
+        if let Some(pair) = sorted.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(Error::new(
+                ErrorKind::NotDead,
+                format!("seq {} is named twice in the redrive", pair[0]),
+            ));
+        }
+        let dead = &self.state.dead_letters;
+        if let Some(seq) = sorted
+            .iter()
+            .find(|seq| dead.binary_search_by_key(*seq, |item| item.seq).is_err())
+        {
+            return Err(Error::new(
+                ErrorKind::NotDead,
+                format!("seq {seq} is not a dead letter; nothing was redriven"),
+            ));
+        }
+        Ok(Step {
+            record: (!sorted.is_empty()).then(|| Record::Redrive {
+                seqs: sorted.clone(),
+            }),
+            value: sorted,
+        })
+    }
+
+    /// D19: every dead letter back to the parked list.
+    pub(crate) fn redrive_all(&self) -> Result<Step<Vec<Seq>>> {
+        let seqs: Vec<Seq> = self
+            .state
+            .dead_letters
+            .iter()
+            .map(|item| item.seq)
+            .collect();
+        self.redrive(&seqs)
     }
 
     pub(crate) fn boundary(&self, budget: Budget) -> Result<Step<Option<Batch>>> {
@@ -146,6 +234,9 @@ impl Core {
                 ));
             };
             repeat.attempt = Attempt(attempt);
+            for item in &mut repeat.items {
+                item.handed = handed_once_more(item)?;
+            }
             return Ok(Step {
                 record: Some(Record::Attempt {
                     batch: batch.id,
@@ -170,11 +261,19 @@ impl Core {
         }
         // D1, D11: every line parked now, split by the pure function.
         let k = split(parked, budget);
+        let mut items = parked[..k].to_vec();
+        // D18: seen counts the items an earlier batch handed over; this hand-over is counted in
+        // the batch record, before the batch is returned.
+        let seen = items.iter().filter(|item| item.handed > 0).count();
+        for item in &mut items {
+            item.handed = handed_once_more(item)?;
+        }
         let batch = Batch {
             id: self.state.next_batch,
             attempt: Attempt(1),
-            items: parked[..k].to_vec(),
+            items,
             remaining: parked.len() - k,
+            seen,
         };
         let record = Record::Batch {
             id: batch.id,
@@ -249,6 +348,20 @@ impl Core {
     pub(crate) fn settled(&mut self) {
         self.handed = false;
     }
+}
+
+/// D18, M6: the hand-over count of `item` after one more hand-over; at `u64::MAX` there is none,
+/// and the boundary fails like every exhausted counter (nothing written, not poisoned).
+fn handed_once_more(item: &Item) -> Result<u64> {
+    item.handed.checked_add(1).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Exhausted,
+            format!(
+                "seq {} was handed over {} times: no higher hand-over count is left",
+                item.seq, item.handed
+            ),
+        )
+    })
 }
 
 fn in_flight_error(id: BatchId) -> Error {

@@ -46,6 +46,9 @@ pub enum ErrorKind {
     /// record read back). Nothing was written and the handle is poisoned, so the mirror keeps
     /// what the last good write left and reopens without error.
     Internal,
+    /// `redrive` named a seq that is not a dead letter (or named it twice); nothing was
+    /// written (D19).
+    NotDead,
     // The read side (`parkline::read`, spec/read.md).
     /// A read's cursor text is not a cursor: changed, cut or made up (R7).
     CursorDamaged,
@@ -89,6 +92,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::OutcomeCount => "wrong number of outcomes",
             ErrorKind::Exhausted => "counter exhausted",
             ErrorKind::Internal => "internal error",
+            ErrorKind::NotDead => "not a dead letter",
             ErrorKind::CursorDamaged => "damaged cursor",
             ErrorKind::CursorRetired => "retired cursor",
             ErrorKind::CursorOtherChild => "cursor of another child",

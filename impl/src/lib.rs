@@ -32,7 +32,7 @@
 //! let batch = queue.boundary(Budget(4096))?.expect("three lines parked");
 //! assert_eq!(batch.items.len(), 3);
 //! let turn = batch.text(); // hand this over as ONE turn
-//! assert!(turn.starts_with("[parkline batch 1 attempt 1: 3 of 3 parked lines]\n"));
+//! assert!(turn.starts_with("[parkline batch 1 attempt 1: 3 of 3 parked lines, 0 seen before, "));
 //! let events = batch.notified(); // record one delegation_notified per request
 //! assert_eq!(events.len(), 3);
 //!
@@ -48,10 +48,15 @@
 //! // Next life: the unsettled batch comes back first, recognisable as a repeat.
 //! let mut queue = Queue::open(&path)?;
 //! let repeat = queue.boundary(Budget(4096))?.expect("recovered batch");
-//! assert_eq!((repeat.id, repeat.items.clone()), (batch.id, batch.items.clone()));
+//! assert_eq!((repeat.id, repeat.items[0].seq), (batch.id, batch.items[0].seq));
 //! assert_eq!(repeat.attempt.0, 2);
 //! assert!(repeat.is_repeat() && repeat.notified()[0].repeat);
-//! assert!(repeat.text().starts_with("[parkline batch 2 attempt 2, repeat: 1 of 1 parked lines]"));
+//! assert_eq!(repeat.notified()[0].handed, 2); // the parent may have seen it once already
+//! assert!(repeat.text().starts_with("[parkline batch 2 attempt 2, repeat: 1 of 1 parked lines, "));
+//! // The turn text has one reading, whatever the lines hold (D4a).
+//! let text = repeat.text();
+//! let frame = parkline::frame::parse(&text).expect("parkline's own framing");
+//! assert_eq!(frame.lines, ["[r4] turn t4: failed"]);
 //! queue.settle(repeat.id, &[Outcome::Delivered])?;
 //! # Ok(()) }
 //! ```

@@ -1,7 +1,8 @@
 //! The mirror file format (spec/mirror.md): an append-only log of checksummed JSON lines.
 //!
 //! Every line is `<crc32 of the JSON as 8 lowercase hex digits> <JSON>\n` (M1). The first record
-//! is the header `{"format":"parkline-mirror","version":1}` (M2); the others change the state as
+//! is the header `{"format":"parkline-mirror","version":2}` (M2; version 1 files are read and
+//! upgraded, M13); the others change the state as
 //! [`MirrorState`] describes. The same check (`MirrorState::check`, private) runs on every record
 //! read back and on every record the queue is about to write, and the same change
 //! (`MirrorState::apply_checked`) rebuilds the state when the file is decoded and advances it when
@@ -17,8 +18,10 @@ use crate::types::{Attempt, Batch, BatchId, Item, RequestId, Seq};
 
 /// The mirror's format name, in the header.
 pub const FORMAT: &str = "parkline-mirror";
-/// The mirror format version this build reads and writes.
-pub const VERSION: u64 = 1;
+/// The mirror format version this build writes (and the newest it reads).
+pub const VERSION: u64 = 2;
+/// The oldest mirror format version this build reads; an older file is upgraded on open (M13).
+pub const VERSION_OLDEST: u64 = 1;
 
 /// What a mirror holds: the durable state of one queue.
 ///
@@ -62,16 +65,17 @@ struct Header<'a> {
     version: u64,
 }
 
-/// One record after the header (M3).
+/// One record after the header (M3), as version 2 writes it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub(crate) enum Record {
-    /// A parked line (written by `park`, and by snapshots with its failure count).
+    /// A parked line (written by `park`, and by snapshots with its counts).
     Park {
         seq: Seq,
         request: RequestId,
         line: String,
         failures: u32,
+        handed: u64,
     },
     /// A dead letter (written only by snapshots; settles move items there themselves).
     Dead {
@@ -79,15 +83,21 @@ pub(crate) enum Record {
         request: RequestId,
         line: String,
         failures: u32,
+        handed: u64,
     },
-    /// A batch persisted at a boundary: the first `seqs.len()` parked items move in flight.
+    /// A group of lines parked together (`park_all`): seqs `seq`, `seq + 1`, ... in order. One
+    /// record, so a torn append keeps none of them and a complete one all (D20).
+    Parks { seq: Seq, items: Vec<GroupItem> },
+    /// A batch persisted at a boundary: the first `seqs.len()` parked items move in flight, and
+    /// each counts `attempt` more hand-overs (D18).
     Batch {
         id: BatchId,
         attempt: Attempt,
         seqs: Vec<Seq>,
         remaining: usize,
     },
-    /// A recovered batch handed over again: its attempt goes up by one.
+    /// A recovered batch handed over again: its attempt and each item's hand-over count go up
+    /// by one.
     Attempt { batch: BatchId, attempt: Attempt },
     /// The outcomes of the in-flight batch: each of its seqs in exactly one list.
     Settle {
@@ -96,8 +106,114 @@ pub(crate) enum Record {
         failed: Vec<Seq>,
         dead: Vec<Seq>,
     },
+    /// Dead letters moved back to the parked list at their seq's place, failures 0 (D19).
+    Redrive { seqs: Vec<Seq> },
     /// The counters (written by snapshots, so seqs and batch ids are never reused, M6).
     Next { seq: Seq, batch: BatchId },
+}
+
+/// One line of a [`Record::Parks`] group.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GroupItem {
+    pub(crate) request: RequestId,
+    pub(crate) line: String,
+}
+
+/// A record of a version 1 file (M13): as version 2 without the hand-over count, the group park
+/// and the redrive. Read only, never written.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+enum RecordV1 {
+    Park {
+        seq: Seq,
+        request: RequestId,
+        line: String,
+        failures: u32,
+    },
+    Dead {
+        seq: Seq,
+        request: RequestId,
+        line: String,
+        failures: u32,
+    },
+    Batch {
+        id: BatchId,
+        attempt: Attempt,
+        seqs: Vec<Seq>,
+        remaining: usize,
+    },
+    Attempt {
+        batch: BatchId,
+        attempt: Attempt,
+    },
+    Settle {
+        batch: BatchId,
+        delivered: Vec<Seq>,
+        failed: Vec<Seq>,
+        dead: Vec<Seq>,
+    },
+    Next {
+        seq: Seq,
+        batch: BatchId,
+    },
+}
+
+impl From<RecordV1> for Record {
+    /// Version 1 recorded no hand-over count: a line parked or dead is read as never handed
+    /// over, and the batch and attempt records then count the hand-overs the file still shows.
+    fn from(record: RecordV1) -> Record {
+        match record {
+            RecordV1::Park {
+                seq,
+                request,
+                line,
+                failures,
+            } => Record::Park {
+                seq,
+                request,
+                line,
+                failures,
+                handed: 0,
+            },
+            RecordV1::Dead {
+                seq,
+                request,
+                line,
+                failures,
+            } => Record::Dead {
+                seq,
+                request,
+                line,
+                failures,
+                handed: 0,
+            },
+            RecordV1::Batch {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            } => Record::Batch {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            },
+            RecordV1::Attempt { batch, attempt } => Record::Attempt { batch, attempt },
+            RecordV1::Settle {
+                batch,
+                delivered,
+                failed,
+                dead,
+            } => Record::Settle {
+                batch,
+                delivered,
+                failed,
+                dead,
+            },
+            RecordV1::Next { seq, batch } => Record::Next { seq, batch },
+        }
+    }
 }
 
 impl MirrorState {
@@ -208,6 +324,16 @@ impl MirrorState {
                         self.parked.len() - k
                     ));
                 }
+                // D18, M6: the hand-over count is checked like every counter, never wrapped.
+                if let Some(item) = self.parked[..k]
+                    .iter()
+                    .find(|item| item.handed.checked_add(u64::from(attempt.0)).is_none())
+                {
+                    return Err(format!(
+                        "batch {id} at attempt {attempt} counts seq {} past {} hand-overs",
+                        item.seq, item.handed
+                    ));
+                }
             }
             Record::Attempt { batch, attempt } => {
                 let Some(in_flight) = self.in_flight.as_ref().filter(|b| b.id == *batch) else {
@@ -219,6 +345,59 @@ impl MirrorState {
                         "attempt {attempt} of batch {batch} does not follow attempt {}",
                         in_flight.attempt
                     ));
+                }
+                if let Some(item) = in_flight.items.iter().find(|item| item.handed == u64::MAX) {
+                    return Err(format!(
+                        "attempt {attempt} of batch {batch} counts seq {} past {} hand-overs",
+                        item.seq, item.handed
+                    ));
+                }
+            }
+            Record::Parks { seq, items } => {
+                if items.is_empty() {
+                    return Err(format!("group park at seq {seq} has no lines"));
+                }
+                if *seq < self.next_seq {
+                    return Err(format!(
+                        "group park at seq {seq} reuses seqs (expected at least {})",
+                        self.next_seq
+                    ));
+                }
+                // M6: the group's last seq must leave a next seq, as for a single park.
+                let last = u64::try_from(items.len() - 1)
+                    .ok()
+                    .and_then(|extra| seq.0.checked_add(extra))
+                    .filter(|last| last.checked_add(1).is_some());
+                if last.is_none() {
+                    return Err(format!(
+                        "group park of {} lines at seq {seq} leaves no next seq",
+                        items.len()
+                    ));
+                }
+                if let Some(i) = items.iter().position(|item| item.line.contains('\n')) {
+                    return Err(format!(
+                        "line {i} of the group park at seq {seq} contains a newline"
+                    ));
+                }
+            }
+            Record::Redrive { seqs } => {
+                if seqs.is_empty() {
+                    return Err("redrive names no seqs".to_owned());
+                }
+                if let Some(pair) = seqs.windows(2).find(|pair| pair[0] >= pair[1]) {
+                    return Err(format!(
+                        "redrive seqs are not strictly increasing ({} then {})",
+                        pair[0], pair[1]
+                    ));
+                }
+                for seq in seqs {
+                    if self
+                        .dead_letters
+                        .binary_search_by_key(seq, |item| item.seq)
+                        .is_err()
+                    {
+                        return Err(format!("redrive of seq {seq}, which is not a dead letter"));
+                    }
                 }
             }
             Record::Settle {
@@ -286,18 +465,21 @@ impl MirrorState {
                 request,
                 line,
                 failures,
+                handed,
             }
             | Record::Dead {
                 seq,
                 request,
                 line,
                 failures,
+                handed,
             } => {
                 let item = Item {
                     seq: *seq,
                     request: *request,
                     line: line.clone(),
                     failures: *failures,
+                    handed: *handed,
                 };
                 if matches!(record, Record::Park { .. }) {
                     self.parked.push(item);
@@ -312,19 +494,57 @@ impl MirrorState {
                 seqs,
                 remaining,
             } => {
-                let items: Vec<Item> = self.parked.drain(..seqs.len()).collect();
+                let mut items: Vec<Item> = self.parked.drain(..seqs.len()).collect();
+                // D18: seen counts the items an earlier batch handed over; then this batch's
+                // hand-overs (attempt of them, for a snapshot of a repeat) are counted.
+                let seen = items.iter().filter(|item| item.handed > 0).count();
+                for item in &mut items {
+                    item.handed = item.handed.saturating_add(u64::from(attempt.0));
+                }
                 self.in_flight = Some(Batch {
                     id: *id,
                     attempt: *attempt,
                     items,
                     remaining: *remaining,
+                    seen,
                 });
                 self.next_batch = BatchId(id.0.saturating_add(1));
             }
             Record::Attempt { attempt, .. } => {
                 if let Some(in_flight) = self.in_flight.as_mut() {
                     in_flight.attempt = *attempt;
+                    for item in &mut in_flight.items {
+                        item.handed = item.handed.saturating_add(1);
+                    }
                 }
+            }
+            Record::Parks { seq, items } => {
+                let mut next = seq.0;
+                for item in items {
+                    self.parked.push(Item {
+                        seq: Seq(next),
+                        request: item.request,
+                        line: item.line.clone(),
+                        failures: 0,
+                        handed: 0,
+                    });
+                    next = next.saturating_add(1);
+                }
+                self.next_seq = Seq(next);
+            }
+            Record::Redrive { seqs } => {
+                let named: BTreeSet<&Seq> = seqs.iter().collect();
+                let (moved, kept): (Vec<Item>, Vec<Item>) = std::mem::take(&mut self.dead_letters)
+                    .into_iter()
+                    .partition(|item| named.contains(&item.seq));
+                self.dead_letters = kept;
+                // D19: back at the seq's place in the parked list, with a fresh failure budget
+                // and the hand-over count kept.
+                self.parked.extend(moved.into_iter().map(|item| Item {
+                    failures: 0,
+                    ..item
+                }));
+                self.parked.sort_by_key(|item| item.seq);
             }
             Record::Settle { failed, dead, .. } => {
                 let failed: BTreeSet<&Seq> = failed.iter().collect();
@@ -356,12 +576,23 @@ impl MirrorState {
             request: item.request,
             line: item.line.clone(),
             failures: item.failures,
+            handed: item.handed,
         };
         let dead = |item: &Item| Record::Dead {
             seq: item.seq,
             request: item.request,
             line: item.line.clone(),
             failures: item.failures,
+            handed: item.handed,
+        };
+        // D18: the batch record counts `attempt` hand-overs of each of its items, so their park
+        // records carry the count from before this batch.
+        let in_flight_park = |item: &Item, attempt: Attempt| Record::Park {
+            seq: item.seq,
+            request: item.request,
+            line: item.line.clone(),
+            failures: item.failures,
+            handed: item.handed.saturating_sub(u64::from(attempt.0)),
         };
         // Parked items that were parked before the in-flight batch's boundary must precede its
         // batch record (its `remaining` counts them); the later ones follow it.
@@ -372,7 +603,12 @@ impl MirrorState {
         let mut items: Vec<(Seq, Record)> = Vec::new();
         items.extend(self.dead_letters.iter().map(|item| (item.seq, dead(item))));
         if let Some(batch) = &self.in_flight {
-            items.extend(batch.items.iter().map(|item| (item.seq, park(item))));
+            items.extend(
+                batch
+                    .items
+                    .iter()
+                    .map(|item| (item.seq, in_flight_park(item, batch.attempt))),
+            );
         }
         items.extend(before.iter().map(|item| (item.seq, park(item))));
         items.sort_by_key(|(seq, _)| *seq);
@@ -470,6 +706,9 @@ pub struct Decoded {
     pub valid_len: u64,
     /// The length of a final segment without its `\n` (a torn append, M7); 0 when none.
     pub torn_len: u64,
+    /// The format version of the file's header: [`VERSION`], or an older one `open` upgrades
+    /// (M13).
+    pub version: u64,
 }
 
 /// Decodes a mirror file into its state; see [`decode_log`] for the torn tail.
@@ -513,6 +752,7 @@ pub fn decode_log(bytes: &[u8]) -> Result<Decoded> {
     let mut state = MirrorState::default();
     let mut offset = 0usize;
     let mut number = 0u64;
+    let mut version = VERSION;
     while offset < bytes.len() {
         let rest = &bytes[offset..];
         let Some(end) = rest.iter().position(|&b| b == b'\n') else {
@@ -526,16 +766,23 @@ pub fn decode_log(bytes: &[u8]) -> Result<Decoded> {
                 records: number,
                 valid_len: offset as u64,
                 torn_len: rest.len() as u64,
+                version,
             });
         };
         number += 1;
         let at = |reason: String| Error::corrupt(offset as u64, number, reason);
         let json = checked_json(&rest[..end]).map_err(at)?;
         if number == 1 {
-            check_header(json).map_err(at)?;
+            version = check_header(json).map_err(at)?;
         } else {
-            let record: Record =
-                serde_json::from_slice(json).map_err(|e| at(format!("json error: {e}")))?;
+            let json_error = |e: serde_json::Error| at(format!("json error: {e}"));
+            let record: Record = if version == VERSION_OLDEST {
+                serde_json::from_slice::<RecordV1>(json)
+                    .map_err(json_error)?
+                    .into()
+            } else {
+                serde_json::from_slice(json).map_err(json_error)?
+            };
             state.apply(&record).map_err(at)?;
         }
         offset += end + 1;
@@ -545,6 +792,7 @@ pub fn decode_log(bytes: &[u8]) -> Result<Decoded> {
         records: number,
         valid_len: offset as u64,
         torn_len: 0,
+        version,
     })
 }
 
@@ -573,7 +821,8 @@ fn checked_json(line: &[u8]) -> std::result::Result<&[u8], String> {
     Ok(json)
 }
 
-fn check_header(json: &[u8]) -> std::result::Result<(), String> {
+/// The header's version, when this build reads it (M2, M13).
+fn check_header(json: &[u8]) -> std::result::Result<u64, String> {
     let value: serde_json::Value =
         serde_json::from_slice(json).map_err(|e| format!("header json error: {e}"))?;
     let format = value.get("format").and_then(serde_json::Value::as_str);
@@ -581,9 +830,9 @@ fn check_header(json: &[u8]) -> std::result::Result<(), String> {
         return Err(format!("not a parkline mirror (header format {format:?})"));
     }
     match value.get("version").and_then(serde_json::Value::as_u64) {
-        Some(VERSION) => Ok(()),
+        Some(version) if (VERSION_OLDEST..=VERSION).contains(&version) => Ok(version),
         Some(other) => Err(format!(
-            "unknown mirror version {other} (this build reads version {VERSION})"
+            "unknown mirror version {other} (this build reads versions {VERSION_OLDEST} to {VERSION})"
         )),
         None => Err("header has no version".to_owned()),
     }

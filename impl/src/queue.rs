@@ -161,14 +161,21 @@ impl<S: Storage> Queue<S> {
                         .sync(name)
                         .map_err(|e| io_error("cannot fsync the mirror", e))?;
                 }
-                Queue {
+                let mut queue = Queue {
                     storage,
                     name: name.to_owned(),
                     tmp,
                     core: Core::new(decoded.state, config),
                     log_bytes: decoded.valid_len,
                     poisoned: None,
+                };
+                if decoded.version < mirror::VERSION {
+                    // M13: an older version is rewritten whole as the current one before any
+                    // record is appended (M2: never a record of another version in one file).
+                    let bytes = mirror::encode(&queue.core.state);
+                    queue.replace_durable(&bytes)?;
                 }
+                queue
             }
             None => {
                 if tmp_exists {
@@ -223,6 +230,95 @@ impl<S: Storage> Queue<S> {
         Ok(step.value)
     }
 
+    /// Parks every line of `lines`, in order, with consecutive seqs, all or nothing: one record
+    /// appended and one fsync whatever the number of lines (D20, M4). A crash during the append
+    /// keeps all of them or none (M7: a torn record is cut whole). An empty slice writes nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidLine`] when any line has `\n` or is longer than `line_bytes_max`: the
+    /// error names the first such line's index and nothing is written; [`ErrorKind::Exhausted`]
+    /// when the group's seqs would reach `u64::MAX` (nothing written, the handle stays usable;
+    /// M6); [`ErrorKind::Io`] when the append or fsync fails (then poisoned: reopen to learn
+    /// whether the group was kept, whole or not at all); [`ErrorKind::Poisoned`];
+    /// [`ErrorKind::Internal`] for a bug in parkline (nothing written, then poisoned).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, ErrorKind, MemStorage, Queue, RequestId, Seq};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// let seqs = queue.park_all(&[(RequestId(1), "r1 ok"), (RequestId(2), "r2 ok")])?;
+    /// assert_eq!(seqs, vec![Seq(1), Seq(2)]);
+    /// let bad = queue.park_all(&[(RequestId(3), "r3 ok"), (RequestId(4), "a\nb")]);
+    /// assert_eq!(bad.unwrap_err().kind(), ErrorKind::InvalidLine);
+    /// assert_eq!(queue.parked().len(), 2); // the bad group parked nothing
+    /// # Ok(()) }
+    /// ```
+    pub fn park_all(&mut self, lines: &[(RequestId, &str)]) -> Result<Vec<Seq>> {
+        self.check_poison()?;
+        let step = self.core.park_all(lines)?;
+        self.append_checked(step.record.as_ref())?;
+        Ok(step.value)
+    }
+
+    /// Moves the dead letters `seqs` back to the parked list, each at its seq's place, with its
+    /// failure count reset to 0 and its hand-over count kept (D19): one record, one fsync.
+    /// Returns the seqs moved, in seq order; an empty `seqs` writes nothing. Allowed while a
+    /// batch is in flight: the lines join the parked list, not the batch.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotDead`] when a seq is not a dead letter or is named twice (nothing
+    /// written, the handle stays usable); [`ErrorKind::Io`] when the append or fsync fails (then
+    /// poisoned); [`ErrorKind::Poisoned`]; [`ErrorKind::Internal`] for a bug in parkline.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Budget, Config, MemStorage, Outcome, Queue, RequestId, Seq};
+    /// let mut config = Config::default();
+    /// config.failures_max = 1;
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+    /// queue.park(RequestId(1), "r1 ok")?;
+    /// let batch = queue.boundary(Budget(100))?.expect("one parked");
+    /// queue.settle(batch.id, &[Outcome::Failed])?; // failures_max 1: a dead letter
+    /// assert_eq!(queue.redrive(&[Seq(1)])?, vec![Seq(1)]);
+    /// let again = queue.boundary(Budget(100))?.expect("redriven");
+    /// assert_eq!((again.items[0].failures, again.items[0].handed, again.seen), (0, 2, 1));
+    /// # Ok(()) }
+    /// ```
+    pub fn redrive(&mut self, seqs: &[Seq]) -> Result<Vec<Seq>> {
+        self.check_poison()?;
+        let step = self.core.redrive(seqs)?;
+        self.append_checked(step.record.as_ref())?;
+        Ok(step.value)
+    }
+
+    /// As [`Queue::redrive`], for every dead letter.
+    ///
+    /// # Errors
+    ///
+    /// As [`Queue::redrive`] (never `NotDead`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// assert!(queue.redrive_all()?.is_empty()); // no dead letters: nothing written
+    /// # Ok(()) }
+    /// ```
+    pub fn redrive_all(&mut self) -> Result<Vec<Seq>> {
+        self.check_poison()?;
+        let step = self.core.redrive_all()?;
+        self.append_checked(step.record.as_ref())?;
+        Ok(step.value)
+    }
+
     /// The parent's turn ended: returns the next batch to hand over, persisted first (one append,
     /// one fsync), or `None` when nothing is parked.
     ///
@@ -257,6 +353,9 @@ impl<S: Storage> Queue<S> {
         let step = self.core.boundary(budget)?;
         self.append_checked(step.record.as_ref())?;
         if step.value.is_some() {
+            // The planned batch is the batch the durable record put in flight (D18's counts
+            // included); the differential tests compare both with the reference.
+            debug_assert_eq!(step.value.as_ref(), self.core.state.in_flight.as_ref());
             self.core.handed_over();
         }
         Ok(step.value)

@@ -85,7 +85,7 @@ newtype! {
 ///
 /// ```
 /// use parkline::{Item, RequestId, Seq};
-/// let item = Item { seq: Seq(1), request: RequestId(9), line: "done".into(), failures: 0 };
+/// let item = Item { seq: Seq(1), request: RequestId(9), line: "done".into(), failures: 0, handed: 0 };
 /// assert_eq!(item.cost(), 5);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -98,6 +98,11 @@ pub struct Item {
     pub line: String,
     /// How many hand-overs of this item have failed so far.
     pub failures: u32,
+    /// How many hand-overs of this item were made durable (the `batch` and `attempt` records
+    /// that named it, D18): counted before `boundary` returns, so a hand-over the parent may have
+    /// seen is counted even if a crash follows it. Kept through failures, dead letters and
+    /// redrives.
+    pub handed: u64,
 }
 
 impl Item {
@@ -107,7 +112,7 @@ impl Item {
     ///
     /// ```
     /// use parkline::{Item, RequestId, Seq};
-    /// let item = Item { seq: Seq(1), request: RequestId(1), line: "é!".into(), failures: 0 };
+    /// let item = Item { seq: Seq(1), request: RequestId(1), line: "é!".into(), failures: 0, handed: 0 };
     /// assert_eq!(item.cost(), 3); // two characters (three bytes) plus one
     /// ```
     pub fn cost(&self) -> usize {
@@ -124,15 +129,16 @@ impl Item {
 /// let batch = Batch {
 ///     id: BatchId(4),
 ///     attempt: Attempt(2),
-///     items: vec![Item { seq: Seq(1), request: RequestId(7), line: "r7 ok".into(), failures: 0 }],
+///     items: vec![Item { seq: Seq(1), request: RequestId(7), line: "r7 ok".into(), failures: 0, handed: 2 }],
 ///     remaining: 3,
+///     seen: 0,
 /// };
 /// assert!(batch.is_repeat());
 /// assert_eq!(
 ///     batch.text(),
-///     "[parkline batch 4 attempt 2, repeat: 1 of 4 parked lines]\n\
+///     "[parkline batch 4 attempt 2, repeat: 1 of 4 parked lines, 0 seen before, 6 bytes]\n\
 ///      r7 ok\n\
-///      [parkline batch 4 end: 3 parked lines still undelivered]\n"
+///      [parkline batch 4 end: 3 parked lines still undelivered, crc32 614c11ae]\n"
 /// );
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -145,6 +151,9 @@ pub struct Batch {
     pub items: Vec<Item>,
     /// Lines parked at the boundary that are not in this batch (D13).
     pub remaining: usize,
+    /// How many of its items were handed over in an earlier batch (D18): fixed when the batch
+    /// is created, so a repeat has the same `seen`.
+    pub seen: usize,
 }
 
 impl Batch {
@@ -154,7 +163,7 @@ impl Batch {
     ///
     /// ```
     /// use parkline::{Attempt, Batch, BatchId};
-    /// let batch = Batch { id: BatchId(1), attempt: Attempt(1), items: vec![], remaining: 0 };
+    /// let batch = Batch { id: BatchId(1), attempt: Attempt(1), items: vec![], remaining: 0, seen: 0 };
     /// assert!(!batch.is_repeat());
     /// ```
     pub fn is_repeat(&self) -> bool {
@@ -163,39 +172,29 @@ impl Batch {
 
     /// The turn text handed to the parent: header, each line verbatim, trailer (D3, D4, D13).
     ///
-    /// The exact format is fixed in ARCHITECTURE.md; every line, the last included, ends in `\n`.
+    /// The grammar is D4 (spec/delivery.md), read back by [`crate::frame::parse`]; every line, the
+    /// last included, ends in `\n`.
     ///
     /// # Example
     ///
     /// ```
     /// use parkline::{Attempt, Batch, BatchId, Item, RequestId, Seq};
-    /// let item = |seq, line: &str| Item { seq: Seq(seq), request: RequestId(seq), line: line.into(), failures: 0 };
-    /// let batch = Batch { id: BatchId(1), attempt: Attempt(1), items: vec![item(1, "a"), item(2, "b")], remaining: 0 };
+    /// let item = |seq, line: &str| Item { seq: Seq(seq), request: RequestId(seq), line: line.into(), failures: 0, handed: 0 };
+    /// let batch = Batch { id: BatchId(1), attempt: Attempt(1), items: vec![item(1, "a"), item(2, "b")], remaining: 0, seen: 0 };
     /// assert_eq!(
     ///     batch.text(),
-    ///     "[parkline batch 1 attempt 1: 2 of 2 parked lines]\na\nb\n[parkline batch 1 end: 0 parked lines still undelivered]\n"
+    ///     "[parkline batch 1 attempt 1: 2 of 2 parked lines, 0 seen before, 4 bytes]\na\nb\n\
+    ///      [parkline batch 1 end: 0 parked lines still undelivered, crc32 18572a97]\n"
     /// );
     /// ```
     pub fn text(&self) -> String {
-        let k = self.items.len();
-        let total = k + self.remaining;
-        let repeat = if self.is_repeat() { ", repeat" } else { "" };
-        let body: usize = self.items.iter().map(|item| item.line.len() + 1).sum();
-        let mut text = String::with_capacity(body + 128);
-        text.push_str(&format!(
-            "[parkline batch {} attempt {}{repeat}: {k} of {total} parked lines]\n",
-            self.id, self.attempt
-        ));
-        for item in &self.items {
-            // D3: the line is copied byte for byte.
-            text.push_str(&item.line);
-            text.push('\n');
-        }
-        text.push_str(&format!(
-            "[parkline batch {} end: {} parked lines still undelivered]\n",
-            self.id, self.remaining
-        ));
-        text
+        crate::frame::render(
+            self.id,
+            self.attempt,
+            self.seen,
+            self.remaining,
+            self.items.iter().map(|item| item.line.as_str()),
+        )
     }
 
     /// One notified event per item, in item order, carrying the batch's attempt and repeat mark
@@ -205,8 +204,8 @@ impl Batch {
     ///
     /// ```
     /// use parkline::{Attempt, Batch, BatchId, Item, RequestId, Seq};
-    /// let item = Item { seq: Seq(5), request: RequestId(42), line: "x".into(), failures: 0 };
-    /// let batch = Batch { id: BatchId(2), attempt: Attempt(3), items: vec![item], remaining: 0 };
+    /// let item = Item { seq: Seq(5), request: RequestId(42), line: "x".into(), failures: 0, handed: 0 };
+    /// let batch = Batch { id: BatchId(2), attempt: Attempt(3), items: vec![item], remaining: 0, seen: 0 };
     /// let events = batch.notified();
     /// assert_eq!(events.len(), 1);
     /// assert_eq!(events[0].request, RequestId(42));
@@ -222,6 +221,7 @@ impl Batch {
                 batch: self.id,
                 attempt: self.attempt,
                 repeat,
+                handed: item.handed,
             })
             .collect()
     }
@@ -233,7 +233,7 @@ impl Batch {
 ///
 /// ```
 /// use parkline::{Attempt, BatchId, Notified, RequestId, Seq};
-/// let event = Notified { request: RequestId(1), seq: Seq(1), batch: BatchId(1), attempt: Attempt(1), repeat: false };
+/// let event = Notified { request: RequestId(1), seq: Seq(1), batch: BatchId(1), attempt: Attempt(1), repeat: false, handed: 1 };
 /// assert!(!event.repeat);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -248,6 +248,9 @@ pub struct Notified {
     pub attempt: Attempt,
     /// True when the batch is a repeat (attempt > 1).
     pub repeat: bool,
+    /// The item's hand-over count at this hand-over, this one included (1: the first time the
+    /// parent is given the line; D18).
+    pub handed: u64,
 }
 
 /// What happened to one item of a handed-over batch.
@@ -296,7 +299,7 @@ pub struct Settlement {
 ///
 /// ```
 /// use parkline::{split, Budget, Item, RequestId, Seq};
-/// let item = |seq, line: &str| Item { seq: Seq(seq), request: RequestId(seq), line: line.into(), failures: 0 };
+/// let item = |seq, line: &str| Item { seq: Seq(seq), request: RequestId(seq), line: line.into(), failures: 0, handed: 0 };
 /// let items = [item(1, "abcd"), item(2, "ef"), item(3, "g")];
 /// assert_eq!(split(&items, Budget(8)), 2); // 5 + 3 = 8 fits, + 2 does not
 /// assert_eq!(split(&items, Budget(1)), 1); // always at least one

@@ -60,10 +60,16 @@ fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
         .boundary(Budget(1))
         .expect("boundary")
         .expect("repeat");
+    let seqs =
+        |batch: &parkline::Batch| batch.items.iter().map(|item| item.seq).collect::<Vec<_>>();
     assert_eq!(
-        (repeat.id, &repeat.items, repeat.remaining),
-        (batch.id, &batch.items, 0)
+        (repeat.id, seqs(&repeat), repeat.remaining),
+        (batch.id, seqs(&batch), 0)
     );
+    // D18: a crash between hand-over and settle still counts the hand-over.
+    assert!(batch.items.iter().all(|item| item.handed == 1));
+    assert!(repeat.items.iter().all(|item| item.handed == 2));
+    assert!(repeat.notified().iter().all(|event| event.handed == 2));
     assert_eq!(repeat.attempt.0, 2);
     assert!(repeat.is_repeat());
     assert!(
@@ -73,7 +79,7 @@ fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
             .all(|n| n.repeat && n.attempt.0 == 2)
     );
     assert!(repeat.text().starts_with(&format!(
-        "[parkline batch {} attempt 2, repeat: 3 of 3 parked lines]\n",
+        "[parkline batch {} attempt 2, repeat: 3 of 3 parked lines, 0 seen before, ",
         batch.id.0
     )));
     queue

@@ -12,14 +12,28 @@ use super::crash::crash_at_every_sync;
 use super::park;
 use crate::env_usize;
 
-/// The op of one model step (steps the crate does not see, hand over, notify, recover and
-/// collected, map to nothing; a settle carries the notified outcomes).
+/// The ops of one model step (steps the crate does not see, hand over, notify, recover and
+/// collected, map to nothing; a settle carries the notified outcomes). Until the harness drives
+/// the crate's group park and redrive, a group park is its lines parked one by one, a torn group
+/// park a crash that keeps nothing of it, and a redrive nothing (crate and reference alike).
+fn ops_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) -> Vec<Op> {
+    if let Action::ParkGroup(i) = action {
+        return model.bounds.lines[*i..*i + 2]
+            .iter()
+            .map(|(request, line)| park(*request, line))
+            .collect();
+    }
+    op_of_step(model, before, action).into_iter().collect()
+}
+
 fn op_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) -> Option<Op> {
     match action {
         Action::Park(i) => {
             let (request, line) = &model.bounds.lines[*i];
             Some(park(*request, line))
         }
+        Action::TornGroup(_) => Some(Op::Crash { torn: 0 }),
+        Action::ParkGroup(_) | Action::Redrive => None,
         Action::Boundary => Some(Op::Queue(QueueOp::Boundary {
             budget: model.bounds.budget,
         })),
@@ -75,15 +89,16 @@ fn explore(model: &DeliveryModel) -> (usize, usize, Vec<Vec<Op>>) {
                 continue;
             };
             transitions += 1;
-            let next_node = match op_of_step(model, &state, &action) {
-                None => node,
-                Some(op) => *children.entry((node, op.clone())).or_insert_with(|| {
-                    nodes.push((node, Some(op)));
+            let mut next_node = node;
+            for op in ops_of_step(model, &state, &action) {
+                let parent = next_node;
+                next_node = *children.entry((parent, op.clone())).or_insert_with(|| {
+                    nodes.push((parent, Some(op)));
                     has_child.push(false);
-                    has_child[node] = true;
+                    has_child[parent] = true;
                     nodes.len() - 1
-                }),
-            };
+                });
+            }
             if !node_of.contains_key(&next) {
                 node_of.insert(next.clone(), next_node);
                 queue.push_back(next);

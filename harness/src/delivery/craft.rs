@@ -53,6 +53,7 @@ impl Crafted {
                 request: seq % 4 + 1,
                 line: LINES[usize::try_from(seq % 4).unwrap_or(0)].to_owned(),
                 failures,
+                handed: 0,
             })
             .collect();
         let dead = if self.dead && !items.is_empty() {
@@ -69,11 +70,20 @@ impl Crafted {
         };
         let id = u64::MAX - u64::from(self.batch_gap);
         let k = usize::from(self.in_flight.min(self.lines));
+        let attempt = (u32::MAX - u32::from(self.attempt_gap)).max(1);
         let in_flight = (k > 0).then(|| RefBatch {
             id,
-            attempt: (u32::MAX - u32::from(self.attempt_gap)).max(1),
-            items: items.drain(..k).collect(),
+            attempt,
+            // Each attempt's record counted one hand-over (none before the batch).
+            items: items
+                .drain(..k)
+                .map(|item| RefItem {
+                    handed: u64::from(attempt),
+                    ..item
+                })
+                .collect(),
             remaining: items.len(),
+            seen: 0,
         });
         let next_batch = if in_flight.is_some() {
             id.saturating_add(1)

@@ -68,6 +68,7 @@ pub fn item_of_ref(item: &RefItem) -> Item {
         request: RequestId(item.request),
         line: item.line.clone(),
         failures: item.failures,
+        handed: item.handed,
     }
 }
 
@@ -78,6 +79,7 @@ pub fn batch_of_ref(batch: &RefBatch) -> Batch {
         attempt: Attempt(batch.attempt),
         items: batch.items.iter().map(item_of_ref).collect(),
         remaining: batch.remaining,
+        seen: batch.seen,
     }
 }
 
@@ -88,6 +90,7 @@ fn notified_of_ref(event: &RefNotified) -> Notified {
         batch: BatchId(event.batch),
         attempt: Attempt(event.attempt),
         repeat: event.repeat,
+        handed: event.handed,
     }
 }
 

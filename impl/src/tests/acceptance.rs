@@ -21,12 +21,14 @@ fn acceptance_1_thirteen_lines_one_batch_turn() -> TestResult {
         queue.boundary(Budget(1 << 20)).map_err(|e| e.kind()),
         Err(ErrorKind::BatchInFlight)
     );
-    let mut expected = String::from("[parkline batch 1 attempt 1: 13 of 13 parked lines]\n");
-    for line in &lines {
-        expected.push_str(line);
-        expected.push('\n');
-    }
-    expected.push_str("[parkline batch 1 end: 0 parked lines still undelivered]\n");
+    // D4: header, the lines verbatim, trailer; BYTES and the crc computed here from the lines.
+    let body: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let expected = format!(
+        "[parkline batch 1 attempt 1: 13 of 13 parked lines, 0 seen before, {} bytes]\n{body}\
+         [parkline batch 1 end: 0 parked lines still undelivered, crc32 {:08x}]\n",
+        body.len(),
+        crc32fast::hash(body.as_bytes())
+    );
     assert_eq!(batch.text(), expected);
     let events = batch.notified();
     assert_eq!(events.len(), 13);
@@ -72,7 +74,17 @@ fn acceptance_2_crash_between_batch_written_and_mirror_cleared_replays_as_repeat
     let (first, second) = crash_between_batch_written_and_mirror_cleared(&path, Config::default())?;
     let second = second.ok_or("the batch must come back")?;
     assert_eq!(second.id, first.id);
-    assert_eq!(second.items, first.items);
+    // The same items; D18: each counts the repeat as one more hand-over, and seen is kept.
+    let again: Vec<Item> = first
+        .items
+        .iter()
+        .map(|item| Item {
+            handed: item.handed + 1,
+            ..item.clone()
+        })
+        .collect();
+    assert_eq!(second.items, again);
+    assert_eq!(second.seen, first.seen);
     assert_eq!(second.remaining, first.remaining);
     assert_eq!(second.attempt, Attempt(2));
     assert!(second.is_repeat());
@@ -83,9 +95,9 @@ fn acceptance_2_crash_between_batch_written_and_mirror_cleared_replays_as_repeat
             .all(|e| e.repeat && e.attempt == Attempt(2))
     );
     assert!(
-        second
-            .text()
-            .starts_with("[parkline batch 1 attempt 2, repeat: 5 of 5 parked lines]\n")
+        second.text().starts_with(
+            "[parkline batch 1 attempt 2, repeat: 5 of 5 parked lines, 0 seen before, "
+        )
     );
     // A second crash before settling: attempt 3 next time, still nothing lost.
     let mut queue = Queue::open(&path)?;
@@ -126,12 +138,18 @@ fn acceptance_3_budget_overflow_splits_deterministically_with_trailer_count() ->
     assert_eq!(runs[0], runs[1]);
     let texts = &runs[0];
     assert_eq!(texts.len(), 3);
-    assert!(texts[0].starts_with("[parkline batch 1 attempt 1: 5 of 13 parked lines]\n"));
-    assert!(texts[0].ends_with("[parkline batch 1 end: 8 parked lines still undelivered]\n"));
-    assert!(texts[1].starts_with("[parkline batch 2 attempt 1: 5 of 8 parked lines]\n"));
-    assert!(texts[1].ends_with("[parkline batch 2 end: 3 parked lines still undelivered]\n"));
-    assert!(texts[2].starts_with("[parkline batch 3 attempt 1: 3 of 3 parked lines]\n"));
-    assert!(texts[2].ends_with("[parkline batch 3 end: 0 parked lines still undelivered]\n"));
+    assert!(
+        texts[0].starts_with("[parkline batch 1 attempt 1: 5 of 13 parked lines, 0 seen before, ")
+    );
+    assert!(texts[0].contains("\n[parkline batch 1 end: 8 parked lines still undelivered, crc32 "));
+    assert!(
+        texts[1].starts_with("[parkline batch 2 attempt 1: 5 of 8 parked lines, 0 seen before, ")
+    );
+    assert!(texts[1].contains("\n[parkline batch 2 end: 3 parked lines still undelivered, crc32 "));
+    assert!(
+        texts[2].starts_with("[parkline batch 3 attempt 1: 3 of 3 parked lines, 0 seen before, ")
+    );
+    assert!(texts[2].contains("\n[parkline batch 3 end: 0 parked lines still undelivered, crc32 "));
     let all: String = texts.concat();
     for line in &lines {
         assert_eq!(all.matches(line.as_str()).count(), 1, "{line}");
@@ -146,11 +164,12 @@ fn acceptance_3_budget_overflow_splits_deterministically_with_trailer_count() ->
     drop(queue);
     let mut queue = Queue::open(&path)?;
     let repeat = queue.boundary(budget)?.ok_or("recovered")?;
-    assert_eq!(repeat.items, first.items);
+    let seqs = |batch: &Batch| batch.items.iter().map(|item| item.seq).collect::<Vec<_>>();
+    assert_eq!(seqs(&repeat), seqs(&first));
     assert!(
         repeat
             .text()
-            .ends_with("[parkline batch 1 end: 8 parked lines still undelivered]\n")
+            .contains("\n[parkline batch 1 end: 8 parked lines still undelivered, crc32 ")
     );
     Ok(())
 }

@@ -59,14 +59,15 @@ fn turn_text_is_exact() {
         attempt: Attempt(1),
         items: vec![item(1, "first  line "), item(2, ""), item(3, "tab\there")],
         remaining: 4,
+        seen: 1,
     };
     assert_eq!(
         batch.text(),
-        "[parkline batch 12 attempt 1: 3 of 7 parked lines]\n\
+        "[parkline batch 12 attempt 1: 3 of 7 parked lines, 1 seen before, 23 bytes]\n\
          first  line \n\
          \n\
          tab\there\n\
-         [parkline batch 12 end: 4 parked lines still undelivered]\n"
+         [parkline batch 12 end: 4 parked lines still undelivered, crc32 a96f9813]\n"
     );
     let repeat = Batch {
         attempt: Attempt(3),
@@ -74,11 +75,11 @@ fn turn_text_is_exact() {
     };
     assert_eq!(
         repeat.text(),
-        "[parkline batch 12 attempt 3, repeat: 3 of 7 parked lines]\n\
+        "[parkline batch 12 attempt 3, repeat: 3 of 7 parked lines, 1 seen before, 23 bytes]\n\
          first  line \n\
          \n\
          tab\there\n\
-         [parkline batch 12 end: 4 parked lines still undelivered]\n"
+         [parkline batch 12 end: 4 parked lines still undelivered, crc32 a96f9813]\n"
     );
 }
 
@@ -90,6 +91,7 @@ fn notified_is_one_event_per_item_in_order() {
         attempt: Attempt(2),
         items: vec![item(4, "a"), item(7, "b")],
         remaining: 0,
+        seen: 0,
     };
     let events = batch.notified();
     assert_eq!(events.len(), 2);

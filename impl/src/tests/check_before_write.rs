@@ -16,6 +16,7 @@ fn a_planned_record_the_state_rejects_is_an_error_and_writes_nothing() -> TestRe
         request: RequestId(9),
         line: line.to_owned(),
         failures: 0,
+        handed: 0,
     };
     let bad_plans = [
         (park(1, "reused"), "seq 1 reused"),

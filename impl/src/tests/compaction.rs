@@ -160,6 +160,7 @@ fn compaction_threshold_is_strict() -> TestResult {
                 request: RequestId(n),
                 line: "x".repeat(len),
                 failures: 0,
+                handed: 0,
             };
             let batch = Record::Batch {
                 id: BatchId(n),
@@ -239,8 +240,8 @@ fn empty_lines_park_hand_over_and_settle() -> TestResult {
     assert_eq!((batch.items.len(), batch.remaining), (2, 0));
     assert_eq!(
         batch.text(),
-        "[parkline batch 1 attempt 1: 2 of 2 parked lines]\n\n\n\
-         [parkline batch 1 end: 0 parked lines still undelivered]\n"
+        "[parkline batch 1 attempt 1: 2 of 2 parked lines, 0 seen before, 2 bytes]\n\n\n\
+         [parkline batch 1 end: 0 parked lines still undelivered, crc32 5be3136b]\n"
     );
     let settlement = queue.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
     assert_eq!(

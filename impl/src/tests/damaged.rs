@@ -94,7 +94,7 @@ fn damaged_cases() -> Vec<Damaged> {
                 bytes
             },
             3,
-            120,
+            131,
             "checksum mismatch",
         ),
         // M1: a checksum that is not 8 lowercase hex digits.
@@ -151,10 +151,10 @@ fn damaged_cases() -> Vec<Damaged> {
         // M2: a header of an unknown version.
         corrupt(
             "unknown version",
-            rec(r#"{"format":"parkline-mirror","version":2}"#) + &rec(&park_json(1)),
+            rec(r#"{"format":"parkline-mirror","version":3}"#) + &rec(&park_json(1)),
             1,
             0,
-            "unknown mirror version 2",
+            "unknown mirror version 3",
         ),
         // M2: the daemon's old deferred-input.json is not a mirror.
         corrupt(
@@ -185,7 +185,7 @@ fn damaged_cases() -> Vec<Damaged> {
             "duplicate seq",
             header.clone() + &rec(&park_json(1)) + &rec(&park_json(1)),
             3,
-            120,
+            131,
             "seq 1 reused",
         ),
         // M6: a batch id used twice.
@@ -198,7 +198,7 @@ fn damaged_cases() -> Vec<Damaged> {
                 + &rec(settle_1)
                 + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[2],"remaining":0}"#),
             6,
-            335,
+            357,
             "batch id 1 reused",
         ),
         // M3: a second batch while one is in flight.
@@ -210,7 +210,7 @@ fn damaged_cases() -> Vec<Damaged> {
                 + &rec(batch_1_of_2)
                 + &rec(r#"{"type":"batch","id":2,"attempt":1,"seqs":[2],"remaining":0}"#),
             5,
-            260,
+            282,
             "still in flight",
         ),
         // M3: a batch naming a seq that is not parked.
@@ -220,7 +220,7 @@ fn damaged_cases() -> Vec<Damaged> {
                 + &rec(&park_json(1))
                 + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1,9],"remaining":0}"#),
             3,
-            120,
+            131,
             "names seqs [1,9]",
         ),
         // M3, D17: a batch that is not the front of the parked list.
@@ -231,7 +231,7 @@ fn damaged_cases() -> Vec<Damaged> {
                 + &rec(&park_json(2))
                 + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[2],"remaining":1}"#),
             4,
-            190,
+            212,
             "first parked seqs are [1]",
         ),
         // M3, D13: a batch whose remaining is not the lines parked behind it.
@@ -242,7 +242,7 @@ fn damaged_cases() -> Vec<Damaged> {
                 + &rec(&park_json(2))
                 + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1],"remaining":0}"#),
             4,
-            190,
+            212,
             "says 0 remaining",
         ),
         // M3: a batch without items.
@@ -258,7 +258,7 @@ fn damaged_cases() -> Vec<Damaged> {
             "settle of unknown batch",
             header.clone() + &rec(&park_json(1)) + &rec(settle_1),
             3,
-            120,
+            131,
             "not in flight",
         ),
         // M3, D6: a settle that does not name every item exactly once.
@@ -270,7 +270,7 @@ fn damaged_cases() -> Vec<Damaged> {
                 + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1,2],"remaining":0}"#)
                 + &rec(r#"{"type":"settle","batch":1,"delivered":[1],"failed":[1],"dead":[]}"#),
             5,
-            262,
+            284,
             "names seqs [1,1]",
         ),
         // M3, D10: an attempt that does not follow the stored one.
@@ -282,7 +282,7 @@ fn damaged_cases() -> Vec<Damaged> {
                 + &rec(r#"{"type":"attempt","batch":1,"attempt":2}"#)
                 + &rec(r#"{"type":"attempt","batch":1,"attempt":2}"#),
             5,
-            240,
+            251,
             "does not follow attempt 2",
         ),
         // M3: an attempt for a batch that is not in flight.
@@ -298,17 +298,108 @@ fn damaged_cases() -> Vec<Damaged> {
             "counters going back",
             header.clone() + &rec(&park_json(5)) + &rec(r#"{"type":"next","seq":3,"batch":1}"#),
             3,
-            120,
+            131,
             "go back",
         ),
         // M3, D3: a parked line that contains a newline.
         corrupt(
             "line with newline escape",
             header.clone()
-                + &rec(r#"{"type":"park","seq":1,"request":1,"line":"a\nb","failures":0}"#),
+                + &rec(
+                    r#"{"type":"park","seq":1,"request":1,"line":"a\nb","failures":0,"handed":0}"#,
+                ),
             2,
             50,
             "contains a newline",
+        ),
+        // M2, M3: a version 2 park must carry its hand-over count (D18).
+        corrupt(
+            "version 2 park without handed",
+            header.clone() + &rec(r#"{"type":"park","seq":1,"request":1,"line":"x","failures":0}"#),
+            2,
+            50,
+            "missing field `handed`",
+        ),
+        // M13: a version 1 file holds only version 1 records; damaged, it is left as it is.
+        corrupt(
+            "version 1 file with a version 2 field",
+            rec(r#"{"format":"parkline-mirror","version":1}"#)
+                + &rec(r#"{"type":"park","seq":1,"request":1,"line":"x","failures":0,"handed":0}"#),
+            2,
+            50,
+            "unknown field",
+        ),
+        corrupt(
+            "version 1 file with a group park",
+            rec(r#"{"format":"parkline-mirror","version":1}"#)
+                + &rec(r#"{"type":"parks","seq":1,"items":[{"request":1,"line":"x"}]}"#),
+            2,
+            50,
+            "json error",
+        ),
+        // D20: a group park holds at least one line, each without a newline, at fresh seqs.
+        corrupt(
+            "empty group park",
+            header.clone() + &rec(r#"{"type":"parks","seq":1,"items":[]}"#),
+            2,
+            50,
+            "has no lines",
+        ),
+        corrupt(
+            "group park with a newline",
+            header.clone()
+                + &rec(r#"{"type":"parks","seq":1,"items":[{"request":1,"line":"a\nb"}]}"#),
+            2,
+            50,
+            "contains a newline",
+        ),
+        corrupt(
+            "group park reusing seqs",
+            header.clone()
+                + &rec(&park_json(5))
+                + &rec(r#"{"type":"parks","seq":3,"items":[{"request":1,"line":"x"}]}"#),
+            3,
+            131,
+            "reuses seqs",
+        ),
+        corrupt(
+            "group park past the last seq",
+            header.clone()
+                + &rec(&format!(
+                    r#"{{"type":"parks","seq":{},"items":[{{"request":1,"line":"x"}},{{"request":2,"line":"y"}}]}}"#,
+                    u64::MAX - 1
+                )),
+            2,
+            50,
+            "leaves no next seq",
+        ),
+        // D19: a redrive names dead letters only, at least one, in increasing order.
+        corrupt(
+            "redrive of a parked line",
+            header.clone() + &rec(&park_json(1)) + &rec(r#"{"type":"redrive","seqs":[1]}"#),
+            3,
+            131,
+            "not a dead letter",
+        ),
+        corrupt(
+            "empty redrive",
+            header.clone() + &rec(r#"{"type":"redrive","seqs":[]}"#),
+            2,
+            50,
+            "names no seqs",
+        ),
+        // D18, M6: a hand-over count is never wrapped.
+        corrupt(
+            "hand-over count past u64::MAX",
+            header.clone()
+                + &rec(&format!(
+                    r#"{{"type":"park","seq":1,"request":1,"line":"l1","failures":0,"handed":{}}}"#,
+                    u64::MAX
+                ))
+                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1],"remaining":0}"#),
+            3,
+            150,
+            "hand-overs",
         ),
     ]
 }
@@ -382,7 +473,7 @@ fn check_damaged(case: &Damaged) -> Result<(), String> {
 #[test]
 fn damaged_files_are_corrupt_and_left_as_they_were() {
     let cases = damaged_cases();
-    assert_eq!(cases.len(), 28, "a damaged case was added or lost");
+    assert_eq!(cases.len(), 38, "a damaged case was added or lost");
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|case| check_damaged(case).err())
@@ -405,7 +496,7 @@ fn damaged_check_names_a_wrong_row() -> TestResult {
             "duplicate seq",
             header() + &rec(&park_json(1)) + &rec(&park_json(1)),
             3,
-            120,
+            131,
             "seq 1 reused",
         )
     };
@@ -420,7 +511,7 @@ fn damaged_check_names_a_wrong_row() -> TestResult {
         ..good()
     };
     let wrong_offset = Damaged {
-        offset: 119,
+        offset: 130,
         ..good()
     };
     let wrong_reason = Damaged {
@@ -436,7 +527,7 @@ fn damaged_check_names_a_wrong_row() -> TestResult {
         (wrong_record, "record Some(3), expected 2"),
         (
             wrong_offset,
-            "the row's offset 119 is not where record 3 starts (120)",
+            "the row's offset 130 is not where record 3 starts (131)",
         ),
         (wrong_reason, "lacks \"seq 2 reused\""),
         (not_damaged, "the damaged file opened"),

@@ -91,7 +91,9 @@ fn format_bytes_are_as_specified() -> TestResult {
     let text = String::from_utf8(storage.file("m").ok_or("exists")?.to_vec())?;
     let expected = header()
         + &rec(r#"{"type":"next","seq":1,"batch":1}"#)
-        + &rec(r#"{"type":"park","seq":1,"request":7,"line":"hi \"you\"","failures":0}"#);
+        + &rec(
+            r#"{"type":"park","seq":1,"request":7,"line":"hi \"you\"","failures":0,"handed":0}"#,
+        );
     assert_eq!(text, expected);
     Ok(())
 }

@@ -14,8 +14,9 @@ fn next_json(seq: u64, batch: u64) -> String {
 fn m6_seq_at_u64_max_is_corrupt() -> TestResult {
     let max = u64::MAX;
     for kind in ["park", "dead"] {
-        let json =
-            format!(r#"{{"type":"{kind}","seq":{max},"request":1,"line":"l","failures":0}}"#);
+        let json = format!(
+            r#"{{"type":"{kind}","seq":{max},"request":1,"line":"l","failures":0,"handed":0}}"#
+        );
         assert_corrupt(&file_of(&[json]), 2, "u64::MAX is never a seq")?;
     }
     // u64::MAX - 1 is a seq; the counter after it is u64::MAX, which is allowed.
@@ -143,7 +144,9 @@ fn d10_attempt_ceiling_is_reached_once_and_never_wraps() -> TestResult {
 fn m6_failures_never_pass_u32_max() -> TestResult {
     let max = u32::MAX;
     let park = |failures: u32| {
-        format!(r#"{{"type":"park","seq":1,"request":1,"line":"l","failures":{failures}}}"#)
+        format!(
+            r#"{{"type":"park","seq":1,"request":1,"line":"l","failures":{failures},"handed":0}}"#
+        )
     };
     assert_corrupt(&file_of(&[park(max)]), 2, "could not fail again")?;
     let settle = r#"{"type":"settle","batch":1,"delivered":[],"failed":[1],"dead":[]}"#;

@@ -22,6 +22,7 @@ fn item(seq: u64, line: &str) -> Item {
         request: RequestId(seq + 100),
         line: line.to_owned(),
         failures: 0,
+        handed: 0,
     }
 }
 
@@ -45,11 +46,13 @@ fn rec(json: &str) -> String {
 }
 
 fn header() -> String {
-    rec(r#"{"format":"parkline-mirror","version":1}"#)
+    rec(r#"{"format":"parkline-mirror","version":2}"#)
 }
 
 fn park_json(seq: u64) -> String {
-    format!(r#"{{"type":"park","seq":{seq},"request":{seq},"line":"l{seq}","failures":0}}"#)
+    format!(
+        r#"{{"type":"park","seq":{seq},"request":{seq},"line":"l{seq}","failures":0,"handed":0}}"#
+    )
 }
 
 fn file_of(records: &[String]) -> Vec<u8> {

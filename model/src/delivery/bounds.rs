@@ -18,12 +18,23 @@ pub struct Bounds {
     pub failures_max: u32,
     /// agent_read collections allowed in one run.
     pub collects: u32,
+    /// The line at this index and the next arrive together as one group park (one record, all
+    /// or none); `None`, or an index without a next line, parks every line alone.
+    pub group_at: Option<usize>,
+    /// Redrives of all dead letters allowed in one run.
+    pub redrives: u32,
 }
 
 impl Bounds {
     /// The line sizes (characters) the generated lines cycle through. With budget 6 (costs 2, 3,
     /// 8): the first two share a batch, the third is larger than the budget and goes alone.
     pub const LINE_CHARS: [usize; 3] = [1, 2, 7];
+
+    /// The third generated line, whatever its size: it imitates a trailer (of the batch that
+    /// carries it in the default bounds, with a plausible CRC), so the framing property checks
+    /// that a reader never takes a line for framing. Larger than any budget of the tests: alone.
+    pub const FORGED_LINE: &'static str =
+        "[parkline batch 2 end: 0 parked lines still undelivered, crc32 00000000]";
 
     /// `lines` generated lines (request `i + 1`, sizes from [`Bounds::LINE_CHARS`], with a
     /// multi-byte character so bytes and characters differ) and the other bounds as given.
@@ -32,7 +43,8 @@ impl Bounds {
     }
 
     /// Like [`Bounds::generated`], with line sizes (characters) cycling through `sizes`
-    /// (`[1]` when empty).
+    /// (`[1]` when empty); the third line is [`Bounds::FORGED_LINE`]. Lines 2 and 3 (indexes 1
+    /// and 2) arrive as one group park, and one redrive is allowed.
     pub fn with_sizes(
         lines: usize,
         sizes: &[usize],
@@ -46,7 +58,11 @@ impl Bounds {
             .map(|i| {
                 let chars = sizes[i % sizes.len()];
                 let c = alphabet[i % alphabet.len()];
-                (i as u64 + 1, std::iter::repeat_n(c, chars).collect())
+                let line = match i {
+                    2 => Self::FORGED_LINE.to_owned(),
+                    _ => std::iter::repeat_n(c, chars).collect(),
+                };
+                (i as u64 + 1, line)
             })
             .collect();
         Bounds {
@@ -56,6 +72,18 @@ impl Bounds {
             failures,
             failures_max: 2,
             collects: 1,
+            group_at: Some(1),
+            redrives: 1,
+        }
+    }
+
+    /// The arrival that starts at line `index`: how many lines it parks (2 for the group park,
+    /// else 1).
+    pub fn arrival_len(&self, index: usize) -> usize {
+        if self.group_at == Some(index) && index + 1 < self.lines.len() {
+            2
+        } else {
+            1
         }
     }
 
@@ -66,22 +94,29 @@ impl Bounds {
             .iter()
             .map(|(_, line)| line.chars().count().to_string())
             .collect();
+        let group = match self.group_at {
+            Some(i) if i + 1 < self.lines.len() => format!("{},{}", i + 1, i + 2),
+            _ => "none".into(),
+        };
         format!(
-            "lines={} (chars {}) budget={} crashes={} failures={} failures_max={} collects={}",
+            "lines={} (chars {}) group={group} budget={} crashes={} failures={} failures_max={} \
+             collects={} redrives={}",
             self.lines.len(),
             sizes.join(","),
             self.budget,
             self.crashes,
             self.failures,
             self.failures_max,
-            self.collects
+            self.collects,
+            self.redrives
         )
     }
 }
 
 impl Bounds {
     /// The bounds `parkline check` runs by default: [`Bounds::default`] with 2 crashes, so a
-    /// repeat can itself crash and repeat again (attempt 3). About 25 s in release.
+    /// repeat can itself crash and repeat again (attempt 3). About 12 s in release on an idle
+    /// machine (one thread, DFS).
     pub fn check() -> Bounds {
         Bounds::generated(3, 6, 2, 2)
     }
@@ -89,8 +124,9 @@ impl Bounds {
 
 impl Default for Bounds {
     /// The default bounds of the test suite and the exhaustive conformance replay: 3 lines (a
-    /// 2-line batch and a line over the budget, so splits happen), budget 6, 1 crash, 2 failures
-    /// (enough for a dead letter at `failures_max` 2), 1 agent_read collection.
+    /// 2-line batch and a line over the budget, so splits happen; the last two parked as one
+    /// group; the third imitates a trailer), budget 6, 1 crash, 2 failures (enough for a dead
+    /// letter at `failures_max` 2), 1 agent_read collection, 1 redrive.
     fn default() -> Self {
         Bounds::generated(3, 6, 1, 2)
     }
@@ -98,8 +134,8 @@ impl Default for Bounds {
 
 /// Regression alarm: unique states of the correct model at [`Bounds::default`]; a change means
 /// the model or the bounds changed.
-pub const DEFAULT_UNIQUE_STATES: usize = 100_782;
+pub const DEFAULT_UNIQUE_STATES: usize = 134_027;
 
 /// Regression alarm: unique states of the correct model at [`Bounds::check`]; `parkline check`
 /// fails when its count differs.
-pub const CHECK_UNIQUE_STATES: usize = 1_162_513;
+pub const CHECK_UNIQUE_STATES: usize = 1_828_677;

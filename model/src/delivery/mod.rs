@@ -9,9 +9,9 @@
 //! Every item is re-exported here, so users name `parkline_model::delivery::Reference` and never
 //! the file it lives in. The files, in reading order:
 //!
-//! 1. `reference.rs`, the plain reference: [`split`], [`turn_text`], [`notified`] and
-//!    [`Reference`], the durable and volatile state of a correct queue with `park`, `boundary`,
-//!    `settle` and `crash`. It does no I/O; the differential tests and the fuzz targets use it as
+//! 1. `reference.rs`, the plain reference: [`split`], [`turn_text`] and its reader
+//!    [`parse_turn`], [`notified`] and [`Reference`], the durable and volatile state of a correct
+//!    queue with `park`, `park_all`, `boundary`, `settle`, `redrive` and `crash`. It does no I/O; the differential tests and the fuzz targets use it as
 //!    their oracle;
 //! 2. `model.rs`, [`DeliveryModel`], a stateright [`Model`](stateright::Model) whose transitions
 //!    call that same [`Reference`] (one reference model, three uses: exhaustive check, proptest
@@ -31,14 +31,18 @@ mod reference;
 mod variants;
 
 pub use bounds::{Bounds, CHECK_UNIQUE_STATES, DEFAULT_UNIQUE_STATES};
-pub use model::{Action, BoundaryRecord, DeliveryModel, DeliveryState, Phase, SettleRecord};
+pub use model::{
+    Action, BoundaryRecord, DeliveryModel, DeliveryState, Phase, RedriveRecord, SettleRecord,
+};
 pub use properties::{
-    D1, D2, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D15, D15_QUIESCENT, D17, D18,
-    SOMETIMES_COLLECTED_DELIVERED, SOMETIMES_CRASH_MID_BATCH, SOMETIMES_DEAD, SOMETIMES_LATE_LINE,
-    SOMETIMES_OVERSIZED, SOMETIMES_REPEAT, SOMETIMES_RETRY, SOMETIMES_SPLIT,
+    D1, D2, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D15, D15_QUIESCENT, D17, D18, FRAMING,
+    GROUP_PARK, HANDOVER_COUNT, REDRIVE, SEEN, SOMETIMES_COLLECTED_DELIVERED,
+    SOMETIMES_CRASH_MID_BATCH, SOMETIMES_CUT_HAND_OVER_COUNTED, SOMETIMES_DEAD,
+    SOMETIMES_LATE_LINE, SOMETIMES_OVERSIZED, SOMETIMES_REDRIVEN_HANDED, SOMETIMES_REPEAT,
+    SOMETIMES_RETRY, SOMETIMES_SEEN, SOMETIMES_SPLIT, SOMETIMES_TORN_GROUP,
 };
 pub use reference::{
-    Mirror, RefBatch, RefError, RefItem, RefNotified, RefSettlement, Reference, notified, split,
-    turn_text,
+    Mirror, ParsedTurn, RefBatch, RefError, RefItem, RefNotified, RefSettlement, Reference,
+    TurnError, notified, parse_turn, split, turn_text,
 };
 pub use variants::Variant;

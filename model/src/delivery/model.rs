@@ -5,6 +5,7 @@
 //! property checks is in `properties.rs`; how a step reads in the spec's words, `narrate.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use stateright::{Model, Property};
 
@@ -56,8 +57,23 @@ pub struct SettleRecord {
     pub handed_before: usize,
 }
 
+/// Ghost: one redrive, with where the history stood when it happened.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RedriveRecord {
+    /// The seqs moved back to the parked list, in seq order.
+    pub seqs: Vec<u64>,
+    /// How many settles had happened before it.
+    pub settles_before: usize,
+    /// How many turns had been handed over before it.
+    pub handed_before: usize,
+}
+
 /// A state of the delivery model: the queue (durable mirror + volatile recovered flag), the
 /// daemon's phase, what the parent was handed, the notified log, and ghost history.
+///
+/// The logs are shared (`Arc`) between a state and its successors: most steps append to none of
+/// them, so a successor copies four pointers instead of every batch and line of the history
+/// (hashing and equality still see the contents, so the state space is the same).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DeliveryState {
     /// The reference queue.
@@ -67,19 +83,23 @@ pub struct DeliveryState {
     /// How many lines of the bounds have been parked (acknowledged): seqs `1..=arrived`.
     pub arrived: usize,
     /// Every batch the parent was handed, in order.
-    pub handed: Vec<RefBatch>,
+    pub handed: Arc<Vec<RefBatch>>,
     /// Every notified event recorded, in order.
-    pub notified: Vec<RefNotified>,
+    pub notified: Arc<Vec<RefNotified>>,
     /// Ghost: every boundary that returned a batch.
-    pub boundaries: Vec<BoundaryRecord>,
+    pub boundaries: Arc<Vec<BoundaryRecord>>,
     /// Ghost: every settle.
-    pub settles: Vec<SettleRecord>,
+    pub settles: Arc<Vec<SettleRecord>>,
     /// Ghost: crashes so far.
     pub crashes: u32,
     /// Ghost: failures so far.
     pub failures: u32,
     /// Ghost: seqs collected by agent_read.
     pub collected: Vec<u64>,
+    /// Ghost: every redrive that moved something.
+    pub redrives: Vec<RedriveRecord>,
+    /// Ghost: group parks whose record a crash tore.
+    pub torn: u32,
 }
 
 /// One step of the model, in the spec's words.
@@ -87,6 +107,13 @@ pub struct DeliveryState {
 pub enum Action {
     /// The line at this index of the bounds arrives and is parked.
     Park(usize),
+    /// The lines at this index and the next arrive together and are parked as one group.
+    ParkGroup(usize),
+    /// The daemon crashes while the group park of the lines at this index and the next is
+    /// appended: the torn record is cut at recovery.
+    TornGroup(usize),
+    /// The operator redrives every dead letter (one record).
+    Redrive,
     /// The parent's turn ends: the boundary persists the next batch.
     Boundary,
     /// The daemon hands the batch's turn over to the parent.
@@ -150,13 +177,15 @@ impl Model for DeliveryModel {
             queue: Reference::with_variant(self.bounds.failures_max, self.variant),
             phase: Phase::Idle,
             arrived: 0,
-            handed: Vec::new(),
-            notified: Vec::new(),
-            boundaries: Vec::new(),
-            settles: Vec::new(),
+            handed: Arc::default(),
+            notified: Arc::default(),
+            boundaries: Arc::default(),
+            settles: Arc::default(),
             crashes: 0,
             failures: 0,
             collected: Vec::new(),
+            redrives: Vec::new(),
+            torn: 0,
         }]
     }
 
@@ -190,7 +219,19 @@ impl Model for DeliveryModel {
             }
         }
         if state.arrived < self.bounds.lines.len() {
-            actions.push(Action::Park(state.arrived));
+            if self.bounds.arrival_len(state.arrived) == 2 {
+                actions.push(Action::ParkGroup(state.arrived));
+                if state.crashes < self.bounds.crashes {
+                    actions.push(Action::TornGroup(state.arrived));
+                }
+            } else {
+                actions.push(Action::Park(state.arrived));
+            }
+        }
+        if state.redrives.len() < self.bounds.redrives as usize
+            && !state.queue.dead_letters().is_empty()
+        {
+            actions.push(Action::Redrive);
         }
         if state.collected.len() < self.bounds.collects as usize {
             for item in state.queue.parked() {
@@ -212,11 +253,32 @@ impl Model for DeliveryModel {
                 state.queue.park(*request, line);
                 state.arrived += 1;
             }
+            Action::ParkGroup(index) | Action::TornGroup(index) => {
+                let lines = self.bounds.lines.get(index..index + 2)?;
+                let group: Vec<(u64, &str)> = lines.iter().map(|(r, l)| (*r, l.as_str())).collect();
+                if action == Action::ParkGroup(index) {
+                    state.queue.try_park_all(&group).ok()?;
+                    state.arrived += 2;
+                } else {
+                    state.queue.crash_during_park_all(&group);
+                    state.phase = Phase::Down;
+                    state.crashes += 1;
+                    state.torn += 1;
+                }
+            }
+            Action::Redrive => {
+                let seqs = state.queue.redrive_all();
+                state.redrives.push(RedriveRecord {
+                    seqs,
+                    settles_before: state.settles.len(),
+                    handed_before: state.handed.len(),
+                });
+            }
             Action::Boundary => {
                 let parked = state.queue.parked().to_vec();
                 let replay = state.queue.is_recovered();
                 let batch = state.queue.boundary(self.bounds.budget).ok()??;
-                state.boundaries.push(BoundaryRecord {
+                Arc::make_mut(&mut state.boundaries).push(BoundaryRecord {
                     batch: batch.clone(),
                     parked,
                     replay,
@@ -227,7 +289,7 @@ impl Model for DeliveryModel {
                 let Phase::Persisted(batch) = &last.phase else {
                     return None;
                 };
-                state.handed.push(batch.clone());
+                Arc::make_mut(&mut state.handed).push(batch.clone());
                 state.phase = Phase::HandedOver {
                     batch: batch.clone(),
                     outcomes: Vec::new(),
@@ -250,7 +312,7 @@ impl Model for DeliveryModel {
                 let ok = action == Action::Notify;
                 if ok {
                     if self.variant != Variant::NotifiedPerBatch || k == 0 {
-                        state.notified.push(event); // D5
+                        Arc::make_mut(&mut state.notified).push(event); // D5
                     }
                 } else {
                     state.failures += 1;
@@ -287,6 +349,13 @@ impl Model for DeliveryModel {
                 }
                 None => format!("park line {index}"),
             },
+            Action::ParkGroup(index) => format!("park lines {index} and {} as a group", index + 1),
+            Action::TornGroup(index) => {
+                format!(
+                    "crash while the group of lines {index} and {} is appended",
+                    index + 1
+                )
+            }
             other => format!("{other:?}"),
         }
     }
@@ -308,6 +377,11 @@ impl Model for DeliveryModel {
             Property::always(D15_QUIESCENT, d15_quiescent_means_delivered),
             Property::always(D17, d17_order),
             Property::always(D18, d18_no_silent_duplicate),
+            Property::always(HANDOVER_COUNT, handover_count),
+            Property::always(SEEN, seen_before),
+            Property::always(REDRIVE, redrive_keeps_the_line),
+            Property::always(GROUP_PARK, group_park_all_or_none),
+            Property::always(FRAMING, framing_read_back),
             Property::eventually(D15, d15_everything_delivered),
             Property::sometimes(SOMETIMES_SPLIT, |_, s: &DeliveryState| {
                 s.handed.iter().any(|b| b.remaining > 0)
@@ -347,6 +421,33 @@ impl Model for DeliveryModel {
                 let delivered = s.delivered();
                 s.collected.iter().any(|seq| delivered.contains(seq))
             }),
+            Property::sometimes(SOMETIMES_REDRIVEN_HANDED, |_, s: &DeliveryState| {
+                s.redrives.iter().any(|r| {
+                    s.handed[r.handed_before..]
+                        .iter()
+                        .flat_map(|b| &b.items)
+                        .any(|i| r.seqs.contains(&i.seq) && i.handed > 1)
+                })
+            }),
+            Property::sometimes(SOMETIMES_SEEN, |_, s: &DeliveryState| {
+                s.handed.iter().any(|b| b.seen > 0)
+            }),
+            Property::sometimes(SOMETIMES_TORN_GROUP, |_, s: &DeliveryState| {
+                s.torn > 0 && s.phase == Phase::Down
+            }),
+            Property::sometimes(SOMETIMES_CUT_HAND_OVER_COUNTED, |_, s: &DeliveryState| {
+                // A line the parent saw, handed over again after a crash cut its settle.
+                s.handed.iter().enumerate().any(|(h, b)| {
+                    b.is_repeat()
+                        && b.items.iter().any(|i| {
+                            let saw = s.handed[..h]
+                                .iter()
+                                .filter(|e| e.items.iter().any(|x| x.seq == i.seq))
+                                .count() as u64;
+                            saw > 0 && i.handed == saw + 1
+                        })
+                })
+            }),
         ]
     }
 }
@@ -364,7 +465,7 @@ impl DeliveryModel {
             given = vec![false; given.len()];
         }
         state.queue.settle(batch.id, &given).ok()?;
-        state.settles.push(SettleRecord {
+        Arc::make_mut(&mut state.settles).push(SettleRecord {
             batch: batch.id,
             attempt: batch.attempt,
             outcomes: batch
@@ -423,6 +524,16 @@ impl DeliveryState {
                     .flat_map(|b| b.items.iter()),
             )
             .chain(self.queue.dead_letters())
+    }
+
+    /// Settles before the last redrive of `seq` (0 if it was never redriven): its failures
+    /// count from there.
+    pub(super) fn last_redrive(&self, seq: u64) -> usize {
+        self.redrives
+            .iter()
+            .rev()
+            .find(|r| r.seqs.contains(&seq))
+            .map_or(0, |r| r.settles_before)
     }
 
     /// The boundary that first returned batch `id`.

@@ -22,15 +22,51 @@ impl DeliveryModel {
                     line.chars().count() + 1
                 )
             }
+            Action::ParkGroup(index) => {
+                let seqs: Vec<u64> = (before.arrived + 1..=after.arrived)
+                    .map(|seq| seq as u64)
+                    .collect();
+                format!(
+                    "lines {} and {} arrive together and are parked as one group (one record): seqs {seqs:?}",
+                    index,
+                    index + 1
+                )
+            }
+            Action::TornGroup(index) => format!(
+                "the daemon crashes while the group park of lines {index} and {} is appended ({}); parked now {:?}",
+                index + 1,
+                phase_words(&before.phase),
+                after
+                    .queue
+                    .parked()
+                    .iter()
+                    .map(|i| i.seq)
+                    .collect::<Vec<_>>()
+            ),
+            Action::Redrive => match after.redrives.last() {
+                Some(r) => format!(
+                    "the operator redrives the dead letters {:?}: parked again with failures 0, hand-over counts kept ({:?})",
+                    r.seqs,
+                    after
+                        .queue
+                        .parked()
+                        .iter()
+                        .map(|i| (i.seq, i.handed))
+                        .collect::<Vec<_>>()
+                ),
+                None => "the operator redrives the dead letters".into(),
+            },
             Action::Boundary => match after.boundaries.last() {
                 Some(r) => format!(
-                    "the parent's turn ends (boundary): batch {} attempt {}{} is written with seqs {} of parked {:?}, remaining {}",
+                    "the parent's turn ends (boundary): batch {} attempt {}{} is written with seqs {} of parked {:?}, remaining {}, seen {}, handed {:?}",
                     r.batch.id,
                     r.batch.attempt,
                     if r.batch.is_repeat() { " (repeat)" } else { "" },
                     seqs(&r.batch),
                     r.parked.iter().map(|i| i.seq).collect::<Vec<_>>(),
-                    r.batch.remaining
+                    r.batch.remaining,
+                    r.batch.seen,
+                    r.batch.items.iter().map(|i| i.handed).collect::<Vec<_>>()
                 ),
                 None => "the parent's turn ends (boundary)".into(),
             },

@@ -1,4 +1,5 @@
-//! The delivery properties, each named by the spec id it checks (`"D9 no loss"`, ...): the names
+//! The delivery properties, each named by the spec id it checks (`"D9 no loss"`, ...; D19..D23
+//! are the ids the delivery v2 requirements take after D18, in this order): the names
 //! as constants, then one predicate per property over a [`DeliveryState`]. The model lists them
 //! in `DeliveryModel::properties`, with the `sometimes` properties that show the interesting paths
 //! are really reached.
@@ -6,7 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::{DeliveryModel, DeliveryState, Phase};
-use super::reference::{RefBatch, RefItem, split, turn_text};
+use super::reference::{ParsedTurn, RefBatch, RefItem, parse_turn, split, turn_text};
+use super::variants::{Variant, parse_turn_searching_trailer};
 
 /// `always`: a new batch is the first `split` lines of the lines parked at its boundary, and no
 /// fewer (pop-all, not pop-front).
@@ -43,6 +45,22 @@ pub const D15_QUIESCENT: &str = "D15 quiescent means delivered";
 pub const D17: &str = "D17 order";
 /// `always`: a line settled delivered or dead is never handed over again.
 pub const D18: &str = "D18 no silent duplicate";
+/// `always`: every item's `handed` is the number of durable hand-overs (boundaries) of its seq
+/// so far, at each hand-over and in the mirror, so it is at least what the parent saw (a
+/// hand-over cut by a crash included), and a line the parent saw is never offered again with
+/// `handed` 1 (never offered twice silently); each notified event carries its item's count.
+pub const HANDOVER_COUNT: &str = "D19 hand-over count";
+/// `always`: a batch's `seen` is the number of its items handed over in an earlier batch.
+pub const SEEN: &str = "D20 seen before";
+/// `always`: a redriven line is parked, in flight, delivered or dead again (never lost), with
+/// its failures counted from 0 at the redrive and its hand-over count kept.
+pub const REDRIVE: &str = "D21 redrive keeps the line";
+/// `always`: of a group park, every line or none is in the queue (or delivered), also after a
+/// crash that tore its record.
+pub const GROUP_PARK: &str = "D22 group park all or none";
+/// `always`: every handed-over turn text reads back to exactly its batch's numbers and lines,
+/// a line that imitates framing included.
+pub const FRAMING: &str = "D23 framing read back";
 /// `sometimes`: a handed-over batch leaves lines parked.
 pub const SOMETIMES_SPLIT: &str = "a split happens";
 /// `sometimes`: a repeat is handed over.
@@ -59,6 +77,24 @@ pub const SOMETIMES_OVERSIZED: &str = "a line over the budget goes alone";
 pub const SOMETIMES_LATE_LINE: &str = "a line arrives during delivery";
 /// `sometimes`: a collected line is delivered (D14).
 pub const SOMETIMES_COLLECTED_DELIVERED: &str = "a collected line is delivered";
+/// `sometimes`: a redriven line is handed over again, its earlier hand-overs counted.
+pub const SOMETIMES_REDRIVEN_HANDED: &str = "a redriven line is handed over again";
+/// `sometimes`: a batch carries a line handed over in an earlier batch.
+pub const SOMETIMES_SEEN: &str = "a line seen before is handed over";
+/// `sometimes`: a crash tears a group park's record.
+pub const SOMETIMES_TORN_GROUP: &str = "a crash tears a group park";
+/// `sometimes`: a line the parent saw is handed over again after a crash cut the settle, its
+/// count one above what the parent saw before.
+pub const SOMETIMES_CUT_HAND_OVER_COUNTED: &str = "a hand-over cut by a crash is counted";
+
+/// The hand-over whose turn text the text properties (D3, D10, D13, framing) read: only the
+/// newest. A handed-over batch and the ghost records its text is compared with never change
+/// afterwards, the list only grows, and the checker evaluates every reachable state, so each
+/// turn was checked in the state its hand-over produced; rendering every turn of the history at
+/// every state took a third of the check's time.
+fn newest_turn(s: &DeliveryState) -> impl Iterator<Item = &RefBatch> {
+    s.handed.last().into_iter()
+}
 
 pub(super) fn d1_batch_at_the_boundary(m: &DeliveryModel, s: &DeliveryState) -> bool {
     s.boundaries.iter().filter(|r| !r.replay).all(|r| {
@@ -87,7 +123,7 @@ pub(super) fn d3_items_verbatim(m: &DeliveryModel, s: &DeliveryState) -> bool {
             .is_some_and(|(request, line)| *request == item.request && *line == item.line)
     };
     s.items().all(verbatim)
-        && s.handed.iter().all(|b| {
+        && newest_turn(s).all(|b| {
             let text = turn_text(b);
             let body: Vec<&str> = text.lines().skip(1).take(b.items.len()).collect();
             b.items.iter().all(verbatim)
@@ -120,8 +156,7 @@ pub(super) fn d5_notified_per_request(_: &DeliveryModel, s: &DeliveryState) -> b
 pub(super) fn d6_per_request_independence(m: &DeliveryModel, s: &DeliveryState) -> bool {
     let places = s.places();
     s.acknowledged().all(|seq| {
-        let own: Vec<bool> = s
-            .settles
+        let own: Vec<bool> = s.settles[s.last_redrive(seq)..]
             .iter()
             .flat_map(|r| r.outcomes.iter())
             .filter(|(q, _)| *q == seq)
@@ -131,6 +166,7 @@ pub(super) fn d6_per_request_independence(m: &DeliveryModel, s: &DeliveryState) 
         if own.contains(&true) {
             return item.is_none();
         }
+        // Failures count from the last redrive (D7 after a redrive).
         let failed = own.len() as u32;
         match item {
             Some(item) => {
@@ -145,25 +181,37 @@ pub(super) fn d6_per_request_independence(m: &DeliveryModel, s: &DeliveryState) 
 pub(super) fn d8_dead_letter(m: &DeliveryModel, s: &DeliveryState) -> bool {
     let dead: BTreeSet<u64> = s.queue.dead_letters().iter().map(|i| i.seq).collect();
     let mut expected_dead = BTreeSet::new();
-    for (index, r) in s.settles.iter().enumerate() {
-        for (seq, ok) in &r.outcomes {
-            if *ok {
-                continue;
-            }
-            let failed = s.settles[..=index]
+    for seq in s.acknowledged() {
+        // The history of the seq in lives between redrives: (first settle, first hand-over).
+        let mut starts = vec![(0, 0)];
+        starts.extend(
+            s.redrives
                 .iter()
-                .flat_map(|r| r.outcomes.iter())
-                .filter(|(q, ok)| q == seq && !*ok)
-                .count();
-            if failed as u32 >= m.bounds.failures_max {
-                expected_dead.insert(*seq);
-                // Never offered again after its death.
-                if s.handed[r.handed_before..]
+                .filter(|r| r.seqs.contains(&seq))
+                .map(|r| (r.settles_before, r.handed_before)),
+        );
+        for (n, &(from, _)) in starts.iter().enumerate() {
+            let next = starts.get(n + 1).copied();
+            let to = next.map_or(s.settles.len(), |(settles, _)| settles);
+            let mut failed = 0u32;
+            let death = (from..to).find(|&index| {
+                failed += s.settles[index]
+                    .outcomes
                     .iter()
-                    .any(|b| b.items.iter().any(|i| i.seq == *seq))
-                {
-                    return false;
-                }
+                    .filter(|(q, ok)| *q == seq && !*ok)
+                    .count() as u32;
+                failed >= m.bounds.failures_max
+            });
+            let Some(index) = death else { continue };
+            // Never offered again after its death, until a redrive.
+            let until = next.map_or(s.handed.len(), |(_, handed)| handed);
+            let after = s.handed.get(s.settles[index].handed_before..until);
+            if after.is_some_and(|after| after.iter().any(|b| b.items.iter().any(|i| i.seq == seq)))
+            {
+                return false;
+            }
+            if next.is_none() {
+                expected_dead.insert(seq);
             }
         }
     }
@@ -182,14 +230,15 @@ pub(super) fn d9_no_loss(_: &DeliveryModel, s: &DeliveryState) -> bool {
 pub(super) fn d10_repeat_recognisable(_: &DeliveryModel, s: &DeliveryState) -> bool {
     let mut last: BTreeMap<u64, &RefBatch> = BTreeMap::new();
     let mut max_id = 0;
-    for r in &s.boundaries {
+    for r in s.boundaries.iter() {
         let b = &r.batch;
         let ok = match last.get(&b.id) {
             Some(prev) => {
                 r.replay
                     && b.attempt == prev.attempt + 1
-                    && b.items == prev.items
+                    && same_lines(&b.items, &prev.items)
                     && b.remaining == prev.remaining
+                    && b.seen == prev.seen
             }
             None => !r.replay && b.attempt == 1 && b.id > max_id,
         };
@@ -199,13 +248,21 @@ pub(super) fn d10_repeat_recognisable(_: &DeliveryModel, s: &DeliveryState) -> b
         max_id = max_id.max(b.id);
         last.insert(b.id, b);
     }
-    s.handed.iter().all(|b| {
+    newest_turn(s).all(|b| {
         let header = turn_text(b);
         header.lines().next().is_some_and(|h| {
             h.starts_with(&format!("[parkline batch {} attempt {}", b.id, b.attempt))
                 && h.contains(", repeat:") == b.is_repeat()
         })
     })
+}
+
+/// The same items but for `handed`, which every hand-over raises.
+fn same_lines(a: &[RefItem], b: &[RefItem]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            (x.seq, x.request, &x.line, x.failures) == (y.seq, y.request, &y.line, y.failures)
+        })
 }
 
 pub(super) fn d11_deterministic_split(m: &DeliveryModel, s: &DeliveryState) -> bool {
@@ -226,23 +283,23 @@ pub(super) fn d12_budget(m: &DeliveryModel, s: &DeliveryState) -> bool {
 }
 
 pub(super) fn d13_trailer_count(_: &DeliveryModel, s: &DeliveryState) -> bool {
-    s.handed.iter().all(|b| match s.original(b.id) {
+    newest_turn(s).all(|b| match s.original(b.id) {
         Some(o) => {
             let remaining = o.parked.len().saturating_sub(o.batch.items.len());
             let text = turn_text(b);
             let mut lines = text.lines();
             let header_ok = lines.next().is_some_and(|h| {
-                h.ends_with(&format!(
-                    ": {} of {} parked lines]",
+                h.contains(&format!(
+                    ": {} of {} parked lines, ",
                     b.items.len(),
                     o.parked.len()
                 ))
             });
             let trailer_ok = lines.last().is_some_and(|t| {
-                t == format!(
-                    "[parkline batch {} end: {remaining} parked lines still undelivered]",
+                t.starts_with(&format!(
+                    "[parkline batch {} end: {remaining} parked lines still undelivered, crc32 ",
                     b.id
-                )
+                ))
             });
             header_ok && trailer_ok
         }
@@ -300,6 +357,125 @@ pub(super) fn d18_no_silent_duplicate(_: &DeliveryModel, s: &DeliveryState) -> b
             !s.handed[r.handed_before..]
                 .iter()
                 .any(|b| b.items.iter().any(|i| i.seq == *seq))
+        })
+    })
+}
+
+/// How many boundaries (durable hand-overs), among the first `upto`, named `seq`.
+fn boundaries_naming(s: &DeliveryState, upto: usize, seq: u64) -> u64 {
+    s.boundaries[..upto]
+        .iter()
+        .filter(|r| r.batch.items.iter().any(|i| i.seq == seq))
+        .count() as u64
+}
+
+pub(super) fn handover_count(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    let at_boundaries = s.boundaries.iter().enumerate().all(|(j, r)| {
+        r.batch
+            .items
+            .iter()
+            .all(|i| i.handed == boundaries_naming(s, j + 1, i.seq))
+    });
+    let total = s.boundaries.len();
+    let durable = s
+        .items()
+        .all(|i| i.handed == boundaries_naming(s, total, i.seq));
+    let parent = s.handed.iter().enumerate().all(|(h, b)| {
+        b.items.iter().all(|i| {
+            let saw = s.handed[..=h]
+                .iter()
+                .filter(|e| e.items.iter().any(|x| x.seq == i.seq))
+                .count() as u64;
+            i.handed >= saw && (i.handed != 1 || saw == 1)
+        })
+    });
+    let events = s.notified.iter().all(|e| {
+        s.handed.iter().any(|b| {
+            b.id == e.batch
+                && b.attempt == e.attempt
+                && b.items
+                    .iter()
+                    .any(|i| i.seq == e.seq && i.handed == e.handed)
+        })
+    });
+    at_boundaries && durable && parent && events
+}
+
+pub(super) fn seen_before(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    s.boundaries.iter().all(|r| {
+        let Some(first) = s.boundaries.iter().position(|o| o.batch.id == r.batch.id) else {
+            return false;
+        };
+        let seen = r
+            .batch
+            .items
+            .iter()
+            .filter(|i| boundaries_naming(s, first, i.seq) > 0)
+            .count();
+        r.batch.seen == seen
+    })
+}
+
+pub(super) fn redrive_keeps_the_line(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    let places = s.places();
+    let delivered = s.delivered();
+    let total = s.boundaries.len();
+    s.redrives.iter().flat_map(|r| &r.seqs).all(|&seq| {
+        let held = places.get(&seq).map_or(0, Vec::len);
+        if held + usize::from(delivered.contains(&seq)) != 1 {
+            return false;
+        }
+        let failed = s.settles[s.last_redrive(seq)..]
+            .iter()
+            .flat_map(|r| r.outcomes.iter())
+            .filter(|(q, ok)| *q == seq && !*ok)
+            .count() as u32;
+        s.items()
+            .filter(|i| i.seq == seq)
+            .all(|i| i.failures == failed && i.handed == boundaries_naming(s, total, seq))
+    })
+}
+
+pub(super) fn group_park_all_or_none(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    let Some(at) = m.bounds.group_at else {
+        return true;
+    };
+    let Some(group) = m.bounds.lines.get(at..at + 2) else {
+        return true;
+    };
+    let delivered = s.delivered();
+    let delivered_requests: BTreeSet<u64> = s
+        .boundaries
+        .iter()
+        .flat_map(|r| &r.batch.items)
+        .filter(|i| delivered.contains(&i.seq))
+        .map(|i| i.request)
+        .collect();
+    let present = group
+        .iter()
+        .filter(|(request, _)| {
+            delivered_requests.contains(request) || s.items().any(|i| i.request == *request)
+        })
+        .count();
+    present == 0 || present == group.len()
+}
+
+pub(super) fn framing_read_back(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    newest_turn(s).all(|b| {
+        let text = turn_text(b);
+        let read = match m.variant {
+            Variant::FramingSearchesTrailer => parse_turn_searching_trailer(&text),
+            _ => parse_turn(&text),
+        };
+        read == Ok(ParsedTurn {
+            id: b.id,
+            attempt: b.attempt,
+            repeat: b.is_repeat(),
+            k: b.items.len(),
+            n: b.items.len() + b.remaining,
+            seen: b.seen,
+            remaining: b.remaining,
+            lines: b.items.iter().map(|i| i.line.clone()).collect(),
         })
     })
 }

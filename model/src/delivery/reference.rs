@@ -9,8 +9,8 @@ use std::fmt;
 
 use super::variants::{Variant, split_overshoot, take_in_hash_order};
 
-/// One parked line: its arrival number, the request it answers, the line verbatim and how many
-/// times it failed (D7).
+/// One parked line: its arrival number, the request it answers, the line verbatim, how many
+/// times it failed (D7) and how many hand-overs of it were made durable.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RefItem {
     /// Arrival order number, assigned at park, strictly increasing from 1 (D17).
@@ -19,8 +19,13 @@ pub struct RefItem {
     pub request: u64,
     /// The line, verbatim (D3).
     pub line: String,
-    /// How many settles recorded this item as failed (D7, D8).
+    /// How many settles recorded this item as failed (D7, D8); 0 again after a redrive.
     pub failures: u32,
+    /// How many hand-overs of the item were made durable: raised when the record that allows the
+    /// hand-over (a batch or an attempt) is applied, before the boundary returns, so a crash
+    /// between hand-over and settle keeps it. An upper bound on what the parent saw. Kept by
+    /// settle and by redrive.
+    pub handed: u64,
 }
 
 impl RefItem {
@@ -30,7 +35,7 @@ impl RefItem {
     ///
     /// ```
     /// use parkline_model::delivery::RefItem;
-    /// let item = RefItem { seq: 1, request: 1, line: "é!".into(), failures: 0 };
+    /// let item = RefItem { seq: 1, request: 1, line: "é!".into(), failures: 0, handed: 0 };
     /// assert_eq!(item.cost(), 3);
     /// ```
     pub fn cost(&self) -> usize {
@@ -49,6 +54,9 @@ pub struct RefBatch {
     pub items: Vec<RefItem>,
     /// Lines parked at the batch's boundary that are not in the batch (D13).
     pub remaining: usize,
+    /// How many of its items were handed over in an earlier batch (their `handed` was above 0
+    /// just before this batch's record). Fixed at the batch's creation: a repeat keeps it.
+    pub seen: usize,
 }
 
 impl RefBatch {
@@ -76,6 +84,8 @@ pub struct RefNotified {
     pub attempt: u32,
     /// `attempt > 1`.
     pub repeat: bool,
+    /// The item's `handed` at this hand-over (1 at the first hand-over of a fresh line).
+    pub handed: u64,
 }
 
 /// What a settle did, by seq.
@@ -99,11 +109,17 @@ pub enum RefError {
     /// `settle` with a number of outcomes different from the number of items.
     OutcomeCount,
     /// A counter is at the largest value of its type: the next seq or the next batch id is
-    /// `u64::MAX` (never a seq or an id), or a recovered batch's attempt is `u32::MAX` (no higher
-    /// attempt). Nothing changes (spec/mirror.md M6, spec/delivery.md D10).
+    /// `u64::MAX` (never a seq or an id), a recovered batch's attempt is `u32::MAX` (no higher
+    /// attempt), a group park would reach seq `u64::MAX`, or a hand-over would overflow an item's
+    /// `handed`. Nothing changes (spec/mirror.md M6, spec/delivery.md D10).
     Exhausted,
+    /// `park_all`: the line at this index of the group holds a `\n`; nothing is parked.
+    InvalidLine(usize),
+    /// `redrive`: this seq is not a dead letter (or is named twice); nothing moves.
+    NotDead(u64),
     /// [`Reference::from_mirror`]: a mirror no correct queue can hold (a seq or batch id of
-    /// `u64::MAX`, a parked item with `u32::MAX` failures, an attempt of 0).
+    /// `u64::MAX`, a parked item with `u32::MAX` failures, an attempt of 0, an in-flight item
+    /// handed fewer times than its batch's attempt, a `seen` its items do not give).
     Corrupt,
 }
 
@@ -114,6 +130,10 @@ impl fmt::Display for RefError {
             RefError::UnknownBatch => "no batch of this life with that id is in flight",
             RefError::OutcomeCount => "one outcome per item is required",
             RefError::Exhausted => "a counter is exhausted",
+            RefError::InvalidLine(index) => {
+                return write!(f, "line {index} of the group holds a newline");
+            }
+            RefError::NotDead(seq) => return write!(f, "seq {seq} is not a dead letter"),
             RefError::Corrupt => "the mirror is impossible",
         })
     }
@@ -130,7 +150,7 @@ impl std::error::Error for RefError {}
 ///
 /// ```
 /// use parkline_model::delivery::{split, RefItem};
-/// let item = |seq, line: &str| RefItem { seq, request: seq, line: line.into(), failures: 0 };
+/// let item = |seq, line: &str| RefItem { seq, request: seq, line: line.into(), failures: 0, handed: 0 };
 /// let items = [item(1, "abcd"), item(2, "ef"), item(3, "g")];
 /// assert_eq!(split(&items, 8), 2); // 5 + 3 = 8 fits, + 2 does not
 /// assert_eq!(split(&items, 1), 1); // always at least one: never cut a line
@@ -149,39 +169,266 @@ pub fn split(items: &[RefItem], budget: usize) -> usize {
     if items.is_empty() { 0 } else { k.max(1) }
 }
 
-/// The exact turn text of a batch (D3, D4, D13): header, each line verbatim, trailer, each
-/// followed by `\n`.
+/// The exact turn text of a batch (D3, D4, D13): header, body (each line verbatim followed by
+/// `\n`), trailer. The header fixes the body's byte length and the trailer carries its CRC-32,
+/// so a reader never takes a line that imitates framing for framing ([`parse_turn`]).
 ///
 /// # Example
 ///
 /// ```
 /// use parkline_model::delivery::{turn_text, RefBatch, RefItem};
-/// let item = |seq, line: &str| RefItem { seq, request: seq, line: line.into(), failures: 0 };
-/// let batch = RefBatch { id: 7, attempt: 2, items: vec![item(1, "a"), item(2, "b")], remaining: 1 };
+/// let item = |seq, line: &str, handed| RefItem { seq, request: seq, line: line.into(), failures: 0, handed };
+/// let items = vec![item(1, "r1 ok", 1), item(2, "r2 x", 2)];
+/// let batch = RefBatch { id: 7, attempt: 1, items, remaining: 3, seen: 1 };
+/// let crc = crc32fast::hash(b"r1 ok\nr2 x\n");
 /// assert_eq!(
 ///     turn_text(&batch),
-///     "[parkline batch 7 attempt 2, repeat: 2 of 3 parked lines]\na\nb\n\
-///      [parkline batch 7 end: 1 parked lines still undelivered]\n"
+///     format!(
+///         "[parkline batch 7 attempt 1: 2 of 5 parked lines, 1 seen before, 11 bytes]\n\
+///          r1 ok\nr2 x\n\
+///          [parkline batch 7 end: 3 parked lines still undelivered, crc32 {crc:08x}]\n"
+///     )
 /// );
 /// ```
 pub fn turn_text(batch: &RefBatch) -> String {
     let k = batch.items.len();
-    let repeat = if batch.is_repeat() { ", repeat" } else { "" };
-    let mut text = format!(
-        "[parkline batch {} attempt {}{repeat}: {k} of {} parked lines]\n",
-        batch.id,
-        batch.attempt,
-        k + batch.remaining
-    );
+    let body_len: usize = batch.items.iter().map(|item| item.line.len() + 1).sum();
+    // Written piece by piece rather than with `format!`: the model renders a turn in several
+    // properties at every state it checks, and the formatting machinery was most of that cost.
+    let mut text = String::with_capacity(body_len + 160);
+    text.push_str("[parkline batch ");
+    push_decimal(&mut text, batch.id);
+    text.push_str(" attempt ");
+    push_decimal(&mut text, u64::from(batch.attempt));
+    if batch.is_repeat() {
+        text.push_str(", repeat");
+    }
+    text.push_str(": ");
+    push_decimal(&mut text, k as u64);
+    text.push_str(" of ");
+    push_decimal(&mut text, (k + batch.remaining) as u64);
+    text.push_str(" parked lines, ");
+    push_decimal(&mut text, batch.seen as u64);
+    text.push_str(" seen before, ");
+    push_decimal(&mut text, body_len as u64);
+    text.push_str(" bytes]\n");
+    let body_start = text.len();
     for item in &batch.items {
         text.push_str(&item.line);
         text.push('\n');
     }
-    text.push_str(&format!(
-        "[parkline batch {} end: {} parked lines still undelivered]\n",
-        batch.id, batch.remaining
-    ));
+    let crc = crc32fast::hash(&text.as_bytes()[body_start..]);
+    text.push_str("[parkline batch ");
+    push_decimal(&mut text, batch.id);
+    text.push_str(" end: ");
+    push_decimal(&mut text, batch.remaining as u64);
+    text.push_str(" parked lines still undelivered, crc32 ");
+    for shift in (0..8).rev() {
+        let digit = (crc >> (shift * 4)) & 0xf;
+        text.push(char::from_digit(digit, 16).unwrap_or('0'));
+    }
+    text.push_str("]\n");
     text
+}
+
+/// `n` in plain decimal (no sign, no leading zeros).
+fn push_decimal(text: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        text.push(char::from(d));
+    }
+}
+
+/// A turn text read back by [`parse_turn`]: the header's and trailer's numbers and the lines.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ParsedTurn {
+    /// The batch id (header and trailer agree).
+    pub id: u64,
+    /// The attempt.
+    pub attempt: u32,
+    /// The header carries `, repeat` (equal to `attempt > 1`).
+    pub repeat: bool,
+    /// Lines in the batch.
+    pub k: usize,
+    /// Lines parked at the batch's boundary (`k + remaining`).
+    pub n: usize,
+    /// Lines handed over in an earlier batch.
+    pub seen: usize,
+    /// Lines left parked (the trailer's count).
+    pub remaining: usize,
+    /// The lines, verbatim, without their `\n`.
+    pub lines: Vec<String>,
+}
+
+/// Why [`parse_turn`] refused a text: which part of the framing is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TurnError {
+    /// The first line is not a header of the grammar (or a number in it is out of range, or
+    /// `, repeat` disagrees with the attempt).
+    Header,
+    /// The body (the `BYTES` bytes after the header) is short, does not end in `\n`, does not
+    /// hold exactly `K` lines, or its CRC-32 differs from the trailer's.
+    Body,
+    /// What follows the body is not exactly one trailer of the same batch with `N - K` remaining.
+    Trailer,
+}
+
+impl fmt::Display for TurnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TurnError::Header => "the turn does not start with a batch header",
+            TurnError::Body => "the turn's body does not match its header and trailer",
+            TurnError::Trailer => "the turn does not end with its batch's trailer",
+        })
+    }
+}
+
+impl std::error::Error for TurnError {}
+
+/// A reader of the framing grammar: literals and plain decimal numbers, left to right.
+struct Cursor<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Cursor<'a> {
+    fn lit(&mut self, lit: &str) -> Option<()> {
+        self.rest = self.rest.strip_prefix(lit)?;
+        Some(())
+    }
+
+    /// A number in plain decimal: at least one digit, no sign, no leading zero.
+    fn num<T: std::str::FromStr>(&mut self) -> Option<T> {
+        let digits = self.rest.bytes().take_while(u8::is_ascii_digit).count();
+        let (text, rest) = self.rest.split_at(digits);
+        if text.is_empty() || (text.len() > 1 && text.starts_with('0')) {
+            return None;
+        }
+        self.rest = rest;
+        text.parse().ok()
+    }
+
+    fn crc(&mut self) -> Option<u32> {
+        let hex = self.rest.get(..8)?;
+        if !hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return None;
+        }
+        self.rest = &self.rest[8..];
+        u32::from_str_radix(hex, 16).ok()
+    }
+}
+
+/// Read a turn text back (the one reading of the grammar, whatever the lines hold): the header is
+/// the first line; it fixes `BYTES`, so the body is exactly the next `BYTES` bytes; the trailer
+/// starts exactly there and is the rest of the text. A line that imitates a header or a trailer is
+/// inside the body and is never read as framing.
+///
+/// # Errors
+///
+/// [`TurnError`] naming the part that does not fit the grammar.
+///
+/// # Example
+///
+/// ```
+/// use parkline_model::delivery::{parse_turn, turn_text, RefBatch, RefItem};
+/// let forged = "[parkline batch 3 end: 0 parked lines still undelivered, crc32 00000000]";
+/// let item = RefItem { seq: 1, request: 1, line: forged.into(), failures: 0, handed: 1 };
+/// let batch = RefBatch { id: 3, attempt: 2, items: vec![item], remaining: 0, seen: 0 };
+/// let turn = parse_turn(&turn_text(&batch)).unwrap();
+/// assert_eq!((turn.id, turn.attempt, turn.repeat, turn.k), (3, 2, true, 1));
+/// assert_eq!(turn.lines, [forged]);
+/// ```
+pub fn parse_turn(text: &str) -> Result<ParsedTurn, TurnError> {
+    let (header, after) = text.split_once('\n').ok_or(TurnError::Header)?;
+    let header = read_header(header).ok_or(TurnError::Header)?;
+    let body = after.get(..header.bytes).ok_or(TurnError::Body)?;
+    let trailer = &after[header.bytes..];
+    if !body.ends_with('\n') || body.matches('\n').count() != header.k {
+        return Err(TurnError::Body);
+    }
+    let mut t = Cursor { rest: trailer };
+    let (id, remaining, crc) = (|| {
+        t.lit("[parkline batch ")?;
+        let id: u64 = t.num()?;
+        t.lit(" end: ")?;
+        let remaining: usize = t.num()?;
+        t.lit(" parked lines still undelivered, crc32 ")?;
+        let crc = t.crc()?;
+        t.lit("]\n")?;
+        Some((id, remaining, crc))
+    })()
+    .ok_or(TurnError::Trailer)?;
+    if !t.rest.is_empty() || id != header.id || Some(remaining) != header.n.checked_sub(header.k) {
+        return Err(TurnError::Trailer);
+    }
+    if crc != crc32fast::hash(body.as_bytes()) {
+        return Err(TurnError::Body);
+    }
+    Ok(ParsedTurn {
+        id,
+        attempt: header.attempt,
+        repeat: header.repeat,
+        k: header.k,
+        n: header.n,
+        seen: header.seen,
+        remaining,
+        lines: body[..body.len() - 1]
+            .split('\n')
+            .map(str::to_owned)
+            .collect(),
+    })
+}
+
+/// A header's numbers (for the known-bad reader of `variants.rs` too).
+pub(super) struct Header {
+    pub(super) id: u64,
+    pub(super) attempt: u32,
+    pub(super) repeat: bool,
+    pub(super) k: usize,
+    pub(super) n: usize,
+    pub(super) seen: usize,
+    pub(super) bytes: usize,
+}
+
+pub(super) fn read_header(line: &str) -> Option<Header> {
+    let mut c = Cursor { rest: line };
+    c.lit("[parkline batch ")?;
+    let id = c.num()?;
+    c.lit(" attempt ")?;
+    let attempt: u32 = c.num()?;
+    let repeat = c.lit(", repeat").is_some();
+    if repeat != (attempt > 1) {
+        return None;
+    }
+    c.lit(": ")?;
+    let k = c.num()?;
+    c.lit(" of ")?;
+    let n = c.num()?;
+    c.lit(" parked lines, ")?;
+    let seen = c.num()?;
+    c.lit(" seen before, ")?;
+    let bytes = c.num()?;
+    c.lit(" bytes]")?;
+    c.rest.is_empty().then_some(Header {
+        id,
+        attempt,
+        repeat,
+        k,
+        n,
+        seen,
+        bytes,
+    })
 }
 
 /// One notified event per item, in item order, with the batch's attempt and repeat mark (D5, D10).
@@ -190,9 +437,9 @@ pub fn turn_text(batch: &RefBatch) -> String {
 ///
 /// ```
 /// use parkline_model::delivery::{notified, RefBatch, RefItem};
-/// let item = RefItem { seq: 5, request: 42, line: "x".into(), failures: 0 };
-/// let events = notified(&RefBatch { id: 2, attempt: 3, items: vec![item], remaining: 0 });
-/// assert_eq!((events[0].request, events[0].seq, events[0].batch), (42, 5, 2));
+/// let item = RefItem { seq: 5, request: 42, line: "x".into(), failures: 0, handed: 3 };
+/// let events = notified(&RefBatch { id: 2, attempt: 3, items: vec![item], remaining: 0, seen: 1 });
+/// assert_eq!((events[0].request, events[0].seq, events[0].batch, events[0].handed), (42, 5, 2, 3));
 /// assert!(events[0].repeat);
 /// ```
 pub fn notified(batch: &RefBatch) -> Vec<RefNotified> {
@@ -205,11 +452,15 @@ pub fn notified(batch: &RefBatch) -> Vec<RefNotified> {
             batch: batch.id,
             attempt: batch.attempt,
             repeat: batch.is_repeat(),
+            handed: item.handed,
         })
         .collect()
 }
 
-/// The durable mirror: what survives a crash (spec/delivery.md section 3).
+/// The durable mirror: what survives a crash (spec/delivery.md section 3). Every record's effect
+/// is here: a group park's items (all of them, or none when its record was torn), a redrive's
+/// lines back in the parked list, and each item's `handed`, raised by the batch and attempt
+/// records (an in-flight item's count includes this batch's hand-overs).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Mirror {
     /// The seq the next park gets.
@@ -237,9 +488,11 @@ pub struct Mirror {
 /// queue.park(2, "r2 done");
 /// let batch = queue.boundary(100).unwrap().unwrap();
 /// assert_eq!((batch.id, batch.attempt, batch.items.len(), batch.remaining), (1, 1, 2, 0));
+/// assert_eq!(batch.items[0].handed, 1); // this hand-over is durable before the boundary returns
 /// queue.crash(); // between "batch written" and "mirror cleared"
 /// let repeat = queue.boundary(100).unwrap().unwrap();
-/// assert_eq!((repeat.id, repeat.attempt, repeat.items), (1, 2, batch.items));
+/// assert_eq!((repeat.id, repeat.attempt, repeat.seen), (1, 2, 0));
+/// assert_eq!(repeat.items[1].handed, 2); // the cut hand-over still counts
 /// let settled = queue.settle(1, &[true, false]).unwrap();
 /// assert_eq!((settled.delivered, settled.failed), (vec![1], vec![2]));
 /// assert_eq!(queue.parked()[0].failures, 1);
@@ -306,6 +559,11 @@ impl Reference {
         corrupt |= mirror.dead.iter().any(|item| item.seq == u64::MAX);
         if let Some(batch) = &mirror.in_flight {
             corrupt |= batch.id == u64::MAX || batch.attempt == 0;
+            // Applying the batch record at attempt `a` added `a` to each item's count, and the
+            // count before it decides `seen` (it is derived, never stored).
+            let attempt = u64::from(batch.attempt);
+            corrupt |= batch.items.iter().any(|item| item.handed < attempt);
+            corrupt |= batch.seen != batch.items.iter().filter(|i| i.handed > attempt).count();
         }
         if corrupt {
             return Err(RefError::Corrupt);
@@ -348,8 +606,131 @@ impl Reference {
             request,
             line: line.to_owned(),
             failures: 0,
+            handed: 0,
         });
         Ok(seq)
+    }
+
+    /// Park a group of lines as one durable record (all or none, D16) and return their seqs:
+    /// consecutive from the next seq, in slice order. An empty group parks nothing.
+    ///
+    /// # Panics
+    ///
+    /// When [`Reference::try_park_all`] fails, which a queue started by [`Reference::new`] with
+    /// lines without `\n` does not in any bounded run.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline_model::delivery::Reference;
+    /// let mut queue = Reference::new(3);
+    /// queue.park(1, "first");
+    /// assert_eq!(queue.park_all(&[(2, "r2 ok"), (3, "r3 ok")]), vec![2, 3]);
+    /// assert_eq!(queue.park_all(&[]), Vec::<u64>::new());
+    /// ```
+    pub fn park_all(&mut self, items: &[(u64, &str)]) -> Vec<u64> {
+        match self.try_park_all(items) {
+            Ok(seqs) => seqs,
+            Err(e) => panic!("park_all refused: {e}"),
+        }
+    }
+
+    /// Park a group of lines, as [`Reference::park_all`].
+    ///
+    /// # Errors
+    ///
+    /// [`RefError::InvalidLine`] naming the first line holding `\n`; [`RefError::Exhausted`]
+    /// when a seq of the group would be `u64::MAX`. Nothing changes on an error.
+    pub fn try_park_all(&mut self, items: &[(u64, &str)]) -> Result<Vec<u64>, RefError> {
+        if let Some(index) = items.iter().position(|(_, line)| line.contains('\n')) {
+            return Err(RefError::InvalidLine(index));
+        }
+        let first = self.mirror.next_seq;
+        let count = u64::try_from(items.len()).map_err(|_| RefError::Exhausted)?;
+        // M6: u64::MAX is never a seq, so the group's last seq must stay below it.
+        // The next seq after the group may be u64::MAX (then the next park is refused).
+        let next = first.checked_add(count).ok_or(RefError::Exhausted)?;
+        let seqs: Vec<u64> = (first..next).collect();
+        for (&seq, (request, line)) in seqs.iter().zip(items) {
+            self.mirror.parked.push(RefItem {
+                seq,
+                request: *request,
+                line: (*line).to_owned(),
+                failures: 0,
+                handed: 0,
+            });
+        }
+        self.mirror.next_seq = next;
+        Ok(seqs)
+    }
+
+    /// The process dies while a group park's record is appended: the torn record is cut at
+    /// recovery (M7), so none of the group stays, and the volatile state is lost as in
+    /// [`Reference::crash`]. (A crash after the record is complete is a `park_all` then a crash.)
+    pub fn crash_during_park_all(&mut self, items: &[(u64, &str)]) {
+        // Known bad: the torn record's first line is kept.
+        if let (Variant::TornGroupKeepsPrefix, Some((request, line))) =
+            (self.variant, items.first())
+        {
+            let _ = self.try_park(*request, line);
+        }
+        self.crash();
+    }
+
+    /// Move the named dead letters back to the parked list, each at its seq's position, with
+    /// `failures` 0 and `handed` kept: one durable record. Returns the seqs moved, in seq order;
+    /// an empty `seqs` moves nothing. Allowed while a batch is in flight: the redriven lines
+    /// join the parked list, never that batch, and leave its `remaining` as it is (D2).
+    ///
+    /// # Errors
+    ///
+    /// [`RefError::NotDead`] naming the first seq (in the order given) that is not a dead
+    /// letter or is named twice; nothing moves.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline_model::delivery::{RefError, Reference};
+    /// let mut queue = Reference::new(1);
+    /// queue.park(1, "r1");
+    /// let batch = queue.boundary(100).unwrap().unwrap();
+    /// queue.settle(batch.id, &[false]).unwrap(); // failures_max 1: dead at once
+    /// assert_eq!(queue.redrive(&[2]), Err(RefError::NotDead(2)));
+    /// assert_eq!(queue.redrive(&[1]), Ok(vec![1]));
+    /// let again = queue.boundary(100).unwrap().unwrap();
+    /// assert_eq!((again.items[0].failures, again.items[0].handed, again.seen), (0, 2, 1));
+    /// ```
+    pub fn redrive(&mut self, seqs: &[u64]) -> Result<Vec<u64>, RefError> {
+        let mut moved: Vec<u64> = Vec::with_capacity(seqs.len());
+        for &seq in seqs {
+            if moved.contains(&seq) || !self.mirror.dead.iter().any(|item| item.seq == seq) {
+                return Err(RefError::NotDead(seq));
+            }
+            moved.push(seq);
+        }
+        moved.sort_unstable();
+        let (back, kept) = std::mem::take(&mut self.mirror.dead)
+            .into_iter()
+            .partition(|item| moved.contains(&item.seq));
+        self.mirror.dead = kept;
+        let back: Vec<RefItem> = back;
+        for mut item in back {
+            item.failures = 0;
+            if self.variant == Variant::RedriveResetsHanded {
+                item.handed = 0; // known bad: the line looks never handed over
+            }
+            self.park_again(item);
+        }
+        Ok(moved)
+    }
+
+    /// Redrive every dead letter, as [`Reference::redrive`]; returns the seqs moved, in seq
+    /// order (none when there are no dead letters). It cannot fail.
+    pub fn redrive_all(&mut self) -> Vec<u64> {
+        let mut seqs: Vec<u64> = self.mirror.dead.iter().map(|item| item.seq).collect();
+        seqs.sort_unstable();
+        // Every seq named is a dead letter, once.
+        self.redrive(&seqs).unwrap_or_default()
     }
 
     /// The parent's turn ended: persist and return the next batch (D1, D2, D10, D11).
@@ -372,6 +753,16 @@ impl Reference {
             if batch.attempt == u32::MAX && variant != Variant::NoAttemptCounter {
                 return Err(RefError::Exhausted);
             }
+            // The attempt record raises every item's count: refused whole if one would overflow.
+            if batch.items.iter().any(|item| item.handed == u64::MAX) {
+                return Err(RefError::Exhausted);
+            }
+            // Known bad (CountAtSettle): the stored count is left for settle to raise.
+            if variant != Variant::CountAtSettle {
+                for item in &mut batch.items {
+                    item.handed += 1;
+                }
+            }
             self.recovered = false;
             match variant {
                 // Known bad: the replay keeps the stored attempt, so it is not marked a repeat.
@@ -388,9 +779,21 @@ impl Reference {
                     batch.remaining = self.mirror.parked.len();
                     batch.attempt += 1;
                 }
+                // Known bad: `seen` is taken from the counts now, which the batch's own first
+                // attempt raised.
+                Variant::SeenRecomputedAtRepeat => {
+                    batch.seen = batch.items.iter().filter(|item| item.handed > 1).count();
+                    batch.attempt += 1;
+                }
                 _ => batch.attempt += 1, // D10
             }
-            return Ok(Some(batch.clone()));
+            let mut handed = batch.clone();
+            if variant == Variant::CountAtSettle {
+                for item in &mut handed.items {
+                    item.handed += 1;
+                }
+            }
+            return Ok(Some(handed));
         }
         if self.mirror.parked.is_empty() {
             return Ok(None); // D2: no batch, no waiting
@@ -411,12 +814,23 @@ impl Reference {
                 parked.drain(..k).collect()
             }
         };
+        // The batch record raises the taken items' counts: a boundary whose record would overflow
+        // one is refused whole and changes nothing (the items go back, the list stays in order).
+        if items.iter().any(|item| item.handed == u64::MAX) {
+            parked.append(&mut items);
+            parked.sort_by_key(|item| item.seq);
+            return Err(RefError::Exhausted);
+        }
         // Known bad: a line over the budget is cut to fit.
         if let [item] = items.as_mut_slice()
             && variant == Variant::CutOversizedLine
             && item.cost() > budget
         {
             item.line = item.line.chars().take(budget.saturating_sub(1)).collect();
+        }
+        let seen = items.iter().filter(|item| item.handed > 0).count();
+        for item in &mut items {
+            item.handed += 1;
         }
         let remaining = match variant {
             Variant::TrailerCountsAll => parked.len() + items.len(),
@@ -427,11 +841,19 @@ impl Reference {
             attempt: 1,
             items,
             remaining,
+            seen,
         };
         self.mirror.next_batch += 1;
         // Known bad: the items leave the mirror as soon as the batch is written.
         if variant != Variant::ClearBeforeHandOver {
-            self.mirror.in_flight = Some(batch.clone());
+            let mut stored = batch.clone();
+            // Known bad (CountAtSettle): the stored count misses this hand-over.
+            if variant == Variant::CountAtSettle {
+                for item in &mut stored.items {
+                    item.handed -= 1;
+                }
+            }
+            self.mirror.in_flight = Some(stored);
         }
         Ok(Some(batch))
     }
@@ -454,12 +876,18 @@ impl Reference {
             return Err(RefError::OutcomeCount);
         }
         let mut settlement = RefSettlement::default();
-        let items = self
+        let mut items = self
             .mirror
             .in_flight
             .take()
             .map(|b| b.items)
             .unwrap_or_default();
+        // Known bad: the hand-over is counted only now.
+        if self.variant == Variant::CountAtSettle {
+            for item in &mut items {
+                item.handed = item.handed.saturating_add(1);
+            }
+        }
         for (mut item, &ok) in items.into_iter().zip(delivered) {
             if ok {
                 settlement.delivered.push(item.seq);

@@ -4,8 +4,11 @@
 
 use std::collections::BTreeSet;
 
-use super::properties::{D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18};
-use super::reference::{RefItem, split};
+use super::properties::{
+    D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18, FRAMING, GROUP_PARK, HANDOVER_COUNT,
+    REDRIVE, SEEN,
+};
+use super::reference::{ParsedTurn, RefItem, TurnError, read_header, split};
 
 /// A protocol step that a known-bad variant gets wrong; `Correct` is the protocol of the spec.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -42,11 +45,26 @@ pub enum Variant {
     DeleteDeadLetter,
     /// A delivered item is not cleared and is offered again. Breaks D18.
     KeepDelivered,
+    /// The hand-over count is raised at settle, not by the batch or attempt record: the
+    /// durable count misses the hand-over until settle, and a crash loses it. Breaks the
+    /// hand-over count.
+    CountAtSettle,
+    /// A redrive resets the hand-over count, so the line is offered again as if never seen.
+    /// Breaks redrive.
+    RedriveResetsHanded,
+    /// A torn group-park record keeps its first line (a prefix). Breaks group park.
+    TornGroupKeepsPrefix,
+    /// The turn is read by searching for the trailer text, not by the header's byte count: a
+    /// line that imitates a trailer ends the body. Breaks framing.
+    FramingSearchesTrailer,
+    /// A repeat recomputes `seen` from the counts at the repeat (which its own first attempt
+    /// raised). Breaks seen.
+    SeenRecomputedAtRepeat,
 }
 
 impl Variant {
     /// Every variant, `Correct` first.
-    pub const ALL: [Variant; 16] = [
+    pub const ALL: [Variant; 21] = [
         Variant::Correct,
         Variant::PopFront,
         Variant::ClearBeforeHandOver,
@@ -63,6 +81,11 @@ impl Variant {
         Variant::NotifiedPerBatch,
         Variant::DeleteDeadLetter,
         Variant::KeepDelivered,
+        Variant::CountAtSettle,
+        Variant::RedriveResetsHanded,
+        Variant::TornGroupKeepsPrefix,
+        Variant::FramingSearchesTrailer,
+        Variant::SeenRecomputedAtRepeat,
     ];
 
     /// The name used on the command line (`--variant pop-front`).
@@ -84,6 +107,11 @@ impl Variant {
             Variant::NotifiedPerBatch => "notified-per-batch",
             Variant::DeleteDeadLetter => "delete-dead-letter",
             Variant::KeepDelivered => "keep-delivered",
+            Variant::CountAtSettle => "count-at-settle",
+            Variant::RedriveResetsHanded => "redrive-resets-handed",
+            Variant::TornGroupKeepsPrefix => "torn-group-keeps-prefix",
+            Variant::FramingSearchesTrailer => "framing-searches-trailer",
+            Variant::SeenRecomputedAtRepeat => "seen-recomputed-at-repeat",
         }
     }
 
@@ -110,6 +138,11 @@ impl Variant {
             Variant::NotifiedPerBatch => D5,
             Variant::DeleteDeadLetter => D8,
             Variant::KeepDelivered => D18,
+            Variant::CountAtSettle => HANDOVER_COUNT,
+            Variant::RedriveResetsHanded => REDRIVE,
+            Variant::TornGroupKeepsPrefix => GROUP_PARK,
+            Variant::FramingSearchesTrailer => FRAMING,
+            Variant::SeenRecomputedAtRepeat => SEEN,
         })
     }
 }
@@ -146,4 +179,31 @@ pub(super) fn take_in_hash_order(parked: &mut Vec<RefItem>, budget: usize) -> Ve
         .partition(|item| chosen.contains(&item.seq));
     *parked = kept;
     taken
+}
+
+/// Known bad (FramingSearchesTrailer): the body is every line after the header up to the first
+/// line that looks like a trailer; the header's byte count and the CRC are not used.
+pub(super) fn parse_turn_searching_trailer(text: &str) -> Result<ParsedTurn, TurnError> {
+    let mut lines = text.split('\n');
+    let header = lines
+        .next()
+        .and_then(read_header)
+        .ok_or(TurnError::Header)?;
+    let mut body = Vec::new();
+    for line in lines.by_ref() {
+        if line.starts_with("[parkline batch ") && line.contains(" end: ") {
+            return Ok(ParsedTurn {
+                id: header.id,
+                attempt: header.attempt,
+                repeat: header.repeat,
+                k: header.k,
+                n: header.n,
+                seen: header.seen,
+                remaining: header.n.saturating_sub(header.k),
+                lines: body,
+            });
+        }
+        body.push(line.to_owned());
+    }
+    Err(TurnError::Trailer)
 }

@@ -24,32 +24,42 @@ impl Run {
             notified,
             ..
         } = hand_over;
-        // D4: the frame, and the items verbatim between header and trailer (D3).
+        // D4, D4a: the turn has one reading, and it is this batch: its numbers, and the items
+        // verbatim between header and trailer (D3). D18: seen counts the items handed over
+        // before this batch, which after it have handed above this batch's attempt.
         let repeat = batch.attempt.0 > 1;
         let k = batch.items.len();
-        let header = format!(
-            "[parkline batch {} attempt {}{}: {} of {} parked lines]",
+        let frame = parkline::frame::parse(text)
+            .map_err(|e| format!("D4a framing: turn text {text:?} does not parse: {e}"))?;
+        let lines: Vec<&str> = batch.items.iter().map(|item| item.line.as_str()).collect();
+        let seen = batch
+            .items
+            .iter()
+            .filter(|item| item.handed > u64::from(batch.attempt.0))
+            .count();
+        let read = (
+            frame.id,
+            frame.attempt,
+            frame.repeat,
+            frame.k,
+            frame.n,
+            frame.seen,
+            frame.remaining,
+        );
+        let expected = (
             batch.id,
             batch.attempt,
-            if repeat { ", repeat" } else { "" },
+            repeat,
             k,
-            k + batch.remaining
+            k + batch.remaining,
+            seen,
+            batch.remaining,
         );
-        let trailer = format!(
-            "[parkline batch {} end: {} parked lines still undelivered]",
-            batch.id, batch.remaining
-        );
-        let mut framed = header;
-        framed.push('\n');
-        for item in &batch.items {
-            framed.push_str(&item.line);
-            framed.push('\n');
-        }
-        framed.push_str(&trailer);
-        framed.push('\n');
-        if *text != framed {
+        if read != expected || frame.lines != lines || batch.seen != seen {
             return Err(format!(
-                "D4 framing: turn text {text:?}, expected {framed:?}"
+                "D4 framing: turn text {text:?} reads as {read:?} with lines {:?}, expected \
+                 {expected:?} with lines {lines:?} (batch seen {})",
+                frame.lines, batch.seen
             ));
         }
         // D5: one notified per item, in item order, with this hand-over's attempt and mark.
@@ -62,6 +72,7 @@ impl Run {
                 batch: batch.id,
                 attempt: batch.attempt,
                 repeat,
+                handed: item.handed,
             })
             .collect();
         if *notified != expected {
@@ -73,9 +84,19 @@ impl Run {
         }
         if let Some(stored) = &before.in_flight {
             // D10: a boundary with a recovered batch hands that batch again: same id, items
-            // and remaining, the stored attempt + 1, marked repeat.
+            // (D18: each with one more hand-over), seen and remaining, the stored attempt + 1,
+            // marked repeat.
+            let again: Vec<parkline::Item> = stored
+                .items
+                .iter()
+                .map(|item| parkline::Item {
+                    handed: item.handed.saturating_add(1),
+                    ..item.clone()
+                })
+                .collect();
             if batch.id != stored.id
-                || batch.items != stored.items
+                || batch.items != again
+                || batch.seen != stored.seen
                 || batch.remaining != stored.remaining
                 || Some(batch.attempt.0) != stored.attempt.0.checked_add(1)
                 || !repeat
@@ -132,7 +153,15 @@ impl Run {
                 split += 1;
             }
             let split = split.max(usize::from(!costs.is_empty()));
-            if batch.items.as_slice() != &before.parked[..split.min(before.parked.len())] {
+            // D18: each item is the parked one, with this hand-over counted.
+            let expected: Vec<parkline::Item> = before.parked[..split.min(before.parked.len())]
+                .iter()
+                .map(|item| parkline::Item {
+                    handed: item.handed.saturating_add(1),
+                    ..item.clone()
+                })
+                .collect();
+            if batch.items != expected {
                 return Err(format!(
                     "D1/D11: new batch items {seqs:?} are not the first {split} parked lines \
                      {:?} under budget {budget}",
