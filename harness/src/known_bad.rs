@@ -650,7 +650,7 @@ mod tests {
         }
     }
 
-    fn seqs(batch: &parkline::Batch) -> Vec<parkline::Seq> {
+    fn seqs(batch: &Batch) -> Vec<Seq> {
         batch.items.iter().map(|item| item.seq).collect()
     }
 
