@@ -136,7 +136,7 @@ impl Core {
         })
     }
 
-    /// D20: every line of the group in one `parks` record, or none of them.
+    /// D22: every line of the group in one `parks` record, or none of them.
     pub(crate) fn park_all(&self, lines: &[(RequestId, &str)]) -> Result<Step<Vec<Seq>>> {
         if lines.is_empty() {
             return Ok(Step {
@@ -175,7 +175,7 @@ impl Core {
         })
     }
 
-    /// D19: the named dead letters back to the parked list, in one `redrive` record.
+    /// D21: the named dead letters back to the parked list, in one `redrive` record.
     pub(crate) fn redrive(&self, seqs: &[Seq]) -> Result<Step<Vec<Seq>>> {
         let mut sorted = seqs.to_vec();
         sorted.sort_unstable();
@@ -203,7 +203,7 @@ impl Core {
         })
     }
 
-    /// D19: every dead letter back to the parked list.
+    /// D21: every dead letter back to the parked list.
     pub(crate) fn redrive_all(&self) -> Result<Step<Vec<Seq>>> {
         let seqs: Vec<Seq> = self
             .state
@@ -262,7 +262,7 @@ impl Core {
         // D1, D11: every line parked now, split by the pure function.
         let k = split(parked, budget);
         let mut items = parked[..k].to_vec();
-        // D18: seen counts the items an earlier batch handed over; this hand-over is counted in
+        // D20: seen counts the items an earlier batch handed over; this hand-over is counted in
         // the batch record, before the batch is returned.
         let seen = items.iter().filter(|item| item.handed > 0).count();
         for item in &mut items {
@@ -350,7 +350,7 @@ impl Core {
     }
 }
 
-/// D18, M6: the hand-over count of `item` after one more hand-over; at `u64::MAX` there is none,
+/// D19, M6: the hand-over count of `item` after one more hand-over; at `u64::MAX` there is none,
 /// and the boundary fails like every exhausted counter (nothing written, not poisoned).
 fn handed_once_more(item: &Item) -> Result<u64> {
     item.handed.checked_add(1).ok_or_else(|| {

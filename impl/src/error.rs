@@ -47,7 +47,7 @@ pub enum ErrorKind {
     /// what the last good write left and reopens without error.
     Internal,
     /// `redrive` named a seq that is not a dead letter (or named it twice); nothing was
-    /// written (D19).
+    /// written (D21).
     NotDead,
     // The read side (`parkline::read`, spec/read.md).
     /// A read's cursor text is not a cursor: changed, cut or made up (R7).

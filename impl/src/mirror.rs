@@ -86,10 +86,10 @@ pub(crate) enum Record {
         handed: u64,
     },
     /// A group of lines parked together (`park_all`): seqs `seq`, `seq + 1`, ... in order. One
-    /// record, so a torn append keeps none of them and a complete one all (D20).
+    /// record, so a torn append keeps none of them and a complete one all (D22).
     Parks { seq: Seq, items: Vec<GroupItem> },
     /// A batch persisted at a boundary: the first `seqs.len()` parked items move in flight, and
-    /// each counts `attempt` more hand-overs (D18).
+    /// each counts `attempt` more hand-overs (D19).
     Batch {
         id: BatchId,
         attempt: Attempt,
@@ -106,7 +106,7 @@ pub(crate) enum Record {
         failed: Vec<Seq>,
         dead: Vec<Seq>,
     },
-    /// Dead letters moved back to the parked list at their seq's place, failures 0 (D19).
+    /// Dead letters moved back to the parked list at their seq's place, failures 0 (D21).
     Redrive { seqs: Vec<Seq> },
     /// The counters (written by snapshots, so seqs and batch ids are never reused, M6).
     Next { seq: Seq, batch: BatchId },
@@ -324,7 +324,7 @@ impl MirrorState {
                         self.parked.len() - k
                     ));
                 }
-                // D18, M6: the hand-over count is checked like every counter, never wrapped.
+                // D19, M6: the hand-over count is checked like every counter, never wrapped.
                 if let Some(item) = self.parked[..k]
                     .iter()
                     .find(|item| item.handed.checked_add(u64::from(attempt.0)).is_none())
@@ -495,7 +495,7 @@ impl MirrorState {
                 remaining,
             } => {
                 let mut items: Vec<Item> = self.parked.drain(..seqs.len()).collect();
-                // D18: seen counts the items an earlier batch handed over; then this batch's
+                // D20: seen counts the items an earlier batch handed over; then this batch's
                 // hand-overs (attempt of them, for a snapshot of a repeat) are counted.
                 let seen = items.iter().filter(|item| item.handed > 0).count();
                 for item in &mut items {
@@ -538,7 +538,7 @@ impl MirrorState {
                     .into_iter()
                     .partition(|item| named.contains(&item.seq));
                 self.dead_letters = kept;
-                // D19: back at the seq's place in the parked list, with a fresh failure budget
+                // D21: back at the seq's place in the parked list, with a fresh failure budget
                 // and the hand-over count kept.
                 self.parked.extend(moved.into_iter().map(|item| Item {
                     failures: 0,
@@ -585,7 +585,7 @@ impl MirrorState {
             failures: item.failures,
             handed: item.handed,
         };
-        // D18: the batch record counts `attempt` hand-overs of each of its items, so their park
+        // D19: the batch record counts `attempt` hand-overs of each of its items, so their park
         // records carry the count from before this batch.
         let in_flight_park = |item: &Item, attempt: Attempt| Record::Park {
             seq: item.seq,

@@ -231,7 +231,7 @@ impl<S: Storage> Queue<S> {
     }
 
     /// Parks every line of `lines`, in order, with consecutive seqs, all or nothing: one record
-    /// appended and one fsync whatever the number of lines (D20, M4). A crash during the append
+    /// appended and one fsync whatever the number of lines (D22, M4). A crash during the append
     /// keeps all of them or none (M7: a torn record is cut whole). An empty slice writes nothing.
     ///
     /// # Errors
@@ -264,7 +264,7 @@ impl<S: Storage> Queue<S> {
     }
 
     /// Moves the dead letters `seqs` back to the parked list, each at its seq's place, with its
-    /// failure count reset to 0 and its hand-over count kept (D19): one record, one fsync.
+    /// failure count reset to 0 and its hand-over count kept (D21): one record, one fsync.
     /// Returns the seqs moved, in seq order; an empty `seqs` writes nothing. Allowed while a
     /// batch is in flight: the lines join the parked list, not the batch.
     ///
@@ -353,7 +353,7 @@ impl<S: Storage> Queue<S> {
         let step = self.core.boundary(budget)?;
         self.append_checked(step.record.as_ref())?;
         if step.value.is_some() {
-            // The planned batch is the batch the durable record put in flight (D18's counts
+            // The planned batch is the batch the durable record put in flight (D19's counts
             // included); the differential tests compare both with the reference.
             debug_assert_eq!(step.value.as_ref(), self.core.state.in_flight.as_ref());
             self.core.handed_over();

@@ -99,7 +99,7 @@ pub struct Item {
     /// How many hand-overs of this item have failed so far.
     pub failures: u32,
     /// How many hand-overs of this item were made durable (the `batch` and `attempt` records
-    /// that named it, D18): counted before `boundary` returns, so a hand-over the parent may have
+    /// that named it, D19): counted before `boundary` returns, so a hand-over the parent may have
     /// seen is counted even if a crash follows it. Kept through failures, dead letters and
     /// redrives.
     pub handed: u64,
@@ -151,7 +151,7 @@ pub struct Batch {
     pub items: Vec<Item>,
     /// Lines parked at the boundary that are not in this batch (D13).
     pub remaining: usize,
-    /// How many of its items were handed over in an earlier batch (D18): fixed when the batch
+    /// How many of its items were handed over in an earlier batch (D20): fixed when the batch
     /// is created, so a repeat has the same `seen`.
     pub seen: usize,
 }
@@ -249,7 +249,7 @@ pub struct Notified {
     /// True when the batch is a repeat (attempt > 1).
     pub repeat: bool,
     /// The item's hand-over count at this hand-over, this one included (1: the first time the
-    /// parent is given the line; D18).
+    /// parent is given the line; D19).
     pub handed: u64,
 }
 

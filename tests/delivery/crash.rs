@@ -66,7 +66,7 @@ fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
         (repeat.id, seqs(&repeat), repeat.remaining),
         (batch.id, seqs(&batch), 0)
     );
-    // D18: a crash between hand-over and settle still counts the hand-over.
+    // D19: a crash between hand-over and settle still counts the hand-over.
     assert!(batch.items.iter().all(|item| item.handed == 1));
     assert!(repeat.items.iter().all(|item| item.handed == 2));
     assert!(repeat.notified().iter().all(|event| event.handed == 2));

@@ -74,7 +74,7 @@ fn acceptance_2_crash_between_batch_written_and_mirror_cleared_replays_as_repeat
     let (first, second) = crash_between_batch_written_and_mirror_cleared(&path, Config::default())?;
     let second = second.ok_or("the batch must come back")?;
     assert_eq!(second.id, first.id);
-    // The same items; D18: each counts the repeat as one more hand-over, and seen is kept.
+    // The same items; D19: each counts the repeat as one more hand-over, and seen is kept.
     let again: Vec<Item> = first
         .items
         .iter()

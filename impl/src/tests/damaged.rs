@@ -312,7 +312,7 @@ fn damaged_cases() -> Vec<Damaged> {
             50,
             "contains a newline",
         ),
-        // M2, M3: a version 2 park must carry its hand-over count (D18).
+        // M2, M3: a version 2 park must carry its hand-over count (D19).
         corrupt(
             "version 2 park without handed",
             header.clone() + &rec(r#"{"type":"park","seq":1,"request":1,"line":"x","failures":0}"#),
@@ -337,7 +337,7 @@ fn damaged_cases() -> Vec<Damaged> {
             50,
             "json error",
         ),
-        // D20: a group park holds at least one line, each without a newline, at fresh seqs.
+        // D22: a group park holds at least one line, each without a newline, at fresh seqs.
         corrupt(
             "empty group park",
             header.clone() + &rec(r#"{"type":"parks","seq":1,"items":[]}"#),
@@ -373,7 +373,7 @@ fn damaged_cases() -> Vec<Damaged> {
             50,
             "leaves no next seq",
         ),
-        // D19: a redrive names dead letters only, at least one, in increasing order.
+        // D21: a redrive names dead letters only, at least one, in increasing order.
         corrupt(
             "redrive of a parked line",
             header.clone() + &rec(&park_json(1)) + &rec(r#"{"type":"redrive","seqs":[1]}"#),
@@ -388,7 +388,7 @@ fn damaged_cases() -> Vec<Damaged> {
             50,
             "names no seqs",
         ),
-        // D18, M6: a hand-over count is never wrapped.
+        // D19, M6: a hand-over count is never wrapped.
         corrupt(
             "hand-over count past u64::MAX",
             header.clone()

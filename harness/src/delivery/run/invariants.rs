@@ -25,7 +25,7 @@ impl Run {
             ..
         } = hand_over;
         // D4, D4a: the turn has one reading, and it is this batch: its numbers, and the items
-        // verbatim between header and trailer (D3). D18: seen counts the items handed over
+        // verbatim between header and trailer (D3). D20: seen counts the items handed over
         // before this batch, which after it have handed above this batch's attempt.
         let repeat = batch.attempt.0 > 1;
         let k = batch.items.len();
@@ -84,7 +84,7 @@ impl Run {
         }
         if let Some(stored) = &before.in_flight {
             // D10: a boundary with a recovered batch hands that batch again: same id, items
-            // (D18: each with one more hand-over), seen and remaining, the stored attempt + 1,
+            // (D19: each with one more hand-over), seen and remaining, the stored attempt + 1,
             // marked repeat.
             let again: Vec<parkline::Item> = stored
                 .items
@@ -153,7 +153,7 @@ impl Run {
                 split += 1;
             }
             let split = split.max(usize::from(!costs.is_empty()));
-            // D18: each item is the parked one, with this hand-over counted.
+            // D19: each item is the parked one, with this hand-over counted.
             let expected: Vec<parkline::Item> = before.parked[..split.min(before.parked.len())]
                 .iter()
                 .map(|item| parkline::Item {
