@@ -91,3 +91,4 @@ mod frame;
 mod limits;
 mod lock;
 mod settle;
+mod v2;
