@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod inspect;
+pub mod redrive;
 pub mod workload;
 
 /// The exit statuses every `parkline` command uses, as `--help` shows them.
@@ -11,6 +12,6 @@ pub const EXIT_STATUS: &str = "\
 Exit status:
   0  success
   1  a finding: a property violated or never reached, or a pinned state count changed (check);
-     the mirror is damaged (inspect); the trace is invalid (workload)
-  2  usage error (an unknown command or flag, a bad value)
-  3  a file cannot be read, or the output cannot be written";
+     the mirror is damaged (inspect, redrive); the trace is invalid (workload)
+  2  usage error (an unknown command or flag, a bad value; redrive: a seq not a dead letter)
+  3  a file cannot be read, or the output cannot be written; redrive: the daemon holds the lock";

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use parkline_cli::{EXIT_STATUS, check, inspect, workload};
+use parkline_cli::{EXIT_STATUS, check, inspect, redrive, workload};
 
 /// The verified core of deferred delivery: model check, inspect, workload.
 #[derive(Debug, Parser)]
@@ -36,6 +36,14 @@ enum Command {
     /// dead letters. Never modifies the file and takes no lock, so it works on a live session.
     #[command(after_help = EXIT_STATUS)]
     Inspect(inspect::InspectArgs),
+    /// Move dead letters back to the parked list (takes the mirror's lock)
+    ///
+    /// Moves the dead letters named by `--seq` (all of them without it) back to the parked list,
+    /// each at its seq's place with failures 0 and its hand-over count kept (spec/delivery.md
+    /// D21): one record, one fsync. Takes the mirror's lock as the daemon does and refuses while
+    /// the daemon holds it. `--dry-run` prints what would move and writes nothing.
+    #[command(after_help = EXIT_STATUS)]
+    Redrive(redrive::RedriveArgs),
     /// Replay a planner workload trace through today's policy and parkline's
     ///
     /// Replays a planner workload trace (JSON lines, spec/workload.md) through today's policy
@@ -53,6 +61,7 @@ fn main() -> ExitCode {
         Command::Check(flags) => check::main(&flags),
         Command::Explore(flags) => check::explore_main(&flags),
         Command::Inspect(flags) => inspect::main(&flags),
+        Command::Redrive(flags) => redrive::main(&flags),
         Command::Workload(flags) => workload::main(&flags),
     }
 }

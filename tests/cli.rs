@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-const COMMANDS: [&str; 4] = ["check", "explore", "inspect", "workload"];
+const COMMANDS: [&str; 5] = ["check", "explore", "inspect", "redrive", "workload"];
 
 fn parkline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_parkline"))
@@ -38,7 +38,10 @@ fn cli_help_lists_every_command_and_the_exit_statuses() {
         .take_while(|line| !line.is_empty())
         .filter_map(|line| line.split_whitespace().next())
         .collect();
-    assert_eq!(listed, ["check", "explore", "inspect", "workload", "help"]);
+    assert_eq!(
+        listed,
+        ["check", "explore", "inspect", "redrive", "workload", "help"]
+    );
     assert!(text.contains("Exit status:"), "{text}");
     assert!(text.contains("  2  usage error"), "{text}");
 }
@@ -237,4 +240,100 @@ fn cli_workload_exits_0_shipped_1_invalid_3_unreadable() {
         parkline(&["workload", path(&missing)]).status.code(),
         Some(3)
     );
+}
+
+/// A mirror with dead letters seqs 1 and 2 (failures_max 1), and seq 3 parked.
+fn mirror_with_dead_letters(path: &Path) {
+    use parkline::{Budget, Config, Outcome, Queue, RequestId};
+    let mut config = Config::default();
+    config.failures_max = 1;
+    let mut queue = Queue::open_with(path, config).expect("open");
+    queue
+        .park_all(&[(RequestId(1), "r1 failed"), (RequestId(2), "r2 failed")])
+        .expect("park");
+    let batch = queue
+        .boundary(Budget(100))
+        .expect("boundary")
+        .expect("batch");
+    queue
+        .settle(batch.id, &[Outcome::Failed, Outcome::Failed])
+        .expect("settle");
+    queue.park(RequestId(3), "r3 ok").expect("park");
+}
+
+/// D21: `redrive --dry-run` writes nothing; `redrive --seq` moves one and prints it; a seq that
+/// is not dead exits 2; `redrive` moves the rest; the queue then has them parked in seq order.
+#[test]
+fn cli_redrive_moves_dead_letters_and_dry_run_writes_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    mirror_with_dead_letters(&mirror);
+    let before = std::fs::read(&mirror).expect("read");
+    let dry = parkline(&["redrive", path(&mirror), "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert!(
+        stdout(&dry).contains("would redrive 2 of 2 dead letters"),
+        "{}",
+        stdout(&dry)
+    );
+    assert_eq!(std::fs::read(&mirror).expect("read"), before);
+    let not_dead = parkline(&["redrive", path(&mirror), "--seq", "3"]);
+    assert_eq!(not_dead.status.code(), Some(2), "{}", stderr(&not_dead));
+    assert!(
+        stderr(&not_dead).contains("seq 3 is not a dead letter"),
+        "{}",
+        stderr(&not_dead)
+    );
+    assert_eq!(std::fs::read(&mirror).expect("read"), before);
+    let one = parkline(&["redrive", path(&mirror), "--seq", "2"]);
+    assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
+    let text = stdout(&one);
+    assert!(
+        text.contains("redrove seq 2 (request 2, failures 1 -> 0, handed 1): r2 failed"),
+        "{text}"
+    );
+    assert!(text.contains("redrove 1 of 2 dead letters"), "{text}");
+    let rest = parkline(&["redrive", path(&mirror)]);
+    assert_eq!(rest.status.code(), Some(0), "{}", stderr(&rest));
+    assert!(
+        stdout(&rest).contains("redrove 1 of 1 dead letters"),
+        "{}",
+        stdout(&rest)
+    );
+    let queue = parkline::Queue::open(&mirror).expect("open");
+    let parked: Vec<u64> = queue.parked().iter().map(|item| item.seq.0).collect();
+    assert_eq!(parked, [1, 2, 3]);
+    assert!(queue.dead_letters().is_empty());
+}
+
+/// M8: while the daemon holds the mirror, `redrive` refuses, says so and exits 3, changing
+/// nothing; a damaged mirror exits 1 and is left as it is.
+#[test]
+fn cli_redrive_refuses_a_held_lock_and_a_damaged_mirror() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    mirror_with_dead_letters(&mirror);
+    let before = std::fs::read(&mirror).expect("read");
+    let daemon = parkline::Queue::open(&mirror).expect("the daemon's handle");
+    for args in [
+        vec!["redrive", path(&mirror)],
+        vec!["redrive", path(&mirror), "--dry-run"],
+    ] {
+        let held = parkline(&args);
+        assert_eq!(held.status.code(), Some(3), "{}", stderr(&held));
+        assert!(
+            stderr(&held).contains("holds the mirror's lock"),
+            "{}",
+            stderr(&held)
+        );
+    }
+    drop(daemon);
+    assert_eq!(std::fs::read(&mirror).expect("read"), before);
+    let mut damaged = before.clone();
+    let at = damaged.len() - 3;
+    damaged[at] ^= 1;
+    std::fs::write(&mirror, &damaged).expect("write");
+    let output = parkline(&["redrive", path(&mirror)]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(std::fs::read(&mirror).expect("read"), damaged);
 }

@@ -1,0 +1,168 @@
+//! `parkline redrive <mirror> [--seq N ...] [--dry-run]`: move dead letters back to the parked
+//! list (spec/delivery.md D21), for an operator who fixed what made them fail.
+//!
+//! It takes the mirror's lock as the daemon does (spec/mirror.md M8), so it never writes beside a
+//! live queue: while the daemon holds the lock it refuses and says so. It then opens the queue
+//! (`parkline::Queue::open`, which also upgrades a version 1 mirror, M13) and calls
+//! `Queue::redrive` or `Queue::redrive_all`: one record, one fsync. `--dry-run` takes the lock,
+//! decodes the mirror and prints what would move, writing nothing at all.
+//!
+//! Exit status: 0 success (also when there was nothing to move), 1 the mirror is damaged, 2 usage
+//! (clap's, or a seq that is not a dead letter), 3 the lock is held or a file cannot be read or
+//! written.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use parkline::mirror;
+use parkline::{Config, ErrorKind, FsStorage, Item, Queue, Seq, Storage};
+
+/// The arguments of `parkline redrive`.
+#[derive(Clone, Debug, clap::Parser)]
+pub struct RedriveArgs {
+    /// The mirror file
+    pub mirror: std::path::PathBuf,
+    /// The dead letter to move back (repeat for several); without it, every dead letter
+    #[arg(long = "seq", value_name = "N")]
+    pub seqs: Vec<u64>,
+    /// Print what would move and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Entry point of `parkline redrive`.
+pub fn main(args: &RedriveArgs) -> ExitCode {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    ExitCode::from(run(args, &mut stdout.lock(), &mut stderr.lock()))
+}
+
+/// Runs `parkline redrive` with `args`, writing to `out` and `err`; returns the exit status.
+pub fn run(args: &RedriveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let path = args.mirror.as_path();
+    let fail = |err: &mut dyn Write, e: &parkline::Error| {
+        let advice = match e.kind() {
+            ErrorKind::Locked => {
+                "the daemon (or another parkline) holds the mirror's lock: stop it, or wait until \
+                 it closes the mirror, then run redrive again; nothing was changed"
+            }
+            ErrorKind::Corrupt => {
+                "the mirror is damaged and was left as it is; see `parkline inspect` and \
+                 spec/mirror.md section 6"
+            }
+            ErrorKind::NotDead => {
+                "see the dead letters with `parkline inspect`; nothing was changed"
+            }
+            _ => "nothing was redriven",
+        };
+        let _ = writeln!(err, "parkline redrive: {e}");
+        let _ = writeln!(err, "{advice}");
+        match e.kind() {
+            ErrorKind::Corrupt => 1,
+            ErrorKind::NotDead => 2,
+            _ => 3,
+        }
+    };
+    // M8: the lock first, as the daemon takes it; a live daemon makes this fail at once.
+    let storage = match FsStorage::open(path) {
+        Ok(storage) => storage,
+        Err(e) => return fail(err, &e),
+    };
+    let seqs: Vec<Seq> = args.seqs.iter().copied().map(Seq).collect();
+    if args.dry_run {
+        return dry_run(storage, &seqs, out, err, &fail);
+    }
+    let name = storage.mirror_name().to_owned();
+    let mut queue = match Queue::with_storage(storage, &name, Config::default()) {
+        Ok(queue) => queue,
+        Err(e) => return fail(err, &e),
+    };
+    let dead: Vec<Item> = queue.dead_letters().to_vec();
+    let moved = if seqs.is_empty() {
+        queue.redrive_all()
+    } else {
+        queue.redrive(&seqs)
+    };
+    match moved {
+        Ok(moved) => report(out, "redrove", &dead, &moved),
+        Err(e) => fail(err, &e),
+    }
+}
+
+/// `--dry-run`: holding the lock, decode the mirror as `open` would and say what would move.
+fn dry_run(
+    mut storage: FsStorage,
+    seqs: &[Seq],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    fail: &dyn Fn(&mut dyn Write, &parkline::Error) -> u8,
+) -> u8 {
+    let name = storage.mirror_name().to_owned();
+    let bytes = match storage.read(&name) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
+            let _ = writeln!(
+                err,
+                "parkline redrive: {} does not exist",
+                storage.path(&name).display()
+            );
+            return 3;
+        }
+        Err(e) => {
+            let path = storage.path(&name);
+            let _ = writeln!(err, "parkline redrive: cannot read {}: {e}", path.display());
+            return 3;
+        }
+    };
+    let state = match mirror::decode_log(&bytes) {
+        Ok(decoded) => decoded.state,
+        Err(e) => return fail(err, &e.with_path(storage.path(&name))),
+    };
+    let dead = state.dead_letters;
+    let would: Vec<Seq> = if seqs.is_empty() {
+        dead.iter().map(|item| item.seq).collect()
+    } else {
+        let mut sorted = seqs.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() != seqs.len() {
+            let _ = writeln!(
+                err,
+                "parkline redrive: a seq is named twice; nothing would move"
+            );
+            return 2;
+        }
+        if let Some(seq) = sorted
+            .iter()
+            .find(|seq| !dead.iter().any(|item| item.seq == **seq))
+        {
+            let _ = writeln!(
+                err,
+                "parkline redrive: seq {seq} is not a dead letter; nothing would move"
+            );
+            return 2;
+        }
+        sorted
+    };
+    report(out, "would redrive", &dead, &would)
+}
+
+/// One line per moved dead letter, then a summary.
+fn report(out: &mut dyn Write, verb: &str, dead: &[Item], moved: &[Seq]) -> u8 {
+    let mut text = String::new();
+    for item in dead.iter().filter(|item| moved.contains(&item.seq)) {
+        text.push_str(&format!(
+            "{verb} seq {} (request {}, failures {} -> 0, handed {}): {}\n",
+            item.seq, item.request, item.failures, item.handed, item.line
+        ));
+    }
+    text.push_str(&format!(
+        "{verb} {} of {} dead letters back to the parked list\n",
+        moved.len(),
+        dead.len()
+    ));
+    if out.write_all(text.as_bytes()).is_err() {
+        return 3;
+    }
+    0
+}
