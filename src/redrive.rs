@@ -3,7 +3,7 @@
 //!
 //! It takes the mirror's lock as the daemon does (spec/mirror.md M8), so it never writes beside a
 //! live queue: while the daemon holds the lock it refuses and says so. It then opens the queue
-//! (`parkline::Queue::open`, which also upgrades a version 1 mirror, M13) and calls
+//! (`parkline::Queue::open`, which also upgrades a version 1 mirror, M14) and calls
 //! `Queue::redrive` or `Queue::redrive_all`: one record, one fsync. `--dry-run` takes the lock,
 //! decodes the mirror and prints what would move, writing nothing at all.
 //!

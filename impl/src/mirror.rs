@@ -2,7 +2,7 @@
 //!
 //! Every line is `<crc32 of the JSON as 8 lowercase hex digits> <JSON>\n` (M1). The first record
 //! is the header `{"format":"parkline-mirror","version":2}` (M2; version 1 files are read and
-//! upgraded, M13); the others change the state as
+//! upgraded, M14); the others change the state as
 //! [`MirrorState`] describes. The same check (`MirrorState::check`, private) runs on every record
 //! read back and on every record the queue is about to write, and the same change
 //! (`MirrorState::apply_checked`) rebuilds the state when the file is decoded and advances it when
@@ -20,7 +20,7 @@ use crate::types::{Attempt, Batch, BatchId, Item, RequestId, Seq};
 pub const FORMAT: &str = "parkline-mirror";
 /// The mirror format version this build writes (and the newest it reads).
 pub const VERSION: u64 = 2;
-/// The oldest mirror format version this build reads; an older file is upgraded on open (M13).
+/// The oldest mirror format version this build reads; an older file is upgraded on open (M14).
 pub const VERSION_OLDEST: u64 = 1;
 
 /// What a mirror holds: the durable state of one queue.
@@ -120,7 +120,7 @@ pub(crate) struct GroupItem {
     pub(crate) line: String,
 }
 
-/// A record of a version 1 file (M13): as version 2 without the hand-over count, the group park
+/// A record of a version 1 file (M14): as version 2 without the hand-over count, the group park
 /// and the redrive. Read only, never written.
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
@@ -707,7 +707,7 @@ pub struct Decoded {
     /// The length of a final segment without its `\n` (a torn append, M7); 0 when none.
     pub torn_len: u64,
     /// The format version of the file's header: [`VERSION`], or an older one `open` upgrades
-    /// (M13).
+    /// (M14).
     pub version: u64,
 }
 
@@ -821,7 +821,7 @@ fn checked_json(line: &[u8]) -> std::result::Result<&[u8], String> {
     Ok(json)
 }
 
-/// The header's version, when this build reads it (M2, M13).
+/// The header's version, when this build reads it (M2, M14).
 fn check_header(json: &[u8]) -> std::result::Result<u64, String> {
     let value: serde_json::Value =
         serde_json::from_slice(json).map_err(|e| format!("header json error: {e}"))?;

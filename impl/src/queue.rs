@@ -170,7 +170,7 @@ impl<S: Storage> Queue<S> {
                     poisoned: None,
                 };
                 if decoded.version < mirror::VERSION {
-                    // M13: an older version is rewritten whole as the current one before any
+                    // M14: an older version is rewritten whole as the current one before any
                     // record is appended (M2: never a record of another version in one file).
                     let bytes = mirror::encode(&queue.core.state);
                     queue.replace_durable(&bytes)?;

@@ -1,5 +1,5 @@
 //! Format 2's additions, each by its requirement: the hand-over count (D19, D20), the group park
-//! (D22), the redrive (D21) and the upgrade of a version 1 mirror (M13), on the committed
+//! (D22), the redrive (D21) and the upgrade of a version 1 mirror (M14), on the committed
 //! version 1 files written by the last build that wrote version 1.
 
 use super::*;
@@ -22,11 +22,11 @@ fn config_2() -> Config {
     }
 }
 
-/// M13: a version 1 mirror opens with its state (fixtures/v1/README.md), the hand-overs its
+/// M14: a version 1 mirror opens with its state (fixtures/v1/README.md), the hand-overs its
 /// records show counted, and is rewritten as version 2 before anything is appended; reopening
 /// the rewritten file gives the same state.
 #[test]
-fn m13_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
+fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
     for (bytes, dead_handed) in [(V1_LOG, [2, 2]), (V1_COMPACTED, [0, 0])] {
         let queue = open_bytes(bytes, config_2())?;
         let state = queue.state().clone();
@@ -66,10 +66,10 @@ fn m13_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
     Ok(())
 }
 
-/// M13: the upgraded recovered batch is handed over as a repeat at attempt 3, each item counting
+/// M14: the upgraded recovered batch is handed over as a repeat at attempt 3, each item counting
 /// its third hand-over.
 #[test]
-fn m13_upgraded_batch_repeats_with_its_counts() -> TestResult {
+fn m14_upgraded_batch_repeats_with_its_counts() -> TestResult {
     let mut queue = open_bytes(V1_LOG, config_2())?;
     let repeat = queue.boundary(Budget(12))?.ok_or("recovered")?;
     assert_eq!(
@@ -80,9 +80,9 @@ fn m13_upgraded_batch_repeats_with_its_counts() -> TestResult {
     Ok(())
 }
 
-/// M11, M13: a damaged version 1 file is `Corrupt` and left byte for byte, never upgraded.
+/// M11, M14: a damaged version 1 file is `Corrupt` and left byte for byte, never upgraded.
 #[test]
-fn m13_damaged_version_1_file_is_left_alone() -> TestResult {
+fn m14_damaged_version_1_file_is_left_alone() -> TestResult {
     let mut bytes = V1_LOG.to_vec();
     let at = bytes.len() - 5;
     bytes[at] ^= 1;
