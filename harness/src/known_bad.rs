@@ -53,6 +53,13 @@ pub enum KnownBad {
     NoAttemptCounter,
     /// The directory fsync after a create or rename is skipped (breaks D16, M5). Storage seam.
     NoDirSync,
+    /// A group is parked as one `park` per line, so a crash during it keeps a prefix (breaks
+    /// D22). Driver seam.
+    TornGroupKeepsPrefix,
+    /// Hand-overs are counted only when settled: a batch reports each item's count as it was
+    /// at the last settle plus one, so a hand-over cut by a crash is not counted (breaks D19).
+    /// Driver seam.
+    CountAtSettle,
     /// A read's excerpt loses the reference to its rest (breaks R5). Read wrapper.
     ExcerptWithoutReference,
     /// A read's next cursor moves past turns that did not fit (breaks R5). Read wrapper.
@@ -64,22 +71,26 @@ pub enum KnownBad {
 
 impl KnownBad {
     /// Every known-bad behaviour.
-    pub const ALL: [KnownBad; 7] = [
+    pub const ALL: [KnownBad; 9] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
         KnownBad::NoAttemptCounter,
         KnownBad::NoDirSync,
+        KnownBad::TornGroupKeepsPrefix,
+        KnownBad::CountAtSettle,
         KnownBad::ExcerptWithoutReference,
         KnownBad::AdvanceBeforeBuild,
         KnownBad::TurnsOnlyBudget,
     ];
 
     /// The delivery side's: what `delivery::check_with` and the drive loop run.
-    pub const DELIVERY: [KnownBad; 4] = [
+    pub const DELIVERY: [KnownBad; 6] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
         KnownBad::NoAttemptCounter,
         KnownBad::NoDirSync,
+        KnownBad::TornGroupKeepsPrefix,
+        KnownBad::CountAtSettle,
     ];
 
     /// The read side's: what `read::check_with` runs.
@@ -96,6 +107,8 @@ impl KnownBad {
             KnownBad::ClearBeforeHandOver => "clear-before-hand-over",
             KnownBad::NoAttemptCounter => "no-attempt-counter",
             KnownBad::NoDirSync => "no-dir-sync",
+            KnownBad::TornGroupKeepsPrefix => "torn-group-keeps-prefix",
+            KnownBad::CountAtSettle => "count-at-settle",
             KnownBad::ExcerptWithoutReference => "excerpt-without-reference",
             KnownBad::AdvanceBeforeBuild => "advance-before-build",
             KnownBad::TurnsOnlyBudget => "turns-only-budget",
@@ -114,6 +127,8 @@ impl KnownBad {
             KnownBad::ClearBeforeHandOver => "D9",
             KnownBad::NoAttemptCounter => "D10",
             KnownBad::NoDirSync => "D16",
+            KnownBad::TornGroupKeepsPrefix => "D22",
+            KnownBad::CountAtSettle => "D19",
             KnownBad::ExcerptWithoutReference | KnownBad::AdvanceBeforeBuild => "R5",
             KnownBad::TurnsOnlyBudget => "R1",
         }
@@ -326,6 +341,52 @@ impl<S: Storage> Driver<S> {
         Ok(self.queue.park(request, line)?)
     }
 
+    /// `Queue::park_all`, or, for `torn-group-keeps-prefix`, one `park` per line (each durable
+    /// on its own, so a crash between them keeps a prefix of the group).
+    ///
+    /// # Errors
+    ///
+    /// The queue's.
+    pub fn park_all(&mut self, lines: &[(RequestId, &str)]) -> Result<Vec<Seq>, DriverError> {
+        if self.bad != Some(KnownBad::TornGroupKeepsPrefix) {
+            return Ok(self.queue.park_all(lines)?);
+        }
+        // Refuse a bad line up front as the crate does, so only the crash path differs.
+        if let Some((i, _)) = lines
+            .iter()
+            .enumerate()
+            .find(|(_, (_, line))| line.contains('\n'))
+        {
+            return Err(DriverError {
+                kind: ErrorKind::InvalidLine,
+                message: format!("line {i} of the group contains a newline"),
+            });
+        }
+        let mut seqs = Vec::with_capacity(lines.len());
+        for (request, line) in lines {
+            seqs.push(self.queue.park(*request, line)?);
+        }
+        Ok(seqs)
+    }
+
+    /// `Queue::redrive`.
+    ///
+    /// # Errors
+    ///
+    /// The queue's.
+    pub fn redrive(&mut self, seqs: &[Seq]) -> Result<Vec<Seq>, DriverError> {
+        Ok(self.queue.redrive(seqs)?)
+    }
+
+    /// `Queue::redrive_all`.
+    ///
+    /// # Errors
+    ///
+    /// The queue's.
+    pub fn redrive_all(&mut self) -> Result<Vec<Seq>, DriverError> {
+        Ok(self.queue.redrive_all()?)
+    }
+
     /// `Queue::boundary`, or its broken form.
     ///
     /// # Errors
@@ -347,6 +408,18 @@ impl<S: Storage> Driver<S> {
                 let mut batch = self.queue.boundary(budget)?;
                 if recovered && let Some(batch) = &mut batch {
                     batch.attempt = Attempt(batch.attempt.0.saturating_sub(1).max(1));
+                }
+                Ok(batch)
+            }
+            Some(KnownBad::CountAtSettle) => {
+                let mut batch = self.queue.boundary(budget)?;
+                // The hand-overs of an unsettled batch are not counted: a repeat shows the
+                // count of its first hand-over, as if the crash had cut nothing.
+                if let Some(batch) = &mut batch {
+                    let uncounted = u64::from(batch.attempt.0.saturating_sub(1));
+                    for item in &mut batch.items {
+                        item.handed = item.handed.saturating_sub(uncounted);
+                    }
                 }
                 Ok(batch)
             }

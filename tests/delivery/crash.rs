@@ -94,6 +94,18 @@ pub(super) fn short_scenarios() -> Vec<Vec<Op>> {
     let big = delivery::line(delivery::LINES.len());
     vec![
         vec![park(1, "a")],
+        // D22: a group of three in one record; D21: a dead letter redriven.
+        vec![
+            Op::Queue(QueueOp::ParkAll {
+                items: vec![(1, "a".into()), (2, "é→ü".into()), (3, String::new())],
+            }),
+            Op::Queue(QueueOp::Boundary { budget: 2 }),
+            Op::Queue(QueueOp::HandOverFailed),
+            Op::Queue(QueueOp::Boundary { budget: 2 }),
+            Op::Queue(QueueOp::HandOverFailed),
+            Op::Queue(QueueOp::Redrive { seqs: None }),
+            Op::Queue(QueueOp::Boundary { budget: 24 }),
+        ],
         vec![
             park(1, "a"),
             park(2, "r-2 failed"),

@@ -13,17 +13,21 @@ use super::park;
 use crate::env_usize;
 
 /// The ops of one model step (steps the crate does not see, hand over, notify, recover and
-/// collected, map to nothing; a settle carries the notified outcomes). Until the harness drives
-/// the crate's group park and redrive, a group park is its lines parked one by one, a torn group
-/// park a crash that keeps nothing of it, and a redrive nothing (crate and reference alike).
+/// collected, map to nothing; a settle carries the notified outcomes). A group park is one
+/// `park_all`, a torn one a power loss at its only sync, a redrive `redrive_all` (D21, D22).
 fn ops_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) -> Vec<Op> {
-    if let Action::ParkGroup(i) = action {
-        return model.bounds.lines[*i..*i + 2]
-            .iter()
-            .map(|(request, line)| park(*request, line))
-            .collect();
+    let group = |i: usize| {
+        Op::Queue(QueueOp::ParkAll {
+            items: model.bounds.lines[i..i + 2].to_vec(),
+        })
+    };
+    match action {
+        Action::ParkGroup(i) => vec![group(*i)],
+        // D22: power lost during the group's one append: its sync never returns, nothing of
+        // the group survives.
+        Action::TornGroup(i) => vec![Op::CrashAtSync { n: 1, torn: 0 }, group(*i)],
+        _ => op_of_step(model, before, action).into_iter().collect(),
     }
-    op_of_step(model, before, action).into_iter().collect()
 }
 
 fn op_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) -> Option<Op> {
@@ -32,8 +36,8 @@ fn op_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) ->
             let (request, line) = &model.bounds.lines[*i];
             Some(park(*request, line))
         }
-        Action::TornGroup(_) => Some(Op::Crash { torn: 0 }),
-        Action::ParkGroup(_) | Action::Redrive => None,
+        Action::ParkGroup(_) | Action::TornGroup(_) => None,
+        Action::Redrive => Some(Op::Queue(QueueOp::Redrive { seqs: None })),
         Action::Boundary => Some(Op::Queue(QueueOp::Boundary {
             budget: model.bounds.budget,
         })),

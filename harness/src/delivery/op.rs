@@ -6,7 +6,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use parkline::{BatchId, Budget, Outcome, RequestId, Storage};
+use parkline::{BatchId, Budget, Outcome, RequestId, Seq, Storage};
 
 use super::craft::{Crafted, crafted_strategy};
 use super::view::{Effect, HandOver};
@@ -81,6 +81,16 @@ pub enum QueueOp {
     /// The hand-over failed as a whole: settle the batch of the last boundary with every item
     /// `Failed` (D7 case 1).
     HandOverFailed,
+    /// Park every `(request, line)` in one record, all or nothing (D22).
+    ParkAll {
+        /// The group, in order.
+        items: Vec<(u64, String)>,
+    },
+    /// Move dead letters back to the parked list (D21): the seqs given, or all of them.
+    Redrive {
+        /// The seqs, or `None` for every dead letter.
+        seqs: Option<Vec<u64>>,
+    },
 }
 
 /// The batch the last boundary of this life returned, unsettled: its id and item count, what a
@@ -145,6 +155,24 @@ impl QueueOp {
                 *handed = None;
                 Ok(Effect::Settled(settlement))
             }
+            QueueOp::ParkAll { items } => {
+                let lines: Vec<(RequestId, &str)> = items
+                    .iter()
+                    .map(|(request, line)| (RequestId(*request), line.as_str()))
+                    .collect();
+                Ok(Effect::ParkedAll {
+                    seqs: driver.park_all(&lines)?,
+                })
+            }
+            QueueOp::Redrive { seqs } => Ok(Effect::Redriven {
+                seqs: match seqs {
+                    Some(seqs) => {
+                        let seqs: Vec<Seq> = seqs.iter().copied().map(Seq).collect();
+                        driver.redrive(&seqs)?
+                    }
+                    None => driver.redrive_all()?,
+                },
+            }),
         }
     }
 }
@@ -205,7 +233,30 @@ impl From<QueueOp> for Op {
 
 impl<'a> Arbitrary<'a> for Op {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
-        Ok(match u.int_in_range(0u8..=23)? {
+        Ok(match u.int_in_range(0u8..=26)? {
+            24 | 25 => {
+                let len = u.int_in_range(0..=4)?;
+                let mut items = Vec::with_capacity(len);
+                for _ in 0..len {
+                    items.push((
+                        u.int_in_range(1..=4)?,
+                        line(u.int_in_range(0..=LINES.len())?),
+                    ));
+                }
+                Op::Queue(QueueOp::ParkAll { items })
+            }
+            26 => Op::Queue(QueueOp::Redrive {
+                seqs: if u.ratio(1, 2)? {
+                    None
+                } else {
+                    let len = u.int_in_range(0..=2)?;
+                    let mut seqs = Vec::with_capacity(len);
+                    for _ in 0..len {
+                        seqs.push(u.int_in_range(1..=12)?);
+                    }
+                    Some(seqs)
+                },
+            }),
             0..=6 => Op::Queue(QueueOp::Park {
                 request: u.int_in_range(1..=4)?,
                 line: line(u.int_in_range(0..=LINES.len())?),
@@ -272,6 +323,13 @@ pub fn op_strategy() -> impl Strategy<Value = Op> {
                 count,
             }),
         1 => crafted_strategy().prop_map(Op::Craft),
+        2 => proptest::collection::vec((1..=4u64, 0..=LINES.len()), 0..=4).prop_map(|items| {
+            Op::Queue(QueueOp::ParkAll {
+                items: items.into_iter().map(|(request, i)| (request, line(i))).collect(),
+            })
+        }),
+        1 => proptest::option::of(proptest::collection::vec(1..=12u64, 0..=2))
+            .prop_map(|seqs| Op::Queue(QueueOp::Redrive { seqs })),
     ]
 }
 

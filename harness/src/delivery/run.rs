@@ -67,6 +67,8 @@ pub(super) struct Run {
     /// Boundaries called with a batch in flight since the last settle: each may have appended
     /// an `attempt` record, which M12 allows until the next settle.
     repeats_since_settle: u64,
+    /// Bytes of the `redrive` records appended since the last settle (M12's `R`).
+    redrive_bytes_since_settle: u64,
     pub(super) report: Report,
 }
 
@@ -96,6 +98,7 @@ impl Run {
             handed: None,
             fault: None,
             repeats_since_settle: 0,
+            redrive_bytes_since_settle: 0,
             report: Report::default(),
         })
     }
@@ -116,6 +119,7 @@ impl Run {
             queue.state(),
             self.setup.compact_slack_bytes,
             self.repeats_since_settle,
+            self.redrive_bytes_since_settle,
         )
     }
 
@@ -127,6 +131,7 @@ impl Run {
         self.fault = None;
         self.handed = None;
         self.repeats_since_settle = 0;
+        self.redrive_bytes_since_settle = 0;
         self.ghost = Ghost::default();
         self.queue = None;
         self.disk = SimDisk::new();
@@ -246,10 +251,16 @@ impl Run {
                 {
                     self.repeats_since_settle += 1;
                 }
-                match self.fault.take() {
+                let len_before = self.disk.live_len(MIRROR).unwrap_or(0);
+                let stepped = match self.fault.take() {
                     None => self.step(op),
                     Some(fault) => self.step_with_fault(op, fault),
+                };
+                if matches!(op, QueueOp::Redrive { .. }) {
+                    let len_after = self.disk.live_len(MIRROR).unwrap_or(0);
+                    self.redrive_bytes_since_settle += len_after.saturating_sub(len_before);
                 }
+                stepped
             }
         }
     }
@@ -417,6 +428,29 @@ impl Run {
                     .settle(id.0, &op.outcomes(count))
                     .map(|settlement| Effect::Settled(settlement_of_ref(&settlement)))
             }
+            QueueOp::ParkAll { items } => {
+                if !items.iter().all(|(_, line)| line_is_valid(line)) {
+                    return Returned::Refused;
+                }
+                let lines: Vec<(u64, &str)> = items
+                    .iter()
+                    .map(|(request, line)| (*request, line.as_str()))
+                    .collect();
+                self.reference
+                    .try_park_all(&lines)
+                    .map(|seqs| Effect::ParkedAll {
+                        seqs: seqs.into_iter().map(Seq).collect(),
+                    })
+            }
+            QueueOp::Redrive { seqs } => {
+                let moved = match seqs {
+                    Some(seqs) => self.reference.redrive(seqs),
+                    None => Ok(self.reference.redrive_all()),
+                };
+                moved.map(|seqs| Effect::Redriven {
+                    seqs: seqs.into_iter().map(Seq).collect(),
+                })
+            }
         };
         match done {
             Ok(effect) => Returned::Done(effect),
@@ -479,6 +513,27 @@ impl Run {
                     before.in_flight
                 ));
             }
+            (QueueOp::ParkAll { items }, Returned::Done(Effect::ParkedAll { seqs })) => {
+                if seqs.len() != items.len() {
+                    return Err(format!(
+                        "D22 group park: {} lines parked as seqs {seqs:?}",
+                        items.len()
+                    ));
+                }
+                for (seq, (request, line)) in seqs.iter().zip(items) {
+                    if let Some(last) = self.ghost.acked.keys().next_back()
+                        && seq <= last
+                    {
+                        return Err(format!(
+                            "D17 order: park_all returned seq {seq} after seq {last}"
+                        ));
+                    }
+                    self.ghost
+                        .acked
+                        .insert(*seq, (RequestId(*request), line.clone()));
+                }
+                self.report.parks += seqs.len();
+            }
             (QueueOp::Park { .. } | QueueOp::Boundary { .. }, Returned::Error(kind))
                 if kind == "Exhausted" =>
             {
@@ -490,6 +545,7 @@ impl Run {
             ) => {
                 self.check_settlement(op, before, settlement)?;
                 self.repeats_since_settle = 0;
+                self.redrive_bytes_since_settle = 0;
                 self.report.settles += 1;
             }
             _ => {}
@@ -504,6 +560,7 @@ impl Run {
                 .delivered
                 .extend(settlement.delivered.iter().copied());
             self.repeats_since_settle = 0;
+            self.redrive_bytes_since_settle = 0;
         }
     }
 }
@@ -519,5 +576,9 @@ fn crate_error_name(e: &crate::known_bad::DriverError) -> String {
 }
 
 fn ref_error_name(e: &parkline_model::delivery::RefError) -> String {
-    format!("{e:?}")
+    match e {
+        // The crate's error names the seq in its message, not in its kind.
+        parkline_model::delivery::RefError::NotDead(_) => "NotDead".to_owned(),
+        e => format!("{e:?}"),
+    }
 }

@@ -59,6 +59,16 @@ pub enum Effect {
     },
     /// `settle` returned: durable.
     Settled(Settlement),
+    /// `park_all` returned: the group is durable with these seqs (D22).
+    ParkedAll {
+        /// Their seqs, in order.
+        seqs: Vec<Seq>,
+    },
+    /// `redrive` or `redrive_all` returned: these dead letters are parked again (D21).
+    Redriven {
+        /// The seqs moved, in order.
+        seqs: Vec<Seq>,
+    },
 }
 
 /// The reference's item as the crate's type.
