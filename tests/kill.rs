@@ -40,7 +40,7 @@ fn iterations() -> usize {
     std::env::var("PARKLINE_KILL_ITERATIONS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200)
+        .unwrap_or(1000)
 }
 
 fn seed() -> u64 {
@@ -63,8 +63,30 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
     let mut handed: Option<(u64, usize)> = None;
     let mut plan = Vec::with_capacity(len);
     for _ in 0..len {
-        let roll = rng.upto(9);
-        let (op, effect) = if roll < 5 {
+        let roll = rng.upto(11);
+        let (op, effect) = if roll == 11 && !now.dead_letters().is_empty() {
+            // D21: every dead letter back to the parked list, in one record.
+            let seqs = now.redrive_all();
+            (
+                QueueOp::Redrive { seqs: None },
+                Effect::Redriven {
+                    seqs: seqs.into_iter().map(Seq).collect(),
+                },
+            )
+        } else if roll >= 10 {
+            // D22: a group in one record; a kill during it keeps all or none.
+            let items: Vec<(u64, String)> = (0..=rng.upto(2))
+                .map(|i| (1 + i as u64, format!("[delegation r-{i} group] outcome ok")))
+                .collect();
+            let lines: Vec<(u64, &str)> = items.iter().map(|(r, l)| (*r, l.as_str())).collect();
+            let seqs = now.park_all(&lines);
+            (
+                QueueOp::ParkAll { items },
+                Effect::ParkedAll {
+                    seqs: seqs.into_iter().map(Seq).collect(),
+                },
+            )
+        } else if roll < 5 {
             let request = 1 + rng.upto(5) as u64;
             let line = match rng.upto(3) {
                 0 => format!("[delegation r-{request} done] outcome ok"),

@@ -18,7 +18,7 @@ use parkline_harness::known_bad::KnownBad;
 use crate::env_usize;
 
 fn cases() -> u32 {
-    u32::try_from(env_usize("PARKLINE_PROPTEST_CASES", 5000)).unwrap_or(u32::MAX)
+    u32::try_from(env_usize("PARKLINE_PROPTEST_CASES", 10_000)).unwrap_or(u32::MAX)
 }
 
 fn setup(bad: KnownBad) -> Setup {
