@@ -45,9 +45,20 @@ mod tests {
     #[test]
     fn ops_decode_from_bytes_within_bounds() {
         let mut rng = crate::simdisk::SplitMix::new(7);
-        let bytes: Vec<u8> = (0..4096).map(|_| rng.next_u64() as u8).collect();
-        let ops = decode_ops(&bytes).expect("decodes");
-        assert!(!ops.is_empty());
+        let mut ops = Vec::new();
+        for _ in 0..400 {
+            let bytes: Vec<u8> = (0..512).map(|_| rng.next_u64() as u8).collect();
+            ops.extend(decode_ops(&bytes).expect("decodes"));
+        }
+        // Random inputs reach the group park of several lines and the redrive (D21, D22).
+        assert!(
+            ops.iter()
+                .any(|op| matches!(op, Op::Queue(QueueOp::ParkAll { items }) if items.len() > 1))
+        );
+        assert!(
+            ops.iter()
+                .any(|op| matches!(op, Op::Queue(QueueOp::Redrive { .. })))
+        );
         for op in &ops {
             match op {
                 Op::Queue(QueueOp::Park { request, line }) => {
