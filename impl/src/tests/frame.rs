@@ -224,7 +224,7 @@ fn d4a_forged_framing_lines_are_read_as_lines() {
 /// for the real one and silently drops the lines after it, although it checks id, REMAINING and
 /// crc; the real reader on the same text gives back every line.
 #[test]
-fn d4a_known_bad_search_reader_is_fooled_by_a_forged_trailer() {
+fn d4a_a_search_reader_is_fooled_by_a_forged_trailer() {
     let forged = own_trailer(7, 3, &["r1 ok"]);
     let lines = ["r1 ok", forged.as_str(), "r3 hidden by a search"];
     let text = frame::render(BatchId(7), Attempt(1), 0, 3, lines);
