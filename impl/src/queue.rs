@@ -293,7 +293,9 @@ impl<S: Storage> Queue<S> {
     pub fn redrive(&mut self, seqs: &[Seq]) -> Result<Vec<Seq>> {
         self.check_poison()?;
         let step = self.core.redrive(seqs)?;
-        self.append_checked(step.record.as_ref())?;
+        if let Some(record) = &step.record {
+            self.append_or_compact(record)?;
+        }
         Ok(step.value)
     }
 
@@ -315,7 +317,9 @@ impl<S: Storage> Queue<S> {
     pub fn redrive_all(&mut self) -> Result<Vec<Seq>> {
         self.check_poison()?;
         let step = self.core.redrive_all()?;
-        self.append_checked(step.record.as_ref())?;
+        if let Some(record) = &step.record {
+            self.append_or_compact(record)?;
+        }
         Ok(step.value)
     }
 
@@ -394,29 +398,7 @@ impl<S: Storage> Queue<S> {
         self.check_poison()?;
         let step = self.core.settle(batch, outcomes)?;
         if let Some(record) = &step.record {
-            self.check_planned(record)?;
-            let grown = self.log_bytes + mirror::encode_record(record).len() as u64;
-            let mut snapshot = None;
-            let slack = self.core.config.compact_slack_bytes;
-            // The floor of the state after the settle never exceeds its snapshot, so this skips
-            // only settles the exact rule below would not compact either, without encoding the
-            // state on every settle. It must be the state after: the state before still holds
-            // the batch, whose delivered lines are exactly what makes compaction due.
-            let floor = self.core.snapshot_bytes_floor_after(record);
-            if grown > floor.saturating_mul(2).saturating_add(slack) {
-                let mut next = self.core.state.clone();
-                next.apply_checked(record);
-                let bytes = mirror::encode(&next);
-                // M12: compact when the log is more than twice its live size plus the slack.
-                if grown > (bytes.len() as u64).saturating_mul(2).saturating_add(slack) {
-                    snapshot = Some(bytes);
-                }
-            }
-            match snapshot {
-                Some(bytes) => self.replace_durable(&bytes)?,
-                None => self.append_durable(record)?,
-            }
-            self.core.commit(record);
+            self.append_or_compact(record)?;
         }
         self.core.settled();
         Ok(step.value)
@@ -598,6 +580,37 @@ impl<S: Storage> Queue<S> {
         };
         self.check_planned(record)?;
         self.append_durable(record)?;
+        self.core.commit(record);
+        Ok(())
+    }
+
+    /// The write path of a settle or a redrive (M12): checked, then appended, or, when the log
+    /// with it would be longer than twice the snapshot of the state after it plus the slack,
+    /// that snapshot written whole instead (M5); then applied. Both records have no counterpart
+    /// in the snapshot and may shrink it (a redrive resets failure counts), so both decide.
+    fn append_or_compact(&mut self, record: &Record) -> Result<()> {
+        self.check_planned(record)?;
+        let grown = self.log_bytes + mirror::encode_record(record).len() as u64;
+        let mut snapshot = None;
+        let slack = self.core.config.compact_slack_bytes;
+        // The floor of the state after the record never exceeds its snapshot, so this skips
+        // only records the exact rule below would not compact either, without encoding the
+        // state every time. It must be the state after: the state before a settle still holds
+        // the batch, whose delivered lines are exactly what makes compaction due.
+        let floor = self.core.snapshot_bytes_floor_after(record);
+        if grown > floor.saturating_mul(2).saturating_add(slack) {
+            let mut next = self.core.state.clone();
+            next.apply_checked(record);
+            let bytes = mirror::encode(&next);
+            // M12: compact when the log is more than twice its live size plus the slack.
+            if grown > (bytes.len() as u64).saturating_mul(2).saturating_add(slack) {
+                snapshot = Some(bytes);
+            }
+        }
+        match snapshot {
+            Some(bytes) => self.replace_durable(&bytes)?,
+            None => self.append_durable(record)?,
+        }
         self.core.commit(record);
         Ok(())
     }

@@ -121,9 +121,9 @@ fn m12_bound_rejects_a_log_over_it() {
         .expect("settle");
     let len = disk.live_len(MIRROR).expect("mirror");
     let slack = parkline::COMPACT_SLACK_BYTES;
-    let err = delivery::m12_bound(len, queue.state(), slack, 0, 0).expect_err("over the bound");
+    let err = delivery::m12_bound(len, queue.state(), slack, 0).expect_err("over the bound");
     assert!(err.starts_with("M12 file size: the mirror is "), "{err}");
-    assert!(delivery::m12_bound(len, queue.state(), 1 << 30, 0, 0).is_ok());
+    assert!(delivery::m12_bound(len, queue.state(), 1 << 30, 0).is_ok());
 }
 
 /// M6, D10: every crafted start state (counters at and next to their limits) either opens on
@@ -209,4 +209,39 @@ fn d7_failed_items_come_back_and_dead_letter_at_failures_max() {
     let report = check(&ops).expect("conforms");
     // failures_max is 2 in the default setup: the second failure dead-letters seq 2.
     assert_eq!((report.batches, report.dead), (2, 1));
+}
+
+/// M12, D21: a redrive can shrink the snapshot (a dead letter's failure count goes back to 0)
+/// while its record grows the log, so it decides compaction as a settle does. Found by
+/// `differential_with_a_small_compaction_slack` when the redrive appended unconditionally.
+#[test]
+fn m12_redrive_decides_compaction_like_a_settle() {
+    let setup = Setup {
+        compact_slack_bytes: 256,
+        ..Setup::default()
+    };
+    let ops = vec![
+        Op::Craft(parkline_harness::delivery::Crafted {
+            lines: 0,
+            in_flight: 0,
+            seq_gap: 3,
+            batch_gap: 1,
+            attempt_gap: 0,
+            failures_gap: 0,
+            dead: true,
+            failures_max_max: false,
+        }),
+        Op::ParkMany {
+            request: 1,
+            line: "r-1 done ok".into(),
+            count: 2,
+        },
+        Op::Queue(QueueOp::Boundary {
+            budget: delivery::BUDGET_ALL,
+        }),
+        Op::Queue(QueueOp::Settle { delivered: vec![] }),
+        Op::Queue(QueueOp::Redrive { seqs: None }),
+    ];
+    let report = delivery::check_with(&ops, &setup).unwrap_or_else(|d| panic!("{d}"));
+    assert!(report.settles >= 1);
 }

@@ -14,8 +14,8 @@ pub fn attempt_record_bytes_max() -> u64 {
 /// The M12 bound (spec/mirror.md): a mirror file of `file_len` bytes holding `state`, written by
 /// the crate with slack `slack`, where `repeats` boundaries of a recovered batch happened since
 /// the last settle, is at most twice the state's snapshot plus the slack plus one `attempt`
-/// record per such boundary plus `redrive_bytes`, the `redrive` records appended since the last
-/// settle (neither has a record of its own in the snapshot).
+/// record per such boundary (a settle and a redrive compact when due, so neither needs an
+/// allowance).
 ///
 /// # Errors
 ///
@@ -25,12 +25,9 @@ pub fn m12_bound(
     state: &parkline::mirror::MirrorState,
     slack: u64,
     repeats: u64,
-    redrive_bytes: u64,
 ) -> Result<(), String> {
     let snapshot = parkline::mirror::encode(state).len() as u64;
-    let allowance = repeats
-        .saturating_mul(attempt_record_bytes_max())
-        .saturating_add(redrive_bytes);
+    let allowance = repeats.saturating_mul(attempt_record_bytes_max());
     let bound = snapshot
         .saturating_mul(2)
         .saturating_add(slack)
@@ -38,7 +35,7 @@ pub fn m12_bound(
     if file_len > bound {
         return Err(format!(
             "M12 file size: the mirror is {file_len} bytes, over 2 x snapshot {snapshot} + slack \
-             {slack} + {repeats} attempt records + {redrive_bytes} redrive bytes = {bound}"
+             {slack} + {repeats} attempt records = {bound}"
         ));
     }
     Ok(())

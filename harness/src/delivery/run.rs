@@ -67,8 +67,6 @@ pub(super) struct Run {
     /// Boundaries called with a batch in flight since the last settle: each may have appended
     /// an `attempt` record, which M12 allows until the next settle.
     repeats_since_settle: u64,
-    /// Bytes of the `redrive` records appended since the last settle (M12's `R`).
-    redrive_bytes_since_settle: u64,
     pub(super) report: Report,
 }
 
@@ -98,7 +96,6 @@ impl Run {
             handed: None,
             fault: None,
             repeats_since_settle: 0,
-            redrive_bytes_since_settle: 0,
             report: Report::default(),
         })
     }
@@ -119,7 +116,6 @@ impl Run {
             queue.state(),
             self.setup.compact_slack_bytes,
             self.repeats_since_settle,
-            self.redrive_bytes_since_settle,
         )
     }
 
@@ -131,7 +127,6 @@ impl Run {
         self.fault = None;
         self.handed = None;
         self.repeats_since_settle = 0;
-        self.redrive_bytes_since_settle = 0;
         self.ghost = Ghost::default();
         self.queue = None;
         self.disk = SimDisk::new();
@@ -251,16 +246,10 @@ impl Run {
                 {
                     self.repeats_since_settle += 1;
                 }
-                let len_before = self.disk.live_len(MIRROR).unwrap_or(0);
-                let stepped = match self.fault.take() {
+                match self.fault.take() {
                     None => self.step(op),
                     Some(fault) => self.step_with_fault(op, fault),
-                };
-                if matches!(op, QueueOp::Redrive { .. }) {
-                    let len_after = self.disk.live_len(MIRROR).unwrap_or(0);
-                    self.redrive_bytes_since_settle += len_after.saturating_sub(len_before);
                 }
-                stepped
             }
         }
     }
@@ -545,7 +534,6 @@ impl Run {
             ) => {
                 self.check_settlement(op, before, settlement)?;
                 self.repeats_since_settle = 0;
-                self.redrive_bytes_since_settle = 0;
                 self.report.settles += 1;
             }
             _ => {}
@@ -560,7 +548,6 @@ impl Run {
                 .delivered
                 .extend(settlement.delivered.iter().copied());
             self.repeats_since_settle = 0;
-            self.redrive_bytes_since_settle = 0;
         }
     }
 }
