@@ -62,6 +62,19 @@ pub fn cursor_text_of(cursor: &RefCursor) -> String {
     format!("v2.{:x}.{seen}.{check:08x}.{}", cursor.seq, cursor.child)
 }
 
+/// The characters of [`cursor_text_of`] for a cursor of `child` at `seq` recording `seen`
+/// (`(chars, after)` of what it records of the partial turn), counted without computing the
+/// checks: each check is 8 hex digits whatever its value.
+pub(super) fn cursor_text_len(child: &str, seq: u64, seen: Option<(usize, u64)>) -> usize {
+    let hex = |n: u64| format!("{n:x}").len();
+    // "<chars hex>-<after hex>-<prefix 8 hex>" or "0"
+    let seen = seen.map_or(1, |(chars, after)| {
+        hex(chars as u64) + 1 + hex(after) + 1 + 8
+    });
+    // "v2.<seq hex>.<seen>.<check 8 hex>.<child>"
+    "v2.".len() + hex(seq) + 1 + seen + 1 + 8 + 1 + child.chars().count()
+}
+
 /// The text of the cursor at `seq` of `child` with nothing seen of the partial turn.
 pub fn cursor_text(child: &str, seq: u64) -> String {
     cursor_text_of(&RefCursor {

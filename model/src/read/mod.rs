@@ -42,7 +42,7 @@ pub use properties::{
     R1, R5, R6, R7, R8, R15, R16, SOMETIMES_NOTHING_NEW, SOMETIMES_OMITTED, SOMETIMES_OVERSIZED,
     SOMETIMES_PARTIAL_CUT, SOMETIMES_PARTIAL_NEW, SOMETIMES_PARTIAL_REPLACED,
 };
-pub use reference::{read, read_variant};
+pub use reference::{read, read_checking_fit, read_variant};
 pub use types::{
     RefExcerpt, RefHistory, RefPartial, RefReadError, RefReadRequest, RefRequest, RefSelector,
     RefTranscript, RefTurn, RefWindow,
