@@ -10,7 +10,8 @@ use parkline::read::{
     ChildId, Cursor, Partial, ReadRequest, Selector, Transcript, TurnSeq, Window,
 };
 use parkline_model::read::{
-    RefReadRequest, RefRequest, RefSelector, RefTranscript, RefTurn, cursor_text, v1_cursor_text,
+    RefReadRequest, RefRequest, RefSelector, RefTranscript, RefTurn, cursor_text, read,
+    read_checking_fit, v1_cursor_text,
 };
 
 use super::compare::{compare_read_with, crate_selector, id, parse_followed};
@@ -79,11 +80,32 @@ pub fn check(ops: &[ReadOp]) -> Result<ReadReport, Divergence> {
 ///
 /// The first [`Divergence`].
 pub fn check_with(ops: &[ReadOp], known_bad: Option<KnownBad>) -> Result<ReadReport, Divergence> {
+    run(ops, known_bad, false)
+}
+
+/// [`check`], and at every read also the reference deciding each fit by rendering the
+/// candidate in full ([`read_checking_fit`]): a candidate whose counted length differs from its
+/// rendered one, or an answer that differs from [`read`]'s, is a divergence. It shows that the
+/// reference's counted fit is the rendered fit of `spec/read.md` on the scenario.
+///
+/// # Errors
+///
+/// The first [`Divergence`].
+pub fn check_fit_rule(ops: &[ReadOp]) -> Result<ReadReport, Divergence> {
+    run(ops, None, true)
+}
+
+fn run(
+    ops: &[ReadOp],
+    known_bad: Option<KnownBad>,
+    fit_rule: bool,
+) -> Result<ReadReport, Divergence> {
     let mut pair = Pair::new(known_bad).map_err(|message| Divergence {
         step: 0,
         op: ReadOp::Complete { gap: 0 },
         message,
     })?;
+    pair.fit_rule = fit_rule;
     for (step, op) in ops.iter().enumerate() {
         pair.report.steps += 1;
         pair.apply(op).map_err(|message| Divergence {
@@ -109,6 +131,8 @@ struct Pair {
     /// The partial turn as the follower can rebuild it from what it was given (R15).
     held: Option<String>,
     report: ReadReport,
+    /// Whether every read also checks the reference's counted fit against its rendered one.
+    fit_rule: bool,
 }
 
 impl Pair {
@@ -137,6 +161,7 @@ impl Pair {
             given: BTreeSet::new(),
             held: None,
             report: ReadReport::default(),
+            fit_rule: false,
         })
     }
 
@@ -482,6 +507,17 @@ impl Pair {
             history: model_history,
         };
         let window = compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)?;
+        if self.fit_rule {
+            let (rendered, mismatch) = read_checking_fit(&self.model, &request);
+            if let Some(mismatch) = mismatch {
+                return Err(mismatch);
+            }
+            if rendered != read(&self.model, &request) {
+                return Err(format!(
+                    "R1: fitting by rendered size answers {rendered:?}, by counted size otherwise"
+                ));
+            }
+        }
         match &window {
             Some(window) => {
                 self.report.windows += 1;
@@ -505,5 +541,27 @@ impl Pair {
             None => self.report.errors += 1,
         }
         Ok(window)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::read::read_ops_strategy;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// The reference's fit by counted length is its fit by rendered size on arbitrary
+        /// scenarios (the broken counting caught is in the model's unit tests).
+        #[test]
+        fn the_counted_fit_is_the_rendered_fit_on_arbitrary_scenarios(
+            ops in read_ops_strategy(60)
+        ) {
+            let report = check_fit_rule(&ops).map_err(|d| TestCaseError::fail(d.to_string()))?;
+            prop_assert_eq!(report.steps, ops.len());
+        }
     }
 }
