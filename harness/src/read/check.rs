@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::OnceLock;
 
 use parkline::RequestId;
 use parkline::read::{
@@ -117,6 +118,36 @@ fn run(
     Ok(pair.report)
 }
 
+/// `len % (GROW_CHARS_MAX + 1)` characters of [`ALPHABET`] from the one `letter` picks.
+fn letters(letter: u8, len: u8) -> &'static str {
+    cycle(
+        usize::from(letter) % ALPHABET.len(),
+        usize::from(len) % (GROW_CHARS_MAX + 1),
+    )
+}
+
+/// The characters of [`ALPHABET`] cycling, `len` of them (at most [`PAD_CHARS_MAX`]) from the
+/// `from`-th: a slice of one text built once per process, since most ops grow the partial turn
+/// or pad a cursor with them.
+fn cycle(from: usize, len: usize) -> &'static str {
+    static CYCLE: OnceLock<(String, Vec<usize>)> = OnceLock::new();
+    let (text, starts) = CYCLE.get_or_init(|| {
+        let text: String = (0..PAD_CHARS_MAX + ALPHABET.len())
+            .map(|i| ALPHABET[i % ALPHABET.len()])
+            .collect();
+        let starts = text
+            .char_indices()
+            .map(|(at, _)| at)
+            .chain([text.len()])
+            .collect();
+        (text, starts)
+    });
+    &text[starts[from]..starts[from + len]]
+}
+
+/// The most characters [`ReadOp::ReadDamaged`] appends (and more than a grow adds).
+const PAD_CHARS_MAX: usize = 4095;
+
 /// The crate's transcript and the reference's, kept equal, and the caller's cursors.
 struct Pair {
     crate_side: Transcript,
@@ -172,20 +203,15 @@ impl Pair {
     fn apply(&mut self, op: &ReadOp) -> Result<(), String> {
         match *op {
             ReadOp::Grow { len, letter } => {
-                let len = usize::from(len) % (GROW_CHARS_MAX + 1);
-                let grow: String = (0..len)
-                    .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
-                    .collect();
-                let partial = format!("{}{grow}", self.model.partial.as_deref().unwrap_or(""));
+                let grow = letters(letter, len);
+                let mut partial = self.model.partial.take().unwrap_or_default();
+                partial.push_str(grow);
                 self.crate_side.set_partial(Some(partial.clone()));
                 self.model.partial = Some(partial);
                 Ok(())
             }
             ReadOp::Rewrite { len, letter } => {
-                let len = usize::from(len) % (GROW_CHARS_MAX + 1);
-                let text: String = (0..len)
-                    .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
-                    .collect();
+                let text = letters(letter, len).to_string();
                 self.crate_side.set_partial(Some(text.clone()));
                 self.model.partial = Some(text);
                 Ok(())
@@ -280,12 +306,17 @@ impl Pair {
                 replacement,
                 pad,
             } => {
-                let mut chars: Vec<char> = self.followed.chars().collect();
-                let at = usize::from(position) % chars.len();
-                let choices: Vec<char> = "0123456789abcdef.v".chars().collect();
-                chars[at] = choices[usize::from(replacement) % choices.len()];
-                let padding = (0..usize::from(pad) % 4096).map(|i| ALPHABET[i % ALPHABET.len()]);
-                let cursor: String = chars.into_iter().chain(padding).collect();
+                let choices = "0123456789abcdef.v".as_bytes();
+                let replacement = choices[usize::from(replacement) % choices.len()];
+                // A cursor's text is ASCII, so its characters are its bytes.
+                let followed = self.followed.as_bytes();
+                let at = usize::from(position) % followed.len();
+                let padding = cycle(0, usize::from(pad) % (PAD_CHARS_MAX + 1));
+                let mut cursor = String::with_capacity(followed.len() + padding.len());
+                cursor.push_str(&self.followed[..at]);
+                cursor.push(char::from(replacement));
+                cursor.push_str(&self.followed[at + 1..]);
+                cursor.push_str(padding);
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }

@@ -344,3 +344,22 @@ fn the_cursor_text_length_is_counted_without_the_checks() {
         }
     }
 }
+
+#[test]
+fn the_crc32_table_gives_the_bit_by_bit_crc32() {
+    fn bit_by_bit(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &byte in bytes {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                let mask = (crc & 1).wrapping_neg();
+                crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
+            }
+        }
+        !crc
+    }
+    let bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+    for end in 0..bytes.len() {
+        assert_eq!(crc32(&bytes[..end]), bit_by_bit(&bytes[..end]));
+    }
+}
