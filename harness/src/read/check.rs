@@ -4,13 +4,15 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::OnceLock;
 
 use parkline::RequestId;
 use parkline::read::{
     ChildId, Cursor, Partial, ReadRequest, Selector, Transcript, TurnSeq, Window,
 };
 use parkline_model::read::{
-    RefReadRequest, RefRequest, RefSelector, RefTranscript, RefTurn, cursor_text, v1_cursor_text,
+    RefReadRequest, RefRequest, RefSelector, RefTranscript, RefTurn, cursor_text, read,
+    read_checking_fit, v1_cursor_text,
 };
 
 use super::compare::{compare_read_with, crate_selector, id, parse_followed};
@@ -79,11 +81,32 @@ pub fn check(ops: &[ReadOp]) -> Result<ReadReport, Divergence> {
 ///
 /// The first [`Divergence`].
 pub fn check_with(ops: &[ReadOp], known_bad: Option<KnownBad>) -> Result<ReadReport, Divergence> {
+    run(ops, known_bad, false)
+}
+
+/// [`check`], and at every read also the reference deciding each fit by rendering the
+/// candidate in full ([`read_checking_fit`]): a candidate whose counted length differs from its
+/// rendered one, or an answer that differs from [`read`]'s, is a divergence. It shows that the
+/// reference's counted fit is the rendered fit of `spec/read.md` on the scenario.
+///
+/// # Errors
+///
+/// The first [`Divergence`].
+pub fn check_fit_rule(ops: &[ReadOp]) -> Result<ReadReport, Divergence> {
+    run(ops, None, true)
+}
+
+fn run(
+    ops: &[ReadOp],
+    known_bad: Option<KnownBad>,
+    fit_rule: bool,
+) -> Result<ReadReport, Divergence> {
     let mut pair = Pair::new(known_bad).map_err(|message| Divergence {
         step: 0,
         op: ReadOp::Complete { gap: 0 },
         message,
     })?;
+    pair.fit_rule = fit_rule;
     for (step, op) in ops.iter().enumerate() {
         pair.report.steps += 1;
         pair.apply(op).map_err(|message| Divergence {
@@ -94,6 +117,36 @@ pub fn check_with(ops: &[ReadOp], known_bad: Option<KnownBad>) -> Result<ReadRep
     }
     Ok(pair.report)
 }
+
+/// `len % (GROW_CHARS_MAX + 1)` characters of [`ALPHABET`] from the one `letter` picks.
+fn letters(letter: u8, len: u8) -> &'static str {
+    cycle(
+        usize::from(letter) % ALPHABET.len(),
+        usize::from(len) % (GROW_CHARS_MAX + 1),
+    )
+}
+
+/// The characters of [`ALPHABET`] cycling, `len` of them (at most [`PAD_CHARS_MAX`]) from the
+/// `from`-th: a slice of one text built once per process, since most ops grow the partial turn
+/// or pad a cursor with them.
+fn cycle(from: usize, len: usize) -> &'static str {
+    static CYCLE: OnceLock<(String, Vec<usize>)> = OnceLock::new();
+    let (text, starts) = CYCLE.get_or_init(|| {
+        let text: String = (0..PAD_CHARS_MAX + ALPHABET.len())
+            .map(|i| ALPHABET[i % ALPHABET.len()])
+            .collect();
+        let starts = text
+            .char_indices()
+            .map(|(at, _)| at)
+            .chain([text.len()])
+            .collect();
+        (text, starts)
+    });
+    &text[starts[from]..starts[from + len]]
+}
+
+/// The most characters [`ReadOp::ReadDamaged`] appends (and more than a grow adds).
+const PAD_CHARS_MAX: usize = 4095;
 
 /// The crate's transcript and the reference's, kept equal, and the caller's cursors.
 struct Pair {
@@ -109,6 +162,8 @@ struct Pair {
     /// The partial turn as the follower can rebuild it from what it was given (R15).
     held: Option<String>,
     report: ReadReport,
+    /// Whether every read also checks the reference's counted fit against its rendered one.
+    fit_rule: bool,
 }
 
 impl Pair {
@@ -137,6 +192,7 @@ impl Pair {
             given: BTreeSet::new(),
             held: None,
             report: ReadReport::default(),
+            fit_rule: false,
         })
     }
 
@@ -147,20 +203,15 @@ impl Pair {
     fn apply(&mut self, op: &ReadOp) -> Result<(), String> {
         match *op {
             ReadOp::Grow { len, letter } => {
-                let len = usize::from(len) % (GROW_CHARS_MAX + 1);
-                let grow: String = (0..len)
-                    .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
-                    .collect();
-                let partial = format!("{}{grow}", self.model.partial.as_deref().unwrap_or(""));
+                let grow = letters(letter, len);
+                let mut partial = self.model.partial.take().unwrap_or_default();
+                partial.push_str(grow);
                 self.crate_side.set_partial(Some(partial.clone()));
                 self.model.partial = Some(partial);
                 Ok(())
             }
             ReadOp::Rewrite { len, letter } => {
-                let len = usize::from(len) % (GROW_CHARS_MAX + 1);
-                let text: String = (0..len)
-                    .map(|i| ALPHABET[(usize::from(letter) + i) % ALPHABET.len()])
-                    .collect();
+                let text = letters(letter, len).to_string();
                 self.crate_side.set_partial(Some(text.clone()));
                 self.model.partial = Some(text);
                 Ok(())
@@ -255,12 +306,17 @@ impl Pair {
                 replacement,
                 pad,
             } => {
-                let mut chars: Vec<char> = self.followed.chars().collect();
-                let at = usize::from(position) % chars.len();
-                let choices: Vec<char> = "0123456789abcdef.v".chars().collect();
-                chars[at] = choices[usize::from(replacement) % choices.len()];
-                let padding = (0..usize::from(pad) % 4096).map(|i| ALPHABET[i % ALPHABET.len()]);
-                let cursor: String = chars.into_iter().chain(padding).collect();
+                let choices = "0123456789abcdef.v".as_bytes();
+                let replacement = choices[usize::from(replacement) % choices.len()];
+                // A cursor's text is ASCII, so its characters are its bytes.
+                let followed = self.followed.as_bytes();
+                let at = usize::from(position) % followed.len();
+                let padding = cycle(0, usize::from(pad) % (PAD_CHARS_MAX + 1));
+                let mut cursor = String::with_capacity(followed.len() + padding.len());
+                cursor.push_str(&self.followed[..at]);
+                cursor.push(char::from(replacement));
+                cursor.push_str(&self.followed[at + 1..]);
+                cursor.push_str(padding);
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }
@@ -482,6 +538,17 @@ impl Pair {
             history: model_history,
         };
         let window = compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)?;
+        if self.fit_rule {
+            let (rendered, mismatch) = read_checking_fit(&self.model, &request);
+            if let Some(mismatch) = mismatch {
+                return Err(mismatch);
+            }
+            if rendered != read(&self.model, &request) {
+                return Err(format!(
+                    "R1: fitting by rendered size answers {rendered:?}, by counted size otherwise"
+                ));
+            }
+        }
         match &window {
             Some(window) => {
                 self.report.windows += 1;
@@ -505,5 +572,27 @@ impl Pair {
             None => self.report.errors += 1,
         }
         Ok(window)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::read::read_ops_strategy;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// The reference's fit by counted length is its fit by rendered size on arbitrary
+        /// scenarios (the broken counting caught is in the model's unit tests).
+        #[test]
+        fn the_counted_fit_is_the_rendered_fit_on_arbitrary_scenarios(
+            ops in read_ops_strategy(60)
+        ) {
+            let report = check_fit_rule(&ops).map_err(|d| TestCaseError::fail(d.to_string()))?;
+            prop_assert_eq!(report.steps, ops.len());
+        }
     }
 }

@@ -21,7 +21,7 @@ mod compare;
 mod corpus;
 mod op;
 
-pub use check::{Divergence, ReadReport, check, check_with};
+pub use check::{Divergence, ReadReport, check, check_fit_rule, check_with};
 pub use compare::{compare_read, compare_read_with, transcript_of};
 pub use corpus::{decode_read_ops, encode_read_ops, known_bad_from_env};
 pub use op::{

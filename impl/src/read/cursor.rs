@@ -52,19 +52,25 @@ pub(super) struct Seen {
 
 const CURSOR_VERSION: &str = "v2";
 
-fn cursor_check(seq: TurnSeq, seen: &str, child: &ChildId) -> u32 {
-    crc32fast::hash(
-        format!(
-            "parkline-cursor-{CURSOR_VERSION} {:x} {seen} {child}",
-            seq.0
-        )
-        .as_bytes(),
-    )
+/// Appends `n` in lower-case hex, at least `width` digits: cursors are written without the
+/// formatting machinery because every read writes one and sizes several.
+fn push_hex(text: &mut String, n: u64, width: usize) {
+    let digits = hex_digits(n).max(width);
+    for shift in (0..digits).rev() {
+        let nibble = (n >> (4 * shift)) & 0xf;
+        text.push(char::from(b"0123456789abcdef"[nibble as usize]));
+    }
 }
 
+fn hex_digits(n: u64) -> usize {
+    (n.checked_ilog2().unwrap_or(0) / 4 + 1) as usize
+}
 /// The retired v1 form, `v1.<seq hex>.<crc32 of the child id>.<check>`: still recognised so that
 /// a caller holding one is told what to do instead of being told it is damaged.
 fn is_v1_cursor(text: &str) -> bool {
+    if !text.starts_with("v1.") {
+        return false;
+    }
     let parts: Vec<&str> = text.split('.').collect();
     let [version, seq, tag, check] = parts[..] else {
         return false;
@@ -81,15 +87,28 @@ fn is_v1_cursor(text: &str) -> bool {
 }
 
 impl Seen {
-    fn encode(seen: Option<Seen>) -> String {
+    /// `0`, or `<chars hex>-<after hex>-<prefix 8 hex>`.
+    fn push(text: &mut String, seen: Option<Seen>) {
         match seen {
-            None => "0".to_string(),
+            None => text.push('0'),
             Some(Seen {
                 after,
                 chars,
                 prefix,
-            }) => format!("{chars:x}-{:x}-{prefix:08x}", after.0),
+            }) => {
+                push_hex(text, chars as u64, 1);
+                text.push('-');
+                push_hex(text, after.0, 1);
+                text.push('-');
+                push_hex(text, u64::from(prefix), 8);
+            }
         }
+    }
+
+    fn text_len(seen: Option<Seen>) -> usize {
+        seen.map_or(1, |seen| {
+            hex_digits(seen.chars as u64) + 1 + hex_digits(seen.after.0) + 1 + 8
+        })
     }
 
     fn parse(text: &str) -> Option<Option<Seen>> {
@@ -215,13 +234,47 @@ impl Cursor {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn encode(&self) -> String {
-        let seen = Seen::encode(self.seen);
-        format!(
-            "{CURSOR_VERSION}.{:x}.{seen}.{:08x}.{}",
-            self.seq.0,
-            cursor_check(self.seq, &seen, &self.child),
-            self.child
-        )
+        let mut text = String::with_capacity(self.text_len());
+        text.push_str(CURSOR_VERSION);
+        text.push('.');
+        let seq_at = text.len();
+        push_hex(&mut text, self.seq.0, 1);
+        let seen_at = text.len();
+        text.push('.');
+        Seen::push(&mut text, self.seen);
+        // The check covers `parkline-cursor-v2 <seq hex> <seen> <child>`.
+        let mut check = crc32fast::Hasher::new();
+        check.update(b"parkline-cursor-");
+        check.update(CURSOR_VERSION.as_bytes());
+        check.update(b" ");
+        check.update(&text.as_bytes()[seq_at..seen_at]);
+        check.update(b" ");
+        check.update(&text.as_bytes()[seen_at + 1..]);
+        check.update(b" ");
+        check.update(self.child.as_str().as_bytes());
+        text.push('.');
+        push_hex(&mut text, u64::from(check.finalize()), 8);
+        text.push('.');
+        text.push_str(self.child.as_str());
+        text
+    }
+
+    /// The length of [`encode`](Cursor::encode)'s text, counted without writing it (the check is
+    /// 8 hex digits whatever its value). Cursor text is ASCII, so this is also its characters.
+    pub(super) fn text_len(&self) -> usize {
+        Cursor::text_len_of(&self.child, self.seq, self.seen)
+    }
+
+    pub(super) fn text_len_of(child: &ChildId, seq: TurnSeq, seen: Option<Seen>) -> usize {
+        CURSOR_VERSION.len()
+            + 1
+            + hex_digits(seq.0)
+            + 1
+            + Seen::text_len(seen)
+            + 1
+            + 8
+            + 1
+            + child.as_str().len()
     }
 
     /// The cursor of `child` just after the turn of seq `seq`: a `since` read with it returns
@@ -319,5 +372,59 @@ impl<'de> serde::Deserialize<'de> for Cursor {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         Cursor::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The format the cursor text is specified in, spelled with `format!`.
+    fn spelled(cursor: &Cursor) -> String {
+        let seen = match cursor.seen {
+            None => "0".to_string(),
+            Some(s) => format!("{:x}-{:x}-{:08x}", s.chars, s.after.0, s.prefix),
+        };
+        let check = crc32fast::hash(
+            format!(
+                "parkline-cursor-v2 {:x} {seen} {}",
+                cursor.seq.0, cursor.child
+            )
+            .as_bytes(),
+        );
+        format!("v2.{:x}.{seen}.{check:08x}.{}", cursor.seq.0, cursor.child)
+    }
+
+    #[test]
+    fn the_written_cursor_is_the_specified_text_and_its_length_is_counted() {
+        let seens = [
+            None,
+            Some(Seen {
+                after: TurnSeq(0),
+                chars: 1,
+                prefix: 0,
+            }),
+            Some(Seen {
+                after: TurnSeq(u64::MAX),
+                chars: 0x1_0000,
+                prefix: 0xdead_beef,
+            }),
+        ];
+        for child in ["c", "s61947-8", "a.b_c"] {
+            let child = ChildId::new(child).expect("valid id");
+            for seq in [0, 1, 15, 16, 0xabc, u64::MAX] {
+                for seen in seens {
+                    let cursor = Cursor {
+                        child: child.clone(),
+                        seq: TurnSeq(seq),
+                        seen,
+                    };
+                    let text = cursor.encode();
+                    assert_eq!(text, spelled(&cursor));
+                    assert_eq!(cursor.text_len(), text.len());
+                    assert_eq!(Cursor::parse(&text).ok(), Some(cursor));
+                }
+            }
+        }
     }
 }

@@ -26,7 +26,7 @@ pub(super) enum Candidates {
 }
 
 impl Candidates {
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         match *self {
             Candidates::Forward { start, end, .. } | Candidates::Backward { start, end } => {
                 end - start
@@ -55,7 +55,7 @@ pub(super) struct Progress {
     pub(super) partial: Option<Partial>,
     pub(super) requests_shown: usize,
     /// Characters of the elements between header and trailer.
-    body_chars: usize,
+    pub(super) body_chars: usize,
 }
 
 pub(super) struct Plan<'a> {
@@ -112,20 +112,27 @@ impl Plan<'_> {
         }
     }
 
-    /// The omitted candidates, first and last in seq order.
-    pub(super) fn omitted(&self, progress: &Progress) -> Omitted {
-        let count = self.candidates.len() - progress.taken;
-        if count == 0 {
-            return Omitted::default();
+    /// The turn indices of the first and last omitted candidates in seq order, if any.
+    pub(super) fn omitted_range(&self, progress: &Progress) -> Option<(usize, usize)> {
+        if self.candidates.len() == progress.taken {
+            return None;
         }
         let (earliest, latest) = match self.candidates {
             Candidates::Backward { .. } => (self.candidates.len() - 1, progress.taken),
             _ => (progress.taken, self.candidates.len() - 1),
         };
-        Omitted {
-            count,
-            first: Some(self.turn_ref(self.candidates.get(earliest))),
-            last: Some(self.turn_ref(self.candidates.get(latest))),
+        Some((self.candidates.get(earliest), self.candidates.get(latest)))
+    }
+
+    /// The omitted candidates, first and last in seq order.
+    pub(super) fn omitted(&self, progress: &Progress) -> Omitted {
+        match self.omitted_range(progress) {
+            None => Omitted::default(),
+            Some((first, last)) => Omitted {
+                count: self.candidates.len() - progress.taken,
+                first: Some(self.turn_ref(first)),
+                last: Some(self.turn_ref(last)),
+            },
         }
     }
 
@@ -147,26 +154,33 @@ impl Plan<'_> {
     }
 
     pub(super) fn next(&self, progress: &Progress) -> Option<Cursor> {
-        let next = self.next_cursor(progress)?;
+        let seq = self.next_seq(progress)?;
         Some(Cursor {
+            child: self.transcript.child.clone(),
+            seq,
             seen: self.next_seen(progress),
-            ..next
         })
     }
 
-    fn next_cursor(&self, progress: &Progress) -> Option<Cursor> {
-        let child = &self.transcript.child;
+    /// The characters of the next cursor's text, counted without building the cursor.
+    pub(super) fn next_chars(&self, progress: &Progress) -> Option<usize> {
+        let seq = self.next_seq(progress)?;
+        Some(Cursor::text_len_of(
+            &self.transcript.child,
+            seq,
+            self.next_seen(progress),
+        ))
+    }
+
+    fn next_seq(&self, progress: &Progress) -> Option<TurnSeq> {
         match self.candidates {
             // R5: the cursor advances only over the turns taken (whole or as the excerpt, R8).
-            Candidates::Forward { since, .. } => {
-                let seq = match progress.taken {
-                    0 => since,
-                    taken => self.turn(self.candidates.get(taken - 1)).seq,
-                };
-                Some(Cursor::at(child, seq))
-            }
+            Candidates::Forward { since, .. } => Some(match progress.taken {
+                0 => since,
+                taken => self.turn(self.candidates.get(taken - 1)).seq,
+            }),
             // R11: n:k starts a since chain at the latest turn.
-            Candidates::Backward { .. } => Some(Cursor::at(child, self.transcript.latest_seq())),
+            Candidates::Backward { .. } => Some(self.transcript.latest_seq()),
             // R12: exact location is not a progress read.
             Candidates::Single { .. } => None,
         }
@@ -174,7 +188,7 @@ impl Plan<'_> {
 
     /// R1: the whole text as it would read if the allocation stopped at `progress`.
     pub(super) fn fits(&self, progress: &Progress) -> bool {
-        self.header_chars + progress.body_chars + self.trailer(progress).chars().count()
+        self.header_chars + progress.body_chars + self.trailer_chars(progress)
             <= self.request.chars_max
     }
 
@@ -183,7 +197,7 @@ impl Plan<'_> {
         // turn in the smallest form that makes progress (R8): whole, its rest from the offset,
         // or an excerpt of one character. An excerpt of no character is not progress: a caller
         // retrying at this budget would be handed the same read again.
-        let mut needed = self.header_chars + self.trailer(&Progress::default()).chars().count();
+        let mut needed = self.header_chars + self.trailer_chars(&Progress::default());
         if self.candidates.len() > 0 {
             let index = self.candidates.get(0);
             let from = match self.request.selector {
@@ -202,7 +216,7 @@ impl Plan<'_> {
             }
             let first = options
                 .iter()
-                .map(|p| self.header_chars + p.body_chars + self.trailer(p).chars().count())
+                .map(|p| self.header_chars + p.body_chars + self.trailer_chars(p))
                 .min()
                 .unwrap_or(needed);
             needed = needed.max(first);
@@ -359,7 +373,7 @@ impl Plan<'_> {
         for (id, state, record) in self.requests() {
             let mut next = progress;
             next.requests_shown += 1;
-            next.body_chars += Self::request_line(id, state, record).chars().count();
+            next.body_chars += Self::request_line_chars(id, state, record);
             if !self.fits(&next) {
                 break;
             }

@@ -2,37 +2,84 @@
 //! that the plan can ask "does this fit" cheaply, the trailer, and the rendering of the planned
 //! window. The size functions and the rendering spell the same formats and must change together.
 
+use std::fmt::Write as _;
+
 use super::plan::{Plan, Progress};
 use super::{Excerpt, Partial, RequestState, Window};
 use crate::RequestId;
 
 impl Plan<'_> {
-    pub(super) fn trailer(&self, progress: &Progress) -> String {
+    pub(super) fn trailer(&self, progress: &Progress, text: &mut String) {
         let excerpt = usize::from(progress.excerpt.is_some());
         let whole = progress.taken - excerpt;
-        let omitted = self.omitted(progress);
-        let mut text = format!(
-            "[parkline read end: {whole} whole, {excerpt} excerpt, {} omitted",
-            omitted.count
+        let omitted = self.candidates.len() - progress.taken;
+        // Writing to a `String` cannot fail.
+        let _ = write!(
+            text,
+            "[parkline read end: {whole} whole, {excerpt} excerpt, {omitted} omitted"
         );
-        if let (Some(first), Some(last)) = (&omitted.first, &omitted.last) {
-            text.push_str(&format!(" (turn:{} to turn:{})", first.id, last.id));
+        if let Some((first, last)) = self.omitted_range(progress) {
+            let _ = write!(
+                text,
+                " (turn:{} to turn:{})",
+                self.turn(first).id,
+                self.turn(last).id
+            );
         }
         // R3: nothing is left out silently.
-        if self.partial_total().is_some()
-            && matches!(progress.partial, None | Some(Partial::Omitted { .. }))
-        {
+        if self.partial_omitted(progress) {
             text.push_str(", in-flight omitted");
         }
         let requests_omitted = self.requests_total() - progress.requests_shown;
         if requests_omitted > 0 {
-            text.push_str(&format!(", {requests_omitted} requests omitted"));
+            let _ = write!(text, ", {requests_omitted} requests omitted");
         }
         match self.next(progress) {
-            Some(cursor) => text.push_str(&format!("; next since:{cursor}]\n")),
+            Some(cursor) => {
+                text.push_str("; next since:");
+                text.push_str(&cursor.encode());
+                text.push_str("]\n");
+            }
             None => text.push_str("; next none]\n"),
         }
-        text
+    }
+
+    /// The characters of [`trailer`](Plan::trailer)'s text, counted without writing it: the fit
+    /// test of every allocation step. Ids and cursors are ASCII, so bytes are characters.
+    pub(super) fn trailer_chars(&self, progress: &Progress) -> usize {
+        let excerpt = usize::from(progress.excerpt.is_some());
+        let whole = progress.taken - excerpt;
+        let omitted = self.candidates.len() - progress.taken;
+        let mut n = "[parkline read end: ".len()
+            + digits(whole)
+            + " whole, ".len()
+            + digits(excerpt)
+            + " excerpt, ".len()
+            + digits(omitted)
+            + " omitted".len();
+        if let Some((first, last)) = self.omitted_range(progress) {
+            n += " (turn:".len()
+                + self.turn(first).id.len()
+                + " to turn:".len()
+                + self.turn(last).id.len()
+                + ")".len();
+        }
+        if self.partial_omitted(progress) {
+            n += ", in-flight omitted".len();
+        }
+        let requests_omitted = self.requests_total() - progress.requests_shown;
+        if requests_omitted > 0 {
+            n += ", ".len() + digits(requests_omitted) + " requests omitted".len();
+        }
+        n + match self.next_chars(progress) {
+            Some(cursor) => "; next since:".len() + cursor + "]\n".len(),
+            None => "; next none]\n".len(),
+        }
+    }
+
+    fn partial_omitted(&self, progress: &Progress) -> bool {
+        self.partial_total().is_some()
+            && matches!(progress.partial, None | Some(Partial::Omitted { .. }))
     }
 
     pub(super) fn whole_chars(&self, index: usize) -> usize {
@@ -121,14 +168,29 @@ impl Plan<'_> {
         }
     }
 
-    pub(super) fn request_line(id: RequestId, state: RequestState, record: &str) -> String {
-        format!("[request {id} {state}] {record}\n")
+    fn push_request_line(text: &mut String, id: RequestId, state: RequestState, record: &str) {
+        let _ = write!(text, "[request {id} ");
+        text.push_str(state.word());
+        text.push_str("] ");
+        text.push_str(record);
+        text.push('\n');
+    }
+
+    pub(super) fn request_line_chars(id: RequestId, state: RequestState, record: &str) -> usize {
+        // "[request {id} {state}] {record}\n"
+        "[request ".len()
+            + digits_u64(id.0)
+            + " ".len()
+            + state.word().len()
+            + "] ".len()
+            + record.chars().count()
+            + 1
     }
 
     pub(super) fn render(&self, header: String) -> Window {
         let progress = &self.progress;
-        let trailer = self.trailer(progress);
         let mut text = header;
+        text.reserve(progress.body_chars + self.trailer_chars(progress));
         let mut whole = Vec::new();
         let mut excerpt = None;
         // Turns in seq order: allocation order for `since`, reversed for `n:k`.
@@ -136,21 +198,20 @@ impl Plan<'_> {
             .map(|i| self.candidates.get(i))
             .collect();
         indices.sort_unstable();
+        // Writing to a `String` cannot fail: the results of `write!` below are ignored.
         for index in indices {
             let turn = self.turn(index);
+            let _ = write!(text, "[turn {} seq {}: ", turn.id, turn.seq);
             match progress.excerpt {
                 Some((excerpt_index, from, to)) if excerpt_index == index => {
                     let total = self.transcript.turns.chars(index);
-                    let part = char_slice(turn.text, from, to);
-                    let rest = if to < total {
-                        format!(", rest at turn:{} offset {to}", turn.id)
-                    } else {
-                        String::new()
-                    };
-                    text.push_str(&format!(
-                        "[turn {} seq {}: excerpt chars {from}..{to} of {total}{rest}]\n{part}\n",
-                        turn.id, turn.seq
-                    ));
+                    let _ = write!(text, "excerpt chars {from}..{to} of {total}");
+                    if to < total {
+                        let _ = write!(text, ", rest at turn:{} offset {to}", turn.id);
+                    }
+                    text.push_str("]\n");
+                    text.push_str(char_slice(turn.text, from, to));
+                    text.push('\n');
                     excerpt = Some(Excerpt {
                         turn: self.turn_ref(index),
                         from,
@@ -159,48 +220,51 @@ impl Plan<'_> {
                     });
                 }
                 _ => {
-                    text.push_str(&format!(
-                        "[turn {} seq {}: {} chars]\n{}\n",
-                        turn.id,
-                        turn.seq,
-                        self.transcript.turns.chars(index),
-                        turn.text
-                    ));
+                    let _ = writeln!(text, "{} chars]", self.transcript.turns.chars(index));
+                    text.push_str(turn.text);
+                    text.push('\n');
                     whole.push(self.turn_ref(index));
                 }
             }
         }
         let partial = match (progress.partial, &self.transcript.partial) {
             (Some(part), Some((partial, _))) => {
-                match part {
+                let shown = match part {
                     Partial::Whole { chars } => {
-                        text.push_str(&format!("[in-flight: {chars} chars]\n{partial}\n"));
+                        let _ = writeln!(text, "[in-flight: {chars} chars]");
+                        Some(partial.as_str())
                     }
-                    Partial::Cut { shown, total } => text.push_str(&format!(
-                        "[in-flight: last {shown} of {total} chars]\n{}\n",
-                        char_tail(partial, shown)
-                    )),
-                    Partial::Replaced { shown, total } if shown == total => text.push_str(
-                        &format!("[in-flight, replaced: {total} chars]\n{partial}\n"),
-                    ),
-                    Partial::Replaced { shown, total } => text.push_str(&format!(
-                        "[in-flight, replaced: last {shown} of {total} chars]\n{}\n",
-                        char_tail(partial, shown)
-                    )),
-                    Partial::New { from, total, .. } => text.push_str(&format!(
-                        "[in-flight: chars {from}..{total} of {total}]\n{}\n",
-                        char_tail(partial, total - from)
-                    )),
-                    Partial::Absent | Partial::Omitted { .. } => {}
+                    Partial::Cut { shown, total } => {
+                        let _ = writeln!(text, "[in-flight: last {shown} of {total} chars]");
+                        Some(char_tail(partial, shown))
+                    }
+                    Partial::Replaced { shown, total } if shown == total => {
+                        let _ = writeln!(text, "[in-flight, replaced: {total} chars]");
+                        Some(partial.as_str())
+                    }
+                    Partial::Replaced { shown, total } => {
+                        let _ =
+                            writeln!(text, "[in-flight, replaced: last {shown} of {total} chars]");
+                        Some(char_tail(partial, shown))
+                    }
+                    Partial::New { from, total, .. } => {
+                        let _ = writeln!(text, "[in-flight: chars {from}..{total} of {total}]");
+                        Some(char_tail(partial, total - from))
+                    }
+                    Partial::Absent | Partial::Omitted { .. } => None,
+                };
+                if let Some(shown) = shown {
+                    text.push_str(shown);
+                    text.push('\n');
                 }
                 part
             }
             _ => Partial::Absent,
         };
         for (id, state, record) in self.requests().take(progress.requests_shown) {
-            text.push_str(&Self::request_line(id, state, record));
+            Self::push_request_line(&mut text, id, state, record);
         }
-        text.push_str(&trailer);
+        self.trailer(progress, &mut text);
         let chars = text.chars().count();
         Window {
             text,

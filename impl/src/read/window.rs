@@ -175,11 +175,17 @@ pub enum RequestState {
     Terminated,
 }
 
-impl fmt::Display for RequestState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl RequestState {
+    pub(super) fn word(self) -> &'static str {
+        match self {
             RequestState::Open => "open",
             RequestState::Terminated => "terminated",
-        })
+        }
+    }
+}
+
+impl fmt::Display for RequestState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())
     }
 }

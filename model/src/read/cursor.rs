@@ -4,18 +4,34 @@
 
 use super::types::RefReadError;
 
-/// CRC-32 (IEEE, reflected, the zlib one), bit by bit: slow, obvious, independent of the crate's.
+/// CRC-32 (IEEE, reflected, the zlib one), a byte at a time through a table that is computed
+/// bit by bit at compile time: obvious, and independent of the crate's (`crc32fast`). Not bit by
+/// bit at run time, because every reference read checksums its cursors and the partial turn.
 pub fn crc32(bytes: &[u8]) -> u32 {
     let mut crc = !0u32;
     for &byte in bytes {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            let mask = (crc & 1).wrapping_neg();
-            crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
-        }
+        crc = (crc >> 8) ^ CRC_TABLE[usize::from((crc as u8) ^ byte)];
     }
     !crc
 }
+
+/// `CRC_TABLE[b]`: the CRC register after shifting the byte `b` through it bit by bit.
+const CRC_TABLE: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let mut crc = byte as u32;
+        let mut bit = 0;
+        while bit < 8 {
+            let mask = (crc & 1).wrapping_neg();
+            crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
+            bit += 1;
+        }
+        table[byte] = crc;
+        byte += 1;
+    }
+    table
+};
 
 /// What a cursor records of the partial turn (R15): its first `chars` characters, whose UTF-8
 /// has CRC-32 `prefix`, were given while the latest turn was `after`.
@@ -60,6 +76,19 @@ pub fn cursor_text_of(cursor: &RefCursor) -> String {
         .as_bytes(),
     );
     format!("v2.{:x}.{seen}.{check:08x}.{}", cursor.seq, cursor.child)
+}
+
+/// The characters of [`cursor_text_of`] for a cursor of `child` at `seq` recording `seen`
+/// (`(chars, after)` of what it records of the partial turn), counted without computing the
+/// checks: each check is 8 hex digits whatever its value.
+pub(super) fn cursor_text_len(child: &str, seq: u64, seen: Option<(usize, u64)>) -> usize {
+    let hex = |n: u64| format!("{n:x}").len();
+    // "<chars hex>-<after hex>-<prefix 8 hex>" or "0"
+    let seen = seen.map_or(1, |(chars, after)| {
+        hex(chars as u64) + 1 + hex(after) + 1 + 8
+    });
+    // "v2.<seq hex>.<seen>.<check 8 hex>.<child>"
+    "v2.".len() + hex(seq) + 1 + seen + 1 + 8 + 1 + child.chars().count()
 }
 
 /// The text of the cursor at `seq` of `child` with nothing seen of the partial turn.

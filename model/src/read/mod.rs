@@ -9,9 +9,11 @@
 //!
 //! 1. the plain reference: `types.rs`, [`RefTranscript`], [`RefReadRequest`], [`RefWindow`] and
 //!    [`RefReadError`]; `cursor.rs`, [`cursor_text`] and [`parse_cursor`]; `reference.rs`,
-//!    [`read`], the answer to one read written the naive way (render every candidate answer in
-//!    full and count its characters). It does no I/O; the differential check of the production
-//!    crate (`parkline::read`) uses it as its oracle;
+//!    [`read`], the answer to one read written the naive way (try candidate answers one element
+//!    at a time and keep each that fits, sized by counting the lengths of their parts), and
+//!    [`read_checking_fit`], the same deciding by rendering every candidate in full, which shows
+//!    that the counted size is the rendered one. It does no I/O; the differential check of the
+//!    production crate (`parkline::read`) uses it as its oracle;
 //! 2. `model.rs`, [`ReadModel`], a stateright [`Model`](stateright::Model): the child works (its
 //!    partial turn grows, turns complete, a request opens and terminates) while a caller reads
 //!    with its cursor under one of a few small budgets, with ghost fields recording what the
@@ -42,7 +44,7 @@ pub use properties::{
     R1, R5, R6, R7, R8, R15, R16, SOMETIMES_NOTHING_NEW, SOMETIMES_OMITTED, SOMETIMES_OVERSIZED,
     SOMETIMES_PARTIAL_CUT, SOMETIMES_PARTIAL_NEW, SOMETIMES_PARTIAL_REPLACED,
 };
-pub use reference::{read, read_variant};
+pub use reference::{read, read_checking_fit, read_variant};
 pub use types::{
     RefExcerpt, RefHistory, RefPartial, RefReadError, RefReadRequest, RefRequest, RefSelector,
     RefTranscript, RefTurn, RefWindow,

@@ -1,20 +1,26 @@
 //! The plain reference read: [`read`] (and [`read_variant`], the same for a known-bad
-//! [`ReadVariant`]) answers one read the naive way: render every candidate answer in full and
-//! count its characters. It does no I/O; the differential check of the production crate
+//! [`ReadVariant`]) answers one read the naive way: try candidate answers one element at a time,
+//! in order, and keep each that fits. A candidate's size is counted from the lengths of its parts
+//! (`Reader::length`), not by rendering it, so that a read costs time in proportion to its
+//! candidates rather than to candidates times answer; the answer is rendered once.
+//! [`read_checking_fit`] renders every candidate as well and reports the first whose counted
+//! length differs from its rendered one, which is how the tests show that the counted fit is the
+//! rendered fit. It does no I/O; the differential check of the production crate
 //! (`parkline::read`) uses it as its oracle, and the model calls it for every read.
 
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 
-use super::cursor::{RefCursor, RefSeen, crc32, cursor_text_of, parse_cursor};
+use super::cursor::{RefCursor, RefSeen, crc32, cursor_text_len, cursor_text_of, parse_cursor};
 use super::types::{
     RefExcerpt, RefHistory, RefPartial, RefReadError, RefReadRequest, RefRequest, RefSelector,
-    RefTranscript, RefWindow,
+    RefTranscript, RefTurn, RefWindow,
 };
 use super::variants::ReadVariant;
 
 /// How one selected turn is in the answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Shown {
+pub(super) enum Shown {
     Whole,
     Excerpt { from: usize, to: usize },
 }
@@ -22,13 +28,23 @@ enum Shown {
 /// One candidate answer: which turns (by index into `turns`), how much of the partial turn,
 /// how many requests.
 #[derive(Clone, Debug, Default)]
-struct Answer {
-    turns: Vec<(usize, Shown)>,
-    partial: Option<usize>,
-    requests: usize,
+pub(super) struct Answer {
+    pub(super) turns: Vec<(usize, Shown)>,
+    pub(super) partial: Option<usize>,
+    pub(super) requests: usize,
 }
 
-struct Reader<'a> {
+/// How `fits` sizes a candidate.
+#[derive(Clone, Copy)]
+pub(super) enum Measure {
+    /// Count the lengths of its parts.
+    Length,
+    /// Render it and count the characters (the rule itself), and record the first candidate
+    /// whose size by this counting function differs.
+    Checked(fn(&Reader<'_>, &Answer) -> usize),
+}
+
+pub(super) struct Reader<'a> {
     t: &'a RefTranscript,
     req: &'a RefReadRequest,
     variant: ReadVariant,
@@ -40,6 +56,31 @@ struct Reader<'a> {
     /// The cursor's partial-turn record.
     cursor_seen: Option<RefSeen>,
     latest: u64,
+    measure: Measure,
+    /// The first candidate whose counted length differed from its rendered one.
+    mismatch: RefCell<Option<String>>,
+    /// Characters of the header line, of each turn's text, of each listed request's line and
+    /// of the partial turn: counted once per read, not once per candidate.
+    header_chars: usize,
+    turn_chars: Vec<usize>,
+    request_chars: Vec<usize>,
+    partial_chars: usize,
+    /// CRC-32 of the whole partial turn, computed only when a rendered cursor needs it.
+    partial_crc: OnceCell<u32>,
+}
+
+/// What the next cursor records of the partial turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NextSeen {
+    Nothing,
+    /// All of it as it is now.
+    Now,
+    /// The cursor's record, kept.
+    Kept(RefSeen),
+}
+
+fn decimal(n: impl Into<u64>) -> usize {
+    n.into().to_string().len()
 }
 
 /// The partial turn against the cursor's record of it (R15).
@@ -113,22 +154,32 @@ impl Reader<'_> {
 
     /// R15: the next cursor records the whole partial turn when the window holds any of it,
     /// keeps the cursor's record when it leaves out a part that only grew, else records none.
-    fn next_seen(&self, answer: &Answer) -> Option<RefSeen> {
+    fn next_seen_kind(&self, answer: &Answer) -> NextSeen {
         let partial = match (&self.req.selector, &self.t.partial) {
-            (RefSelector::Turn { .. }, _) | (_, None) => return None,
+            (RefSelector::Turn { .. }, _) | (_, None) => return NextSeen::Nothing,
             (_, Some(partial)) => partial,
         };
         match answer.partial {
-            Some(_) if !partial.is_empty() => Some(RefSeen {
-                after: self.latest,
-                chars: chars(partial),
-                prefix: crc32(partial.as_bytes()),
-            }),
-            Some(_) => None,
-            None => match self.view {
-                View::Grown(_) => self.cursor_seen,
-                View::Fresh | View::Replaced => None,
+            Some(_) if !partial.is_empty() => NextSeen::Now,
+            Some(_) => NextSeen::Nothing,
+            None => match (self.view, self.cursor_seen) {
+                (View::Grown(_), Some(seen)) => NextSeen::Kept(seen),
+                _ => NextSeen::Nothing,
             },
+        }
+    }
+
+    fn next_seen(&self, answer: &Answer) -> Option<RefSeen> {
+        match self.next_seen_kind(answer) {
+            NextSeen::Nothing => None,
+            NextSeen::Now => Some(RefSeen {
+                after: self.latest,
+                chars: self.partial_chars,
+                prefix: *self
+                    .partial_crc
+                    .get_or_init(|| crc32(self.t.partial.as_deref().unwrap_or("").as_bytes())),
+            }),
+            NextSeen::Kept(seen) => Some(seen),
         }
     }
 
@@ -248,23 +299,171 @@ impl Reader<'_> {
         text
     }
 
+    /// The characters of `render(answer)`, counted from the lengths of its parts without
+    /// building it. It spells the format of `render` part by part, so the two change together;
+    /// [`read_checking_fit`] shows they agree on every candidate a read tries.
+    pub(super) fn length(&self, answer: &Answer) -> usize {
+        let mut n = self.header_chars;
+        let mut excerpts = 0;
+        for &(i, shown) in &answer.turns {
+            let turn = &self.t.turns[i];
+            let total = self.turn_chars[i];
+            // "[turn {id} seq {seq}: "
+            n += "[turn ".len() + chars(&turn.id) + " seq ".len() + decimal(turn.seq) + ": ".len();
+            n += match shown {
+                // "{total} chars]\n{text}\n"
+                Shown::Whole => decimal(total as u64) + " chars]\n".len() + total + 1,
+                Shown::Excerpt { from, to }
+                    if self.variant == ReadVariant::ExcerptWithoutReference =>
+                {
+                    decimal((to - from) as u64) + " chars]\n".len() + (to - from) + 1
+                }
+                // "excerpt chars {from}..{to} of {total}{rest}]\n{part}\n"
+                Shown::Excerpt { from, to } => {
+                    excerpts += 1;
+                    let rest = if to < total {
+                        ", rest at turn:".len()
+                            + chars(&turn.id)
+                            + " offset ".len()
+                            + decimal(to as u64)
+                    } else {
+                        0
+                    };
+                    "excerpt chars ".len()
+                        + decimal(from as u64)
+                        + "..".len()
+                        + decimal(to as u64)
+                        + " of ".len()
+                        + decimal(total as u64)
+                        + rest
+                        + "]\n".len()
+                        + (to - from)
+                        + 1
+                }
+            };
+        }
+        let partial = !self.is_turn_read() && self.t.partial.is_some();
+        if let (true, Some(shown)) = (partial, answer.partial) {
+            let total = self.partial_chars;
+            let head = match self.view {
+                View::Fresh if shown == total => {
+                    "[in-flight: ".len() + decimal(total as u64) + " chars]\n".len()
+                }
+                View::Fresh => {
+                    "[in-flight: last ".len()
+                        + decimal(shown as u64)
+                        + " of ".len()
+                        + decimal(total as u64)
+                        + " chars]\n".len()
+                }
+                View::Replaced if shown == total => {
+                    "[in-flight, replaced: ".len() + decimal(total as u64) + " chars]\n".len()
+                }
+                View::Replaced => {
+                    "[in-flight, replaced: last ".len()
+                        + decimal(shown as u64)
+                        + " of ".len()
+                        + decimal(total as u64)
+                        + " chars]\n".len()
+                }
+                View::Grown(_) => {
+                    "[in-flight: chars ".len()
+                        + decimal((total - shown) as u64)
+                        + "..".len()
+                        + decimal(total as u64)
+                        + " of ".len()
+                        + decimal(total as u64)
+                        + "]\n".len()
+                }
+            };
+            n += head + shown + 1;
+        }
+        n += self.request_chars[..answer.requests].iter().sum::<usize>();
+        // The omitted selected turns: how many, and the ids of the first and last by seq.
+        let mut omitted = 0;
+        let mut first: Option<&RefTurn> = None;
+        let mut last: Option<&RefTurn> = None;
+        for &i in &self.selected {
+            if answer.turns.iter().any(|(taken, _)| *taken == i) {
+                continue;
+            }
+            let turn = &self.t.turns[i];
+            omitted += 1;
+            if first.is_none_or(|f| turn.seq < f.seq) {
+                first = Some(turn);
+            }
+            if last.is_none_or(|l| turn.seq > l.seq) {
+                last = Some(turn);
+            }
+        }
+        // "[parkline read end: {whole} whole, {excerpts} excerpt, {omitted} omitted"
+        n += "[parkline read end: ".len()
+            + decimal((answer.turns.len() - excerpts) as u64)
+            + " whole, ".len()
+            + decimal(excerpts as u64)
+            + " excerpt, ".len()
+            + decimal(omitted as u64)
+            + " omitted".len();
+        if let (Some(first), Some(last)) = (first, last) {
+            // " (turn:{first} to turn:{last})"
+            n += " (turn:".len()
+                + chars(&first.id)
+                + " to turn:".len()
+                + chars(&last.id)
+                + ")".len();
+        }
+        if partial && answer.partial.is_none() {
+            n += ", in-flight omitted".len();
+        }
+        if answer.requests < self.requests.len() {
+            // ", {k} requests omitted"
+            n += ", ".len()
+                + decimal((self.requests.len() - answer.requests) as u64)
+                + " requests omitted".len();
+        }
+        n + match self.next(answer) {
+            Some(seq) => {
+                let seen = match self.next_seen_kind(answer) {
+                    NextSeen::Nothing => None,
+                    NextSeen::Now => Some((self.partial_chars, self.latest)),
+                    NextSeen::Kept(seen) => Some((seen.chars, seen.after)),
+                };
+                "; next since:".len() + cursor_text_len(&self.t.child, seq, seen) + "]\n".len()
+            }
+            None => "; next none]\n".len(),
+        }
+    }
+
+    fn size(&self, answer: &Answer) -> usize {
+        match self.measure {
+            Measure::Length => self.length(answer),
+            Measure::Checked(length) => {
+                let rendered = chars(&self.render(answer));
+                let counted = length(self, answer);
+                let mut mismatch = self.mismatch.borrow_mut();
+                if counted != rendered && mismatch.is_none() {
+                    *mismatch = Some(format!(
+                        "R1: a candidate of {rendered} chars is counted as {counted}: {answer:?}"
+                    ));
+                }
+                rendered
+            }
+        }
+    }
+
     fn fits(&self, answer: &Answer) -> bool {
         if self.variant == ReadVariant::TurnsOnlyBudget {
             let turn_chars: usize = answer
                 .turns
                 .iter()
                 .map(|(i, shown)| match shown {
-                    Shown::Whole => chars(&self.t.turns[*i].text),
+                    Shown::Whole => self.turn_chars[*i],
                     Shown::Excerpt { from, to } => to - from,
                 })
                 .sum();
             return turn_chars <= self.req.chars_max;
         }
-        chars(&self.render(answer)) <= self.req.chars_max
-    }
-
-    fn size(&self, answer: &Answer) -> usize {
-        chars(&self.render(answer))
+        self.size(answer) <= self.req.chars_max
     }
 }
 
@@ -286,6 +485,44 @@ pub fn read_variant(
     t: &RefTranscript,
     req: &RefReadRequest,
     variant: ReadVariant,
+) -> Result<RefWindow, RefReadError> {
+    read_measured(t, req, variant, Measure::Length).0
+}
+
+/// [`read`] deciding every fit by rendering the candidate in full and counting its characters
+/// (the rule as `spec/read.md` states it), with the answer it gives, and the first candidate
+/// whose size counted from its parts (what [`read`] decides by) differs from its rendered size.
+/// No such candidate and the same answer as [`read`]'s on every input is what shows that
+/// counting is the rule.
+pub fn read_checking_fit(
+    t: &RefTranscript,
+    req: &RefReadRequest,
+) -> (Result<RefWindow, RefReadError>, Option<String>) {
+    read_measured(
+        t,
+        req,
+        ReadVariant::Correct,
+        Measure::Checked(|reader, answer| reader.length(answer)),
+    )
+}
+
+pub(super) fn read_measured(
+    t: &RefTranscript,
+    req: &RefReadRequest,
+    variant: ReadVariant,
+    measure: Measure,
+) -> (Result<RefWindow, RefReadError>, Option<String>) {
+    let mut mismatch = None;
+    let result = read_with(t, req, variant, measure, &mut mismatch);
+    (result, mismatch)
+}
+
+fn read_with(
+    t: &RefTranscript,
+    req: &RefReadRequest,
+    variant: ReadVariant,
+    measure: Measure,
+    mismatch: &mut Option<String>,
 ) -> Result<RefWindow, RefReadError> {
     let latest = t.turns.last().map_or(0, |turn| turn.seq);
     let mut since = 0;
@@ -363,7 +600,11 @@ pub fn read_variant(
         }
         _ => View::Fresh,
     };
-    let reader = Reader {
+    let request_chars = requests
+        .iter()
+        .map(|r| chars(&Reader::request_line(r)))
+        .collect();
+    let mut reader = Reader {
         t,
         req,
         variant,
@@ -373,13 +614,44 @@ pub fn read_variant(
         view,
         cursor_seen,
         latest,
+        measure,
+        mismatch: RefCell::new(None),
+        header_chars: 0,
+        turn_chars: t.turns.iter().map(|turn| chars(&turn.text)).collect(),
+        request_chars,
+        partial_chars: t.partial.as_deref().map_or(0, chars),
+        partial_crc: OnceCell::new(),
     };
+    reader.header_chars = chars(&format!(
+        "[parkline read {} {}]\n",
+        t.child,
+        reader.selector_text()
+    ));
+    let result = answer_with(&reader, from, partial_total_of(t, req));
+    *mismatch = reader.mismatch.take();
+    result
+}
+
+fn partial_total_of(t: &RefTranscript, req: &RefReadRequest) -> Option<usize> {
+    match (&req.selector, &t.partial) {
+        (RefSelector::Turn { .. }, _) | (_, None) => None,
+        (_, Some(partial)) => Some(chars(partial)),
+    }
+}
+
+/// Steps 1 to 4 of the allocation, then the answer rendered once.
+fn answer_with(
+    reader: &Reader<'_>,
+    from: usize,
+    partial_total: Option<usize>,
+) -> Result<RefWindow, RefReadError> {
+    let (t, variant, view) = (reader.t, reader.variant, reader.view);
 
     // Step 1: the empty answer must fit, and so must the first selected turn in some form.
     let mut answer = Answer::default();
     let empty = reader.size(&answer);
     let total_of = |i: usize| chars(&t.turns[i].text);
-    let too_small = |reader: &Reader<'_>| {
+    let too_small = || {
         let mut needed = empty;
         if let Some(&first) = reader.selected.first() {
             // R8: the smallest answer that makes progress on the first selected turn.
@@ -407,7 +679,7 @@ pub fn read_variant(
         RefReadError::CharsMaxTooSmall { needed }
     };
     if !reader.fits(&answer) {
-        return Err(too_small(&reader));
+        return Err(too_small());
     }
 
     // Step 2: turns in allocation order; the first one that does not fit whole is excerpted if
@@ -451,16 +723,12 @@ pub fn read_variant(
         }
         match best {
             Some(to) => answer.turns.push((i, Shown::Excerpt { from, to })),
-            None => return Err(too_small(&reader)),
+            None => return Err(too_small()),
         }
         break;
     }
 
     // Step 3: the partial turn, whole, else its newest characters that fit, else omitted.
-    let partial_total = match (&req.selector, &t.partial) {
-        (RefSelector::Turn { .. }, _) | (_, None) => None,
-        (_, Some(partial)) => Some(chars(partial)),
-    };
     if let Some(total) = partial_total {
         // R15: of a part that only grew, only the characters not given before.
         let limit = match view {

@@ -223,3 +223,143 @@ fn the_reference_needed_budget_is_the_smallest_that_works() {
     assert!(read(&t, &since(0, needed)).is_ok());
     assert!(read(&t, &since(0, needed - 1)).is_err());
 }
+
+/// Reads of every kind over a transcript with long turns, a partial turn and requests: the
+/// candidates they try cover whole turns, excerpts with and without a rest, every partial view,
+/// omissions and requests.
+fn fit_cases() -> Vec<(RefTranscript, RefReadRequest)> {
+    let mut t = transcript(
+        &["one", &"é😀 x".repeat(40), "three", &"y".repeat(120)],
+        Some("working\n[on] it"),
+    );
+    t.requests = vec![
+        RefRequest {
+            id: 1,
+            open: true,
+            record: "request 1 ééé".into(),
+        },
+        RefRequest {
+            id: 2,
+            open: false,
+            record: "request 2 done".into(),
+        },
+    ];
+    let grown = RefCursor {
+        child: "c".into(),
+        seq: 1,
+        seen: Some(RefSeen {
+            after: 4,
+            chars: 4,
+            prefix: crc32(b"work"),
+        }),
+    };
+    let replaced = RefCursor {
+        seen: Some(RefSeen {
+            after: 4,
+            chars: 4,
+            prefix: crc32(b"nope"),
+        }),
+        ..grown.clone()
+    };
+    let selectors = [
+        RefSelector::Since(cursor_text("c", 0)),
+        RefSelector::Since(cursor_text_of(&grown)),
+        RefSelector::Since(cursor_text_of(&replaced)),
+        RefSelector::Latest(3),
+        RefSelector::SinceTurn("t2".into()),
+        RefSelector::Turn {
+            id: "t2".into(),
+            offset: 7,
+        },
+    ];
+    let mut cases = Vec::new();
+    for selector in selectors {
+        for history in [RefHistory::Open, RefHistory::All, RefHistory::None] {
+            for chars_max in (0..700).step_by(7) {
+                cases.push((
+                    t.clone(),
+                    RefReadRequest {
+                        selector: selector.clone(),
+                        chars_max,
+                        history,
+                    },
+                ));
+            }
+        }
+    }
+    cases
+}
+
+#[test]
+fn the_counted_fit_is_the_rendered_fit_on_every_candidate() {
+    let mut answers = 0;
+    for (t, request) in fit_cases() {
+        let (checked, mismatch) = read_checking_fit(&t, &request);
+        assert_eq!(mismatch, None, "{request:?}");
+        assert_eq!(checked, read(&t, &request), "{request:?}");
+        answers += usize::from(checked.is_ok());
+    }
+    // Not only refusals: most budgets above the framing give an answer.
+    assert!(answers > 1000, "{answers} answers");
+}
+
+#[test]
+fn a_counted_fit_off_by_one_is_caught_by_the_rendered_one() {
+    use super::reference::{Measure, read_measured};
+    // Forgets the newline after a shown partial turn.
+    let broken = Measure::Checked(|reader, answer| {
+        reader.length(answer) - usize::from(answer.partial.is_some_and(|shown| shown > 0))
+    });
+    let caught = fit_cases()
+        .iter()
+        .filter(|(t, request)| {
+            read_measured(t, request, ReadVariant::Correct, broken)
+                .1
+                .is_some()
+        })
+        .count();
+    assert!(caught > 100, "caught in {caught} cases");
+}
+
+#[test]
+fn the_cursor_text_length_is_counted_without_the_checks() {
+    use super::cursor::cursor_text_len;
+    for child in ["c", "s61947-8", "a.b.c"] {
+        for seq in [0, 1, 15, 16, 255, 4096, u64::MAX] {
+            for seen in [None, Some((1, 0)), Some((17, 300)), Some((4096, u64::MAX))] {
+                let cursor = RefCursor {
+                    child: child.into(),
+                    seq,
+                    seen: seen.map(|(chars, after)| RefSeen {
+                        after,
+                        chars,
+                        prefix: 7,
+                    }),
+                };
+                assert_eq!(
+                    cursor_text_len(child, seq, seen),
+                    cursor_text_of(&cursor).len()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_crc32_table_gives_the_bit_by_bit_crc32() {
+    fn bit_by_bit(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &byte in bytes {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                let mask = (crc & 1).wrapping_neg();
+                crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
+            }
+        }
+        !crc
+    }
+    let bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+    for end in 0..bytes.len() {
+        assert_eq!(crc32(&bytes[..end]), bit_by_bit(&bytes[..end]));
+    }
+}
