@@ -221,7 +221,7 @@ fn m12_redrive_decides_compaction_like_a_settle() {
         ..Setup::default()
     };
     let ops = vec![
-        Op::Craft(parkline_harness::delivery::Crafted {
+        Op::Craft(delivery::Crafted {
             lines: 0,
             in_flight: 0,
             seq_gap: 3,
