@@ -242,6 +242,6 @@ fn m12_redrive_decides_compaction_like_a_settle() {
         Op::Queue(QueueOp::Settle { delivered: vec![] }),
         Op::Queue(QueueOp::Redrive { seqs: None }),
     ];
-    let report = delivery::check_with(&ops, &setup).unwrap_or_else(|d| panic!("{d}"));
+    let report = check_with(&ops, &setup).unwrap_or_else(|d| panic!("{d}"));
     assert!(report.settles >= 1);
 }
