@@ -19,7 +19,9 @@
 //!   checksummed recovery, whatever the record layout);
 //! - recovery's heap peak / the line bytes it holds, measured in a fresh child process (this
 //!   binary, re-executed) with the counting allocator, and its resident-set growth beside it;
-//! - boundary (batch, hand-over, settle) / floor (2 x (write + fsync)), at 1, 1,000 and 10,000.
+//! - boundary (batch, hand-over, settle) / floor (2 x (write + fsync)), at 1, 1,000 and 10,000;
+//! - a group of N lines parked by one `park_all` / by N `park` calls, and / the floor (one
+//!   `write` + `fsync` of the N lines), at N = 13 and 100 (D22).
 //!
 //! Only the public API is used (`Queue`, `Storage` through the fixtures), so the bench keeps
 //! compiling while the mirror format changes.
@@ -147,6 +149,128 @@ impl ParkFloor {
         self.lines += 1;
         elapsed
     }
+}
+
+// ---- group park ----
+
+/// A fresh mirror per group size, rebuilt once it holds a few thousand lines.
+struct GroupQueue {
+    dir: Option<TempDir>,
+    queue: Option<CountedQueue>,
+    request: u64,
+}
+
+impl GroupQueue {
+    fn queue(&mut self) -> &mut CountedQueue {
+        if self
+            .queue
+            .as_ref()
+            .is_none_or(|q| q.parked().len() >= 4_000)
+        {
+            self.queue = None;
+            if let Some(dir) = self.dir.take() {
+                fixture::discard(dir).expect("sync the deletion");
+            }
+            let dir = bench_dir().expect("temporary directory");
+            let (queue, _) = fixture::parked_queue(&dir.path().join(MIRROR), 0).expect("fixture");
+            (self.dir, self.queue) = (Some(dir), Some(queue));
+        }
+        self.queue.as_mut().expect("built above")
+    }
+
+    fn lines(&mut self, n: u64) -> Vec<(RequestId, String)> {
+        (0..n)
+            .map(|_| {
+                self.request += 1;
+                (RequestId(self.request), completion_line(self.request))
+            })
+            .collect()
+    }
+
+    fn park_all_once(&mut self, n: u64) -> Duration {
+        let lines = self.lines(n);
+        let group: Vec<(RequestId, &str)> = lines.iter().map(|(r, l)| (*r, l.as_str())).collect();
+        let queue = self.queue();
+        let start = Instant::now();
+        queue.park_all(&group).expect("park_all");
+        start.elapsed()
+    }
+
+    fn park_each_once(&mut self, n: u64) -> Duration {
+        let lines = self.lines(n);
+        let queue = self.queue();
+        let start = Instant::now();
+        for (request, line) in &lines {
+            queue.park(*request, line).expect("park");
+        }
+        start.elapsed()
+    }
+
+    fn discard(&mut self) {
+        self.queue = None;
+        if let Some(dir) = self.dir.take() {
+            fixture::discard(dir).expect("sync the deletion");
+        }
+    }
+}
+
+fn group_rows(n: u64) -> Vec<Row> {
+    let rounds = interleave::rounds(60);
+    let mut all = GroupQueue {
+        dir: None,
+        queue: None,
+        request: 0,
+    };
+    let mut each = GroupQueue {
+        dir: None,
+        queue: None,
+        request: 0,
+    };
+    let mut floor = ParkFloor {
+        dir: None,
+        floor: None,
+        lines: 0,
+        n: 0,
+        request: 0,
+    };
+    let mut floor_group = || {
+        let text: String = (0..n).map(|i| completion_line(i) + "\n").collect();
+        if floor.floor.is_none() {
+            floor.park_once();
+        }
+        let f = floor.floor.as_mut().expect("built above");
+        let start = Instant::now();
+        f.append_durable(text.trim_end_matches('\n'))
+            .expect("write + fsync");
+        start.elapsed()
+    };
+    let t = interleave::samples(
+        rounds,
+        &mut [
+            &mut || all.park_all_once(n),
+            &mut || each.park_each_once(n),
+            &mut floor_group,
+        ],
+    );
+    all.discard();
+    each.discard();
+    let group = thousands(n);
+    vec![
+        Row::timed(
+            format!("group park of {group} lines, `park_all` / {group} x `park`"),
+            &format!("{group} x park"),
+            rounds,
+            &t[0],
+            &t[1],
+        ),
+        Row::timed(
+            format!("group park of {group} lines, `park_all` / floor (one write + fsync)"),
+            "floor",
+            rounds,
+            &t[0],
+            &t[2],
+        ),
+    ]
 }
 
 fn park_row(n: u64) -> Row {
@@ -397,6 +521,10 @@ fn main() {
     for n in [0, 1_000] {
         rows.push(park_row(n));
         eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
+    }
+    for n in [13, 100] {
+        rows.extend(group_rows(n));
+        eprintln!("table: group park of {n}");
     }
     rows.extend(recovery_rows());
     eprintln!("table: recovery");
