@@ -369,38 +369,199 @@ pub enum ExploreModel {
     Read,
 }
 
-/// The delivery model's bounds, shared by `check` and `explore`; the defaults are
-/// [`Bounds::check`], whose unique state count is pinned.
+/// A bound set's long help, with the figures measured on the 2-core machine (release, one
+/// thread, DFS, 2026-12-03; `/usr/bin/time` for the peak resident memory).
+const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, or a JSON file\n\n\
+- ci: the default and CI's. Delivery: 3 lines, budget 6, 2 crashes, 2 failures (dead at 2), \
+1 collection, 1 redrive, lines 2 and 3 as one group park: 1,828,677 unique states, about 11 s, \
+24 MB. Read: 2 turns, 18,057 unique states, under a second.\n\
+- deep: ci with a fourth line (a batch leaves two lines behind it) and a third read turn: \
+26,896,892 delivery states, about 190 s, 320 MB; read 321,708 states, 13 s. Reaches \
+'a batch leaves two lines for later turns'; catches the known-bad trailer-counts-next-turn, \
+which holds at ci.\n\
+- crash: ci with a third crash and a failure budget of 3 (dead at 3): 80,207,285 delivery \
+states, about 10 minutes, 1.2 GB; read as ci. \
+Reaches 'a batch is handed over at attempt 4'.\n\
+- FILE: a JSON object {\"delivery\": {...}, \"read\": {...}}, every key optional and \
+defaulting to ci: delivery keys lines, sizes, budget, crashes, failures, failures_max, \
+collects, redrives, group (the first line of the group park, 1-based; 0 for none); read keys \
+turns, grow_chars, grows, budgets, requests. A file's counts are not pinned.\n\n\
+The flags below change the set's delivery bounds; a named set's unique state count is pinned \
+(a regression alarm) only when no flag changes it.";
+
+/// The named bound sets of `parkline check --bounds`.
+pub const BOUND_SETS: [&str; 3] = ["ci", "deep", "crash"];
+
+/// A bound set: the delivery and read bounds of one check, and their pinned unique state counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundSet {
+    /// The set's name (or the file it was read from).
+    pub name: String,
+    /// The delivery model's bounds.
+    pub delivery: Bounds,
+    /// The line sizes the delivery lines cycle through (see [`Bounds::with_sizes`]).
+    pub sizes: Vec<usize>,
+    /// The read model's bounds.
+    pub read: ReadBounds,
+    /// The delivery model's pinned unique state count, for a named set.
+    pub delivery_pin: Option<usize>,
+    /// The read model's pinned unique state count, for a named set.
+    pub read_pin: Option<usize>,
+}
+
+impl BoundSet {
+    /// The named set, or `None` for a name that is not one.
+    pub fn named(name: &str) -> Option<BoundSet> {
+        let (delivery, read, delivery_pin, read_pin) = match name {
+            "ci" => (
+                Bounds::check(),
+                ReadBounds::default(),
+                delivery::CHECK_UNIQUE_STATES,
+                parkline_model::read::DEFAULT_UNIQUE_STATES,
+            ),
+            "deep" => (
+                Bounds::deep(),
+                ReadBounds::deep(),
+                delivery::DEEP_UNIQUE_STATES,
+                parkline_model::read::DEEP_UNIQUE_STATES,
+            ),
+            "crash" => (
+                Bounds::crash(),
+                ReadBounds::default(),
+                delivery::CRASH_UNIQUE_STATES,
+                parkline_model::read::DEFAULT_UNIQUE_STATES,
+            ),
+            _ => return None,
+        };
+        Some(BoundSet {
+            name: name.to_owned(),
+            delivery,
+            sizes: Bounds::LINE_CHARS.to_vec(),
+            read,
+            delivery_pin: Some(delivery_pin),
+            read_pin: Some(read_pin),
+        })
+    }
+
+    /// A named set, or the bound set in the JSON file `arg` names.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the file, for an unreadable file or one that is not a bound set.
+    pub fn resolve(arg: &str) -> Result<BoundSet, String> {
+        if let Some(set) = BoundSet::named(arg) {
+            return Ok(set);
+        }
+        let text = std::fs::read_to_string(arg).map_err(|e| {
+            format!(
+                "--bounds: {arg:?} is neither a bound set ({}) nor a readable file: {e}",
+                BOUND_SETS.join(", ")
+            )
+        })?;
+        BoundSet::from_json(arg, &text).map_err(|e| format!("--bounds: {arg}: {e}"))
+    }
+
+    /// The bound set a JSON text describes (see `parkline check --help`); `name` names it.
+    ///
+    /// # Errors
+    ///
+    /// The JSON error, an unknown key included.
+    pub fn from_json(name: &str, text: &str) -> Result<BoundSet, String> {
+        let file: BoundsFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let ci = Bounds::check();
+        let d = file.delivery.unwrap_or_default();
+        let budget = d.budget.unwrap_or(ci.budget);
+        let sizes = d.sizes.unwrap_or_else(|| Bounds::LINE_CHARS.to_vec());
+        let lines = d.lines.unwrap_or(ci.lines.len());
+        let mut delivery = Bounds::with_sizes(lines, &sizes, budget, 0, 0);
+        delivery.crashes = d.crashes.unwrap_or(ci.crashes);
+        delivery.failures = d.failures.unwrap_or(ci.failures);
+        delivery.failures_max = d.failures_max.unwrap_or(ci.failures_max);
+        delivery.collects = d.collects.unwrap_or(ci.collects);
+        delivery.redrives = d.redrives.unwrap_or(ci.redrives);
+        if let Some(group) = d.group {
+            delivery.group_at = group.checked_sub(1);
+        }
+        let r = file.read.unwrap_or_default();
+        let ci = ReadBounds::default();
+        let read = ReadBounds {
+            turns: r.turns.unwrap_or(ci.turns),
+            grow_chars: r.grow_chars.unwrap_or(ci.grow_chars),
+            grows: r.grows.unwrap_or(ci.grows),
+            budgets: r.budgets.unwrap_or(ci.budgets),
+            requests: r.requests.unwrap_or(ci.requests),
+        };
+        Ok(BoundSet {
+            name: name.to_owned(),
+            delivery,
+            sizes,
+            read,
+            delivery_pin: None,
+            read_pin: None,
+        })
+    }
+}
+
+/// A bound set file: every key optional, defaulting to the `ci` set.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BoundsFile {
+    delivery: Option<DeliveryFile>,
+    read: Option<ReadFile>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeliveryFile {
+    lines: Option<usize>,
+    sizes: Option<Vec<usize>>,
+    budget: Option<usize>,
+    crashes: Option<u32>,
+    failures: Option<u32>,
+    failures_max: Option<u32>,
+    collects: Option<u32>,
+    redrives: Option<u32>,
+    group: Option<usize>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadFile {
+    turns: Option<usize>,
+    grow_chars: Option<usize>,
+    grows: Option<usize>,
+    budgets: Option<Vec<usize>>,
+    requests: Option<usize>,
+}
+
+/// The bounds of `check` and `explore`: a bound set, and flags that change its delivery
+/// bounds.
 #[derive(Clone, Debug, clap::Args)]
 pub struct BoundsArgs {
-    /// Delivery: lines that arrive
-    #[arg(long, value_name = "N", default_value_t = Bounds::check().lines.len())]
-    pub lines: usize,
+    #[arg(long, value_name = "SET|FILE", default_value = "ci", long_help = BOUNDS_HELP)]
+    pub bounds: String,
+    /// Delivery: lines that arrive [default: from the set; ci 3]
+    #[arg(long, value_name = "N")]
+    pub lines: Option<usize>,
     /// Delivery: line sizes in characters, cycled (the third line imitates a trailer, whatever
-    /// its size)
-    // Bounds::LINE_CHARS as text; a test checks that the defaults are `Bounds::check()`.
-    #[arg(
-        long,
-        value_name = "A,B,..",
-        value_delimiter = ',',
-        default_value = "1,2,7"
-    )]
-    pub sizes: Vec<usize>,
-    /// Delivery: the budget of every boundary
-    #[arg(long, value_name = "N", default_value_t = Bounds::check().budget)]
-    pub budget: usize,
-    /// Delivery: crashes allowed
-    #[arg(long, value_name = "N", default_value_t = Bounds::check().crashes)]
-    pub crashes: u32,
-    /// Delivery: item failures allowed
-    #[arg(long, value_name = "N", default_value_t = Bounds::check().failures)]
-    pub failures: u32,
-    /// Delivery: failures that make a dead letter
-    #[arg(long, value_name = "N", default_value_t = Bounds::check().failures_max)]
-    pub failures_max: u32,
-    /// Delivery: agent_read collections allowed
-    #[arg(long, value_name = "N", default_value_t = Bounds::check().collects)]
-    pub collects: u32,
+    /// its size) [default: 1,2,7]
+    #[arg(long, value_name = "A,B,..", value_delimiter = ',')]
+    pub sizes: Option<Vec<usize>>,
+    /// Delivery: the budget of every boundary [default: from the set; ci 6]
+    #[arg(long, value_name = "N")]
+    pub budget: Option<usize>,
+    /// Delivery: crashes allowed [default: from the set; ci 2]
+    #[arg(long, value_name = "N")]
+    pub crashes: Option<u32>,
+    /// Delivery: item failures allowed [default: from the set; ci 2]
+    #[arg(long, value_name = "N")]
+    pub failures: Option<u32>,
+    /// Delivery: failures that make a dead letter [default: from the set; ci 2]
+    #[arg(long, value_name = "N")]
+    pub failures_max: Option<u32>,
+    /// Delivery: agent_read collections allowed [default: from the set; ci 1]
+    #[arg(long, value_name = "N")]
+    pub collects: Option<u32>,
     /// Check a known-bad variant (shows its counterexample): a delivery variant of
     /// parkline_model::delivery::Variant or a read variant of parkline_model::read::ReadVariant
     #[arg(long, value_name = "NAME", value_parser = variant_names())]
@@ -452,25 +613,35 @@ fn variant_names() -> clap::builder::PossibleValuesParser {
 struct Args {
     delivery: bool,
     read: bool,
-    bounds: Bounds,
+    set: BoundSet,
     delivery_variant: Variant,
     read_variant: ReadVariant,
 }
 
 /// The models, bounds and variants `(delivery, read)` and `flags` select; an error for a
-/// `--variant` of neither selected model.
+/// `--variant` of neither selected model or a `--bounds` that is no set.
 fn resolve(delivery: bool, read: bool, flags: &BoundsArgs) -> Result<Args, String> {
-    let mut bounds = Bounds::check();
-    bounds.budget = flags.budget;
-    bounds.crashes = flags.crashes;
-    bounds.failures = flags.failures;
-    bounds.failures_max = flags.failures_max;
-    bounds.collects = flags.collects;
-    bounds.lines = Bounds::with_sizes(flags.lines, &flags.sizes, flags.budget, 0, 0).lines;
+    let mut set = BoundSet::resolve(&flags.bounds)?;
+    let before = set.delivery.clone();
+    let bounds = &mut set.delivery;
+    if flags.lines.is_some() || flags.sizes.is_some() || flags.budget.is_some() {
+        let sizes = flags.sizes.as_ref().unwrap_or(&set.sizes);
+        let lines = flags.lines.unwrap_or(bounds.lines.len());
+        let budget = flags.budget.unwrap_or(bounds.budget);
+        bounds.lines = Bounds::with_sizes(lines, sizes, budget, 0, 0).lines;
+        bounds.budget = budget;
+    }
+    bounds.crashes = flags.crashes.unwrap_or(bounds.crashes);
+    bounds.failures = flags.failures.unwrap_or(bounds.failures);
+    bounds.failures_max = flags.failures_max.unwrap_or(bounds.failures_max);
+    bounds.collects = flags.collects.unwrap_or(bounds.collects);
+    if set.delivery != before {
+        set.delivery_pin = None;
+    }
     let mut parsed = Args {
         delivery,
         read,
-        bounds,
+        set,
         delivery_variant: Variant::Correct,
         read_variant: ReadVariant::Correct,
     };
@@ -527,26 +698,29 @@ pub fn main(flags: &CheckArgs) -> ExitCode {
         progress: true,
     };
     let mut rows = Vec::new();
+    let set = &args.set;
+    eprintln!("parkline check: bound set {}", set.name);
     if args.delivery {
-        let model = DeliveryModel::new(args.bounds.clone(), args.delivery_variant);
+        let model = DeliveryModel::new(set.delivery.clone(), args.delivery_variant);
         let name = model_name("delivery", args.delivery_variant.name());
-        let mut row = check_model(&name, &args.bounds.summary(), model, &opts);
+        let mut row = check_model(&name, &set.delivery.summary(), model, &opts);
         if args.delivery_variant == Variant::Correct {
-            if args.bounds == Bounds::check() {
-                row.pin(delivery::CHECK_UNIQUE_STATES);
-            } else if args.bounds == Bounds::default() {
-                row.pin(delivery::DEFAULT_UNIQUE_STATES);
+            let pin = set.delivery_pin.or_else(|| {
+                (set.delivery == Bounds::default()).then_some(delivery::DEFAULT_UNIQUE_STATES)
+            });
+            if let Some(pin) = pin {
+                row.pin(pin);
             }
         }
         rows.push(row);
     }
     if args.read {
-        let model = ReadModel::new(ReadBounds::default(), args.read_variant);
+        let model = ReadModel::new(set.read.clone(), args.read_variant);
         let name = model_name("read", args.read_variant.name());
         let bounds = model.bounds.summary();
         let mut row = check_model(&name, &bounds, model, &opts);
-        if args.read_variant == ReadVariant::Correct {
-            row.pin(parkline_model::read::DEFAULT_UNIQUE_STATES);
+        if let (ReadVariant::Correct, Some(pin)) = (args.read_variant, set.read_pin) {
+            row.pin(pin);
         }
         rows.push(row);
     }
@@ -569,11 +743,11 @@ pub fn explore_main(flags: &ExploreArgs) -> ExitCode {
     let addr = flags.addr.as_str();
     eprintln!("parkline explore: serving the Explorer on http://{}", addr);
     if args.read {
-        ReadModel::new(ReadBounds::default(), args.read_variant)
+        ReadModel::new(args.set.read, args.read_variant)
             .checker()
             .serve(addr);
     } else {
-        DeliveryModel::new(args.bounds, args.delivery_variant)
+        DeliveryModel::new(args.set.delivery, args.delivery_variant)
             .checker()
             .serve(addr);
     }
@@ -635,6 +809,58 @@ mod tests {
     }
 
     #[test]
+    fn bound_sets_are_named_or_read_from_a_file() -> Result<(), clap::Error> {
+        use clap::Parser as _;
+        for name in BOUND_SETS {
+            let set = BoundSet::named(name).expect("a named set");
+            assert!(set.delivery_pin.is_some() && set.read_pin.is_some());
+        }
+        let deep = BoundSet::named("deep").expect("deep");
+        assert_eq!(deep.delivery, Bounds::deep());
+        assert_eq!(deep.read.turns, 3);
+        let crash = BoundSet::named("crash").expect("crash");
+        assert_eq!(
+            (crash.delivery.crashes, crash.delivery.failures_max),
+            (3, 3)
+        );
+        // A flag on top of a named set keeps the rest of the set and drops the pin.
+        let flags = CheckArgs::try_parse_from(["check", "--bounds", "deep", "--crashes", "1"])?;
+        let parsed = resolve(true, true, &flags.bounds).expect("deep");
+        assert_eq!(parsed.set.delivery.lines.len(), 4);
+        assert_eq!(parsed.set.delivery.crashes, 1);
+        assert_eq!(parsed.set.delivery_pin, None);
+        assert_eq!(
+            parsed.set.read_pin,
+            Some(parkline_model::read::DEEP_UNIQUE_STATES)
+        );
+        // A file: keys default to ci, unknown keys are refused, a missing file is named.
+        let dir = std::env::temp_dir().join(format!("parkline-bounds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("set.json");
+        std::fs::write(
+            &file,
+            r#"{"delivery": {"lines": 2, "crashes": 0, "group": 0}, "read": {"turns": 1}}"#,
+        )
+        .expect("write");
+        let set = BoundSet::resolve(file.to_str().expect("utf-8")).expect("a file");
+        assert_eq!(set.delivery.lines.len(), 2);
+        assert_eq!(set.delivery.crashes, 0);
+        assert_eq!(set.delivery.group_at, None);
+        assert_eq!(set.delivery.budget, Bounds::check().budget);
+        assert_eq!(set.read.turns, 1);
+        assert_eq!((set.delivery_pin, set.read_pin), (None, None));
+        let empty = BoundSet::from_json("empty", "{}").expect("all defaults");
+        assert_eq!(empty.delivery, Bounds::check());
+        assert_eq!(empty.read, ReadBounds::default());
+        let err = BoundSet::from_json("bad", r#"{"delivery": {"line": 2}}"#).unwrap_err();
+        assert!(err.contains("unknown field `line`"), "{err}");
+        let err = BoundSet::resolve("no-such-set").unwrap_err();
+        assert!(err.contains("ci, deep, crash"), "{err}");
+        std::fs::remove_dir_all(&dir).expect("clean up");
+        Ok(())
+    }
+
+    #[test]
     fn flags_parse_into_bounds_and_variants() -> Result<(), clap::Error> {
         use clap::Parser as _;
         let flags = CheckArgs::try_parse_from([
@@ -652,22 +878,29 @@ mod tests {
         ])?;
         assert_eq!(flags.search, Search::Bfs);
         let parsed = resolve(true, true, &flags.bounds).expect("a delivery variant");
-        assert_eq!(parsed.bounds.lines.len(), 4);
+        assert_eq!(parsed.set.delivery.lines.len(), 4);
         let chars: Vec<usize> = parsed
-            .bounds
+            .set
+            .delivery
             .lines
             .iter()
             .map(|(_, l)| l.chars().count())
             .collect();
         let forged = Bounds::FORGED_LINE.chars().count();
         assert_eq!(chars, [3, 1, forged, 1]);
-        assert_eq!(parsed.bounds.budget, 9);
+        assert_eq!(parsed.set.delivery.budget, 9);
+        assert_eq!(
+            parsed.set.delivery_pin, None,
+            "changed bounds are not pinned"
+        );
         assert_eq!(parsed.delivery_variant, Variant::PopFront);
         assert!(parsed.delivery && !parsed.read);
         // The defaults are the pinned bounds.
         let defaults = CheckArgs::try_parse_from(["check"])?;
         let parsed = resolve(true, true, &defaults.bounds).expect("no variant");
-        assert_eq!(parsed.bounds, Bounds::check());
+        assert_eq!(parsed.set.delivery, Bounds::check());
+        assert_eq!(parsed.set.read, ReadBounds::default());
+        assert_eq!(parsed.set.delivery_pin, Some(delivery::CHECK_UNIQUE_STATES));
         assert_eq!((defaults.search, defaults.threads), (Search::Dfs, 1));
         assert!(CheckArgs::try_parse_from(["check", "--bogus", "1"]).is_err());
         assert!(CheckArgs::try_parse_from(["check", "--variant", "nope"]).is_err());

@@ -570,7 +570,7 @@ fn narrate(model: &DeliveryModel, path: &[(delivery::DeliveryState, Option<Actio
 #[test]
 fn every_known_bad_variant_is_caught_for_the_property_it_breaks() {
     for variant in Variant::ALL {
-        let model = DeliveryModel::new(Bounds::default(), variant);
+        let model = DeliveryModel::new(variant.caught_at(), variant);
         let Some(name) = variant.breaks() else {
             continue;
         };
@@ -587,7 +587,7 @@ fn every_known_bad_variant_is_caught_for_the_property_it_breaks() {
             "{variant:?}: path does not end in a violation"
         );
         // The same path under the correct protocol does not violate it.
-        let correct = DeliveryModel::new(Bounds::default(), Variant::Correct);
+        let correct = DeliveryModel::new(variant.caught_at(), Variant::Correct);
         let mut state = correct.init_states().remove(0);
         for (_, action) in &path[1..] {
             let action = action.clone().expect("action");
@@ -610,7 +610,7 @@ fn stateright_finds_each_variant_counterexample_too() {
         let name = variant
             .breaks()
             .expect("a known-bad variant breaks a property");
-        let checker = DeliveryModel::new(Bounds::default(), variant)
+        let checker = DeliveryModel::new(variant.caught_at(), variant)
             .checker()
             .finish_when(HasDiscoveries::AnyOf([name].into()))
             .spawn_bfs()
@@ -620,6 +620,39 @@ fn stateright_finds_each_variant_counterexample_too() {
             "{variant:?}: no discovery for {name:?}"
         );
     }
+}
+
+/// What the deeper bounds buy: `trailer-counts-next-turn` holds at the default and CI bounds
+/// (3 lines never leave two behind a batch) and is caught with a fourth line; the goal that
+/// shows a bound set gets there is listed only where it can be reached.
+#[test]
+fn a_fourth_line_catches_what_three_cannot() {
+    let variant = Variant::TrailerCountsNextTurn;
+    for bounds in [Bounds::default(), Bounds::generated(3, 6, 0, 2)] {
+        let model = DeliveryModel::new(bounds.clone(), variant);
+        assert!(
+            shortest_path(&model, &model.property(delivery::D13)).is_none(),
+            "{variant:?} is caught at 3 lines ({})",
+            bounds.summary()
+        );
+        assert!(
+            model
+                .properties()
+                .iter()
+                .all(|p| p.name != delivery::SOMETIMES_TWO_LEFT)
+        );
+    }
+    let deep = variant.caught_at();
+    assert_eq!(deep.lines.len(), 4);
+    let model = DeliveryModel::new(deep.clone(), variant);
+    let path = shortest_path(&model, &model.property(delivery::D13)).expect("caught at 4 lines");
+    eprintln!("{variant:?} at 4 lines:\n{}", narrate(&model, &path));
+    let correct = DeliveryModel::new(deep, Variant::Correct);
+    let two_left = correct.property(delivery::SOMETIMES_TWO_LEFT);
+    assert!(shortest_path(&correct, &two_left).is_some());
+    let crashes = DeliveryModel::new(Bounds::generated(2, 6, 3, 0), Variant::Correct);
+    let fourth = crashes.property(delivery::SOMETIMES_FOURTH_ATTEMPT);
+    assert!(shortest_path(&crashes, &fourth).is_some());
 }
 
 #[test]

@@ -120,6 +120,22 @@ impl Bounds {
     pub fn check() -> Bounds {
         Bounds::generated(3, 6, 2, 2)
     }
+
+    /// The `deep` bound set of `parkline check`: [`Bounds::check`] with a fourth line, so a
+    /// batch can leave two lines behind it (three turns at one boundary) and a group park can
+    /// land between other parks. About 3 minutes in release here (one thread, DFS).
+    pub fn deep() -> Bounds {
+        Bounds::generated(4, 6, 2, 2)
+    }
+
+    /// The `crash` bound set of `parkline check`: [`Bounds::check`] with a third crash and a
+    /// larger failure budget (3 failures, dead at 3), so a repeat of a repeat crashes again
+    /// (attempt 4) and a line fails three times before it is dead.
+    pub fn crash() -> Bounds {
+        let mut bounds = Bounds::generated(3, 6, 3, 3);
+        bounds.failures_max = 3;
+        bounds
+    }
 }
 
 impl Default for Bounds {
@@ -139,3 +155,9 @@ pub const DEFAULT_UNIQUE_STATES: usize = 134_027;
 /// Regression alarm: unique states of the correct model at [`Bounds::check`]; `parkline check`
 /// fails when its count differs.
 pub const CHECK_UNIQUE_STATES: usize = 1_828_677;
+
+/// Regression alarm: unique states of the correct model at [`Bounds::deep`].
+pub const DEEP_UNIQUE_STATES: usize = 26_896_892;
+
+/// Regression alarm: unique states of the correct model at [`Bounds::crash`].
+pub const CRASH_UNIQUE_STATES: usize = 80_207_285;

@@ -361,7 +361,7 @@ impl Model for DeliveryModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![
+        let mut properties = vec![
             Property::always(D1, d1_batch_at_the_boundary),
             Property::always(D2, d2_no_waiting_window),
             Property::always(D3, d3_items_verbatim),
@@ -448,7 +448,22 @@ impl Model for DeliveryModel {
                         })
                 })
             }),
-        ]
+        ];
+        // The goals of the deeper bound sets, listed only where their bounds can reach them, so
+        // a deep check that never gets there fails as NOT REACHED instead of passing vacuously.
+        if self.bounds.lines.len() >= 4 {
+            properties.push(Property::sometimes(
+                SOMETIMES_TWO_LEFT,
+                |_, s: &DeliveryState| s.handed.iter().any(|b| b.remaining >= 2),
+            ));
+        }
+        if self.bounds.crashes >= 3 {
+            properties.push(Property::sometimes(
+                SOMETIMES_FOURTH_ATTEMPT,
+                |_, s: &DeliveryState| s.handed.iter().any(|b| b.attempt >= 4),
+            ));
+        }
+        properties
     }
 }
 

@@ -86,6 +86,13 @@ pub const SOMETIMES_TORN_GROUP: &str = "a crash tears a group park";
 /// `sometimes`: a line the parent saw is handed over again after a crash cut the settle, its
 /// count one above what the parent saw before.
 pub const SOMETIMES_CUT_HAND_OVER_COUNTED: &str = "a hand-over cut by a crash is counted";
+/// `sometimes`, listed only at bounds of 4 lines or more (`parkline check --bounds deep`): a
+/// batch leaves two or more lines for later turns, where the trailer's count and the next
+/// turn's size differ (the known-bad `trailer-counts-next-turn` needs it).
+pub const SOMETIMES_TWO_LEFT: &str = "a batch leaves two lines for later turns";
+/// `sometimes`, listed only at bounds of 3 crashes or more: a batch is handed over a fourth
+/// time, so a repeat of a repeat of a repeat (attempt 4) is checked.
+pub const SOMETIMES_FOURTH_ATTEMPT: &str = "a batch is handed over at attempt 4";
 
 /// The hand-over whose turn text the text properties (D3, D10, D13, framing) read: only the
 /// newest. A handed-over batch and the ghost records its text is compared with never change

@@ -834,6 +834,8 @@ impl Reference {
         }
         let remaining = match variant {
             Variant::TrailerCountsAll => parked.len() + items.len(),
+            // Known bad: only the lines the next turn would take.
+            Variant::TrailerCountsNextTurn => split(parked, budget),
             _ => parked.len(), // D13
         };
         let batch = RefBatch {

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use super::bounds::Bounds;
+
 use super::properties::{
     D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18, FRAMING, GROUP_PARK, HANDOVER_COUNT,
     REDRIVE, SEEN,
@@ -60,11 +62,16 @@ pub enum Variant {
     /// A repeat recomputes `seen` from the counts at the repeat (which its own first attempt
     /// raised). Breaks seen.
     SeenRecomputedAtRepeat,
+    /// The trailer counts the lines of the next turn only (the split of what is left), not
+    /// every line still parked. Breaks D13, but only when two or more lines are left after a
+    /// batch, which takes a fourth line: the `deep` bounds of `parkline check` (see
+    /// [`Variant::caught_at`]).
+    TrailerCountsNextTurn,
 }
 
 impl Variant {
     /// Every variant, `Correct` first.
-    pub const ALL: [Variant; 21] = [
+    pub const ALL: [Variant; 22] = [
         Variant::Correct,
         Variant::PopFront,
         Variant::ClearBeforeHandOver,
@@ -86,6 +93,7 @@ impl Variant {
         Variant::TornGroupKeepsPrefix,
         Variant::FramingSearchesTrailer,
         Variant::SeenRecomputedAtRepeat,
+        Variant::TrailerCountsNextTurn,
     ];
 
     /// The name used on the command line (`--variant pop-front`).
@@ -112,6 +120,7 @@ impl Variant {
             Variant::TornGroupKeepsPrefix => "torn-group-keeps-prefix",
             Variant::FramingSearchesTrailer => "framing-searches-trailer",
             Variant::SeenRecomputedAtRepeat => "seen-recomputed-at-repeat",
+            Variant::TrailerCountsNextTurn => "trailer-counts-next-turn",
         }
     }
 
@@ -132,7 +141,7 @@ impl Variant {
             Variant::DropCollected => D14,
             Variant::SplitOvershoot => D12,
             Variant::CutOversizedLine => D3,
-            Variant::TrailerCountsAll => D13,
+            Variant::TrailerCountsAll | Variant::TrailerCountsNextTurn => D13,
             Variant::FailedToBack => D17,
             Variant::FailWholeBatch => D6,
             Variant::NotifiedPerBatch => D5,
@@ -144,6 +153,19 @@ impl Variant {
             Variant::FramingSearchesTrailer => FRAMING,
             Variant::SeenRecomputedAtRepeat => SEEN,
         })
+    }
+}
+
+impl Variant {
+    /// The smallest bounds of the test suite at which the variant is caught for the property it
+    /// breaks: [`Bounds::default`] for every variant but [`Variant::TrailerCountsNextTurn`],
+    /// which needs two lines left behind a batch, so a fourth line (4 lines, no crash, no
+    /// failure: a small space). `parkline check --bounds deep` reaches it too.
+    pub fn caught_at(self) -> Bounds {
+        match self {
+            Variant::TrailerCountsNextTurn => Bounds::generated(4, 6, 0, 0),
+            _ => Bounds::default(),
+        }
     }
 }
 

@@ -36,8 +36,9 @@ impl Default for ReadBounds {
     /// The default bounds of `parkline check`: 2 turns, grown in at most 3 steps of at most 20
     /// characters, one request, and two budgets, 260 and 300, close to the cost of the framing
     /// (the v2 cursor carries the child id) so that whole turns, excerpts, cut and whole partial
-    /// turns are all reached; the `sometimes` properties show they are. Three turns give 565,008
-    /// unique states and a four-minute debug test, so they are left to deeper runs.
+    /// turns are all reached; the `sometimes` properties show they are. Three turns
+    /// ([`ReadBounds::deep`], 321,708 unique states, about 13 s in release) are left to
+    /// `parkline check --bounds deep`.
     fn default() -> Self {
         ReadBounds {
             turns: 2,
@@ -53,3 +54,17 @@ impl Default for ReadBounds {
 /// the model or its bounds that changes the reachable state space must update this number on
 /// purpose; a cut search would report fewer).
 pub const DEFAULT_UNIQUE_STATES: usize = 18_057;
+
+impl ReadBounds {
+    /// The read model of the `deep` bound set of `parkline check`: a third turn, so a read can
+    /// skip past a whole turn it already holds and a cursor outlives two completed turns.
+    pub fn deep() -> Self {
+        ReadBounds {
+            turns: 3,
+            ..ReadBounds::default()
+        }
+    }
+}
+
+/// Unique states of the read model at [`ReadBounds::deep`] (regression alarm).
+pub const DEEP_UNIQUE_STATES: usize = 321_708;

@@ -35,7 +35,7 @@ mod tests;
 mod types;
 mod variants;
 
-pub use bounds::{DEFAULT_UNIQUE_STATES, ReadBounds};
+pub use bounds::{DEEP_UNIQUE_STATES, DEFAULT_UNIQUE_STATES, ReadBounds};
 pub use cursor::{
     RefCursor, RefSeen, crc32, cursor_text, cursor_text_of, parse_cursor, v1_cursor_text, valid_id,
 };

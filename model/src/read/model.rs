@@ -153,6 +153,24 @@ impl ReadModel {
         let chars_max = request.chars_max;
         let window = match read_variant(&state.transcript, &request, self.variant) {
             Ok(window) => window,
+            // The cursor was accepted, but the framing of this answer has outgrown the budget
+            // (more turns to count as omitted, longer numbers): R2's refusal, not R7's. It must
+            // name a budget that works, or it counts as a refusal.
+            Err(RefReadError::CharsMaxTooSmall { needed })
+                if needed > chars_max
+                    && read_variant(
+                        &state.transcript,
+                        &RefReadRequest {
+                            chars_max: needed,
+                            ..request.clone()
+                        },
+                        self.variant,
+                    )
+                    .is_ok() =>
+            {
+                next.last = None;
+                return None;
+            }
             Err(_) => {
                 next.refused = true;
                 next.last = None;

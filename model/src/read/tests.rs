@@ -363,3 +363,52 @@ fn the_crc32_table_gives_the_bit_by_bit_crc32() {
         assert_eq!(crc32(&bytes[..end]), bit_by_bit(&bytes[..end]));
     }
 }
+
+/// Found by the `deep` bound set (three turns): the framing of an answer grows with the
+/// transcript, so a budget (260) that answered the first read is too small once two turns are
+/// omitted. That is `CharsMaxTooSmall` with a budget that works (R1), not a refused cursor (R7);
+/// before the model told the two apart, `parkline check --bounds deep` reported R7 violated on
+/// this path. A `CharsMaxTooSmall` that names a budget which does not answer still counts as
+/// refused.
+#[test]
+fn r7_a_budget_outgrown_by_the_framing_is_not_a_refused_cursor() {
+    let model = ReadModel::new(ReadBounds::deep(), ReadVariant::Correct);
+    let mut state = model.init_states().remove(0);
+    let path = [
+        ReadAction::Grow,
+        ReadAction::Grow,
+        ReadAction::OpenRequest,
+        ReadAction::Read(260),
+        ReadAction::Complete,
+        ReadAction::Grow,
+        ReadAction::Complete,
+        ReadAction::Grow,
+    ];
+    for action in path {
+        state = model.next_state(&state, action).expect("enabled");
+    }
+    let request = model.caller_read(&state, 260);
+    let needed = match read(&state.transcript, &request) {
+        Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
+        other => panic!("expected CharsMaxTooSmall at 260, got {other:?}"),
+    };
+    assert!(needed > 260);
+    assert!(
+        read(
+            &state.transcript,
+            &RefReadRequest {
+                chars_max: needed,
+                ..request
+            }
+        )
+        .is_ok()
+    );
+    let after = model
+        .next_state(&state, ReadAction::Read(260))
+        .expect("enabled");
+    assert!(
+        !after.refused,
+        "an outgrown budget counted as a refused cursor"
+    );
+    assert!((model.property(R7).condition)(&model, &after));
+}
