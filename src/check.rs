@@ -380,7 +380,7 @@ const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, or a JSON fi
 'a batch leaves two lines for later turns'; catches the known-bad trailer-counts-next-turn, \
 which holds at ci.\n\
 - crash: ci with a third crash and a failure budget of 3 (dead at 3): 80,207,285 delivery \
-states, about 10 minutes, 1.2 GB; read as ci. \
+states, 10 to 12 minutes, 1.26 GB; read as ci. \
 Reaches 'a batch is handed over at attempt 4'.\n\
 - FILE: a JSON object {\"delivery\": {...}, \"read\": {...}}, every key optional and \
 defaulting to ci: delivery keys lines, sizes, budget, crashes, failures, failures_max, \
