@@ -45,6 +45,9 @@ pub fn main(args: &InspectArgs) -> ExitCode {
 
 /// Runs `parkline inspect` with `args`, writing to `out` and `err`; returns the exit status.
 pub fn run(args: &InspectArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    //= spec/mirror.md#m13-inspection-is-read-only-and-lock-free
+    //# `parkline inspect <mirror>` MUST NOT write to the mirror's directory (no truncation of a
+    //# torn tail, no removal of a temp file, no lock file created) and MUST NOT take the lock.
     let json = args.json;
     let path = args.mirror.as_path();
     let bytes = match std::fs::read(path) {
@@ -179,6 +182,8 @@ fn table_report(path: &Path, bytes: usize, decoded: &Decoded) -> String {
             text.push_str(&items_table(&batch.items));
         }
     }
+    //= spec/delivery.md#d8-dead-letter
+    //# MUST be listable (`Queue::dead_letters`, `parkline inspect`),
     text.push_str(&format!("\ndead letters: {}\n", state.dead_letters.len()));
     text.push_str(&items_table(&state.dead_letters));
     text
@@ -278,6 +283,13 @@ mod tests {
     #[test]
     fn inspect_prints_tables_without_modifying_or_locking() -> Result<(), Box<dyn std::error::Error>>
     {
+        //= spec/delivery.md#d8-dead-letter
+        //= type=test
+        //# MUST be listable (`Queue::dead_letters`, `parkline inspect`),
+        //= spec/mirror.md#m13-inspection-is-read-only-and-lock-free
+        //= type=test
+        //# `parkline inspect <mirror>` MUST NOT write to the mirror's directory (no truncation of a
+        //# torn tail, no removal of a temp file, no lock file created) and MUST NOT take the lock.
         let dir = tempfile::tempdir()?;
         let path = sample(dir.path())?;
         let _live = Queue::open(&path)?; // a live daemon holds the lock
@@ -358,6 +370,40 @@ mod tests {
         assert_eq!(value["error"]["kind"], "Corrupt");
         assert_eq!(value["error"]["record"], 3);
         assert_eq!(std::fs::read(&path)?, bytes);
+        Ok(())
+    }
+
+    /// M13: inspect writes nothing in the mirror's directory: a torn final record is reported
+    /// and left (no truncation), a leftover temp file stays, and no lock file is created.
+    #[test]
+    fn inspect_writes_nothing_beside_a_torn_mirror() -> Result<(), Box<dyn std::error::Error>> {
+        //= spec/mirror.md#m13-inspection-is-read-only-and-lock-free
+        //= type=test
+        //# `parkline inspect <mirror>` MUST NOT write to the mirror's directory (no truncation of a
+        //# torn tail, no removal of a temp file, no lock file created) and MUST NOT take the lock.
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("s1.mirror");
+        let mut bytes = mirror::encode(&MirrorState::default());
+        bytes.extend_from_slice(b"0123abcd {\"type\":\"pa");
+        std::fs::write(&path, &bytes)?;
+        std::fs::write(dir.path().join("s1.mirror.tmp"), b"unfinished")?;
+        let listing = || -> std::io::Result<Vec<(std::ffi::OsString, Vec<u8>)>> {
+            let mut entries = std::fs::read_dir(dir.path())?
+                .map(|entry| {
+                    let entry = entry?;
+                    Ok((entry.file_name(), std::fs::read(entry.path())?))
+                })
+                .collect::<std::io::Result<Vec<_>>>()?;
+            entries.sort();
+            Ok(entries)
+        };
+        let before = listing()?;
+        let (status, out, err) = run_on(&[path.to_str().ok_or("utf-8")?, "--json"]);
+        assert_eq!(status, 0, "{err}");
+        let value: serde_json::Value = serde_json::from_str(&out)?;
+        assert_eq!(value["torn_bytes"], 20);
+        assert_eq!(listing()?, before, "inspect changed the directory");
+        assert!(!dir.path().join("s1.mirror.lock").exists());
         Ok(())
     }
 

@@ -324,6 +324,12 @@ fn mirror_with_dead_letters(path: &Path) {
 /// is not dead exits 2; `redrive` moves the rest; the queue then has them parked in seq order.
 #[test]
 fn cli_redrive_moves_dead_letters_and_dry_run_writes_nothing() {
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //= type=test
+    //# `Queue::redrive(seqs)` and `Queue::redrive_all()` MUST move the named dead letters (all of
+    //# them) back to the parked list in one durable record (one append, one fsync), each at its
+    //# seq's place in the parked list (which stays in seq order), with `failures` reset to 0 and
+    //# `handed` kept.
     let dir = tempfile::tempdir().expect("temp dir");
     let mirror = dir.path().join("s1.mirror");
     mirror_with_dead_letters(&mirror);
@@ -369,6 +375,10 @@ fn cli_redrive_moves_dead_letters_and_dry_run_writes_nothing() {
 /// nothing; a damaged mirror exits 1 and is left as it is.
 #[test]
 fn cli_redrive_refuses_a_held_lock_and_a_damaged_mirror() {
+    //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+    //= type=test
+    //# A second handle, in the same or another process, MUST get a `Locked` error naming the lock
+    //# file, without waiting.
     let dir = tempfile::tempdir().expect("temp dir");
     let mirror = dir.path().join("s1.mirror");
     mirror_with_dead_letters(&mirror);

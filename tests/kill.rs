@@ -309,6 +309,23 @@ fn kill_loop(
 /// unsettled persisted batch comes back (then as a repeat, checked by the next life's effects).
 #[test]
 fn kill_9_at_random_moments_loses_nothing_acknowledged() {
+    //= spec/delivery.md#d9-no-loss
+    //= type=test
+    //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be exactly
+    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter,
+    //# through any sequence of boundaries, settles, failures, crashes and recoveries.
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# `boundary` MUST return a batch only after the batch is durable, and the daemon MUST NOT hand
+    //# a batch over before `boundary` returned it; so every batch a parent may have seen is
+    //# recoverable.
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# `park` MUST return `Ok` only once the line is durable: the file holding it fsynced, and the
+    //# directory fsynced whenever a file was created, renamed or removed on the way.
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# `boundary` and `settle` MUST likewise return only once their record is durable.
     // D9, D10, D16: on a real file, killed with signal 9.
     let seed = seed();
     let iterations = iterations();

@@ -66,6 +66,12 @@ fn s966_cursor_reads_repeat_no_completed_turn_while_n1_peeks_repeat_the_named_on
 /// between peeks comes again; `since` reads hand only the characters added since.
 #[test]
 fn s966_since_reads_repeat_no_partial_character_while_n1_peeks_do() {
+    //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+    //= type=test
+    //# - when the partial turn still starts with those `s` chars (same length, same CRC-32 of that
+    //# prefix), the part only grew: the read MUST give only chars `s..total` (all of them if they
+    //# fit, else their newest that fit), marked `chars <from>..<total> of <total>`, and never one
+    //# of the first `s` again;
     let result = shipped();
     assert_eq!(result.today.partial_chars, 7603);
     assert_eq!(result.today.partial_repeated_chars, 2451);

@@ -104,6 +104,10 @@ impl Core {
     /// D3: a line is one line; it is never rewritten to fit, so one with `\n` (or longer than
     /// `line_bytes_max`) is refused. `which` names the line in the error.
     fn check_line(&self, which: &str, line: &str) -> Result<()> {
+        //= spec/delivery.md#d3-items-verbatim
+        //# A line that cannot be carried verbatim in the turn text (it contains `\n`, or exceeds
+        //# the configured `line_bytes_max`) MUST be refused by `park` with an error (`InvalidLine`)
+        //# and MUST NOT be altered; a refused park parks nothing.
         if line.contains('\n') {
             return Err(Error::new(
                 ErrorKind::InvalidLine,
@@ -125,8 +129,19 @@ impl Core {
 
     pub(crate) fn park(&self, request: RequestId, line: &str) -> Result<Step<Seq>> {
         self.check_line(&format!("line of request {request}"), line)?;
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# A counter (`next` record, or the value after the last record) MAY be `u64::MAX`: it is
+        //# **exhausted**.
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# Then `park` (for the seq) and a `boundary` that would create a batch (for the batch id)
+        //# MUST fail with `Exhausted`, write nothing and leave the handle usable (not poisoned,
+        //# M10); a `boundary` with nothing parked still returns none, and a recovered batch is
+        //# still handed over.
         // M6: u64::MAX is never a seq (no next seq would follow it), so a counter there means
         // the mirror has no seq left; refusing writes nothing and leaves the handle usable.
+        //= spec/delivery.md#d17-order
+        //# `park` MUST assign seqs that strictly increase and are never reused within a mirror
+        //# (when none is left, it fails with `Exhausted` rather than wrap, D10 "Attempt ceiling").
         let seq = self.state.next_seq;
         if seq.0 == u64::MAX {
             return Err(Error::new(
@@ -135,6 +150,8 @@ impl Core {
             ));
         }
         Ok(Step {
+            //= spec/delivery.md#d3-items-verbatim
+            //# Each item MUST keep the request id given at park.
             record: Some(Record::Park {
                 seq,
                 request,
@@ -148,6 +165,12 @@ impl Core {
 
     /// D22: every line of the group in one `parks` record, or none of them.
     pub(crate) fn park_all(&self, lines: &[(RequestId, &str)]) -> Result<Step<Vec<Seq>>> {
+        //= spec/delivery.md#d22-group-park
+        //# `Queue::park_all(lines)` MUST park every line of the slice, in slice order with
+        //# consecutive seqs, in one record (one append and one fsync, whatever the number of
+        //# lines), or none of them: a bad line (D3) MUST reject the whole call and write nothing,
+        //# naming the first bad line's index; an empty slice writes nothing; seqs that would reach
+        //# `u64::MAX` give `Exhausted`.
         if lines.is_empty() {
             return Ok(Step {
                 record: None,
@@ -187,6 +210,14 @@ impl Core {
 
     /// D21: the named dead letters back to the parked list, in one `redrive` record.
     pub(crate) fn redrive(&self, seqs: &[Seq]) -> Result<Step<Vec<Seq>>> {
+        //= spec/delivery.md#d21-dead-letter-redrive
+        //# A seq that is not a dead letter, or is named twice, MUST make the call fail with
+        //# `NotDead`, write nothing and not poison.
+        //= spec/delivery.md#d21-dead-letter-redrive
+        //# `Queue::redrive(seqs)` and `Queue::redrive_all()` MUST move the named dead letters (all
+        //# of them) back to the parked list in one durable record (one append, one fsync), each at
+        //# its seq's place in the parked list (which stays in seq order), with `failures` reset to
+        //# 0 and `handed` kept.
         let mut sorted = seqs.to_vec();
         sorted.sort_unstable();
         if let Some(pair) = sorted.windows(2).find(|pair| pair[0] == pair[1]) {
@@ -225,15 +256,46 @@ impl Core {
     }
 
     pub(crate) fn boundary(&self, budget: Budget) -> Result<Step<Option<Batch>>> {
+        //= spec/delivery.md#d2-no-waiting-window
+        //# A boundary MUST deliver at once what is parked when it occurs; it MUST NOT wait, sleep
+        //# or poll for more lines.
+        //= spec/delivery.md#d18-no-silent-duplicate
+        //# A line MUST be handed over again only as part of a repeat of its batch (D10) or as a
+        //# retry after it failed (D7).
         if let Some(batch) = &self.state.in_flight {
             if self.handed {
                 return Err(in_flight_error(batch.id));
             }
+            //= spec/delivery.md#d10-repeat-recognisable
+            //# A batch persisted and not settled before a crash MUST, at the first boundary of the
+            //# next life, be re-persisted and handed over again with the same batch id, the same
+            //# items (same seqs, same lines, same order), the same `remaining`, an attempt one
+            //# higher than the attempt stored for it, and the repeat mark, both in the header (D4)
+            //# and on every notified event (D5).
             // D10: a batch recovered from a previous life goes first, same id, items and
             // remaining, attempt + 1, persisted before it is handed over (M3).
+            //= spec/delivery.md#d7-failure-isolation
+            //# A crash is not a failure: it MUST NOT change `failures`.
+            //= spec/delivery.md#d11-deterministic-split
+            //# A repeat MUST reuse its stored membership and `remaining` whatever budget is passed
+            //# to the boundary that hands it over again.
+            //= spec/delivery.md#d20-seen-before-in-the-header
+            //# `seen` is fixed when the batch is created: a repeat MUST carry the same `seen`, so
+            //# its turn text still equals the original's except for `ATTEMPT` and `REPEAT` (D10).
             let mut repeat = batch.clone();
             // D10: a repeat shows an attempt one higher; at u32::MAX there is none, and handing
             // the batch over with the same attempt would make two hand-overs indistinguishable.
+            //= spec/delivery.md#d10-repeat-recognisable
+            //# When the attempt stored for a recovered batch is `u32::MAX`, no attempt one higher
+            //# exists: `boundary` MUST fail with `Exhausted`, write nothing, leave the batch in
+            //# flight as stored (still recovered: every later `boundary` fails the same way, and it
+            //# cannot be settled, since it was not handed over) and MUST NOT poison the handle.
+            //= spec/delivery.md#d10-repeat-recognisable
+            //# It MUST NOT hand the batch over with an attempt that is not one higher.
+            //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+            //# - An attempt is at most `u32::MAX`; at `u32::MAX` a recovered batch has no next
+            //# attempt: `boundary` MUST fail with `Exhausted` in the same way (`delivery.md` D10,
+            //# "Attempt ceiling").
             let Some(attempt) = batch.attempt.0.checked_add(1) else {
                 return Err(Error::new(
                     ErrorKind::Exhausted,
@@ -244,6 +306,10 @@ impl Core {
                 ));
             };
             repeat.attempt = Attempt(attempt);
+            //= spec/delivery.md#d19-hand-over-count-per-item
+            //# The count MUST be raised by the record that allows the hand-over, before `boundary`
+            //# returns the batch, so that a crash between the hand-over and the settle still counts
+            //# a hand-over the parent may have seen.
             for item in &mut repeat.items {
                 item.handed = handed_once_more(item)?;
             }
@@ -255,13 +321,27 @@ impl Core {
                 value: Some(repeat),
             });
         }
+        //= spec/delivery.md#d8-dead-letter
+        //# MUST NOT be delivered again automatically,
+        //= spec/delivery.md#d8-dead-letter
+        //# MUST NOT be counted in `remaining`,
         let parked = &self.state.parked;
+        //= spec/delivery.md#d2-no-waiting-window
+        //# A boundary with nothing parked and no recovered batch MUST return no batch.
         if parked.is_empty() {
             return Ok(Step {
                 record: None,
                 value: None,
             });
         }
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# A counter (`next` record, or the value after the last record) MAY be `u64::MAX`: it is
+        //# **exhausted**.
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# Then `park` (for the seq) and a `boundary` that would create a batch (for the batch id)
+        //# MUST fail with `Exhausted`, write nothing and leave the handle usable (not poisoned,
+        //# M10); a `boundary` with nothing parked still returns none, and a recovered batch is
+        //# still handed over.
         // M6: u64::MAX is never a batch id, as for seqs.
         if self.state.next_batch.0 == u64::MAX {
             return Err(Error::new(
@@ -269,19 +349,47 @@ impl Core {
                 "no batch id left: the next batch id is u64::MAX",
             ));
         }
+        //= spec/delivery.md#d1-batch-at-the-boundary
+        //# At a boundary that delivers a new batch, the batch MUST consist of lines that were
+        //# parked at that moment, and only those, taken from the front of the parked list as
+        //# `split` (D11) decides; with a budget that admits them all, it MUST be every parked line,
+        //# in ONE turn.
+        //= spec/delivery.md#d1-batch-at-the-boundary
+        //# A boundary MUST NOT deliver fewer lines than `split` returns (pop-all, not pop-front).
+        //= spec/delivery.md#d11-deterministic-split
+        //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first `k`
+        //# of the parked list, where `split` is this pure function:
         // D1, D11: every line parked now, split by the pure function.
         let k = split(parked, budget);
         let mut items = parked[..k].to_vec();
         // D20: seen counts the items an earlier batch handed over; this hand-over is counted in
         // the batch record, before the batch is returned.
+        //= spec/delivery.md#d20-seen-before-in-the-header
+        //# A batch MUST carry `seen`, the number of its items that an earlier batch handed over
+        //# (their count was above 0 before this batch's record), and the header MUST say it (`S
+        //# seen before`, D4).
         let seen = items.iter().filter(|item| item.handed > 0).count();
+        //= spec/delivery.md#d19-hand-over-count-per-item
+        //# The count MUST be raised by the record that allows the hand-over, before `boundary`
+        //# returns the batch, so that a crash between the hand-over and the settle still counts a
+        //# hand-over the parent may have seen.
         for item in &mut items {
             item.handed = handed_once_more(item)?;
         }
         let batch = Batch {
+            //= spec/delivery.md#d10-repeat-recognisable
+            //# Batch ids of new batches MUST increase.
             id: self.state.next_batch,
             attempt: Attempt(1),
             items,
+            //= spec/delivery.md#d2-no-waiting-window
+            //# A line parked after the boundary (while its batch is being persisted, handed over,
+            //# notified or settled) MUST NOT join that batch and MUST NOT be counted in its
+            //# `remaining`; it is delivered at a later boundary.
+            //= spec/delivery.md#d11-deterministic-split
+            //# `remaining` MUST be `parked.len() - k`.
+            //= spec/delivery.md#d13-trailer-count
+            //# It MUST NOT count lines parked later (D2) or dead letters (D8).
             remaining: parked.len() - k,
             seen,
         };
@@ -298,12 +406,18 @@ impl Core {
     }
 
     pub(crate) fn settle(&self, id: BatchId, outcomes: &[Outcome]) -> Result<Step<Settlement>> {
+        //= spec/delivery.md#d9-no-loss
+        //# In particular, items MUST NOT leave the mirror before their batch is settled (no clear
+        //# before hand-over), and a batch MUST NOT be settled `Delivered` on the daemon's behalf.
         let batch = match &self.state.in_flight {
             Some(batch) if batch.id == id && self.handed => batch,
             Some(batch) if batch.id == id => {
                 return Err(Error::new(
                     ErrorKind::UnknownBatch,
                     format!(
+                        //= spec/delivery.md#d10-repeat-recognisable
+                        //# A recovered batch MUST be handed over again (as a repeat) before it can
+                        //# be settled.
                         "batch {id} was recovered from the mirror and not handed over yet; call boundary first"
                     ),
                 ));
@@ -317,14 +431,30 @@ impl Core {
         };
         check_settle(batch, id, outcomes)?;
         let mut settlement = Settlement::default();
+        //= spec/delivery.md#d6-per-request-independence
+        //# The delivery state of an item (parked, in flight, delivered, dead letter; its
+        //# `failures`) MUST depend only on its own outcomes and on crashes; the outcome of one item
+        //# MUST NOT drop, block, delay to a later boundary, or change the failure count of another
+        //# item.
+        //= spec/delivery.md#d6-per-request-independence
+        //# `settle` MUST take one outcome per item, and each item MUST end in exactly one of
+        //# `Settlement::{delivered, failed, dead}`.
         for (item, outcome) in batch.items.iter().zip(outcomes) {
             match outcome {
                 Outcome::Delivered => settlement.delivered.push(item.seq),
+                //= spec/delivery.md#d8-dead-letter
+                //# An item whose failure count reaches `failures_max` (a positive integer, default
+                //# 3) at a settle MUST move to the dead letters in that same settle.
                 // D8: the failure that reaches failures_max moves the item to the dead letters.
                 // A parked item has at most u32::MAX - 1 failures (M6), so this cannot saturate.
                 Outcome::Failed if item.failures.saturating_add(1) >= self.config.failures_max => {
                     settlement.dead.push(item.seq)
                 }
+                //= spec/delivery.md#d7-failure-isolation
+                //# At settle, a failed item whose failure count stays below `failures_max` MUST
+                //# stay parked with the same seq and `failures + 1`, and MUST be offered again at a
+                //# later boundary in seq order (so it precedes lines parked after it); the
+                //# delivered items of the same batch MUST leave the mirror.
                 Outcome::Failed => settlement.failed.push(item.seq),
             }
         }
@@ -363,6 +493,10 @@ impl Core {
 /// D19, M6: the hand-over count of `item` after one more hand-over; at `u64::MAX` there is none,
 /// and the boundary fails like every exhausted counter (nothing written, not poisoned).
 fn handed_once_more(item: &Item) -> Result<u64> {
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //# A hand-over count is never wrapped or saturated: a boundary that would raise an item's count
+    //# past `u64::MAX` MUST fail with `Exhausted`, write nothing and not poison (as the counters of
+    //# `mirror.md` M6).
     item.handed.checked_add(1).ok_or_else(|| {
         Error::new(
             ErrorKind::Exhausted,
@@ -382,6 +516,9 @@ fn in_flight_error(id: BatchId) -> Error {
 }
 
 fn check_settle(batch: &Batch, id: BatchId, outcomes: &[Outcome]) -> Result<()> {
+    //= spec/delivery.md#d6-per-request-independence
+    //# `settle` MUST take one outcome per item, and each item MUST end in exactly one of
+    //# `Settlement::{delivered, failed, dead}`.
     if batch.id != id {
         return Err(Error::new(
             ErrorKind::UnknownBatch,

@@ -129,6 +129,10 @@ where
     I::IntoIter: Clone,
     S: AsRef<str>,
 {
+    //= spec/delivery.md#d4-framing
+    //# The turn text of a batch MUST be exactly the header, the body and the trailer, each line
+    //# followed by one `\n` (including the last), and nothing else, where the body is each item's
+    //# line followed by `\n`:
     let lines = lines.into_iter();
     let (k, body) = lines.clone().fold((0usize, 0u128), |(k, body), line| {
         (k + 1, body + line.as_ref().len() as u128 + 1)
@@ -175,12 +179,22 @@ where
     text.push_str(HEADER_N);
     push_decimal(&mut text, n);
     text.push_str(HEADER_SEEN);
+    //= spec/delivery.md#d20-seen-before-in-the-header
+    //# A batch MUST carry `seen`, the number of its items that an earlier batch handed over (their
+    //# count was above 0 before this batch's record), and the header MUST say it (`S seen before`,
+    //# D4).
     push_decimal(&mut text, seen as u128);
     text.push_str(HEADER_BYTES);
     push_decimal(&mut text, body);
     text.push_str(HEADER_END);
     let body_start = text.len();
     for line in lines {
+        //= spec/delivery.md#d3-items-verbatim
+        //# Each item of a batch MUST be its parked line copied byte for byte: parkline MUST NOT
+        //# rewrite, reformat, truncate, cut, merge or annotate a line.
+        //= spec/delivery.md#d3-items-verbatim
+        //# The line carries its own request id, answering turn, outcome and `agent_read{turn:...}`
+        //# reference; the per-item header line format is the daemon's and MUST stay unchanged.
         // D3: the line is copied byte for byte.
         text.push_str(line.as_ref());
         text.push('\n');
@@ -192,6 +206,9 @@ where
     text.push_str(TRAILER_BATCH);
     push_decimal(&mut text, id.0.into());
     text.push_str(TRAILER_REMAINING);
+    //= spec/delivery.md#d13-trailer-count
+    //# The trailer MUST state `remaining`: the number of lines parked at the batch's (original)
+    //# boundary that are not in the batch.
     push_decimal(&mut text, remaining as u128);
     text.push_str(TRAILER_CRC);
     push_hex(&mut text, crc);
@@ -231,6 +248,16 @@ where
 /// # Ok::<(), FrameError>(())
 /// ```
 pub fn parse(text: &str) -> Result<Frame<'_>, FrameError> {
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //# A reader of a turn text (the daemon checking what it hands over, the parent's reader, the
+    //# tests and the model's reference) MUST read it this one way, and MUST refuse the text when
+    //# any step fails:
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //# The reader MUST NOT search the text for a header or trailer, and MUST NOT interpret a line.
+    //= spec/delivery.md#d23-framing-read-back
+    //# For every batch handed over, reading its turn text as D4a says MUST give back exactly the
+    //# batch: its id, attempt, repeat mark, `K`, `N`, `seen`, `remaining` and every line byte for
+    //# byte, also when a line imitates a header or a trailer.
     let mut at = Cursor { text, at: 0 };
     at.literal(Part::Header, HEADER_BATCH)?;
     let id = BatchId(at.number(Part::Header)?);
@@ -257,6 +284,9 @@ pub fn parse(text: &str) -> Result<Frame<'_>, FrameError> {
         return Err(FrameError::SeenAboveK { seen, k });
     }
 
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //# They MUST be present, end in `\n` (unless `BYTES` is 0) and hold exactly `K` `\n`; the lines
+    //# are the body split on `\n`.
     let start = at.at;
     let available = text.len() - start;
     if bytes > available {
@@ -286,6 +316,10 @@ pub fn parse(text: &str) -> Result<Frame<'_>, FrameError> {
         });
     }
 
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //# The trailer MUST start exactly where the body ends, carry the header's `ID`, a `REMAINING`
+    //# equal to `N - K`, and a `CRC` equal to the CRC-32 of the body, and MUST be the rest of the
+    //# text (ending in its `\n`, nothing after it).
     at.at = end;
     at.literal(Part::Trailer, TRAILER_BATCH)?;
     let trailer_id = BatchId(at.number(Part::Trailer)?);
@@ -509,6 +543,9 @@ impl Cursor<'_> {
     /// A plain decimal: one or more ASCII digits, no leading zero unless the number is 0, in range
     /// of `T`. Plain, because one number with two spellings would give a text two readings.
     fn number<T: TryFrom<u128>>(&mut self, part: Part) -> Result<T, FrameError> {
+        //= spec/delivery.md#d4-framing
+        //# `ID`, `ATTEMPT`, `K`, `N`, `SEEN`, `BYTES`, `REMAINING` MUST be plain decimal (ASCII
+        //# digits, no sign, no leading zeros, no digit grouping); `ATTEMPT` is at least 1.
         const EXPECTED: &str = "a plain decimal number";
         let digits = self.text.as_bytes()[self.at..]
             .iter()
@@ -561,6 +598,9 @@ fn decimal_len(mut n: u128) -> usize {
 }
 
 fn push_decimal(text: &mut String, mut n: u128) {
+    //= spec/delivery.md#d4-framing
+    //# `ID`, `ATTEMPT`, `K`, `N`, `SEEN`, `BYTES`, `REMAINING` MUST be plain decimal (ASCII digits,
+    //# no sign, no leading zeros, no digit grouping); `ATTEMPT` is at least 1.
     // u128::MAX has 39 digits.
     let mut digits = [0u8; 39];
     let mut at = digits.len();

@@ -38,6 +38,10 @@ pub struct MirrorState {
     pub parked: Vec<Item>,
     /// The batch persisted and not settled, with its attempt as stored.
     pub in_flight: Option<Batch>,
+    //= spec/delivery.md#d8-dead-letter
+    //# Dead letters MUST be kept in the mirror,
+    //= spec/delivery.md#d8-dead-letter
+    //# and MUST NOT be deleted by parkline.
     /// Items that failed `failures_max` times, in seq order; never deleted (D8).
     pub dead_letters: Vec<Item>,
     /// The seq the next park gets.
@@ -65,6 +69,9 @@ struct Header<'a> {
     version: u64,
 }
 
+//= spec/mirror.md#m3-records-and-the-state-transition
+//# Every record after the header is a JSON object with a `"type"` field and exactly the fields
+//# below (a reader MUST reject unknown types and unknown fields).
 /// One record after the header (M3), as version 2 writes it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
@@ -87,6 +94,8 @@ pub(crate) enum Record {
     },
     /// A group of lines parked together (`park_all`): seqs `seq`, `seq + 1`, ... in order. One
     /// record, so a torn append keeps none of them and a complete one all (D22).
+    //= spec/delivery.md#d22-group-park
+    //# A crash during the append MUST leave all of the group's lines parked or none of them.
     Parks { seq: Seq, items: Vec<GroupItem> },
     /// A batch persisted at a boundary: the first `seqs.len()` parked items move in flight, and
     /// each counts `attempt` more hand-overs (D19).
@@ -159,6 +168,11 @@ enum RecordV1 {
     },
 }
 
+//= spec/mirror.md#m14-upgrade-from-version-1
+//# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
+//# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`) with
+//# the same transition, each `park` and `dead` item with handed 0, so the `batch` and `attempt`
+//# records count the hand-overs the file still shows.
 impl From<RecordV1> for Record {
     /// Version 1 recorded no hand-over count: a line parked or dead is read as never handed
     /// over, and the batch and attempt records then count the hand-overs the file still shows.
@@ -221,6 +235,10 @@ impl MirrorState {
     /// reason the record is impossible in this state; the state is then unchanged. Decoding uses
     /// it; the queue checks a planned record before writing it and applies it after.
     pub(crate) fn apply(&mut self, record: &Record) -> std::result::Result<(), String> {
+        //= spec/mirror.md#m3-records-and-the-state-transition
+        //# Applying the records in order to the empty state (no items, no batch, counters 1) MUST
+        //# give the file's state; a record that is impossible in the state built so far MUST be
+        //# rejected (M11).
         self.check(record)?;
         self.apply_checked(record);
         Ok(())
@@ -248,6 +266,14 @@ impl MirrorState {
                 failures,
                 ..
             } => {
+                //= spec/delivery.md#d17-order
+                //# `park` MUST assign seqs that strictly increase and are never reused within a
+                //# mirror (when none is left, it fails with `Exhausted` rather than wrap, D10
+                //# "Attempt ceiling").
+                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+                //# Seqs and batch ids MUST strictly increase along the file; a reader MUST reject a
+                //# `park`/`dead` record whose seq, or a `batch` record whose id, is below the
+                //# current counter.
                 // M6: seqs strictly increase along the file and are never reused.
                 if *seq < self.next_seq {
                     return Err(format!(
@@ -255,6 +281,9 @@ impl MirrorState {
                         self.next_seq
                     ));
                 }
+                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+                //# - `u64::MAX` is never a seq or a batch id (no next counter would follow it): a
+                //# `park`, `dead` or `batch` record holding it MUST be rejected (`Corrupt`).
                 // M6: the counter after the last seq must exist; u64::MAX is never a seq.
                 if seq.0.checked_add(1).is_none() {
                     return Err(format!(
@@ -264,6 +293,11 @@ impl MirrorState {
                 if line.contains('\n') {
                     return Err(format!("line of seq {seq} contains a newline"));
                 }
+                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+                //# - A parked item (including one in flight) holds at most `u32::MAX - 1` failures,
+                //# so that it can always fail once more: a `park` record with failures `u32::MAX`,
+                //# or a settle that would park an item again at `u32::MAX`, MUST be rejected
+                //# (`Corrupt`).
                 // M6: a parked item must be able to fail once more; only dead letters may hold
                 // the largest count.
                 if matches!(record, Record::Park { .. }) && *failures == u32::MAX {
@@ -284,12 +318,22 @@ impl MirrorState {
                         batch.id
                     ));
                 }
+                //= spec/delivery.md#d10-repeat-recognisable
+                //# A batch id that was returned by `boundary` MUST NOT later denote a different
+                //# membership.
+                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+                //# Seqs and batch ids MUST strictly increase along the file; a reader MUST reject a
+                //# `park`/`dead` record whose seq, or a `batch` record whose id, is below the
+                //# current counter.
                 if *id < self.next_batch {
                     return Err(format!(
                         "batch id {id} reused or out of order (expected at least {})",
                         self.next_batch
                     ));
                 }
+                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+                //# - `u64::MAX` is never a seq or a batch id (no next counter would follow it): a
+                //# `park`, `dead` or `batch` record holding it MUST be rejected (`Corrupt`).
                 if id.0.checked_add(1).is_none() {
                     return Err(format!(
                         "batch id {id} leaves no next id (u64::MAX is never a batch id)"
@@ -302,6 +346,10 @@ impl MirrorState {
                     return Err(format!("batch {id} has no items"));
                 }
                 let k = seqs.len();
+                //= spec/delivery.md#d17-order
+                //# The parked list MUST be kept in seq order and a new batch MUST be a prefix of
+                //# it, so items in a batch are in seq order and a line is first offered only after
+                //# every line with a lower seq was offered.
                 // D11, D17: a batch is a prefix of the parked items in seq order.
                 let is_prefix = self.parked.len() >= k
                     && self
@@ -318,12 +366,18 @@ impl MirrorState {
                         list(&prefix)
                     ));
                 }
+                //= spec/delivery.md#d11-deterministic-split
+                //# `remaining` MUST be `parked.len() - k`.
                 if self.parked.len() - k != *remaining {
                     return Err(format!(
                         "batch {id} says {remaining} remaining but {} lines were parked behind it",
                         self.parked.len() - k
                     ));
                 }
+                //= spec/delivery.md#d19-hand-over-count-per-item
+                //# A hand-over count is never wrapped or saturated: a boundary that would raise an
+                //# item's count past `u64::MAX` MUST fail with `Exhausted`, write nothing and not
+                //# poison (as the counters of `mirror.md` M6).
                 // D19, M6: the hand-over count is checked like every counter, never wrapped.
                 if let Some(item) = self.parked[..k]
                     .iter()
@@ -339,6 +393,8 @@ impl MirrorState {
                 let Some(in_flight) = self.in_flight.as_ref().filter(|b| b.id == *batch) else {
                     return Err(format!("attempt for batch {batch}, which is not in flight"));
                 };
+                //= spec/delivery.md#d10-repeat-recognisable
+                //# It MUST NOT hand the batch over with an attempt that is not one higher.
                 // D10: one higher than stored; at u32::MAX there is no higher attempt.
                 if in_flight.attempt.0.checked_add(1) != Some(attempt.0) {
                     return Err(format!(
@@ -426,6 +482,11 @@ impl MirrorState {
                 }
                 let failed: BTreeSet<&Seq> = failed.iter().collect();
                 let dead: BTreeSet<&Seq> = dead.iter().collect();
+                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+                //# - A parked item (including one in flight) holds at most `u32::MAX - 1` failures,
+                //# so that it can always fail once more: a `park` record with failures `u32::MAX`,
+                //# or a settle that would park an item again at `u32::MAX`, MUST be rejected
+                //# (`Corrupt`).
                 // A failed item goes back to the parked list, where u32::MAX is not allowed (see
                 // `park`); a dead one may reach it.
                 for item in &in_flight.items {
@@ -459,6 +520,11 @@ impl MirrorState {
     /// The change `record` makes, for a record [`check`](MirrorState::check) accepted in this
     /// very state (so the arithmetic below cannot overflow and the batch named is in flight).
     pub(crate) fn apply_checked(&mut self, record: &Record) {
+        //= spec/delivery.md#d9-no-loss
+        //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be
+        //# exactly one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a
+        //# dead letter, through any sequence of boundaries, settles, failures, crashes and
+        //# recoveries.
         match record {
             Record::Park {
                 seq,
@@ -499,6 +565,10 @@ impl MirrorState {
                 // hand-overs (attempt of them, for a snapshot of a repeat) are counted.
                 let seen = items.iter().filter(|item| item.handed > 0).count();
                 for item in &mut items {
+                    //= spec/delivery.md#d19-hand-over-count-per-item
+                    //# Every item MUST carry `handed`, the number of its hand-overs made durable:
+                    //# the `batch` and `attempt` records that named it since it was parked
+                    //# (`mirror.md` M3).
                     item.handed = item.handed.saturating_add(u64::from(attempt.0));
                 }
                 self.in_flight = Some(Batch {
@@ -514,6 +584,10 @@ impl MirrorState {
                 if let Some(in_flight) = self.in_flight.as_mut() {
                     in_flight.attempt = *attempt;
                     for item in &mut in_flight.items {
+                        //= spec/delivery.md#d19-hand-over-count-per-item
+                        //# Every item MUST carry `handed`, the number of its hand-overs made
+                        //# durable: the `batch` and `attempt` records that named it since it was
+                        //# parked (`mirror.md` M3).
                         item.handed = item.handed.saturating_add(1);
                     }
                 }
@@ -538,6 +612,17 @@ impl MirrorState {
                     .into_iter()
                     .partition(|item| named.contains(&item.seq));
                 self.dead_letters = kept;
+                //= spec/delivery.md#d19-hand-over-count-per-item
+                //# and by a redrive (D21);
+                //= spec/delivery.md#d21-dead-letter-redrive
+                //# `Queue::redrive(seqs)` and `Queue::redrive_all()` MUST move the named dead
+                //# letters (all of them) back to the parked list in one durable record (one append,
+                //# one fsync), each at its seq's place in the parked list (which stays in seq
+                //# order), with `failures` reset to 0 and `handed` kept.
+                //= spec/delivery.md#d21-dead-letter-redrive
+                //# A redriven line is then delivered or dead again like any parked line (D7, D8);
+                //# it MUST NOT be lost (D9 holds for it) and MUST NOT be offered again without its
+                //# count (D19) showing it was seen.
                 // D21: back at the seq's place in the parked list, with a fresh failure budget
                 // and the hand-over count kept.
                 self.parked.extend(moved.into_iter().map(|item| Item {
@@ -546,6 +631,14 @@ impl MirrorState {
                 }));
                 self.parked.sort_by_key(|item| item.seq);
             }
+            //= spec/delivery.md#d9-no-loss
+            //# In particular, items MUST NOT leave the mirror before their batch is settled (no
+            //# clear before hand-over), and a batch MUST NOT be settled `Delivered` on the daemon's
+            //# behalf.
+            //= spec/delivery.md#d18-no-silent-duplicate
+            //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.
+            //= spec/delivery.md#d19-hand-over-count-per-item
+            //# It MUST be kept by settles (failed and dead items),
             Record::Settle { failed, dead, .. } => {
                 let failed: BTreeSet<&Seq> = failed.iter().collect();
                 let dead: BTreeSet<&Seq> = dead.iter().collect();
@@ -558,6 +651,15 @@ impl MirrorState {
                         self.dead_letters.push(item);
                     }
                 }
+                //= spec/delivery.md#d7-failure-isolation
+                //# At settle, a failed item whose failure count stays below `failures_max` MUST
+                //# stay parked with the same seq and `failures + 1`, and MUST be offered again at a
+                //# later boundary in seq order (so it precedes lines parked after it); the
+                //# delivered items of the same batch MUST leave the mirror.
+                //= spec/delivery.md#d17-order
+                //# The parked list MUST be kept in seq order and a new batch MUST be a prefix of
+                //# it, so items in a batch are in seq order and a line is first offered only after
+                //# every line with a lower seq was offered.
                 // D7, D17: failed items come first again, in seq order.
                 self.parked.sort_by_key(|item| item.seq);
                 self.dead_letters.sort_by_key(|item| item.seq);
@@ -571,6 +673,11 @@ impl MirrorState {
 
     /// The records that rebuild this state from an empty one, in an order `apply` accepts.
     pub(crate) fn snapshot_records(&self) -> Vec<Record> {
+        //= spec/mirror.md#m12-compaction
+        //# A snapshot is the header and the records that rebuild the state: the dead letters and
+        //# the in-flight batch's items and the items parked before its boundary as `dead`/`park`
+        //# records in seq order, then the `batch` record, then the items parked after the boundary,
+        //# then `next`.
         let park = |item: &Item| Record::Park {
             seq: item.seq,
             request: item.request,
@@ -585,6 +692,10 @@ impl MirrorState {
             failures: item.failures,
             handed: item.handed,
         };
+        //= spec/delivery.md#d19-hand-over-count-per-item
+        //# across crashes and recoveries,
+        //= spec/delivery.md#d19-hand-over-count-per-item
+        //# it is durable in the mirror.
         // D19: the batch record counts `attempt` hand-overs of each of its items, so their park
         // records carry the count from before this batch.
         let in_flight_park = |item: &Item, attempt: Attempt| Record::Park {
@@ -601,6 +712,8 @@ impl MirrorState {
             None => (&self.parked, &[]),
         };
         let mut items: Vec<(Seq, Record)> = Vec::new();
+        //= spec/delivery.md#d8-dead-letter
+        //# Dead letters MUST be kept in the mirror,
         items.extend(self.dead_letters.iter().map(|item| (item.seq, dead(item))));
         if let Some(batch) = &self.in_flight {
             items.extend(
@@ -622,6 +735,9 @@ impl MirrorState {
             });
         }
         records.extend(after.iter().map(park));
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# Snapshots MUST end with a `next` record carrying the counters, so ids are not reused
+        //# after the items that used them were dropped.
         records.push(Record::Next {
             seq: self.next_seq,
             batch: self.next_batch,
@@ -652,6 +768,8 @@ pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
 }
 
 pub(crate) fn encode_header() -> Vec<u8> {
+    //= spec/mirror.md#m2-header-and-version
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":2}`.
     let header = Header {
         format: FORMAT,
         version: VERSION,
@@ -746,6 +864,12 @@ pub fn decode(bytes: &[u8]) -> Result<MirrorState> {
 /// # Ok(()) }
 /// ```
 pub fn decode_log(bytes: &[u8]) -> Result<Decoded> {
+    //= spec/mirror.md#m11-damaged-files-are-reported-never-written
+    //# Anything in the file other than a torn final append (M7) — an empty file, a missing or torn
+    //# header, an unknown format or version (M2), a bad checksum (M1), a JSON error, an unknown
+    //# record type or field, an impossible record (M3, M6) — MUST make opening fail with a
+    //# `Corrupt` error naming the file, the byte offset and the 1-based number of the bad record
+    //# (the header is record 1), and the reason.
     if bytes.is_empty() {
         return Err(Error::corrupt(0, 1, "empty file: no header"));
     }
@@ -760,6 +884,11 @@ pub fn decode_log(bytes: &[u8]) -> Result<Decoded> {
                 // M2: the header is created whole (temp file, fsync, rename), so it is never torn.
                 return Err(Error::corrupt(0, 1, "header without its newline"));
             }
+            //= spec/mirror.md#m7-torn-final-record
+            //# On open, a final segment that does not end in `\n` (after at least a complete
+            //# header) is a **torn append**: the reader MUST report it (`Decoded::torn_len`), and
+            //# the queue MUST cut the file to the end of the last complete record and fsync it
+            //# before writing anything else.
             // M7: a final segment without its newline is an append whose fsync never returned.
             return Ok(Decoded {
                 state,
@@ -773,9 +902,13 @@ pub fn decode_log(bytes: &[u8]) -> Result<Decoded> {
         let at = |reason: String| Error::corrupt(offset as u64, number, reason);
         let json = checked_json(&rest[..end]).map_err(at)?;
         if number == 1 {
+            //= spec/mirror.md#m2-header-and-version
+            //# The first record MUST be the header `{"format":"parkline-mirror","version":2}`.
             version = check_header(json).map_err(at)?;
         } else {
             let json_error = |e: serde_json::Error| at(format!("json error: {e}"));
+            //= spec/mirror.md#m2-header-and-version
+            //# A new version gets a new number; a reader of version N MAY read older versions.
             let record: Record = if version == VERSION_OLDEST {
                 serde_json::from_slice::<RecordV1>(json)
                     .map_err(json_error)?
@@ -798,6 +931,9 @@ pub fn decode_log(bytes: &[u8]) -> Result<Decoded> {
 
 /// The JSON of one line, after checking its checksum (M1).
 fn checked_json(line: &[u8]) -> std::result::Result<&[u8], String> {
+    //= spec/mirror.md#m1-record-lines
+    //# A reader MUST reject a complete line (one ending in `\n`) whose checksum is missing, not 8
+    //# lowercase hex digits, or different from the JSON's.
     if line.len() < 10 || line[8] != b' ' {
         return Err("not a record: expected `<8 hex digits> <json>`".to_owned());
     }
@@ -823,6 +959,10 @@ fn checked_json(line: &[u8]) -> std::result::Result<&[u8], String> {
 
 /// The header's version, when this build reads it (M2, M14).
 fn check_header(json: &[u8]) -> std::result::Result<u64, String> {
+    //= spec/mirror.md#m2-header-and-version
+    //# A reader MUST reject a file whose first record is not a header with format
+    //# `parkline-mirror`, and a file whose version it does not know (this document is version 2;
+    //# this build also reads version 1, M14), with the version in the error.
     let value: serde_json::Value =
         serde_json::from_slice(json).map_err(|e| format!("header json error: {e}"))?;
     let format = value.get("format").and_then(serde_json::Value::as_str);

@@ -142,9 +142,24 @@ impl<S: Storage> Queue<S> {
             .is_some();
         let queue = match bytes {
             Some(bytes) => {
+                //= spec/mirror.md#m11-damaged-files-are-reported-never-written
+                //# Anything in the file other than a torn final append (M7) — an empty file, a
+                //# missing or torn header, an unknown format or version (M2), a bad checksum (M1),
+                //# a JSON error, an unknown record type or field, an impossible record (M3, M6) —
+                //# MUST make opening fail with a `Corrupt` error naming the file, the byte offset
+                //# and the 1-based number of the bad record (the header is record 1), and the
+                //# reason.
+                //= spec/mirror.md#m11-damaged-files-are-reported-never-written
+                //# In that case the queue MUST NOT modify the mirror or its temp file: no
+                //# truncation, no "repair", no removal of the temp file; both stay byte for byte as
+                //# they were.
                 // M11: decode first; a damaged file gets an error and no write at all.
                 let decoded = mirror::decode_log(&bytes).map_err(|e| e.with_path(&path))?;
                 if tmp_exists {
+                    //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+                    //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed
+                    //# (followed by a directory fsync) — but only after the mirror itself decoded
+                    //# without error (M11).
                     // M5: the temp file never reached its rename, so the mirror is authoritative.
                     storage.remove(&tmp).map_err(|e| {
                         Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
@@ -154,6 +169,11 @@ impl<S: Storage> Queue<S> {
                         .map_err(|e| io_error("cannot fsync the directory", e))?;
                 }
                 if decoded.torn_len > 0 {
+                    //= spec/mirror.md#m7-torn-final-record
+                    //# On open, a final segment that does not end in `\n` (after at least a
+                    //# complete header) is a **torn append**: the reader MUST report it
+                    //# (`Decoded::torn_len`), and the queue MUST cut the file to the end of the
+                    //# last complete record and fsync it before writing anything else.
                     // M7: the torn tail was never acknowledged; cut it before appending after it.
                     storage
                         .truncate(name, decoded.valid_len)
@@ -171,6 +191,12 @@ impl<S: Storage> Queue<S> {
                     poisoned: None,
                 };
                 if decoded.version < mirror::VERSION {
+                    //= spec/mirror.md#m2-header-and-version
+                    //# A writer MUST NOT append records of another version to a file.
+                    //= spec/mirror.md#m14-upgrade-from-version-1
+                    //# `open` of a version 1 mirror that decodes without error MUST, before it
+                    //# appends anything, write the current version's snapshot of that state through
+                    //# M5 (temp file, fsync, rename, directory fsync).
                     // M14: an older version is rewritten whole as the current one before any
                     // record is appended (M2: never a record of another version in one file).
                     let bytes = mirror::encode(&queue.core.state);
@@ -180,6 +206,10 @@ impl<S: Storage> Queue<S> {
             }
             None => {
                 if tmp_exists {
+                    //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+                    //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed
+                    //# (followed by a directory fsync) — but only after the mirror itself decoded
+                    //# without error (M11).
                     // M5: an unfinished create; no park was acknowledged before it completed.
                     storage.remove(&tmp).map_err(|e| {
                         Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
@@ -226,6 +256,9 @@ impl<S: Storage> Queue<S> {
     /// ```
     pub fn park(&mut self, request: RequestId, line: &str) -> Result<Seq> {
         self.check_poison()?;
+        //= spec/delivery.md#d16-durable-park
+        //# `park` MUST return `Ok` only once the line is durable: the file holding it fsynced, and
+        //# the directory fsynced whenever a file was created, renamed or removed on the way.
         let step = self.core.park(request, line)?;
         self.append_checked(step.record.as_ref())?;
         Ok(step.value)
@@ -355,6 +388,12 @@ impl<S: Storage> Queue<S> {
     /// ```
     pub fn boundary(&mut self, budget: Budget) -> Result<Option<Batch>> {
         self.check_poison()?;
+        //= spec/delivery.md#d10-repeat-recognisable
+        //# `boundary` MUST return a batch only after the batch is durable, and the daemon MUST NOT
+        //# hand a batch over before `boundary` returned it; so every batch a parent may have seen
+        //# is recoverable.
+        //= spec/delivery.md#d16-durable-park
+        //# `boundary` and `settle` MUST likewise return only once their record is durable.
         let step = self.core.boundary(budget)?;
         self.append_checked(step.record.as_ref())?;
         if step.value.is_some() {
@@ -397,6 +436,8 @@ impl<S: Storage> Queue<S> {
     /// ```
     pub fn settle(&mut self, batch: BatchId, outcomes: &[Outcome]) -> Result<Settlement> {
         self.check_poison()?;
+        //= spec/delivery.md#d16-durable-park
+        //# `boundary` and `settle` MUST likewise return only once their record is durable.
         let step = self.core.settle(batch, outcomes)?;
         if let Some(record) = &step.record {
             self.append_or_compact(record)?;
@@ -456,6 +497,8 @@ impl<S: Storage> Queue<S> {
     /// # Ok(()) }
     /// ```
     pub fn dead_letters(&self) -> &[Item] {
+        //= spec/delivery.md#d8-dead-letter
+        //# MUST be listable (`Queue::dead_letters`, `parkline inspect`),
         &self.core.state.dead_letters
     }
 
@@ -552,6 +595,10 @@ impl<S: Storage> Queue<S> {
     }
 
     fn check_poison(&self) -> Result<()> {
+        //= spec/mirror.md#m10-fail-stop
+        //# After any failed append, fsync, rename or directory fsync, the handle MUST refuse every
+        //# further call with `Poisoned` until the mirror is reopened; it MUST NOT retry a failed
+        //# fsync.
         match &self.poisoned {
             None => Ok(()),
             Some(what) => Err(Error::new(
@@ -564,6 +611,13 @@ impl<S: Storage> Queue<S> {
 
     /// M10: the first failed write poisons the handle; the fsync is never retried.
     fn poison(&mut self, what: &str, name: &str, e: io::Error) -> Error {
+        //= spec/delivery.md#d16-durable-park
+        //# After a failed write or fsync the handle MUST refuse further work until reopened
+        //# (`Poisoned`; see `mirror.md`).
+        //= spec/mirror.md#m10-fail-stop
+        //# After any failed append, fsync, rename or directory fsync, the handle MUST refuse every
+        //# further call with `Poisoned` until the mirror is reopened; it MUST NOT retry a failed
+        //# fsync.
         self.poisoned = Some(what.to_owned());
         Error::io(
             format!("{what} failed; the queue refuses further work until reopened"),
@@ -598,11 +652,24 @@ impl<S: Storage> Queue<S> {
         // only records the exact rule below would not compact either, without encoding the
         // state every time. It must be the state after: the state before a settle still holds
         // the batch, whose delivered lines are exactly what makes compaction due.
+        //= spec/mirror.md#m12-compaction
+        //# (An implementation MAY skip computing the exact snapshot when a lower bound of the new
+        //# snapshot's length already shows no compaction is due; parkline uses the bytes of the
+        //# lines the new state holds.)
         let floor = self.core.snapshot_bytes_floor_after(record);
         if grown > floor.saturating_mul(2).saturating_add(slack) {
+            //= spec/mirror.md#m12-compaction
+            //# The decision MUST be made on the new state: the state before the settle still holds
+            //# the batch, and the batch's delivered lines are exactly what makes compaction due.
             let mut next = state_to_apply(&self.core.state, record);
             next.apply_checked(record);
             let bytes = mirror::encode(&next);
+            //= spec/mirror.md#m12-compaction
+            //# At a `settle` (and a `redrive`, below), when the log with the new record would be
+            //# longer than twice the snapshot of the **new state** (the state after the settle)
+            //# plus the slack (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 64
+            //# KiB), the queue MUST write that snapshot instead of appending the settle record,
+            //# through M5 (temp file, fsync, rename, directory fsync).
             // M12: compact when the log is more than twice its live size plus the slack.
             if grown > (bytes.len() as u64).saturating_mul(2).saturating_add(slack) {
                 snapshot = Some(bytes);
@@ -619,6 +686,11 @@ impl<S: Storage> Queue<S> {
     /// A planned record the mirror rules reject poisons the handle: the plan came from a state
     /// this handle can no longer trust, while the file still holds only good records.
     fn check_planned(&mut self, record: &Record) -> Result<()> {
+        //= spec/mirror.md#m3-records-and-the-state-transition
+        //# The writer MUST check every record it planned against its current state BEFORE appending
+        //# it: a record the check rejects is a bug in the planning, which fails the call with
+        //# `ErrorKind::Internal`, poisons the handle and writes nothing, so the file never holds a
+        //# record the next open would reject as `Corrupt`.
         let Err(reason) = self.core.state.check(record) else {
             return Ok(());
         };
@@ -632,6 +704,13 @@ impl<S: Storage> Queue<S> {
 
     /// Appends one checked record and fsyncs the mirror (M4).
     fn append_durable(&mut self, record: &Record) -> Result<()> {
+        //= spec/mirror.md#m4-durability-only-through-fsync-one-fsync-per-operation
+        //# The queue MUST consider a write durable only after an `fsync` of the file
+        //# (`Storage::sync`),
+        //= spec/mirror.md#m4-durability-only-through-fsync-one-fsync-per-operation
+        //# The number of fsyncs of an operation MUST NOT depend on the number of items: a boundary
+        //# costs a bounded number of fsyncs whatever the batch size, because fsyncs dominate the
+        //# cost and a large backlog is exactly when batching must stay cheap.
         let bytes = mirror::encode_record(record);
         let name = self.name.clone();
         if let Err(e) = self.storage.append(&name, &bytes) {
@@ -646,6 +725,15 @@ impl<S: Storage> Queue<S> {
 
     /// Replaces the mirror by `bytes`: temp file, fsync, rename, directory fsync (M5).
     fn replace_durable(&mut self, bytes: &[u8]) -> Result<()> {
+        //= spec/delivery.md#d16-durable-park
+        //# and the directory fsynced whenever a file was created, renamed or removed on the way.
+        //= spec/mirror.md#m4-durability-only-through-fsync-one-fsync-per-operation
+        //# and a create, rename or remove durable only after an `fsync` of the directory
+        //# (`Storage::sync_dir`);
+        //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+        //# Whenever the queue writes a whole mirror (creating a new one, or compacting, M12) it
+        //# MUST: write the complete content to `<name>.tmp` (created with mode 0600), fsync it,
+        //# rename it over `<name>`, and fsync the directory; only then is the new file durable.
         let (name, tmp) = (self.name.clone(), self.tmp.clone());
         if let Err(e) = self.storage.append(&tmp, bytes) {
             return Err(self.poison("temp file write", &tmp, e));

@@ -28,6 +28,9 @@ use crate::error::{Error, ErrorKind, Result};
 /// assert_eq!(storage.read("a")?, Some(b"hello".to_vec()));
 /// # Ok(()) }
 /// ```
+//= spec/mirror.md#m4-durability-only-through-fsync-one-fsync-per-operation
+//# it makes no other durability assumption, so a simulated disk implementing `Storage` can crash it
+//# at any point.
 pub trait Storage {
     /// The whole content of `name`, or `None` when there is no such file.
     ///
@@ -153,6 +156,13 @@ impl FsStorage {
             .mode(0o600)
             .open(&lock_path)
             .map_err(|e| Error::io("cannot open the lock file", e).with_path(&lock_path))?;
+        //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+        //# Opening a mirror MUST take an exclusive lock on the sibling file `<name>.lock` (the
+        //# standard library's `File::try_lock`, an advisory `flock` on Linux), held for the life of
+        //# the handle.
+        //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+        //# A second handle, in the same or another process, MUST get a `Locked` error naming the
+        //# lock file, without waiting.
         match lock.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -206,6 +216,9 @@ impl FsStorage {
 
     fn handle(&mut self, name: &str) -> io::Result<&mut File> {
         if !self.handles.contains_key(name) {
+            //= spec/mirror.md#m9-file-mode-0600
+            //# Every file the queue creates (mirror, temp file, lock file) MUST be created with
+            //# mode 0600 (before the umask).
             // M9: every file the queue creates is private to its owner.
             let file = OpenOptions::new()
                 .append(true)

@@ -116,6 +116,8 @@ impl Item {
     /// assert_eq!(item.cost(), 3); // two characters (three bytes) plus one
     /// ```
     pub fn cost(&self) -> usize {
+        //= spec/delivery.md#d4-framing
+        //# Header and trailer MUST NOT count toward the budget (D12).
         self.line.chars().count() + 1
     }
 }
@@ -188,6 +190,8 @@ impl Batch {
     /// );
     /// ```
     pub fn text(&self) -> String {
+        //= spec/delivery.md#d10-repeat-recognisable
+        //# Its turn text MUST equal the original's except for `ATTEMPT` and `REPEAT` in the header.
         crate::frame::render(
             self.id,
             self.attempt,
@@ -212,6 +216,15 @@ impl Batch {
     /// assert!(events[0].repeat);
     /// ```
     pub fn notified(&self) -> Vec<Notified> {
+        //= spec/delivery.md#d5-notified-per-request
+        //# For every hand-over of a batch (first or repeat) the daemon MUST record one
+        //# `delegation_notified` event per item, in item order, carrying `{ request, seq, batch,
+        //# attempt, repeat, handed }` of that item and that hand-over, where `repeat = (attempt >
+        //# 1)`.
+        //= spec/delivery.md#d5-notified-per-request
+        //# `Batch::notified()` MUST return exactly these events.
+        //= spec/delivery.md#d5-notified-per-request
+        //# parkline MUST NOT replace them by a single per-batch event.
         let repeat = self.is_repeat();
         self.items
             .iter()
@@ -221,6 +234,9 @@ impl Batch {
                 batch: self.id,
                 attempt: self.attempt,
                 repeat,
+                //= spec/delivery.md#d19-hand-over-count-per-item
+                //# The notified event of each hand-over (D5) MUST carry the item's count including
+                //# that hand-over (1 the first time).
                 handed: item.handed,
             })
             .collect()
@@ -306,6 +322,15 @@ pub struct Settlement {
 /// assert_eq!(split(&[], Budget(100)), 0);
 /// ```
 pub fn split(items: &[Item], budget: Budget) -> usize {
+    //= spec/delivery.md#d11-deterministic-split
+    //# The batch MUST be cut at item boundaries only, never inside a line.
+    //= spec/delivery.md#d11-deterministic-split
+    //# `split` MUST depend on nothing but the ordered parked list and the budget (no clock, no
+    //# arrival timing, no hash order).
+    //= spec/delivery.md#d12-budget
+    //# The total cost of the items of a batch MUST be `<= budget`, except when the batch is a
+    //# single item whose cost alone exceeds the budget: such a line MUST be delivered alone, whole,
+    //# and MUST NOT be cut.
     let mut spent = 0usize;
     let mut taken = 0usize;
     for item in items {

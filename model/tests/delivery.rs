@@ -47,6 +47,15 @@ fn spec_lines() -> Vec<RefItem> {
 
 #[test]
 fn d11_d12_split_matches_the_spec_table() {
+    //= spec/delivery.md#d11-deterministic-split
+    //= type=test
+    //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first `k` of
+    //# the parked list, where `split` is this pure function:
+    //= spec/delivery.md#d12-budget
+    //= type=test
+    //# The total cost of the items of a batch MUST be `<= budget`, except when the batch is a
+    //# single item whose cost alone exceeds the budget: such a line MUST be delivered alone, whole,
+    //# and MUST NOT be cut.
     let lines = spec_lines();
     let costs: Vec<usize> = lines.iter().map(RefItem::cost).collect();
     assert_eq!(costs, [81, 85, 81, 81, 88]);
@@ -74,6 +83,11 @@ fn d11_d12_split_matches_the_spec_table() {
 
 #[test]
 fn d4_turn_text_is_exact_for_the_spec_examples() {
+    //= spec/delivery.md#d4-framing
+    //= type=test
+    //# The turn text of a batch MUST be exactly the header, the body and the trailer, each line
+    //# followed by one `\n` (including the last), and nothing else, where the body is each item's
+    //# line followed by `\n`:
     let lines = spec_lines();
     let batch = RefBatch {
         id: 12,
@@ -136,6 +150,19 @@ fn d4_turn_text_is_exact_for_the_spec_examples() {
 /// refused for the part it damages.
 #[test]
 fn framing_parse_turn_reads_back_forged_lines_and_refuses_damage() {
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //= type=test
+    //# A reader of a turn text (the daemon checking what it hands over, the parent's reader, the
+    //# tests and the model's reference) MUST read it this one way, and MUST refuse the text when
+    //# any step fails:
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //= type=test
+    //# The reader MUST NOT search the text for a header or trailer, and MUST NOT interpret a line.
+    //= spec/delivery.md#d23-framing-read-back
+    //= type=test
+    //# For every batch handed over, reading its turn text as D4a says MUST give back exactly the
+    //# batch: its id, attempt, repeat mark, `K`, `N`, `seen`, `remaining` and every line byte for
+    //# byte, also when a line imitates a header or a trailer.
     let header = "[parkline batch 4 attempt 1: 1 of 1 parked lines, 0 seen before, 2 bytes]";
     let trailer_of = |body: &str| {
         format!(
@@ -199,6 +226,9 @@ fn framing_parse_turn_reads_back_forged_lines_and_refuses_damage() {
 /// refuses the whole group; a crash during the append keeps none of it.
 #[test]
 fn group_park_is_all_or_nothing() {
+    //= spec/delivery.md#d22-group-park
+    //= type=test
+    //# A crash during the append MUST leave all of the group's lines parked or none of them.
     let mut queue = Reference::new(3);
     queue.park(1, "a");
     assert_eq!(queue.park_all(&[(2, "b"), (3, "c")]), [2, 3]);
@@ -240,6 +270,25 @@ fn group_park_is_all_or_nothing() {
 /// puts dead letters back at their seq's place with failures 0 and the count kept.
 #[test]
 fn handed_seen_and_redrive_follow_the_records() {
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //= type=test
+    //# Every item MUST carry `handed`, the number of its hand-overs made durable: the `batch` and
+    //# `attempt` records that named it since it was parked (`mirror.md` M3).
+    //= spec/delivery.md#d20-seen-before-in-the-header
+    //= type=test
+    //# A batch MUST carry `seen`, the number of its items that an earlier batch handed over (their
+    //# count was above 0 before this batch's record), and the header MUST say it (`S seen before`,
+    //# D4).
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //= type=test
+    //# `Queue::redrive(seqs)` and `Queue::redrive_all()` MUST move the named dead letters (all of
+    //# them) back to the parked list in one durable record (one append, one fsync), each at its
+    //# seq's place in the parked list (which stays in seq order), with `failures` reset to 0 and
+    //# `handed` kept.
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //= type=test
+    //# A seq that is not a dead letter, or is named twice, MUST make the call fail with `NotDead`,
+    //# write nothing and not poison.
     let mut queue = Reference::new(1);
     queue.park_all(&[(1, "a"), (2, "b"), (3, "c")]);
     let first = queue.boundary(4).unwrap().unwrap();
@@ -299,6 +348,23 @@ fn d5_notified_is_one_event_per_item_with_the_repeat_mark() {
 
 #[test]
 fn d1_d2_d13_reference_batches_everything_parked_and_late_lines_wait() {
+    //= spec/delivery.md#d1-batch-at-the-boundary
+    //= type=test
+    //# At a boundary that delivers a new batch, the batch MUST consist of lines that were parked at
+    //# that moment, and only those, taken from the front of the parked list as `split` (D11)
+    //# decides; with a budget that admits them all, it MUST be every parked line, in ONE turn.
+    //= spec/delivery.md#d2-no-waiting-window
+    //= type=test
+    //# A line parked after the boundary (while its batch is being persisted, handed over, notified
+    //# or settled) MUST NOT join that batch and MUST NOT be counted in its `remaining`; it is
+    //# delivered at a later boundary.
+    //= spec/delivery.md#d2-no-waiting-window
+    //= type=test
+    //# A boundary with nothing parked and no recovered batch MUST return no batch.
+    //= spec/delivery.md#d13-trailer-count
+    //= type=test
+    //# The trailer MUST state `remaining`: the number of lines parked at the batch's (original)
+    //# boundary that are not in the batch.
     let mut queue = Reference::new(3);
     for i in 1..=13 {
         assert_eq!(queue.park(i, &format!("r{i} done")), i);
@@ -334,6 +400,18 @@ fn item_with(seq: u64, failures: u32) -> RefItem {
 /// or a parked item with u32::MAX failures, is `Corrupt`.
 #[test]
 fn m6_d10_reference_counters_at_their_limits() {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# When the attempt stored for a recovered batch is `u32::MAX`, no attempt one higher exists:
+    //# `boundary` MUST fail with `Exhausted`, write nothing, leave the batch in flight as stored
+    //# (still recovered: every later `boundary` fails the same way, and it cannot be settled, since
+    //# it was not handed over) and MUST NOT poison the handle.
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# Then `park` (for the seq) and a `boundary` that would create a batch (for the batch id) MUST
+    //# fail with `Exhausted`, write nothing and leave the handle usable (not poisoned, M10); a
+    //# `boundary` with nothing parked still returns none, and a recovered batch is still handed
+    //# over.
     let max = u64::MAX;
     let mirror = |parked: Vec<RefItem>, in_flight: Option<RefBatch>, next_batch| delivery::Mirror {
         next_seq: max - 1,
@@ -401,6 +479,20 @@ fn m6_d10_reference_counters_at_their_limits() {
 
 #[test]
 fn d10_reference_replays_a_recovered_batch_as_a_repeat() {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# A batch persisted and not settled before a crash MUST, at the first boundary of the next
+    //# life, be re-persisted and handed over again with the same batch id, the same items (same
+    //# seqs, same lines, same order), the same `remaining`, an attempt one higher than the attempt
+    //# stored for it, and the repeat mark, both in the header (D4) and on every notified event
+    //# (D5).
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# A recovered batch MUST be handed over again (as a repeat) before it can be settled.
+    //= spec/delivery.md#d11-deterministic-split
+    //= type=test
+    //# A repeat MUST reuse its stored membership and `remaining` whatever budget is passed to the
+    //# boundary that hands it over again.
     let mut queue = Reference::new(3);
     for i in 1..=3 {
         queue.park(i, "xxxx");
@@ -433,6 +525,26 @@ fn d10_reference_replays_a_recovered_batch_as_a_repeat() {
 
 #[test]
 fn d6_d7_d8_d17_reference_failures_stay_parked_in_seq_order_then_die() {
+    //= spec/delivery.md#d6-per-request-independence
+    //= type=test
+    //# The delivery state of an item (parked, in flight, delivered, dead letter; its `failures`)
+    //# MUST depend only on its own outcomes and on crashes; the outcome of one item MUST NOT drop,
+    //# block, delay to a later boundary, or change the failure count of another item.
+    //= spec/delivery.md#d7-failure-isolation
+    //= type=test
+    //# At settle, a failed item whose failure count stays below `failures_max` MUST stay parked
+    //# with the same seq and `failures + 1`, and MUST be offered again at a later boundary in seq
+    //# order (so it precedes lines parked after it); the delivered items of the same batch MUST
+    //# leave the mirror.
+    //= spec/delivery.md#d8-dead-letter
+    //= type=test
+    //# An item whose failure count reaches `failures_max` (a positive integer, default 3) at a
+    //# settle MUST move to the dead letters in that same settle.
+    //= spec/delivery.md#d17-order
+    //= type=test
+    //# The parked list MUST be kept in seq order and a new batch MUST be a prefix of it, so items
+    //# in a batch are in seq order and a line is first offered only after every line with a lower
+    //# seq was offered.
     let mut queue = Reference::new(2);
     queue.park(1, "a");
     queue.park(2, "b");
@@ -455,6 +567,11 @@ fn d6_d7_d8_d17_reference_failures_stay_parked_in_seq_order_then_die() {
 
 #[test]
 fn d12_a_line_over_the_budget_goes_alone_and_whole() {
+    //= spec/delivery.md#d12-budget
+    //= type=test
+    //# The total cost of the items of a batch MUST be `<= budget`, except when the batch is a
+    //# single item whose cost alone exceeds the budget: such a line MUST be delivered alone, whole,
+    //# and MUST NOT be cut.
     let mut queue = Reference::new(3);
     queue.park(1, "0123456789");
     queue.park(2, "a");
@@ -467,6 +584,11 @@ fn d12_a_line_over_the_budget_goes_alone_and_whole() {
 
 #[test]
 fn d14_collected_changes_nothing_in_the_queue() {
+    //= spec/delivery.md#d14-collected-is-not-consumed
+    //= type=test
+    //# Reading a line through `agent_read` ("collected") MUST NOT remove, skip, shorten or mark the
+    //# line in the queue: a collected line MUST still be delivered (or dead-lettered) like any
+    //# other.
     let model = DeliveryModel::default();
     let init = model.init_states().remove(0);
     let parked = model.next_state(&init, Action::Park(0)).unwrap();
@@ -500,6 +622,16 @@ fn the_model_steps_through_the_protocol_phases() {
 
 #[test]
 fn correct_model_holds_every_property_bfs_and_dfs() {
+    //= spec/delivery.md#d14-collected-is-not-consumed
+    //= type=test
+    //# Reading a line through `agent_read` ("collected") MUST NOT remove, skip, shorten or mark the
+    //# line in the queue: a collected line MUST still be delivered (or dead-lettered) like any
+    //# other.
+    //= spec/delivery.md#d15-eventually
+    //= type=test
+    //# If boundaries keep occurring, every handed-over batch is eventually settled or interrupted
+    //# by a crash, and the number of crashes is finite, then every parked line MUST eventually be
+    //# delivered or dead-lettered.
     // Regression alarm: a change means the model (or the bounds) changed; see why first.
     let model = || DeliveryModel::new(Bounds::default(), Variant::Correct);
     let bfs = model().checker().spawn_bfs().join();
@@ -532,6 +664,44 @@ fn correct_model_holds_at_the_check_and_scaled_bounds() {
     }
 }
 
+/// The requirement ids of `spec/delivery.md` (its `### D<n> ...` headings, `D4a` included), and
+/// the rows of its traceability table (section 5): each row's id with the property names its
+/// "model property" column quotes in backticks.
+fn spec_ids_and_traceability(spec: &str) -> (Vec<&str>, Vec<(&str, Vec<&str>)>) {
+    let is_id = |id: &str| {
+        id.strip_prefix('D').is_some_and(|n| {
+            let n = n.strip_suffix('a').unwrap_or(n);
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    let ids = spec
+        .lines()
+        .filter_map(|line| line.strip_prefix("### "))
+        .filter_map(|heading| heading.split(' ').next())
+        .filter(|id| is_id(id))
+        .collect();
+    let table = spec
+        .split("\n## 5. Traceability\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("spec/delivery.md has section 5, Traceability");
+    let rows = table
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let (id, properties) = (*cells.get(1)?, *cells.get(2)?);
+            let quoted = properties.split('`').skip(1).step_by(2).collect();
+            is_id(id).then_some((id, quoted))
+        })
+        .collect();
+    (ids, rows)
+}
+
+/// Every property is named by a spec id or is a `sometimes`; the spec's traceability table and
+/// the model agree: every requirement id has a row, every property a row names is the model's,
+/// and every property named by an id is in that id's row. The ids come from the spec itself,
+/// so a requirement added there without a row, or a row naming a property the model lost,
+/// fails here; `duvet query` (`.ci/run`) checks that each requirement is cited by code and tests.
 #[test]
 fn every_property_is_named_by_a_spec_id_or_is_a_sometimes() {
     let model = DeliveryModel::default();
@@ -539,16 +709,27 @@ fn every_property_is_named_by_a_spec_id_or_is_a_sometimes() {
         let named = p.name.starts_with('D');
         assert_eq!(named, p.expectation != Expectation::Sometimes, "{}", p.name);
     }
-    let ids: Vec<&str> = model
-        .properties()
-        .iter()
-        .filter_map(|p| p.name.split(' ').next())
-        .collect();
-    for id in [
-        "D1", "D2", "D3", "D5", "D6", "D8", "D9", "D10", "D11", "D12", "D13", "D14", "D15", "D17",
-        "D18", "D19", "D20", "D21", "D22", "D23",
-    ] {
-        assert!(ids.contains(&id), "{id} has no property");
+    let names: Vec<&str> = model.properties().iter().map(|p| p.name).collect();
+    let (ids, rows) = spec_ids_and_traceability(include_str!("../../spec/delivery.md"));
+    assert!(ids.len() > 20, "the spec's ids were not found: {ids:?}");
+    for id in &ids {
+        let Some((_, quoted)) = rows.iter().find(|(row, _)| row == id) else {
+            panic!("{id} has no row in spec/delivery.md's traceability table");
+        };
+        for name in quoted {
+            assert!(
+                names.contains(name),
+                "{id}: the traceability table names the property {name:?}, which the model lacks"
+            );
+        }
+    }
+    for name in names.iter().filter(|name| name.starts_with('D')) {
+        let id = name.split(' ').next().unwrap_or_default();
+        assert!(
+            rows.iter()
+                .any(|(row, quoted)| row == &id && quoted.contains(name)),
+            "the property {name:?} is not in the traceability row of {id}"
+        );
     }
 }
 
@@ -657,6 +838,11 @@ fn a_fourth_line_catches_what_three_cannot() {
 
 #[test]
 fn d15_a_dropped_failure_is_caught_as_liveness_too() {
+    //= spec/delivery.md#d15-eventually
+    //= type=test
+    //# If boundaries keep occurring, every handed-over batch is eventually settled or interrupted
+    //# by a crash, and the number of crashes is finite, then every parked line MUST eventually be
+    //# delivered or dead-lettered.
     let model = DeliveryModel::new(Bounds::default(), Variant::DropFailed);
     for name in [delivery::D15, delivery::D15_QUIESCENT] {
         let path = shortest_path(&model, &model.property(name));
@@ -690,6 +876,11 @@ fn the_interesting_paths_are_reached() {
 /// the line again with `handed` 1 (silently a first time); the correct count says 2.
 #[test]
 fn count_at_settle_loses_the_cut_hand_over() {
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //= type=test
+    //# The count MUST be raised by the record that allows the hand-over, before `boundary` returns
+    //# the batch, so that a crash between the hand-over and the settle still counts a hand-over the
+    //# parent may have seen.
     let path = [
         Action::Park(0),
         Action::Boundary,

@@ -17,6 +17,26 @@ use crate::env_usize;
 /// event, and nothing is lost.
 #[test]
 fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# A batch persisted and not settled before a crash MUST, at the first boundary of the next
+    //# life, be re-persisted and handed over again with the same batch id, the same items (same
+    //# seqs, same lines, same order), the same `remaining`, an attempt one higher than the attempt
+    //# stored for it, and the repeat mark, both in the header (D4) and on every notified event
+    //# (D5).
+    //= spec/delivery.md#d11-deterministic-split
+    //= type=test
+    //# A repeat MUST reuse its stored membership and `remaining` whatever budget is passed to the
+    //# boundary that hands it over again.
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //= type=test
+    //# The count MUST be raised by the record that allows the hand-over, before `boundary` returns
+    //# the batch, so that a crash between the hand-over and the settle still counts a hand-over the
+    //# parent may have seen.
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //= type=test
+    //# The notified event of each hand-over (D5) MUST carry the item's count including that
+    //# hand-over (1 the first time).
     // D9, D10, D5: acceptance 2 of the seed, on the simulated disk.
     let lines: Vec<Op> = (1..=3).map(|r| park(r, &format!("r-{r} done"))).collect();
     for crash in [
@@ -190,6 +210,24 @@ pub(super) fn crash_at_every_sync(ops: &[Op], setup: &Setup) -> Result<usize, St
 /// reference allows (before or after the interrupted op), and every later step conforms.
 #[test]
 fn d16_crash_at_every_sync_point_recovers_an_allowed_state() {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# `boundary` MUST return a batch only after the batch is durable, and the daemon MUST NOT hand
+    //# a batch over before `boundary` returned it; so every batch a parent may have seen is
+    //# recoverable.
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# `park` MUST return `Ok` only once the line is durable: the file holding it fsynced, and the
+    //# directory fsynced whenever a file was created, renamed or removed on the way.
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# `boundary` and `settle` MUST likewise return only once their record is durable.
+    //= spec/mirror.md#m4-durability-only-through-fsync-one-fsync-per-operation
+    //= type=test
+    //# The queue MUST consider a write durable only after an `fsync` of the file (`Storage::sync`),
+    //# and a create, rename or remove durable only after an `fsync` of the directory
+    //# (`Storage::sync_dir`); it makes no other durability assumption, so a simulated disk
+    //# implementing `Storage` can crash it at any point.
     let mut points = 0;
     let big = short_scenarios().pop().expect("the big-line scenario");
     let renames = check(&big).expect("conforms").renames;
@@ -207,6 +245,11 @@ fn d16_crash_at_every_sync_point_recovers_an_allowed_state() {
 /// Random long scenarios with power losses inserted at random sync points.
 #[test]
 fn d9_random_crashes_in_long_runs() {
+    //= spec/delivery.md#d9-no-loss
+    //= type=test
+    //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be exactly
+    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter,
+    //# through any sequence of boundaries, settles, failures, crashes and recoveries.
     let runs = env_usize("PARKLINE_LONG_RUNS", 40);
     let seed = 0x5eed_0001;
     let mut rng = SplitMix::new(seed);

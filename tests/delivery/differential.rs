@@ -86,6 +86,10 @@ proptest! {
 /// compact (a rename), and the file stays within the bound after every op.
 #[test]
 fn m12_settle_of_a_multi_line_big_batch_compacts() {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# The decision MUST be made on the new state: the state before the settle still holds the
+    //# batch, and the batch's delivered lines are exactly what makes compaction due.
     let ops = vec![
         Op::ParkMany {
             request: 1,
@@ -131,6 +135,12 @@ fn m12_bound_rejects_a_log_over_it() {
 /// both; the ones with a gap of 0 are the impossible or exhausted ones.
 #[test]
 fn m6_d10_crafted_mirrors_at_the_counter_limits_conform() {
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# Then `park` (for the seq) and a `boundary` that would create a batch (for the batch id) MUST
+    //# fail with `Exhausted`, write nothing and leave the handle usable (not poisoned, M10); a
+    //# `boundary` with nothing parked still returns none, and a recovered batch is still handed
+    //# over.
     let mut total = delivery::Report::default();
     for lines in 0..=3u8 {
         for in_flight in [0u8, 1, 3] {
@@ -182,6 +192,11 @@ fn m6_d10_crafted_mirrors_at_the_counter_limits_conform() {
 
 #[test]
 fn d1_thirteen_lines_parked_behind_one_turn_are_one_batch() {
+    //= spec/delivery.md#d1-batch-at-the-boundary
+    //= type=test
+    //# At a boundary that delivers a new batch, the batch MUST consist of lines that were parked at
+    //# that moment, and only those, taken from the front of the parked list as `split` (D11)
+    //# decides; with a budget that admits them all, it MUST be every parked line, in ONE turn.
     let mut ops: Vec<Op> = (1..=13)
         .map(|r| park(r, &format!("[delegation r-{r} done] outcome ok")))
         .collect();
@@ -195,6 +210,16 @@ fn d1_thirteen_lines_parked_behind_one_turn_are_one_batch() {
 
 #[test]
 fn d7_failed_items_come_back_and_dead_letter_at_failures_max() {
+    //= spec/delivery.md#d7-failure-isolation
+    //= type=test
+    //# At settle, a failed item whose failure count stays below `failures_max` MUST stay parked
+    //# with the same seq and `failures + 1`, and MUST be offered again at a later boundary in seq
+    //# order (so it precedes lines parked after it); the delivered items of the same batch MUST
+    //# leave the mirror.
+    //= spec/delivery.md#d8-dead-letter
+    //= type=test
+    //# An item whose failure count reaches `failures_max` (a positive integer, default 3) at a
+    //# settle MUST move to the dead letters in that same settle.
     let ops = vec![
         park(1, "a"),
         park(2, "b"),
@@ -216,6 +241,13 @@ fn d7_failed_items_come_back_and_dead_letter_at_failures_max() {
 /// `differential_with_a_small_compaction_slack` when the redrive appended unconditionally.
 #[test]
 fn m12_redrive_decides_compaction_like_a_settle() {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# At a `settle` (and a `redrive`, below), when the log with the new record would be longer
+    //# than twice the snapshot of the **new state** (the state after the settle) plus the slack
+    //# (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 64 KiB), the queue MUST write
+    //# that snapshot instead of appending the settle record, through M5 (temp file, fsync, rename,
+    //# directory fsync).
     let setup = Setup {
         compact_slack_bytes: 256,
         ..Setup::default()

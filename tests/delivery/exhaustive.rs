@@ -154,6 +154,12 @@ fn exhaustive_model_graph_replays_on_the_crate() {
 /// `PARKLINE_EXHAUSTIVE_CRASH_STRIDE` (default 1: all of them).
 #[test]
 fn exhaustive_model_graph_with_a_crash_at_every_sync() {
+    //= spec/mirror.md#m4-durability-only-through-fsync-one-fsync-per-operation
+    //= type=test
+    //# The queue MUST consider a write durable only after an `fsync` of the file (`Storage::sync`),
+    //# and a create, rename or remove durable only after an `fsync` of the directory
+    //# (`Storage::sync_dir`); it makes no other durability assumption, so a simulated disk
+    //# implementing `Storage` can crash it at any point.
     // D9, D10, D16: every model scenario, a power loss at every sync.
     let model = DeliveryModel::default();
     let (_, _, scenarios) = model_transitions(&model);

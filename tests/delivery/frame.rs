@@ -177,6 +177,11 @@ proptest! {
     /// the lines imitate.
     #[test]
     fn frame_render_then_parse_gives_back_every_line(turn in turn_strategy()) {
+        //= spec/delivery.md#d23-framing-read-back
+        //= type=test
+        //# For every batch handed over, reading its turn text as D4a says MUST give back exactly
+        //# the batch: its id, attempt, repeat mark, `K`, `N`, `seen`, `remaining` and every line
+        //# byte for byte, also when a line imitates a header or a trailer.
         let text = turn.text();
         let lines: Vec<&str> = turn.lines.iter().map(String::as_str).collect();
         let parsed = frame::parse(&text).map_err(|e| format!("{e}: {text:?}"));

@@ -12,6 +12,18 @@ use super::{child, push, read, seqs, since};
 /// The scenario is the seed's: a planner peeks at a working child (s980-1) again and again.
 #[test]
 fn acceptance_4_since_cursor_returns_only_unread_turns_plus_partial() {
+    //= spec/read.md#r4-since-returns-only-what-is-new
+    //= type=test
+    //# A `since:<cursor>` read MUST select exactly the turns with seq greater than the cursor's, in
+    //# seq order, and MUST attach the partial turn (as far as it fits, R10) and a next cursor.
+    //= spec/read.md#r6-no-repeat
+    //= type=test
+    //# Following the next cursors, a caller MUST NOT be given a turn twice (whole or as an
+    //# excerpt).
+    //= spec/read.md#r11-n-k-keeps-today-s-meaning-the-latest-may-repeat-read
+    //= type=test
+    //# An `n:<k>` read MUST select the latest `k` turns (fewer if the child has fewer), and MUST
+    //# return them whether or not the caller has them already.
     let mut s980 = child("s980-1");
     let finished = "x".repeat(2500); // the seed's 2-3 k char turn re-sent on every n:1 peek
     push(&mut s980, 1, &finished);

@@ -12,6 +12,10 @@ proptest! {
 
     #[test]
     fn differential_reads_match_the_reference(ops in read_harness::read_ops_strategy(60)) {
+        //= spec/read.md#r3-deterministic-allocation-what-did-not-fit-is-reported
+        //= type=test
+        //# The budget MUST be allocated in the fixed order of section 3, a pure function of the
+        //# transcript and the read.
         let report = check(&ops).map_err(|d| TestCaseError::fail(d.to_string()))?;
         prop_assert_eq!(report.steps, ops.len());
     }

@@ -62,6 +62,11 @@ fn crate_examples() -> Vec<(&'static str, String)> {
 /// (then review the diff: the spec is normative, the crate is not the authority).
 #[test]
 fn r14_the_spec_examples_are_the_crates_answers() {
+    //= spec/read.md#r14-exact-response-text
+    //= type=test
+    //# The response text MUST be exactly as section 4 specifies, so that the caller (a model
+    //# reading the text) and the tests see the same thing, and every window's text says what it
+    //# holds, what it left out and where to continue.
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/spec/read.md");
     let mut spec = std::fs::read_to_string(path).expect("spec/read.md");
     let write = std::env::var("PARKLINE_WRITE_SPEC").is_ok_and(|v| v == "1");

@@ -13,6 +13,18 @@ use super::{busy_child, child, push, read, seqs, since, turn_id};
 
 #[test]
 fn r1_one_budget_bounds_framing_turns_partial_and_requests_together() {
+    //= spec/read.md#3-the-allocation-r1-r3-r8-r10-r13
+    //= type=test
+    //# **Framing first.** The window with no element (every selected turn omitted, the partial turn
+    //# omitted, every asked request omitted) MUST fit, else the read fails with `CharsMaxTooSmall`.
+    //= spec/read.md#r1-one-overall-budget
+    //= type=test
+    //# The response text of a window MUST be at most `chars_max` chars: framing, turns, the partial
+    //# turn and requests **together**.
+    //= spec/read.md#r1-one-overall-budget
+    //= type=test
+    //# The crate MUST NOT return a longer text; when not even the framing fits, the read MUST fail
+    //# with `CharsMaxTooSmall` and say the smallest `chars_max` at which it succeeds (section 6).
     let c = busy_child();
     let selectors = [
         Selector::Since(c.start_cursor()),
@@ -54,6 +66,15 @@ fn r1_one_budget_bounds_framing_turns_partial_and_requests_together() {
 
 #[test]
 fn r2_a_read_at_the_end_of_a_long_history_returns_only_what_follows_the_cursor() {
+    //= spec/read.md#r2-cost-proportional-to-what-is-returned
+    //= type=test
+    //= reason=the answers at the end of a 100,000-turn history; the time is measured by
+    //= reason=benches/read
+    //# Answering a read MUST take time in proportion to what the window holds (plus a logarithm of
+    //# the history), not to the length of the child's history: the turn after a cursor is found by
+    //# binary search on turn seq, a `turn:<id>` by an id index, counts of omitted turns and
+    //# requests are computed, not counted by iteration, and character counts of turns are kept when
+    //# turns are added.
     let mut c = child("c");
     let turns = 100_000;
     for seq in 1..=turns {
@@ -82,6 +103,23 @@ fn r2_a_read_at_the_end_of_a_long_history_returns_only_what_follows_the_cursor()
 
 #[test]
 fn r3_what_did_not_fit_is_reported_by_count_and_turn_id_in_allocation_order() {
+    //= spec/read.md#r3-deterministic-allocation-what-did-not-fit-is-reported
+    //= type=test
+    //# The budget MUST be allocated in the fixed order of section 3, a pure function of the
+    //# transcript and the read.
+    //= spec/read.md#r3-deterministic-allocation-what-did-not-fit-is-reported
+    //= type=test
+    //# Every selected turn that is not in the window MUST be reported: the window says how many,
+    //# and names the first and the last of them by turn id (they are always consecutive among the
+    //# selected turns, so the two ids and the count name them all).
+    //= spec/read.md#r3-deterministic-allocation-what-did-not-fit-is-reported
+    //= type=test
+    //# A partial turn that did not fit at all and requests that did not fit MUST be reported too.
+    //= spec/read.md#r10-the-partial-turn
+    //= type=test
+    //# `n:` and `since` reads MUST attach the partial turn after the turns: whole if it fits, else
+    //# its **newest** chars that fit (marked `last <n> of <total> chars`), else it is reported
+    //# omitted.
     let c = busy_child();
     // Room for the framing and one turn: the other two selected turns are omitted and named.
     let window = since(&c, &c.start_cursor(), 330);
@@ -147,6 +185,10 @@ fn r3_what_did_not_fit_is_reported_by_count_and_turn_id_in_allocation_order() {
 
 #[test]
 fn r4_since_returns_only_the_turns_after_the_cursor_plus_partial_and_a_next_cursor() {
+    //= spec/read.md#r4-since-returns-only-what-is-new
+    //= type=test
+    //# A `since:<cursor>` read MUST select exactly the turns with seq greater than the cursor's, in
+    //# seq order, and MUST attach the partial turn (as far as it fits, R10) and a next cursor.
     let c = busy_child();
     let first = since(&c, &c.start_cursor(), 2000);
     assert_eq!(seqs(&first), [1, 2, 3]);
@@ -225,6 +267,19 @@ fn follow(budget: usize, sizes: &[usize]) -> (Vec<u64>, Vec<String>) {
 
 #[test]
 fn r5_r6_following_the_cursors_gives_every_turn_exactly_once_under_a_small_budget() {
+    //= spec/read.md#r5-no-skip
+    //= type=test
+    //# The next cursor of a `since` read MUST advance only over turns the window holds, whole or as
+    //# the marked excerpt of R8: its seq is the seq of the last such turn, or the given cursor's
+    //# when the window holds none.
+    //= spec/read.md#r6-no-repeat
+    //= type=test
+    //# Following the next cursors, a caller MUST NOT be given a turn twice (whole or as an
+    //# excerpt).
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# A cursor the crate handed out for a child MUST be accepted by every later read of that child
+    //# while its transcript only grows (section 5.2 says what happens when it is rebuilt shorter).
     let sizes = [3, 40, 250, 7, 0, 500, 60, 61, 2, 130];
     for budget in [260, 300, 420, 900] {
         let (given, texts) = follow(budget, &sizes);
@@ -249,6 +304,17 @@ fn r5_r6_following_the_cursors_gives_every_turn_exactly_once_under_a_small_budge
 
 #[test]
 fn r7_a_damaged_a_foreign_or_an_ahead_cursor_gets_a_typed_error() {
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# A cursor MUST be handed to the caller as text that encodes the child and the seq with a
+    //# check (section 5); the caller MUST NOT need to understand it.
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# A read with a cursor whose text is not exactly a cursor's MUST fail with `CursorDamaged`;
+    //# with a cursor of another child, with `CursorOtherChild`, for **every** pair of distinct
+    //# child ids (the cursor names its child, it does not carry a hash of it); with a cursor of the
+    //# retired v1 form, with `CursorRetired`; with a cursor past the child's latest turn, with
+    //# `CursorAhead`.
     let c = busy_child();
     let good = since(&c, &c.start_cursor(), 2000)
         .next
@@ -302,6 +368,17 @@ fn r7_a_damaged_a_foreign_or_an_ahead_cursor_gets_a_typed_error() {
 /// child tag of the retired v1 cursor), and a cursor of one is still refused by the other.
 #[test]
 fn r7_colliding_ids_other_child() {
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# A cursor MUST be handed to the caller as text that encodes the child and the seq with a
+    //# check (section 5); the caller MUST NOT need to understand it.
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# A read with a cursor whose text is not exactly a cursor's MUST fail with `CursorDamaged`;
+    //# with a cursor of another child, with `CursorOtherChild`, for **every** pair of distinct
+    //# child ids (the cursor names its child, it does not carry a hash of it); with a cursor of the
+    //# retired v1 form, with `CursorRetired`; with a cursor past the child's latest turn, with
+    //# `CursorAhead`.
     let mut colliding = child("s590020-12");
     push(&mut colliding, 1, "the other child's turn");
     let start = child("s61947-8").start_cursor();
@@ -327,6 +404,13 @@ fn r7_colliding_ids_other_child() {
 /// R7: the retired v1 form (whose tag could collide) is refused with its own kind, never read.
 #[test]
 fn r7_a_v1_cursor_is_retired() {
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# A read with a cursor whose text is not exactly a cursor's MUST fail with `CursorDamaged`;
+    //# with a cursor of another child, with `CursorOtherChild`, for **every** pair of distinct
+    //# child ids (the cursor names its child, it does not carry a hash of it); with a cursor of the
+    //# retired v1 form, with `CursorRetired`; with a cursor past the child's latest turn, with
+    //# `CursorAhead`.
     // The v1 start cursor of `s61947-8`, as the previous release handed it out.
     let error = Cursor::parse("v1.0.b91ca91f.5edfab16").expect_err("retired");
     assert_eq!(error.kind(), ErrorKind::CursorRetired);
@@ -338,6 +422,10 @@ fn r7_a_v1_cursor_is_retired() {
 /// which read resumes following.
 #[test]
 fn r7_error_echo_is_capped() {
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# Every cursor error MUST say which read resumes following without repeats (section 6), and
+    //# MUST NOT echo more than `ECHO_CHARS_MAX` chars of the caller's input.
     let long = "v2.".to_string() + &"x".repeat(100_000);
     let error = Cursor::parse(&long).expect_err("damaged");
     assert_eq!(error.kind(), ErrorKind::CursorDamaged);
@@ -380,6 +468,19 @@ fn r7_error_echo_is_capped() {
 
 #[test]
 fn r8_a_turn_larger_than_the_budget_is_a_marked_excerpt_and_the_cursor_moves_past_it() {
+    //= spec/read.md#r8-no-read-loops-an-oversized-turn-is-a-marked-excerpt-and-every-answer-makes-progress
+    //= type=test
+    //# When the first selected turn does not fit whole, it MUST come back as an excerpt marked with
+    //# its position (`excerpt chars <from>..<to> of <total>`) and, when text remains, the reference
+    //# that reads the rest (`rest at turn:<id> offset <to>`).
+    //= spec/read.md#r8-no-read-loops-an-oversized-turn-is-a-marked-excerpt-and-every-answer-makes-progress
+    //= type=test
+    //# For `since` and `n:` reads the excerpt counts as given: the next cursor MUST move past it
+    //# (R5), so following the cursors never loops on a turn larger than the budget.
+    //= spec/read.md#r12-turn-id-is-exact-location
+    //= type=test
+    //# A `turn:<id>` read with an offset MUST return that turn's text from that char offset, whole
+    //# if it is the whole turn and fits, else as much as fits, marked as in R8.
     let mut c = child("c");
     let big: String = "0123456789".repeat(100);
     push(&mut c, 1, &big);
@@ -418,6 +519,18 @@ fn r8_a_turn_larger_than_the_budget_is_a_marked_excerpt_and_the_cursor_moves_pas
 /// `needed_chars` (168) gave the same empty excerpt again: a loop.
 #[test]
 fn r8_needed_chars_makes_progress() {
+    //= spec/read.md#r8-no-read-loops-an-oversized-turn-is-a-marked-excerpt-and-every-answer-makes-progress
+    //= type=test
+    //# Every answer that is not an error MUST make progress: when the read selects at least one
+    //# turn, it holds the first selected turn whole, or its rest from the offset whole (possibly
+    //# empty, when a `turn:` read starts at the turn's end), or an excerpt of **at least one**
+    //# character.
+    //= spec/read.md#r8-no-read-loops-an-oversized-turn-is-a-marked-excerpt-and-every-answer-makes-progress
+    //= type=test
+    //# `needed_chars` of `CharsMaxTooSmall` MUST be the smallest budget at which the read makes
+    //# progress, so that a caller that always retries at `needed_chars` (and reads an excerpt's
+    //# rest the same way) reaches the end of the transcript in a bounded number of reads: at most
+    //# one per character of the turns plus one per turn.
     let mut c = child("c");
     let big: String = (0..3000).map(|i| ['a', 'é', '\n'][i % 3]).collect();
     push(&mut c, 1, &big);

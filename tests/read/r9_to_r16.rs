@@ -9,6 +9,14 @@ use super::{busy_child, child, push, read, seqs, since, turn_id};
 
 #[test]
 fn r9_reads_have_no_side_effects_and_a_collected_turn_is_not_consumed() {
+    //= spec/read.md#r9-no-side-effects-no-collected-state
+    //= type=test
+    //# A read MUST NOT change anything: the same read of the same transcript gives the same window,
+    //# and the daemon keeps no per-caller state.
+    //= spec/read.md#r9-no-side-effects-no-collected-state
+    //= type=test
+    //# There MUST be no rule that a turn read once is never returned again; what a caller has is
+    //# told only by the cursor it holds.
     let c = busy_child();
     let request = ReadRequest::new(Selector::Since(c.start_cursor()), 500);
     let first = c.read(&request).expect("fits");
@@ -30,6 +38,15 @@ fn r9_reads_have_no_side_effects_and_a_collected_turn_is_not_consumed() {
 
 #[test]
 fn r10_the_partial_turn_is_cut_to_its_newest_characters_and_never_moves_the_cursor() {
+    //= spec/read.md#r10-the-partial-turn
+    //= type=test
+    //# `n:` and `since` reads MUST attach the partial turn after the turns: whole if it fits, else
+    //# its **newest** chars that fit (marked `last <n> of <total> chars`), else it is reported
+    //# omitted.
+    //= spec/read.md#r10-the-partial-turn
+    //= type=test
+    //# The partial turn MUST NOT move the cursor's turn position (its seq); the cursor records what
+    //# was given of it (R15).
     let mut c = child("c");
     push(&mut c, 1, "done");
     let partial: String = (0..400)
@@ -64,6 +81,20 @@ fn r10_the_partial_turn_is_cut_to_its_newest_characters_and_never_moves_the_curs
 /// another turn completed.
 #[test]
 fn r4_since_partial_suffix() {
+    //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+    //= type=test
+    //# The next cursor of a read that gives any of the partial turn (whole, cut, its new characters
+    //# or marked replaced) MUST record it: its length in chars, a CRC-32 of its UTF-8 and the seq
+    //# of the latest turn (section 5.1).
+    //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+    //= type=test
+    //# - when the partial turn still starts with those `s` chars (same length, same CRC-32 of that
+    //# prefix), the part only grew: the read MUST give only chars `s..total` (all of them if they
+    //# fit, else their newest that fit), marked `chars <from>..<total> of <total>`, and never one
+    //# of the first `s` again;
+    //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+    //= type=test
+    //# - otherwise the part was replaced: the read MUST give it as R10 does, marked `replaced`.
     let mut c = child("c");
     push(&mut c, 1, "done");
     c.set_partial(Some("step 1".into()));
@@ -138,6 +169,10 @@ fn r4_since_partial_suffix() {
 
 #[test]
 fn r11_latest_is_the_may_repeat_read() {
+    //= spec/read.md#r11-n-k-keeps-today-s-meaning-the-latest-may-repeat-read
+    //= type=test
+    //# An `n:<k>` read MUST select the latest `k` turns (fewer if the child has fewer), and MUST
+    //# return them whether or not the caller has them already.
     let mut c = child("c");
     push(&mut c, 1, "one");
     push(&mut c, 2, "two");
@@ -155,6 +190,17 @@ fn r11_latest_is_the_may_repeat_read() {
 
 #[test]
 fn r12_turn_reads_locate_exactly_and_do_not_avoid_repeats() {
+    //= spec/read.md#r12-turn-id-is-exact-location
+    //= type=test
+    //# A `turn:<id>` read with an offset MUST return that turn's text from that char offset, whole
+    //# if it is the whole turn and fits, else as much as fits, marked as in R8.
+    //= spec/read.md#r12-turn-id-is-exact-location
+    //= type=test
+    //# It returns no cursor (`next none`) and does not by itself avoid repeats;
+    //= spec/read.md#r12-turn-id-is-exact-location
+    //= type=test
+    //# An unknown id MUST fail with `UnknownTurn`; an offset past the turn's end with
+    //# `OffsetOutOfRange`.
     let mut c = child("c");
     push(&mut c, 1, "héllo wörld");
     let selector = Selector::Turn {
@@ -197,6 +243,13 @@ fn r12_turn_reads_locate_exactly_and_do_not_avoid_repeats() {
 
 #[test]
 fn r13_terminated_requests_are_attached_only_on_demand() {
+    //= spec/read.md#r13-request-history-on-demand
+    //= type=test
+    //# By default a read MUST attach only the open requests.
+    //= spec/read.md#r13-request-history-on-demand
+    //= type=test
+    //# The records of terminated requests MUST be attached only when the read asks for them
+    //# (`RequestHistory::All`); a read MAY ask for none.
     let c = busy_child();
     let default = read(&c, Selector::Latest { n: 1 }, 2000);
     assert!(default.text.contains("[request 1 open] build the model\n"));
@@ -215,6 +268,14 @@ fn r13_terminated_requests_are_attached_only_on_demand() {
 
 #[test]
 fn r14_the_response_text_is_exactly_the_specified_format() {
+    //= spec/read.md#r10-the-partial-turn
+    //= type=test
+    //# A `turn:` read MUST NOT attach it.
+    //= spec/read.md#r14-exact-response-text
+    //= type=test
+    //# The response text MUST be exactly as section 4 specifies, so that the caller (a model
+    //# reading the text) and the tests see the same thing, and every window's text says what it
+    //# holds, what it left out and where to continue.
     let mut c = child("s972-1");
     push(&mut c, 1, "first");
     push(&mut c, 2, "second");
@@ -254,6 +315,15 @@ fn r14_the_response_text_is_exactly_the_specified_format() {
 /// `Cursor::after`), and gets exactly what a cursor there would give.
 #[test]
 fn r16_since_turn_resumes_after_a_known_turn() {
+    //= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
+    //= type=test
+    //# A `since:turn:<id>` read MUST be the `since` read with the cursor just after turn `<id>`
+    //# that records nothing of the partial turn (the same selected turns, partial turn and next
+    //# cursor; only the header differs), and MUST fail with `UnknownTurn` for an unknown id.
+    //= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
+    //= type=test
+    //# The crate MUST also offer that cursor itself (`Cursor::after(child, seq)`,
+    //# `Transcript::cursor_after(id)`).
     let c = busy_child();
     let resumed = read(&c, Selector::SinceTurn(turn_id("t2")), 2000);
     assert!(
@@ -280,6 +350,11 @@ fn r16_since_turn_resumes_after_a_known_turn() {
 /// reads the same after a restart that rebuilds the transcript from the same turns.
 #[test]
 fn r16_a_kept_cursor_survives_serde_and_a_rebuild() {
+    //= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
+    //= type=test
+    //# A cursor MUST round-trip through its text (`Display`/`FromStr`) and through serde (as that
+    //# text), and MUST read the same on a transcript rebuilt from the same turns (section 5), so
+    //# the daemon may keep it on the parent's behalf across a restart.
     let build = || {
         let mut c = busy_child();
         push(&mut c, 4, &"long turn ".repeat(40));
@@ -304,6 +379,10 @@ fn r16_a_kept_cursor_survives_serde_and_a_rebuild() {
 /// `CursorAhead`, and the error names the last turn and the cursor that resumes from it.
 #[test]
 fn r7_rebuilt_shorter_cursor_ahead_names_the_resume() {
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# Every cursor error MUST say which read resumes following without repeats (section 6), and
+    //# MUST NOT echo more than `ECHO_CHARS_MAX` chars of the caller's input.
     let mut long = child("c");
     for seq in 1..=5 {
         push(&mut long, seq, &format!("turn {seq}"));
@@ -340,6 +419,20 @@ fn r7_rebuilt_shorter_cursor_ahead_names_the_resume() {
 
 #[test]
 fn budget_too_small_says_the_smallest_budget_that_works() {
+    //= spec/read.md#3-the-allocation-r1-r3-r8-r10-r13
+    //= type=test
+    //# **Framing first.** The window with no element (every selected turn omitted, the partial turn
+    //# omitted, every asked request omitted) MUST fit, else the read fails with `CharsMaxTooSmall`.
+    //= spec/read.md#r1-one-overall-budget
+    //= type=test
+    //# The crate MUST NOT return a longer text; when not even the framing fits, the read MUST fail
+    //# with `CharsMaxTooSmall` and say the smallest `chars_max` at which it succeeds (section 6).
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# `CharsMaxTooSmall` is not a refusal of the cursor: the framing of a later answer grows with
+    //# the transcript (more turns to report omitted, longer numbers), so a budget that answered an
+    //# earlier read can become too small for a later one, and the error names the smallest budget
+    //# that answers it (R1); a read at that budget with the same cursor MUST succeed.
     let c = busy_child();
     for selector in [
         Selector::Since(c.start_cursor()),
@@ -355,5 +448,60 @@ fn budget_too_small_says_the_smallest_budget_that_works() {
         let needed = error.needed_chars().expect("needed");
         assert!(c.read(&ReadRequest::new(selector.clone(), needed)).is_ok());
         assert!(c.read(&ReadRequest::new(selector, needed - 1)).is_err());
+    }
+}
+
+/// The doc comments (`//!` and `///`) of a source file, joined into one line of text.
+fn doc_text(source: &str) -> String {
+    source
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim_start();
+            line.strip_prefix("//!")
+                .or_else(|| line.strip_prefix("///"))
+        })
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// R11, R12: the crate's documentation of the read side (the module docs of `parkline::read`,
+/// the docs of `Selector` and of `Window::next`) calls `n:<k>` the "latest, may repeat" read and recommends
+/// `since` for repeated reads, and says that a `turn:` read gives no cursor and does not by
+/// itself avoid repeats.
+#[test]
+fn r11_r12_the_documentation_names_each_read() {
+    //= spec/read.md#r11-n-k-keeps-today-s-meaning-the-latest-may-repeat-read
+    //= type=test
+    //# The documentation MUST call it the "latest, may repeat" read and recommend `since` for
+    //# repeated reads.
+    //= spec/read.md#r12-turn-id-is-exact-location
+    //= type=test
+    //# the documentation MUST say so.
+    let module = doc_text(include_str!("../../impl/src/read/mod.rs"));
+    let selector = doc_text(include_str!("../../impl/src/read/request.rs"));
+    let window = doc_text(include_str!("../../impl/src/read/window.rs"));
+    for (docs, expected) in [
+        (
+            &module,
+            r#"[`Selector::Latest`] (`n:<k>`) is the "latest, may repeat" read"#,
+        ),
+        (&module, "For repeated reads use [`Selector::Since`]."),
+        (
+            &module,
+            "[`Selector::Turn`] (`turn:<id>` with an offset) is exact location",
+        ),
+        (&module, "and does not by itself avoid repeats (R12)"),
+        (&selector, r#"The "latest, may repeat" read"#),
+        (
+            &window,
+            "The cursor to continue with (`None` for a `turn:` read, which is not a progress read).",
+        ),
+        (
+            &selector,
+            "Exact location; it does not by itself avoid repeats (R12).",
+        ),
+    ] {
+        assert!(docs.contains(expected), "the docs lack {expected:?}");
     }
 }

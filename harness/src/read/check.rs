@@ -510,6 +510,11 @@ impl Pair {
         for turn in &self.model.turns {
             if turn.seq <= after && !self.given.contains(&turn.seq) {
                 return Err(format!(
+                    //= spec/read.md#r5-no-skip
+                    //= type=test
+                    //# The next cursor of a `since` read MUST advance only over turns the window
+                    //# holds, whole or as the marked excerpt of R8: its seq is the seq of the last
+                    //# such turn, or the given cursor's when the window holds none.
                     "R5: the cursor passed turn {} (seq {}) without giving it",
                     turn.id, turn.seq
                 ));

@@ -87,6 +87,10 @@ pub fn compare_read_with(
             same_window(&window, &expected, &model.child)?;
             if window.chars > chars_max || window.text.chars().count() > chars_max {
                 return Err(format!(
+                    //= spec/read.md#r1-one-overall-budget
+                    //= type=test
+                    //# The response text of a window MUST be at most `chars_max` chars: framing,
+                    //# turns, the partial turn and requests **together**.
                     "R1: {} chars for chars_max {chars_max}",
                     window.text.chars().count()
                 ));
@@ -175,6 +179,11 @@ pub(super) fn same_window(
 ) -> Result<(), String> {
     if window.text != expected.text {
         return Err(format!(
+            //= spec/read.md#r14-exact-response-text
+            //= type=test
+            //# The response text MUST be exactly as section 4 specifies, so that the caller (a
+            //# model reading the text) and the tests see the same thing, and every window's text
+            //# says what it holds, what it left out and where to continue.
             "R14: response texts differ\n--- crate\n{}--- reference\n{}",
             window.text, expected.text
         ));

@@ -173,6 +173,12 @@ impl Cursor {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn parse(text: &str) -> Result<Self, Error> {
+        //= spec/read.md#r7-opaque-cursor-typed-errors
+        //# A read with a cursor whose text is not exactly a cursor's MUST fail with
+        //# `CursorDamaged`; with a cursor of another child, with `CursorOtherChild`, for **every**
+        //# pair of distinct child ids (the cursor names its child, it does not carry a hash of it);
+        //# with a cursor of the retired v1 form, with `CursorRetired`; with a cursor past the
+        //# child's latest turn, with `CursorAhead`.
         let damaged = || {
             Error::new(
                 ErrorKind::CursorDamaged,
@@ -234,6 +240,9 @@ impl Cursor {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn encode(&self) -> String {
+        //= spec/read.md#r7-opaque-cursor-typed-errors
+        //# A cursor MUST be handed to the caller as text that encodes the child and the seq with a
+        //# check (section 5); the caller MUST NOT need to understand it.
         let mut text = String::with_capacity(self.text_len());
         text.push_str(CURSOR_VERSION);
         text.push('.');
@@ -296,6 +305,9 @@ impl Cursor {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn after(child: &ChildId, seq: TurnSeq) -> Self {
+        //= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
+        //# The crate MUST also offer that cursor itself (`Cursor::after(child, seq)`,
+        //# `Transcript::cursor_after(id)`).
         Cursor::at(child, seq)
     }
 
@@ -352,6 +364,10 @@ impl fmt::Display for Cursor {
     }
 }
 
+//= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
+//# A cursor MUST round-trip through its text (`Display`/`FromStr`) and through serde (as that
+//# text), and MUST read the same on a transcript rebuilt from the same turns (section 5), so the
+//# daemon may keep it on the parent's behalf across a restart.
 impl FromStr for Cursor {
     type Err = Error;
 

@@ -14,6 +14,9 @@ pub const ERROR_CHARS_MAX: usize = 1600;
 
 /// `text` quoted for an error message, cut to its first [`ECHO_CHARS_MAX`] characters.
 pub(super) fn echo(text: &str) -> String {
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //# Every cursor error MUST say which read resumes following without repeats (section 6), and
+    //# MUST NOT echo more than `ECHO_CHARS_MAX` chars of the caller's input.
     let mut chars = text.chars();
     let head: String = chars.by_ref().take(ECHO_CHARS_MAX).collect();
     if chars.next().is_none() {
@@ -24,6 +27,9 @@ pub(super) fn echo(text: &str) -> String {
 }
 
 /// What to do when a cursor is refused: the reads that resume following without repeats.
+//= spec/read.md#r7-opaque-cursor-typed-errors
+//# Every cursor error MUST say which read resumes following without repeats (section 6), and MUST
+//# NOT echo more than `ECHO_CHARS_MAX` chars of the caller's input.
 pub(super) const RESUME: &str = "resume with since:turn:<id> of the last turn you hold, or with \
                                  the start cursor if you hold none; n:1 reads the latest turn and \
                                  gives a cursor there";

@@ -13,7 +13,8 @@
 //!   the cursors never skips a completed turn and never returns one twice (R4, R5).
 //! - [`Selector::Latest`] (`n:<k>`) is the "latest, may repeat" read: the latest `k` completed
 //!   turns, whether or not the caller has them already (R11). Peeking with `n:1` at a working
-//!   child re-sends the same finished turn each time; that is Defect 2 of the seed.
+//!   child re-sends the same finished turn each time; that is Defect 2 of the seed. For
+//!   repeated reads use [`Selector::Since`].
 //! - [`Selector::Turn`] (`turn:<id>` with an offset) is exact location: it reads one turn, or the
 //!   rest of it from an offset, and does not by itself avoid repeats (R12).
 //!
@@ -45,6 +46,11 @@
 //! # Ok::<(), parkline::Error>(())
 //! ```
 
+//= spec/read.md#r11-n-k-keeps-today-s-meaning-the-latest-may-repeat-read
+//# The documentation MUST call it the "latest, may repeat" read and recommend `since` for repeated
+//# reads.
+//= spec/read.md#r12-turn-id-is-exact-location
+//# the documentation MUST say so.
 // A read runs top to bottom through these files: `transcript` resolves the selector, `plan`
 // decides what fits in the one budget before any text exists, `text` sizes and renders it. The
 // public types live each in the file of the idea they belong to and are re-exported here, so

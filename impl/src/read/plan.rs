@@ -126,6 +126,10 @@ impl Plan<'_> {
 
     /// The omitted candidates, first and last in seq order.
     pub(super) fn omitted(&self, progress: &Progress) -> Omitted {
+        //= spec/read.md#r3-deterministic-allocation-what-did-not-fit-is-reported
+        //# Every selected turn that is not in the window MUST be reported: the window says how
+        //# many, and names the first and the last of them by turn id (they are always consecutive
+        //# among the selected turns, so the two ids and the count name them all).
         match self.omitted_range(progress) {
             None => Omitted::default(),
             Some((first, last)) => Omitted {
@@ -140,6 +144,10 @@ impl Plan<'_> {
     /// holds it (whole, cut or its new characters), the cursor's record when the window leaves
     /// out a part that only grew, nothing otherwise.
     fn next_seen(&self, progress: &Progress) -> Option<Seen> {
+        //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+        //# The next cursor of a read that gives any of the partial turn (whole, cut, its new
+        //# characters or marked replaced) MUST record it: its length in chars, a CRC-32 of its
+        //# UTF-8 and the seq of the latest turn (section 5.1).
         match progress.partial {
             Some(
                 Partial::Whole { .. }
@@ -173,7 +181,20 @@ impl Plan<'_> {
     }
 
     fn next_seq(&self, progress: &Progress) -> Option<TurnSeq> {
+        //= spec/read.md#r10-the-partial-turn
+        //# The partial turn MUST NOT move the cursor's turn position (its seq); the cursor records
+        //# what was given of it (R15).
         match self.candidates {
+            //= spec/read.md#r5-no-skip
+            //# The next cursor of a `since` read MUST advance only over turns the window holds,
+            //# whole or as the marked excerpt of R8: its seq is the seq of the last such turn, or
+            //# the given cursor's when the window holds none.
+            //= spec/read.md#r6-no-repeat
+            //# Following the next cursors, a caller MUST NOT be given a turn twice (whole or as an
+            //# excerpt).
+            //= spec/read.md#r8-no-read-loops-an-oversized-turn-is-a-marked-excerpt-and-every-answer-makes-progress
+            //# For `since` and `n:` reads the excerpt counts as given: the next cursor MUST move
+            //# past it (R5), so following the cursors never loops on a turn larger than the budget.
             // R5: the cursor advances only over the turns taken (whole or as the excerpt, R8).
             Candidates::Forward { since, .. } => Some(match progress.taken {
                 0 => since,
@@ -181,11 +202,19 @@ impl Plan<'_> {
             }),
             // R11: n:k starts a since chain at the latest turn.
             Candidates::Backward { .. } => Some(self.transcript.latest_seq()),
+            //= spec/read.md#r12-turn-id-is-exact-location
+            //# It returns no cursor (`next none`) and does not by itself avoid repeats;
             // R12: exact location is not a progress read.
             Candidates::Single { .. } => None,
         }
     }
 
+    //= spec/read.md#r1-one-overall-budget
+    //# The response text of a window MUST be at most `chars_max` chars: framing, turns, the partial
+    //# turn and requests **together**.
+    //= spec/read.md#r1-one-overall-budget
+    //# The crate MUST NOT return a longer text; when not even the framing fits, the read MUST fail
+    //# with `CharsMaxTooSmall` and say the smallest `chars_max` at which it succeeds (section 6).
     /// R1: the whole text as it would read if the allocation stopped at `progress`.
     pub(super) fn fits(&self, progress: &Progress) -> bool {
         self.header_chars + progress.body_chars + self.trailer_chars(progress)
@@ -193,6 +222,21 @@ impl Plan<'_> {
     }
 
     pub(super) fn too_small(&self) -> Error {
+        //= spec/read.md#r1-one-overall-budget
+        //# The crate MUST NOT return a longer text; when not even the framing fits, the read MUST
+        //# fail with `CharsMaxTooSmall` and say the smallest `chars_max` at which it succeeds
+        //# (section 6).
+        //= spec/read.md#r7-opaque-cursor-typed-errors
+        //# `CharsMaxTooSmall` is not a refusal of the cursor: the framing of a later answer grows
+        //# with the transcript (more turns to report omitted, longer numbers), so a budget that
+        //# answered an earlier read can become too small for a later one, and the error names the
+        //# smallest budget that answers it (R1); a read at that budget with the same cursor MUST
+        //# succeed.
+        //= spec/read.md#r8-no-read-loops-an-oversized-turn-is-a-marked-excerpt-and-every-answer-makes-progress
+        //# `needed_chars` of `CharsMaxTooSmall` MUST be the smallest budget at which the read makes
+        //# progress, so that a caller that always retries at `needed_chars` (and reads an excerpt's
+        //# rest the same way) reaches the end of the transcript in a bounded number of reads: at
+        //# most one per character of the turns plus one per turn.
         // The empty answer must fit first (step 3 of the allocation), then the first selected
         // turn in the smallest form that makes progress (R8): whole, its rest from the offset,
         // or an excerpt of one character. An excerpt of no character is not progress: a caller
@@ -249,6 +293,10 @@ impl Plan<'_> {
     /// Whole turns in allocation order; the first candidate that does not fit whole becomes the
     /// excerpt when nothing was taken before it, else it and all after it are omitted (R3, R8).
     pub(super) fn allocate_turns(&mut self, first_from: usize) -> Result<(), Error> {
+        //= spec/read.md#r8-no-read-loops-an-oversized-turn-is-a-marked-excerpt-and-every-answer-makes-progress
+        //# When the first selected turn does not fit whole, it MUST come back as an excerpt marked
+        //# with its position (`excerpt chars <from>..<to> of <total>`) and, when text remains, the
+        //# reference that reads the rest (`rest at turn:<id> offset <to>`).
         while self.progress.taken < self.candidates.len() {
             let index = self.candidates.get(self.progress.taken);
             let first = self.progress.taken == 0;
@@ -272,6 +320,11 @@ impl Plan<'_> {
             // ... else the longest excerpt that fits, of at least one character (R8: every
             // answer makes progress) and ending before the turn does; its size grows with its
             // length, so a binary search finds it.
+            //= spec/read.md#r8-no-read-loops-an-oversized-turn-is-a-marked-excerpt-and-every-answer-makes-progress
+            //# Every answer that is not an error MUST make progress: when the read selects at least
+            //# one turn, it holds the first selected turn whole, or its rest from the offset whole
+            //# (possibly empty, when a `turn:` read starts at the turn's end), or an excerpt of
+            //# **at least one** character.
             let (mut low, mut high) = (first_from + 1, total);
             if low >= high || !self.fits(&self.with_excerpt(&self.progress, index, first_from, low))
             {
@@ -294,6 +347,13 @@ impl Plan<'_> {
     /// The element showing the newest `shown` characters of the partial turn, in the form the
     /// view asks for.
     fn partial_shown(&self, shown: usize, total: usize) -> Partial {
+        //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+        //# - when the partial turn still starts with those `s` chars (same length, same CRC-32 of
+        //# that prefix), the part only grew: the read MUST give only chars `s..total` (all of them
+        //# if they fit, else their newest that fit), marked `chars <from>..<total> of <total>`, and
+        //# never one of the first `s` again;
+        //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+        //# - otherwise the part was replaced: the read MUST give it as R10 does, marked `replaced`.
         match self.view {
             View::Fresh if shown == total => Partial::Whole { chars: total },
             View::Fresh => Partial::Cut { shown, total },
@@ -317,6 +377,10 @@ impl Plan<'_> {
     /// The partial turn, or of one that only grew the characters the caller was not given
     /// (R15); whole if it fits, else its newest characters that fit, else its omission (R10).
     pub(super) fn allocate_partial(&mut self) {
+        //= spec/read.md#r10-the-partial-turn
+        //# `n:` and `since` reads MUST attach the partial turn after the turns: whole if it fits,
+        //# else its **newest** chars that fit (marked `last <n> of <total> chars`), else it is
+        //# reported omitted.
         let Some(total) = self.partial_total() else {
             return;
         };
@@ -356,6 +420,11 @@ impl Plan<'_> {
             .terminated
             .iter()
             .map(|(id, record)| (*id, RequestState::Terminated, record.as_str()));
+        //= spec/read.md#r13-request-history-on-demand
+        //# By default a read MUST attach only the open requests.
+        //= spec/read.md#r13-request-history-on-demand
+        //# The records of terminated requests MUST be attached only when the read asks for them
+        //# (`RequestHistory::All`); a read MAY ask for none.
         // R13: terminated requests only on demand.
         let (open_count, terminated_count) = match self.request.requests {
             RequestHistory::Open => (usize::MAX, 0),

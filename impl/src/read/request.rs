@@ -105,6 +105,8 @@ impl ReadRequest {
         ReadRequest {
             selector,
             chars_max,
+            //= spec/read.md#r13-request-history-on-demand
+            //# By default a read MUST attach only the open requests.
             requests: RequestHistory::Open,
         }
     }

@@ -26,6 +26,9 @@ impl Plan<'_> {
                 self.turn(last).id
             );
         }
+        //= spec/read.md#r3-deterministic-allocation-what-did-not-fit-is-reported
+        //# A partial turn that did not fit at all and requests that did not fit MUST be reported
+        //# too.
         // R3: nothing is left out silently.
         if self.partial_omitted(progress) {
             text.push_str(", in-flight omitted");
@@ -188,6 +191,10 @@ impl Plan<'_> {
     }
 
     pub(super) fn render(&self, header: String) -> Window {
+        //= spec/read.md#r14-exact-response-text
+        //# The response text MUST be exactly as section 4 specifies, so that the caller (a model
+        //# reading the text) and the tests see the same thing, and every window's text says what it
+        //# holds, what it left out and where to continue.
         let progress = &self.progress;
         let mut text = header;
         text.reserve(progress.body_chars + self.trailer_chars(progress));

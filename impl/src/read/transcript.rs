@@ -163,6 +163,9 @@ impl Transcript {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn cursor_after(&self, id: &TurnId) -> Result<Cursor, Error> {
+        //= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
+        //# The crate MUST also offer that cursor itself (`Cursor::after(child, seq)`,
+        //# `Transcript::cursor_after(id)`).
         match self.candidates(&Selector::SinceTurn(id.clone()))? {
             (Candidates::Forward { since, .. }, _) => Ok(Cursor::at(&self.child, since)),
             _ => Err(Error::new(
@@ -332,6 +335,12 @@ impl Transcript {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn read(&self, request: &ReadRequest) -> Result<Window, Error> {
+        //= spec/read.md#r9-no-side-effects-no-collected-state
+        //# A read MUST NOT change anything: the same read of the same transcript gives the same
+        //# window, and the daemon keeps no per-caller state.
+        //= spec/read.md#r9-no-side-effects-no-collected-state
+        //# There MUST be no rule that a turn read once is never returned again; what a caller has
+        //# is told only by the cursor it holds.
         let (candidates, first_from) = self.candidates(&request.selector)?;
         let header = format!("[parkline read {} {}]\n", self.child, request.selector);
         let (view, kept, seen_now) = self.partial_view(&request.selector);
@@ -345,10 +354,19 @@ impl Transcript {
             kept,
             seen_now,
         };
+        //= spec/read.md#3-the-allocation-r1-r3-r8-r10-r13
+        //# **Framing first.** The window with no element (every selected turn omitted, the partial
+        //# turn omitted, every asked request omitted) MUST fit, else the read fails with
+        //# `CharsMaxTooSmall`.
         if !plan.fits(&plan.progress) {
             return Err(plan.too_small());
         }
+        //= spec/read.md#r3-deterministic-allocation-what-did-not-fit-is-reported
+        //# The budget MUST be allocated in the fixed order of section 3, a pure function of the
+        //# transcript and the read.
         plan.allocate_turns(first_from)?;
+        //= spec/read.md#r10-the-partial-turn
+        //# A `turn:` read MUST NOT attach it.
         if !matches!(request.selector, Selector::Turn { .. }) {
             plan.allocate_partial();
         }
@@ -361,6 +379,13 @@ impl Transcript {
     /// record when it still holds; and the record of the whole part as it is now. Checksumming
     /// costs time in proportion to the partial turn, never to the history (R2).
     fn partial_view(&self, selector: &Selector) -> (View, Option<Seen>, Option<Seen>) {
+        //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+        //# - when the partial turn still starts with those `s` chars (same length, same CRC-32 of
+        //# that prefix), the part only grew: the read MUST give only chars `s..total` (all of them
+        //# if they fit, else their newest that fit), marked `chars <from>..<total> of <total>`, and
+        //# never one of the first `s` again;
+        //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+        //# - otherwise the part was replaced: the read MUST give it as R10 does, marked `replaced`.
         let Some((text, total)) = self.partial.as_ref() else {
             return (View::Fresh, None, None);
         };
@@ -392,11 +417,20 @@ impl Transcript {
     fn candidates(&self, selector: &Selector) -> Result<(Candidates, usize), Error> {
         match selector {
             Selector::Latest { n } => {
+                //= spec/read.md#r11-n-k-keeps-today-s-meaning-the-latest-may-repeat-read
+                //# An `n:<k>` read MUST select the latest `k` turns (fewer if the child has fewer),
+                //# and MUST return them whether or not the caller has them already.
                 let end = self.turns.len();
                 let start = end - (*n).min(end);
                 Ok((Candidates::Backward { start, end }, 0))
             }
             Selector::Since(cursor) => {
+                //= spec/read.md#r7-opaque-cursor-typed-errors
+                //# A read with a cursor whose text is not exactly a cursor's MUST fail with
+                //# `CursorDamaged`; with a cursor of another child, with `CursorOtherChild`, for
+                //# **every** pair of distinct child ids (the cursor names its child, it does not
+                //# carry a hash of it); with a cursor of the retired v1 form, with `CursorRetired`;
+                //# with a cursor past the child's latest turn, with `CursorAhead`.
                 // R7: the cursor names its child, so this holds for every pair of ids.
                 if cursor.child != self.child {
                     return Err(Error::new(
@@ -412,10 +446,24 @@ impl Transcript {
                         ),
                     ));
                 }
+                //= spec/read.md#r7-opaque-cursor-typed-errors
+                //# A cursor the crate handed out for a child MUST be accepted by every later read
+                //# of that child while its transcript only grows (section 5.2 says what happens
+                //# when it is rebuilt shorter).
                 if cursor.seq > self.latest_seq() {
                     return Err(self.ahead(cursor));
                 }
+                //= spec/read.md#r2-cost-proportional-to-what-is-returned
+                //# Answering a read MUST take time in proportion to what the window holds (plus a
+                //# logarithm of the history), not to the length of the child's history: the turn
+                //# after a cursor is found by binary search on turn seq, a `turn:<id>` by an id
+                //# index, counts of omitted turns and requests are computed, not counted by
+                //# iteration, and character counts of turns are kept when turns are added.
                 // R2: binary search; the cost does not grow with the history before the cursor.
+                //= spec/read.md#r4-since-returns-only-what-is-new
+                //# A `since:<cursor>` read MUST select exactly the turns with seq greater than the
+                //# cursor's, in seq order, and MUST attach the partial turn (as far as it fits,
+                //# R10) and a next cursor.
                 // R4: exactly the turns after the cursor.
                 let start = self.turns.partition_point(|turn| turn.seq <= cursor.seq);
                 Ok((
@@ -428,6 +476,11 @@ impl Transcript {
                 ))
             }
             Selector::SinceTurn(id) => {
+                //= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
+                //# A `since:turn:<id>` read MUST be the `since` read with the cursor just after
+                //# turn `<id>` that records nothing of the partial turn (the same selected turns,
+                //# partial turn and next cursor; only the header differs), and MUST fail with
+                //# `UnknownTurn` for an unknown id.
                 let Some(index) = self.turns.position(id.as_str()) else {
                     return Err(Error::new(
                         ErrorKind::UnknownTurn,
@@ -449,6 +502,13 @@ impl Transcript {
                 ))
             }
             Selector::Turn { id, offset } => {
+                //= spec/read.md#r12-turn-id-is-exact-location
+                //# A `turn:<id>` read with an offset MUST return that turn's text from that char
+                //# offset, whole if it is the whole turn and fits, else as much as fits, marked as
+                //# in R8.
+                //= spec/read.md#r12-turn-id-is-exact-location
+                //# An unknown id MUST fail with `UnknownTurn`; an offset past the turn's end with
+                //# `OffsetOutOfRange`.
                 let Some(index) = self.turns.position(id.as_str()) else {
                     return Err(Error::new(
                         ErrorKind::UnknownTurn,

@@ -153,6 +153,8 @@ pub struct Window {
     pub requests_shown: usize,
     /// Requests asked for that did not fit.
     pub requests_omitted: usize,
+    //= spec/read.md#r12-turn-id-is-exact-location
+    //# the documentation MUST say so.
     /// The cursor to continue with (`None` for a `turn:` read, which is not a progress read).
     pub next: Option<Cursor>,
     /// Characters of `text`: the budget used, never more than `chars_max` (R1).

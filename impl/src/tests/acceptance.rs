@@ -7,6 +7,44 @@ use super::*;
 /// batch turn, every request id, turn and outcome preserved, and 13 notified events.
 #[test]
 fn acceptance_1_thirteen_lines_one_batch_turn() -> TestResult {
+    //= spec/delivery.md#d1-batch-at-the-boundary
+    //= type=test
+    //# At a boundary that delivers a new batch, the batch MUST consist of lines that were parked at
+    //# that moment, and only those, taken from the front of the parked list as `split` (D11)
+    //# decides; with a budget that admits them all, it MUST be every parked line, in ONE turn.
+    //= spec/delivery.md#d1-batch-at-the-boundary
+    //= type=test
+    //# A boundary MUST NOT deliver fewer lines than `split` returns (pop-all, not pop-front).
+    //= spec/delivery.md#d2-no-waiting-window
+    //= type=test
+    //= reason=one boundary call returns every line parked before it; the crate has no clock, timer
+    //= reason=or sleep to wait with
+    //# A boundary MUST deliver at once what is parked when it occurs; it MUST NOT wait, sleep or
+    //# poll for more lines.
+    //= spec/delivery.md#d2-no-waiting-window
+    //= type=test
+    //# A boundary with nothing parked and no recovered batch MUST return no batch.
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# Each item of a batch MUST be its parked line copied byte for byte: parkline MUST NOT
+    //# rewrite, reformat, truncate, cut, merge or annotate a line.
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# The line carries its own request id, answering turn, outcome and `agent_read{turn:...}`
+    //# reference; the per-item header line format is the daemon's and MUST stay unchanged.
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# Each item MUST keep the request id given at park.
+    //= spec/delivery.md#d5-notified-per-request
+    //= type=test
+    //# `Batch::notified()` MUST return exactly these events.
+    //= spec/delivery.md#d5-notified-per-request
+    //= type=test
+    //# parkline MUST NOT replace them by a single per-batch event.
+    //= spec/delivery.md#d17-order
+    //= type=test
+    //# `park` MUST assign seqs that strictly increase and are never reused within a mirror (when
+    //# none is left, it fails with `Exhausted` rather than wrap, D10 "Attempt ceiling").
     let (_dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     let lines: Vec<String> = (1..=13).map(seed_line).collect();
@@ -70,6 +108,24 @@ fn crash_between_batch_written_and_mirror_cleared(
 /// replays the batch in the next life marked as a repeat, same id and items, no item lost.
 #[test]
 fn acceptance_2_crash_between_batch_written_and_mirror_cleared_replays_as_repeat() -> TestResult {
+    //= spec/delivery.md#d7-failure-isolation
+    //= type=test
+    //# A crash is not a failure: it MUST NOT change `failures`.
+    //= spec/delivery.md#d9-no-loss
+    //= type=test
+    //# In particular, items MUST NOT leave the mirror before their batch is settled (no clear
+    //# before hand-over), and a batch MUST NOT be settled `Delivered` on the daemon's behalf.
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# A batch persisted and not settled before a crash MUST, at the first boundary of the next
+    //# life, be re-persisted and handed over again with the same batch id, the same items (same
+    //# seqs, same lines, same order), the same `remaining`, an attempt one higher than the attempt
+    //# stored for it, and the repeat mark, both in the header (D4) and on every notified event
+    //# (D5).
+    //= spec/delivery.md#d20-seen-before-in-the-header
+    //= type=test
+    //# `seen` is fixed when the batch is created: a repeat MUST carry the same `seen`, so its turn
+    //# text still equals the original's except for `ATTEMPT` and `REPEAT` (D10).
     let (_dir, path) = temp_mirror()?;
     let (first, second) = crash_between_batch_written_and_mirror_cleared(&path, Config::default())?;
     let second = second.ok_or("the batch must come back")?;
@@ -115,6 +171,31 @@ fn acceptance_2_crash_between_batch_written_and_mirror_cleared_replays_as_repeat
 /// trailer says how many remain; the split is the same in every life.
 #[test]
 fn acceptance_3_budget_overflow_splits_deterministically_with_trailer_count() -> TestResult {
+    //= spec/delivery.md#d4-framing
+    //= type=test
+    //# Header and trailer MUST NOT count toward the budget (D12).
+    //= spec/delivery.md#d11-deterministic-split
+    //= type=test
+    //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first `k` of
+    //# the parked list, where `split` is this pure function:
+    //= spec/delivery.md#d11-deterministic-split
+    //= type=test
+    //# `split` MUST depend on nothing but the ordered parked list and the budget (no clock, no
+    //# arrival timing, no hash order).
+    //= spec/delivery.md#d11-deterministic-split
+    //= type=test
+    //# `remaining` MUST be `parked.len() - k`.
+    //= spec/delivery.md#d13-trailer-count
+    //= type=test
+    //# The trailer MUST state `remaining`: the number of lines parked at the batch's (original)
+    //# boundary that are not in the batch.
+    //= spec/delivery.md#d18-no-silent-duplicate
+    //= type=test
+    //# A line MUST be handed over again only as part of a repeat of its batch (D10) or as a retry
+    //# after it failed (D7).
+    //= spec/delivery.md#d18-no-silent-duplicate
+    //= type=test
+    //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.
     let (_dir, path) = temp_mirror()?;
     let lines: Vec<String> = (1..=13).map(seed_line).collect();
     let cost = lines[0].chars().count() + 1;

@@ -6,6 +6,17 @@ use super::*;
 /// D11, D12: the longest prefix within the budget, at least one item, chars not bytes.
 #[test]
 fn split_takes_the_longest_prefix_within_budget() {
+    //= spec/delivery.md#d4-framing
+    //= type=test
+    //# Header and trailer MUST NOT count toward the budget (D12).
+    //= spec/delivery.md#d11-deterministic-split
+    //= type=test
+    //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first `k` of
+    //# the parked list, where `split` is this pure function:
+    //= spec/delivery.md#d11-deterministic-split
+    //= type=test
+    //# `split` MUST depend on nothing but the ordered parked list and the budget (no clock, no
+    //# arrival timing, no hash order).
     let items = [item(1, "aaaa"), item(2, "bb"), item(3, "c")];
     // costs 5, 3, 2
     assert_eq!(split(&items, Budget(0)), 1);
@@ -27,6 +38,14 @@ fn split_takes_the_longest_prefix_within_budget() {
 /// small ones ends the prefix before it.
 #[test]
 fn split_delivers_a_line_larger_than_the_budget_alone() {
+    //= spec/delivery.md#d11-deterministic-split
+    //= type=test
+    //# The batch MUST be cut at item boundaries only, never inside a line.
+    //= spec/delivery.md#d12-budget
+    //= type=test
+    //# The total cost of the items of a batch MUST be `<= budget`, except when the batch is a
+    //# single item whose cost alone exceeds the budget: such a line MUST be delivered alone, whole,
+    //# and MUST NOT be cut.
     let big = "x".repeat(1000);
     let items = [item(1, &big), item(2, "a")];
     assert_eq!(split(&items, Budget(10)), 1);
@@ -38,6 +57,18 @@ fn split_delivers_a_line_larger_than_the_budget_alone() {
 /// D12 through the queue: the oversized line comes out whole, in a batch of its own.
 #[test]
 fn boundary_hands_an_oversized_line_alone_and_whole() -> TestResult {
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# Each item of a batch MUST be its parked line copied byte for byte: parkline MUST NOT
+    //# rewrite, reformat, truncate, cut, merge or annotate a line.
+    //= spec/delivery.md#d11-deterministic-split
+    //= type=test
+    //# The batch MUST be cut at item boundaries only, never inside a line.
+    //= spec/delivery.md#d12-budget
+    //= type=test
+    //# The total cost of the items of a batch MUST be `<= budget`, except when the batch is a
+    //# single item whose cost alone exceeds the budget: such a line MUST be delivered alone, whole,
+    //# and MUST NOT be cut.
     let (_dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     let big = "é".repeat(500);
@@ -54,6 +85,22 @@ fn boundary_hands_an_oversized_line_alone_and_whole() -> TestResult {
 /// D4, D13: the exact turn text, first attempt and repeat.
 #[test]
 fn turn_text_is_exact() {
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# Each item of a batch MUST be its parked line copied byte for byte: parkline MUST NOT
+    //# rewrite, reformat, truncate, cut, merge or annotate a line.
+    //= spec/delivery.md#d4-framing
+    //= type=test
+    //# The turn text of a batch MUST be exactly the header, the body and the trailer, each line
+    //# followed by one `\n` (including the last), and nothing else, where the body is each item's
+    //# line followed by `\n`:
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# Its turn text MUST equal the original's except for `ATTEMPT` and `REPEAT` in the header.
+    //= spec/delivery.md#d13-trailer-count
+    //= type=test
+    //# The trailer MUST state `remaining`: the number of lines parked at the batch's (original)
+    //# boundary that are not in the batch.
     let batch = Batch {
         id: BatchId(12),
         attempt: Attempt(1),
@@ -86,6 +133,12 @@ fn turn_text_is_exact() {
 /// D5, D10: one notified event per item, in order, with the repeat mark.
 #[test]
 fn notified_is_one_event_per_item_in_order() {
+    //= spec/delivery.md#d5-notified-per-request
+    //= type=test
+    //# `Batch::notified()` MUST return exactly these events.
+    //= spec/delivery.md#d5-notified-per-request
+    //= type=test
+    //# parkline MUST NOT replace them by a single per-batch event.
     let batch = Batch {
         id: BatchId(2),
         attempt: Attempt(2),

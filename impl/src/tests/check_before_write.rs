@@ -10,6 +10,12 @@ use super::*;
 /// before the write prevents.
 #[test]
 fn a_planned_record_the_state_rejects_is_an_error_and_writes_nothing() -> TestResult {
+    //= spec/mirror.md#m3-records-and-the-state-transition
+    //= type=test
+    //# The writer MUST check every record it planned against its current state BEFORE appending it:
+    //# a record the check rejects is a bug in the planning, which fails the call with
+    //# `ErrorKind::Internal`, poisons the handle and writes nothing, so the file never holds a
+    //# record the next open would reject as `Corrupt`.
     use crate::mirror::Record;
     let park = |seq, line: &str| Record::Park {
         seq: Seq(seq),

@@ -23,6 +23,11 @@ fn held_line_bytes(state: &MirrorState) -> u64 {
 /// at 0 makes every settle encode the whole state).
 #[test]
 fn snapshot_floor_tracks_the_line_bytes_held() -> TestResult {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# (An implementation MAY skip computing the exact snapshot when a lower bound of the new
+    //# snapshot's length already shows no compaction is due; parkline uses the bytes of the lines
+    //# the new state holds.)
     let config = Config {
         failures_max: 2,
         ..Config::default()
@@ -129,6 +134,18 @@ fn settle_and_check_m12(
 /// `* with /` in the exact rule.
 #[test]
 fn compaction_happens_exactly_when_the_rule_says() -> TestResult {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# At a `settle` (and a `redrive`, below), when the log with the new record would be longer
+    //# than twice the snapshot of the **new state** (the state after the settle) plus the slack
+    //# (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 64 KiB), the queue MUST write
+    //# that snapshot instead of appending the settle record, through M5 (temp file, fsync, rename,
+    //# directory fsync).
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# (An implementation MAY skip computing the exact snapshot when a lower bound of the new
+    //# snapshot's length already shows no compaction is due; parkline uses the bytes of the lines
+    //# the new state holds.)
     let config = Config {
         failures_max: u32::MAX,
         ..Config::default()
@@ -155,6 +172,13 @@ fn compaction_happens_exactly_when_the_rule_says() -> TestResult {
 /// the lengths of delivered lines. Kills `> with >=` in the exact rule of `Queue::settle`.
 #[test]
 fn compaction_threshold_is_strict() -> TestResult {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# At a `settle` (and a `redrive`, below), when the log with the new record would be longer
+    //# than twice the snapshot of the **new state** (the state after the settle) plus the slack
+    //# (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 64 KiB), the queue MUST write
+    //# that snapshot instead of appending the settle record, through M5 (temp file, fsync, rename,
+    //# directory fsync).
     for extra in [0u64, 1] {
         let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
         // One cycle parks a line of `len` bytes as seq n, hands it over as batch n, and
@@ -273,6 +297,10 @@ fn assert_m12_bound(len: u64, state: &MirrorState, slack: u64) {
 /// 65,724-byte limit.
 #[test]
 fn m12_compaction_decided_after_settle() -> TestResult {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# The decision MUST be made on the new state: the state before the settle still holds the
+    //# batch, and the batch's delivered lines are exactly what makes compaction due.
     let (_dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     let line = "x".repeat(10_000);
@@ -318,6 +346,13 @@ fn m12_bound_holds_after_every_settle_of_a_6_mb_run() -> TestResult {
 /// the log would exceed twice the snapshot; with the default it would not.
 #[test]
 fn m12_compact_slack_bytes_sets_the_slack() -> TestResult {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# At a `settle` (and a `redrive`, below), when the log with the new record would be longer
+    //# than twice the snapshot of the **new state** (the state after the settle) plus the slack
+    //# (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 64 KiB), the queue MUST write
+    //# that snapshot instead of appending the settle record, through M5 (temp file, fsync, rename,
+    //# directory fsync).
     for (slack, compacts) in [(0u64, true), (crate::COMPACT_SLACK_BYTES, false)] {
         let config = Config {
             compact_slack_bytes: slack,

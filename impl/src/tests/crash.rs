@@ -8,6 +8,11 @@ use super::*;
 /// fsynced, and the queue works on. A cut inside the header is Corrupt (M2: it cannot happen).
 #[test]
 fn crash_tearing_the_last_append_at_every_byte_recovers_the_prefix() -> TestResult {
+    //= spec/mirror.md#m7-torn-final-record
+    //= type=test
+    //# On open, a final segment that does not end in `\n` (after at least a complete header) is a
+    //# **torn append**: the reader MUST report it (`Decoded::torn_len`), and the queue MUST cut the
+    //# file to the end of the last complete record and fsync it before writing anything else.
     // Build a log with every record type: park, batch, settle (with a failure), attempt.
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     queue.park(RequestId(1), "one é")?;
@@ -67,6 +72,11 @@ fn crash_tearing_the_last_append_at_every_byte_recovers_the_prefix() -> TestResu
 /// the next open removes the temp file and creates the mirror.
 #[test]
 fn crash_during_create_leaves_no_mirror_and_reopen_creates_it() -> TestResult {
+    //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+    //= type=test
+    //# Whenever the queue writes a whole mirror (creating a new one, or compacting, M12) it MUST:
+    //# write the complete content to `<name>.tmp` (created with mode 0600), fsync it, rename it
+    //# over `<name>`, and fsync the directory; only then is the new file durable.
     let (dir, path) = temp_mirror()?;
     let tmp = dir.path().join("s1.mirror.tmp");
     fs::write(&tmp, &header().as_bytes()[..10])?;
@@ -82,6 +92,15 @@ fn crash_during_create_leaves_no_mirror_and_reopen_creates_it() -> TestResult {
 /// old log authoritative; the temp file is removed on open.
 #[test]
 fn crash_during_compaction_keeps_the_old_log() -> TestResult {
+    //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+    //= type=test
+    //# Whenever the queue writes a whole mirror (creating a new one, or compacting, M12) it MUST:
+    //# write the complete content to `<name>.tmp` (created with mode 0600), fsync it, rename it
+    //# over `<name>`, and fsync the directory; only then is the new file durable.
+    //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+    //= type=test
+    //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed (followed by a
+    //# directory fsync) — but only after the mirror itself decoded without error (M11).
     let (dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     queue.park(RequestId(1), "kept")?;
@@ -109,6 +128,18 @@ fn crash_during_compaction_keeps_the_old_log() -> TestResult {
 /// and replays an unsettled batch as a repeat.
 #[test]
 fn crash_after_each_step_recovers_what_was_acknowledged() -> TestResult {
+    //= spec/delivery.md#d7-failure-isolation
+    //= type=test
+    //# A crash is not a failure: it MUST NOT change `failures`.
+    //= spec/delivery.md#d9-no-loss
+    //= type=test
+    //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be exactly
+    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter,
+    //# through any sequence of boundaries, settles, failures, crashes and recoveries.
+    //= spec/delivery.md#d9-no-loss
+    //= type=test
+    //# In particular, items MUST NOT leave the mirror before their batch is settled (no clear
+    //# before hand-over), and a batch MUST NOT be settled `Delivered` on the daemon's behalf.
     let (_dir, path) = temp_mirror()?;
     // After park: parked.
     let mut queue = Queue::open(&path)?;
@@ -150,6 +181,19 @@ fn crash_after_each_step_recovers_what_was_acknowledged() -> TestResult {
 /// `Queue::replace_durable` and in `Queue::with_storage`'s leftover-temp branch.
 #[test]
 fn directory_fsyncs_follow_create_and_leftover_removal() -> TestResult {
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# `park` MUST return `Ok` only once the line is durable: the file holding it fsynced, and the
+    //# directory fsynced whenever a file was created, renamed or removed on the way.
+    //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+    //= type=test
+    //# Whenever the queue writes a whole mirror (creating a new one, or compacting, M12) it MUST:
+    //# write the complete content to `<name>.tmp` (created with mode 0600), fsync it, rename it
+    //# over `<name>`, and fsync the directory; only then is the new file durable.
+    //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+    //= type=test
+    //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed (followed by a
+    //# directory fsync) — but only after the mirror itself decoded without error (M11).
     let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     let mut storage = queue.into_storage();
     assert_eq!(
@@ -179,6 +223,11 @@ fn directory_fsyncs_follow_create_and_leftover_removal() -> TestResult {
 /// `MemStorage::truncate -> Ok(())`.
 #[test]
 fn torn_tail_is_cut_in_memory_storage_too() -> TestResult {
+    //= spec/mirror.md#m7-torn-final-record
+    //= type=test
+    //# On open, a final segment that does not end in `\n` (after at least a complete header) is a
+    //# **torn append**: the reader MUST report it (`Decoded::torn_len`), and the queue MUST cut the
+    //# file to the end of the last complete record and fsync it before writing anything else.
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     queue.park(RequestId(1), "one")?;
     let mut storage = queue.into_storage();

@@ -472,6 +472,46 @@ fn check_damaged(case: &Damaged) -> Result<(), String> {
 /// it was. Every failing row is reported, each by its name.
 #[test]
 fn damaged_files_are_corrupt_and_left_as_they_were() {
+    //= spec/mirror.md#m1-record-lines
+    //= type=test
+    //# A reader MUST reject a complete line (one ending in `\n`) whose checksum is missing, not 8
+    //# lowercase hex digits, or different from the JSON's.
+    //= spec/mirror.md#m2-header-and-version
+    //= type=test
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":2}`.
+    //= spec/mirror.md#m2-header-and-version
+    //= type=test
+    //# A reader MUST reject a file whose first record is not a header with format
+    //# `parkline-mirror`, and a file whose version it does not know (this document is version 2;
+    //# this build also reads version 1, M14), with the version in the error.
+    //= spec/mirror.md#m3-records-and-the-state-transition
+    //= type=test
+    //# Every record after the header is a JSON object with a `"type"` field and exactly the fields
+    //# below (a reader MUST reject unknown types and unknown fields).
+    //= spec/mirror.md#m3-records-and-the-state-transition
+    //= type=test
+    //# Applying the records in order to the empty state (no items, no batch, counters 1) MUST give
+    //# the file's state; a record that is impossible in the state built so far MUST be rejected
+    //# (M11).
+    //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+    //= type=test
+    //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed (followed by a
+    //# directory fsync) — but only after the mirror itself decoded without error (M11).
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# Seqs and batch ids MUST strictly increase along the file; a reader MUST reject a
+    //# `park`/`dead` record whose seq, or a `batch` record whose id, is below the current counter.
+    //= spec/mirror.md#m11-damaged-files-are-reported-never-written
+    //= type=test
+    //# Anything in the file other than a torn final append (M7) — an empty file, a missing or torn
+    //# header, an unknown format or version (M2), a bad checksum (M1), a JSON error, an unknown
+    //# record type or field, an impossible record (M3, M6) — MUST make opening fail with a
+    //# `Corrupt` error naming the file, the byte offset and the 1-based number of the bad record
+    //# (the header is record 1), and the reason.
+    //= spec/mirror.md#m11-damaged-files-are-reported-never-written
+    //= type=test
+    //# In that case the queue MUST NOT modify the mirror or its temp file: no truncation, no
+    //# "repair", no removal of the temp file; both stay byte for byte as they were.
     let cases = damaged_cases();
     assert_eq!(cases.len(), 38, "a damaged case was added or lost");
     let failures: Vec<String> = cases

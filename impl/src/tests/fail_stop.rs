@@ -57,6 +57,14 @@ impl Storage for FailingStorage {
 /// written, and reopening reads what the mirror kept.
 #[test]
 fn failed_fsync_poisons_the_queue() -> TestResult {
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# After a failed write or fsync the handle MUST refuse further work until reopened
+    //# (`Poisoned`; see `mirror.md`).
+    //= spec/mirror.md#m10-fail-stop
+    //= type=test
+    //# After any failed append, fsync, rename or directory fsync, the handle MUST refuse every
+    //# further call with `Poisoned` until the mirror is reopened; it MUST NOT retry a failed fsync.
     for fail in ["sync", "append"] {
         // Creating the mirror costs one sync and one append; fail the third park's.
         let storage = FailingStorage {
@@ -141,6 +149,14 @@ fn poisoned_queue(
 /// poisons and the old log stays authoritative.
 #[test]
 fn failed_boundary_and_settle_writes_poison_the_queue() -> TestResult {
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# After a failed write or fsync the handle MUST refuse further work until reopened
+    //# (`Poisoned`; see `mirror.md`).
+    //= spec/mirror.md#m10-fail-stop
+    //= type=test
+    //# After any failed append, fsync, rename or directory fsync, the handle MUST refuse every
+    //# further call with `Poisoned` until the mirror is reopened; it MUST NOT retry a failed fsync.
     for (fail, countdown) in [("sync", 2u32), ("sync", 3u32)] {
         let storage = FailingStorage {
             inner: MemStorage::new(),

@@ -63,6 +63,16 @@ fn random_workload<S: Storage>(queue: &mut Queue<S>, rng: &mut Rng, steps: usize
 /// holds in memory after every step, for many random workloads.
 #[test]
 fn format_round_trips_snapshot_and_log() -> TestResult {
+    //= spec/mirror.md#m3-records-and-the-state-transition
+    //= type=test
+    //# Applying the records in order to the empty state (no items, no batch, counters 1) MUST give
+    //# the file's state; a record that is impossible in the state built so far MUST be rejected
+    //# (M11).
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# A snapshot is the header and the records that rebuild the state: the dead letters and the
+    //# in-flight batch's items and the items parked before its boundary as `dead`/`park` records in
+    //# seq order, then the `batch` record, then the items parked after the boundary, then `next`.
     for seed in 1..=60u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
@@ -85,6 +95,17 @@ fn format_round_trips_snapshot_and_log() -> TestResult {
 /// M1: the exact bytes of a fresh mirror and of a park record.
 #[test]
 fn format_bytes_are_as_specified() -> TestResult {
+    //= spec/mirror.md#m2-header-and-version
+    //= type=test
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":2}`.
+    //= spec/mirror.md#m3-records-and-the-state-transition
+    //= type=test
+    //# Every record after the header is a JSON object with a `"type"` field and exactly the fields
+    //# below (a reader MUST reject unknown types and unknown fields).
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# Snapshots MUST end with a `next` record carrying the counters, so ids are not reused after
+    //# the items that used them were dropped.
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     queue.park(RequestId(7), "hi \"you\"")?;
     let storage = queue.into_storage();
@@ -102,6 +123,28 @@ fn format_bytes_are_as_specified() -> TestResult {
 /// reuses a seq or batch id after compaction.
 #[test]
 fn compaction_bounds_the_log_and_keeps_counters() -> TestResult {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# A batch id that was returned by `boundary` MUST NOT later denote a different membership.
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# Batch ids of new batches MUST increase.
+    //= spec/delivery.md#d17-order
+    //= type=test
+    //# `park` MUST assign seqs that strictly increase and are never reused within a mirror (when
+    //# none is left, it fails with `Exhausted` rather than wrap, D10 "Attempt ceiling").
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# Seqs and batch ids MUST strictly increase along the file; a reader MUST reject a
+    //# `park`/`dead` record whose seq, or a `batch` record whose id, is below the current counter.
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# Snapshots MUST end with a `next` record carrying the counters, so ids are not reused after
+    //# the items that used them were dropped.
+    //= spec/mirror.md#m9-file-mode-0600
+    //= type=test
+    //# Every file the queue creates (mirror, temp file, lock file) MUST be created with mode 0600
+    //# (before the umask).
     let (_dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     let line = "y".repeat(8000);
@@ -127,10 +170,40 @@ fn compaction_bounds_the_log_and_keeps_counters() -> TestResult {
 }
 
 /// M4, M12: fsyncs per operation are bounded whatever the batch size: park 1, boundary 1,
-/// settle 1 (or 2 and a directory fsync when it compacts).
+/// settle 1 (or 2 and a directory fsync when it compacts); D22, D21: a group park of 300 lines
+/// and a redrive of 300 dead letters 1 each.
 #[test]
 fn fsyncs_per_operation_are_bounded() -> TestResult {
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# `park` MUST return `Ok` only once the line is durable: the file holding it fsynced, and the
+    //# directory fsynced whenever a file was created, renamed or removed on the way.
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# `boundary` and `settle` MUST likewise return only once their record is durable.
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //= type=test
+    //# `Queue::redrive(seqs)` and `Queue::redrive_all()` MUST move the named dead letters (all of
+    //# them) back to the parked list in one durable record (one append, one fsync), each at its
+    //# seq's place in the parked list (which stays in seq order), with `failures` reset to 0 and
+    //# `handed` kept.
+    //= spec/delivery.md#d22-group-park
+    //= type=test
+    //# `Queue::park_all(lines)` MUST park every line of the slice, in slice order with consecutive
+    //# seqs, in one record (one append and one fsync, whatever the number of lines), or none of
+    //# them: a bad line (D3) MUST reject the whole call and write nothing, naming the first bad
+    //# line's index; an empty slice writes nothing; seqs that would reach `u64::MAX` give
+    //# `Exhausted`.
+    //= spec/mirror.md#m4-durability-only-through-fsync-one-fsync-per-operation
+    //= type=test
+    //# The number of fsyncs of an operation MUST NOT depend on the number of items: a boundary
+    //# costs a bounded number of fsyncs whatever the batch size, because fsyncs dominate the cost
+    //# and a large backlog is exactly when batching must stay cheap.
+    let config = Config {
+        failures_max: 1,
+        ..Config::default()
+    };
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
     let counts = |q: &Queue<MemStorage>| (q.storage().syncs(), q.storage().dir_syncs());
     for _ in 0..300 {
         let before = counts(&queue);
@@ -148,6 +221,15 @@ fn fsyncs_per_operation_are_bounded() -> TestResult {
         after.0 - before.0 <= 2 && after.1 - before.1 <= 1,
         "{before:?} -> {after:?}"
     );
+    let group: Vec<(RequestId, &str)> = (0..300).map(|n| (RequestId(n), "line")).collect();
+    let before = counts(&queue);
+    assert_eq!(queue.park_all(&group)?.len(), 300);
+    assert_eq!(counts(&queue), (before.0 + 1, before.1));
+    let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
+    queue.settle(batch.id, &[Outcome::Failed; 300])?; // failures_max 1: 300 dead letters
+    let before = counts(&queue);
+    assert_eq!(queue.redrive_all()?.len(), 300);
+    assert_eq!(counts(&queue), (before.0 + 1, before.1));
     Ok(())
 }
 
@@ -156,6 +238,17 @@ fn fsyncs_per_operation_are_bounded() -> TestResult {
 /// attempt check (which would refuse any batch record with attempt above 1).
 #[test]
 fn snapshot_of_a_repeat_in_flight_round_trips() -> TestResult {
+    //= spec/delivery.md#d2-no-waiting-window
+    //= type=test
+    //# MUST NOT be counted in its `remaining`;
+    //= spec/delivery.md#d13-trailer-count
+    //= type=test
+    //# It MUST NOT count lines parked later (D2) or dead letters (D8).
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# A snapshot is the header and the records that rebuild the state: the dead letters and the
+    //# in-flight batch's items and the items parked before its boundary as `dead`/`park` records in
+    //# seq order, then the `batch` record, then the items parked after the boundary, then `next`.
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     queue.park(RequestId(1), "one")?;
     queue.park(RequestId(2), "two")?;

@@ -149,6 +149,15 @@ fn forged_lines() -> Vec<Vec<String>> {
 /// D4: the design's example, byte for byte.
 #[test]
 fn d4_render_is_the_grammar_byte_for_byte() {
+    //= spec/delivery.md#d4-framing
+    //= type=test
+    //# The turn text of a batch MUST be exactly the header, the body and the trailer, each line
+    //# followed by one `\n` (including the last), and nothing else, where the body is each item's
+    //# line followed by `\n`:
+    //= spec/delivery.md#d4-framing
+    //= type=test
+    //# `ID`, `ATTEMPT`, `K`, `N`, `SEEN`, `BYTES`, `REMAINING` MUST be plain decimal (ASCII digits,
+    //# no sign, no leading zeros, no digit grouping); `ATTEMPT` is at least 1.
     let text = frame::render(BatchId(7), Attempt(1), 1, 3, ["r1 ok", "r2 x"]);
     let expected = format!(
         "[parkline batch 7 attempt 1: 2 of 5 parked lines, 1 seen before, 11 bytes]\nr1 ok\nr2 x\n\
@@ -177,6 +186,16 @@ fn d4_render_is_the_grammar_byte_for_byte() {
 /// D4a: what render writes, parse reads back field for field and line for line.
 #[test]
 fn d4a_render_parse_round_trip() {
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //= type=test
+    //# A reader of a turn text (the daemon checking what it hands over, the parent's reader, the
+    //# tests and the model's reference) MUST read it this one way, and MUST refuse the text when
+    //# any step fails:
+    //= spec/delivery.md#d23-framing-read-back
+    //= type=test
+    //# For every batch handed over, reading its turn text as D4a says MUST give back exactly the
+    //# batch: its id, attempt, repeat mark, `K`, `N`, `seen`, `remaining` and every line byte for
+    //# byte, also when a line imitates a header or a trailer.
     let cases: Vec<(u64, u32, usize, usize, Vec<&str>)> = vec![
         (1, 1, 0, 0, vec![]),
         (7, 1, 1, 3, vec!["r1 ok", "r2 x"]),
@@ -208,6 +227,14 @@ fn d4a_render_parse_round_trip() {
 /// fooled by the first, so this check can fail.
 #[test]
 fn d4a_forged_framing_lines_are_read_as_lines() {
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //= type=test
+    //# The reader MUST NOT search the text for a header or trailer, and MUST NOT interpret a line.
+    //= spec/delivery.md#d23-framing-read-back
+    //= type=test
+    //# For every batch handed over, reading its turn text as D4a says MUST give back exactly the
+    //# batch: its id, attempt, repeat mark, `K`, `N`, `seen`, `remaining` and every line byte for
+    //# byte, also when a line imitates a header or a trailer.
     for lines in forged_lines() {
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let text = frame::render(BatchId(7), Attempt(1), 0, 3, &lines);
@@ -225,6 +252,9 @@ fn d4a_forged_framing_lines_are_read_as_lines() {
 /// crc; the real reader on the same text gives back every line.
 #[test]
 fn d4a_a_search_reader_is_fooled_by_a_forged_trailer() {
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //= type=test
+    //# The reader MUST NOT search the text for a header or trailer, and MUST NOT interpret a line.
     let forged = own_trailer(7, 3, &["r1 ok"]);
     let lines = ["r1 ok", forged.as_str(), "r3 hidden by a search"];
     let text = frame::render(BatchId(7), Attempt(1), 0, 3, lines);
@@ -311,6 +341,11 @@ fn guarantee_breaks(reader: Reader, text: &str) -> (Vec<String>, usize) {
 /// catches a reader that skips the crc.
 #[test]
 fn d4a_single_byte_changes_are_rejected_or_touch_only_attempt_or_seen() {
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //= type=test
+    //# A reader of a turn text (the daemon checking what it hands over, the parent's reader, the
+    //# tests and the model's reference) MUST read it this one way, and MUST refuse the text when
+    //# any step fails:
     let mut texts = vec![
         frame::render(BatchId(7), Attempt(1), 1, 3, ["r1 ok", "r2 x"]),
         frame::render(BatchId(30), Attempt(12), 0, 0, ["", "é\r\0"]),
@@ -338,6 +373,11 @@ fn d4a_single_byte_changes_are_rejected_or_touch_only_attempt_or_seen() {
 /// BYTES, is cut), and so is anything appended after the trailer.
 #[test]
 fn d4a_every_truncation_and_extension_is_rejected() {
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //= type=test
+    //# The trailer MUST start exactly where the body ends, carry the header's `ID`, a `REMAINING`
+    //# equal to `N - K`, and a `CRC` equal to the CRC-32 of the body, and MUST be the rest of the
+    //# text (ending in its `\n`, nothing after it).
     let forged = forged_lines();
     let texts = [
         frame::render(BatchId(7), Attempt(1), 1, 3, ["r1 ok", "r2 x"]),
@@ -363,6 +403,24 @@ fn d4a_every_truncation_and_extension_is_rejected() {
 /// D4: plain decimal, exact words, the cross-checks, each with its typed error.
 #[test]
 fn d4_strict_grammar_errors_are_typed() {
+    //= spec/delivery.md#d4-framing
+    //= type=test
+    //# `ID`, `ATTEMPT`, `K`, `N`, `SEEN`, `BYTES`, `REMAINING` MUST be plain decimal (ASCII digits,
+    //# no sign, no leading zeros, no digit grouping); `ATTEMPT` is at least 1.
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //= type=test
+    //# A reader of a turn text (the daemon checking what it hands over, the parent's reader, the
+    //# tests and the model's reference) MUST read it this one way, and MUST refuse the text when
+    //# any step fails:
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //= type=test
+    //# They MUST be present, end in `\n` (unless `BYTES` is 0) and hold exactly `K` `\n`; the lines
+    //# are the body split on `\n`.
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //= type=test
+    //# The trailer MUST start exactly where the body ends, carry the header's `ID`, a `REMAINING`
+    //# equal to `N - K`, and a `CRC` equal to the CRC-32 of the body, and MUST be the rest of the
+    //# text (ending in its `\n`, nothing after it).
     let body_crc = format!("{:08x}", crc32fast::hash(b"a\n"));
     let turn = |header: &str, body: &str, trailer: &str| format!("{header}\n{body}{trailer}\n");
     let header = "[parkline batch 7 attempt 1: 1 of 1 parked lines, 0 seen before, 2 bytes]";

@@ -12,6 +12,14 @@ fn next_json(seq: u64, batch: u64) -> String {
 /// next seq follows it, so accepting it would wrap the counter to 0 and reuse seqs).
 #[test]
 fn m6_seq_at_u64_max_is_corrupt() -> TestResult {
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# - `u64::MAX` is never a seq or a batch id (no next counter would follow it): a `park`,
+    //# `dead` or `batch` record holding it MUST be rejected (`Corrupt`).
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# A counter (`next` record, or the value after the last record) MAY be `u64::MAX`: it is
+    //# **exhausted**.
     let max = u64::MAX;
     for kind in ["park", "dead"] {
         let json = format!(
@@ -30,6 +38,20 @@ fn m6_seq_at_u64_max_is_corrupt() -> TestResult {
 /// nothing and does not poison the handle; the seq before it is still handed out once.
 #[test]
 fn m6_next_at_u64_max_park_is_exhausted() -> TestResult {
+    //= spec/delivery.md#d17-order
+    //= type=test
+    //# `park` MUST assign seqs that strictly increase and are never reused within a mirror (when
+    //# none is left, it fails with `Exhausted` rather than wrap, D10 "Attempt ceiling").
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# A counter (`next` record, or the value after the last record) MAY be `u64::MAX`: it is
+    //# **exhausted**.
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# Then `park` (for the seq) and a `boundary` that would create a batch (for the batch id) MUST
+    //# fail with `Exhausted`, write nothing and leave the handle usable (not poisoned, M10); a
+    //# `boundary` with nothing parked still returns none, and a recovered batch is still handed
+    //# over.
     let max = u64::MAX;
     let bytes = file_of(&[next_json(max - 1, 1)]);
     let mut queue = open_bytes(&bytes, Config::default())?;
@@ -58,6 +80,10 @@ fn m6_next_at_u64_max_park_is_exhausted() -> TestResult {
 /// M6, M11: u64::MAX is never a batch id: a `batch` record holding it is Corrupt.
 #[test]
 fn m6_batch_id_at_u64_max_is_corrupt() -> TestResult {
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# - `u64::MAX` is never a seq or a batch id (no next counter would follow it): a `park`,
+    //# `dead` or `batch` record holding it MUST be rejected (`Corrupt`).
     let max = u64::MAX;
     let batch = format!(r#"{{"type":"batch","id":{max},"attempt":1,"seqs":[1],"remaining":0}}"#);
     assert_corrupt(
@@ -71,6 +97,15 @@ fn m6_batch_id_at_u64_max_is_corrupt() -> TestResult {
 /// `Exhausted`, writes nothing and does not poison; one with nothing parked returns `None`.
 #[test]
 fn m6_next_batch_at_u64_max_boundary_is_exhausted() -> TestResult {
+    //= spec/delivery.md#d2-no-waiting-window
+    //= type=test
+    //# A boundary with nothing parked and no recovered batch MUST return no batch.
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# Then `park` (for the seq) and a `boundary` that would create a batch (for the batch id) MUST
+    //# fail with `Exhausted`, write nothing and leave the handle usable (not poisoned, M10); a
+    //# `boundary` with nothing parked still returns none, and a recovered batch is still handed
+    //# over.
     let bytes = file_of(&[next_json(1, u64::MAX)]);
     let mut queue = open_bytes(&bytes, Config::default())?;
     assert!(queue.boundary(Budget(100))?.is_none());
@@ -94,6 +129,17 @@ fn batch_json(attempt: u32) -> String {
 /// as stored (never handed over with an attempt that is not one higher).
 #[test]
 fn d10_attempt_ceiling_boundary_is_exhausted_and_writes_nothing() -> TestResult {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# When the attempt stored for a recovered batch is `u32::MAX`, no attempt one higher exists:
+    //# `boundary` MUST fail with `Exhausted`, write nothing, leave the batch in flight as stored
+    //# (still recovered: every later `boundary` fails the same way, and it cannot be settled, since
+    //# it was not handed over) and MUST NOT poison the handle.
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# - An attempt is at most `u32::MAX`; at `u32::MAX` a recovered batch has no next attempt:
+    //# `boundary` MUST fail with `Exhausted` in the same way (`delivery.md` D10, "Attempt
+    //# ceiling").
     let bytes = file_of(&[park_json(1), batch_json(u32::MAX)]);
     let mut queue = open_bytes(&bytes, Config::default())?;
     let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
@@ -119,6 +165,14 @@ fn d10_attempt_ceiling_boundary_is_exhausted_and_writes_nothing() -> TestResult 
 /// life after it gets `Exhausted`; an `attempt` record that wraps is Corrupt.
 #[test]
 fn d10_attempt_ceiling_is_reached_once_and_never_wraps() -> TestResult {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# It MUST NOT hand the batch over with an attempt that is not one higher.
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# - An attempt is at most `u32::MAX`; at `u32::MAX` a recovered batch has no next attempt:
+    //# `boundary` MUST fail with `Exhausted` in the same way (`delivery.md` D10, "Attempt
+    //# ceiling").
     let bytes = file_of(&[park_json(1), batch_json(u32::MAX - 1)]);
     let queue = open_bytes(&bytes, Config::default())?;
     let mut queue = queue;
@@ -142,6 +196,11 @@ fn d10_attempt_ceiling_is_reached_once_and_never_wraps() -> TestResult {
 /// wrapped).
 #[test]
 fn m6_failures_never_pass_u32_max() -> TestResult {
+    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+    //= type=test
+    //# - A parked item (including one in flight) holds at most `u32::MAX - 1` failures, so that it
+    //# can always fail once more: a `park` record with failures `u32::MAX`, or a settle that would
+    //# park an item again at `u32::MAX`, MUST be rejected (`Corrupt`).
     let max = u32::MAX;
     let park = |failures: u32| {
         format!(

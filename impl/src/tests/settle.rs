@@ -7,6 +7,37 @@ use super::*;
 /// clear; lines parked during delivery wait for the next boundary (D2).
 #[test]
 fn failed_items_stay_parked_and_come_first_again() -> TestResult {
+    //= spec/delivery.md#d2-no-waiting-window
+    //= type=test
+    //# A boundary MUST deliver at once what is parked when it occurs; it MUST NOT wait, sleep or
+    //# poll for more lines.
+    //= spec/delivery.md#d2-no-waiting-window
+    //= type=test
+    //# A line parked after the boundary (while its batch is being persisted, handed over, notified
+    //# or settled) MUST NOT join that batch
+    //= spec/delivery.md#d2-no-waiting-window
+    //= type=test
+    //# it is delivered at a later boundary.
+    //= spec/delivery.md#d6-per-request-independence
+    //= type=test
+    //# The delivery state of an item (parked, in flight, delivered, dead letter; its `failures`)
+    //# MUST depend only on its own outcomes and on crashes; the outcome of one item MUST NOT drop,
+    //# block, delay to a later boundary, or change the failure count of another item.
+    //= spec/delivery.md#d6-per-request-independence
+    //= type=test
+    //# `settle` MUST take one outcome per item, and each item MUST end in exactly one of
+    //# `Settlement::{delivered, failed, dead}`.
+    //= spec/delivery.md#d7-failure-isolation
+    //= type=test
+    //# At settle, a failed item whose failure count stays below `failures_max` MUST stay parked
+    //# with the same seq and `failures + 1`, and MUST be offered again at a later boundary in seq
+    //# order (so it precedes lines parked after it); the delivered items of the same batch MUST
+    //# leave the mirror.
+    //= spec/delivery.md#d17-order
+    //= type=test
+    //# The parked list MUST be kept in seq order and a new batch MUST be a prefix of it, so items
+    //# in a batch are in seq order and a line is first offered only after every line with a lower
+    //# seq was offered.
     let (_dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     for n in 1..=3 {
@@ -36,6 +67,20 @@ fn failed_items_stay_parked_and_come_first_again() -> TestResult {
 /// D8: the failure that reaches failures_max moves the item to the dead letters, kept on disk.
 #[test]
 fn item_failing_failures_max_times_becomes_a_dead_letter() -> TestResult {
+    //= spec/delivery.md#d8-dead-letter
+    //= type=test
+    //# An item whose failure count reaches `failures_max` (a positive integer, default 3) at a
+    //# settle MUST move to the dead letters in that same settle.
+    //= spec/delivery.md#d8-dead-letter
+    //= type=test
+    //# Dead letters MUST be kept in the mirror, MUST be listable (`Queue::dead_letters`, `parkline
+    //# inspect`), MUST NOT be delivered again automatically,
+    //= spec/delivery.md#d8-dead-letter
+    //= type=test
+    //# and MUST NOT be deleted by parkline.
+    //= spec/delivery.md#d18-no-silent-duplicate
+    //= type=test
+    //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.
     let (_dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     queue.park(RequestId(1), "doomed")?;
@@ -75,6 +120,15 @@ fn item_failing_failures_max_times_becomes_a_dead_letter() -> TestResult {
 /// The errors of misuse: nothing is written and the queue stays usable.
 #[test]
 fn misuse_errors_write_nothing() -> TestResult {
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# A line that cannot be carried verbatim in the turn text (it contains `\n`, or exceeds the
+    //# configured `line_bytes_max`) MUST be refused by `park` with an error (`InvalidLine`) and
+    //# MUST NOT be altered; a refused park parks nothing.
+    //= spec/delivery.md#d6-per-request-independence
+    //= type=test
+    //# `settle` MUST take one outcome per item, and each item MUST end in exactly one of
+    //# `Settlement::{delivered, failed, dead}`.
     let (_dir, path) = temp_mirror()?;
     let config = Config {
         line_bytes_max: 8,
@@ -125,6 +179,9 @@ fn misuse_errors_write_nothing() -> TestResult {
 /// D10: a recovered batch must be handed over again (boundary) before it can be settled.
 #[test]
 fn recovered_batch_cannot_be_settled_before_it_is_handed_again() -> TestResult {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# A recovered batch MUST be handed over again (as a repeat) before it can be settled.
     let (_dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     queue.park(RequestId(1), "x")?;
@@ -148,6 +205,9 @@ fn recovered_batch_cannot_be_settled_before_it_is_handed_again() -> TestResult {
 /// message.
 #[test]
 fn settle_of_a_recovered_batch_names_the_remedy() -> TestResult {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //= type=test
+    //# A recovered batch MUST be handed over again (as a repeat) before it can be settled.
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     queue.park(RequestId(1), "x")?;
     let batch = queue.boundary(Budget(100))?.ok_or("parked")?;

@@ -27,8 +27,29 @@ fn config_2() -> Config {
 /// the rewritten file gives the same state.
 #[test]
 fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
+    //= spec/mirror.md#m2-header-and-version
+    //= type=test
+    //# A writer MUST NOT append records of another version to a file.
+    //= spec/mirror.md#m2-header-and-version
+    //= type=test
+    //# A new version gets a new number; a reader of version N MAY read older versions.
+    //= spec/mirror.md#m14-upgrade-from-version-1
+    //= type=test
+    //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
+    //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
+    //# with the same transition, each `park` and `dead` item with handed 0, so the `batch` and
+    //# `attempt` records count the hand-overs the file still shows.
+    //= spec/mirror.md#m14-upgrade-from-version-1
+    //= type=test
+    //# `open` of a version 1 mirror that decodes without error MUST, before it appends anything,
+    //# write the current version's snapshot of that state through M5 (temp file, fsync, rename,
+    //# directory fsync).
     for (bytes, dead_handed) in [(V1_LOG, [2, 2]), (V1_COMPACTED, [0, 0])] {
         let queue = open_bytes(bytes, config_2())?;
+        // M5: the rewrite went through a temp file renamed over the mirror, then a directory
+        // fsync.
+        assert_eq!(queue.storage().dir_syncs(), 1);
+        assert_eq!(queue.storage().names(), ["m"]);
         let state = queue.state().clone();
         assert_eq!(seqs(&state.parked), [8]);
         assert_eq!(handed(&state.parked), [0]);
@@ -70,6 +91,12 @@ fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
 /// its third hand-over.
 #[test]
 fn m14_upgraded_batch_repeats_with_its_counts() -> TestResult {
+    //= spec/mirror.md#m14-upgrade-from-version-1
+    //= type=test
+    //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
+    //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
+    //# with the same transition, each `park` and `dead` item with handed 0, so the `batch` and
+    //# `attempt` records count the hand-overs the file still shows.
     let mut queue = open_bytes(V1_LOG, config_2())?;
     let repeat = queue.boundary(Budget(12))?.ok_or("recovered")?;
     assert_eq!(
@@ -83,6 +110,10 @@ fn m14_upgraded_batch_repeats_with_its_counts() -> TestResult {
 /// M11, M14: a damaged version 1 file is `Corrupt` and left byte for byte, never upgraded.
 #[test]
 fn m14_damaged_version_1_file_is_left_alone() -> TestResult {
+    //= spec/mirror.md#m11-damaged-files-are-reported-never-written
+    //= type=test
+    //# In that case the queue MUST NOT modify the mirror or its temp file: no truncation, no
+    //# "repair", no removal of the temp file; both stay byte for byte as they were.
     let mut bytes = V1_LOG.to_vec();
     let at = bytes.len() - 5;
     bytes[at] ^= 1;
@@ -101,6 +132,32 @@ fn m14_damaged_version_1_file_is_left_alone() -> TestResult {
 /// items an earlier batch handed over and a repeat keeps it.
 #[test]
 fn d19_d20_hand_over_count_survives_crashes_and_retries() -> TestResult {
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //= type=test
+    //# Every item MUST carry `handed`, the number of its hand-overs made durable: the `batch` and
+    //# `attempt` records that named it since it was parked (`mirror.md` M3).
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //= type=test
+    //# The count MUST be raised by the record that allows the hand-over, before `boundary` returns
+    //# the batch, so that a crash between the hand-over and the settle still counts a hand-over the
+    //# parent may have seen.
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //= type=test
+    //# It MUST be kept by settles (failed and dead items), across crashes and recoveries, and by a
+    //# redrive (D21); it is durable in the mirror.
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //= type=test
+    //# The notified event of each hand-over (D5) MUST carry the item's count including that
+    //# hand-over (1 the first time).
+    //= spec/delivery.md#d20-seen-before-in-the-header
+    //= type=test
+    //# A batch MUST carry `seen`, the number of its items that an earlier batch handed over (their
+    //# count was above 0 before this batch's record), and the header MUST say it (`S seen before`,
+    //# D4).
+    //= spec/delivery.md#d20-seen-before-in-the-header
+    //= type=test
+    //# `seen` is fixed when the batch is created: a repeat MUST carry the same `seen`, so its turn
+    //# text still equals the original's except for `ATTEMPT` and `REPEAT` (D10).
     let (_dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     queue.park(RequestId(1), "a")?;
@@ -133,6 +190,11 @@ fn d19_d20_hand_over_count_survives_crashes_and_retries() -> TestResult {
 /// `Exhausted`, writes nothing and does not poison.
 #[test]
 fn d19_hand_over_count_at_u64_max_is_exhausted() -> TestResult {
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //= type=test
+    //# A hand-over count is never wrapped or saturated: a boundary that would raise an item's count
+    //# past `u64::MAX` MUST fail with `Exhausted`, write nothing and not poison (as the counters of
+    //# `mirror.md` M6).
     let park = format!(
         r#"{{"type":"park","seq":1,"request":1,"line":"l1","failures":0,"handed":{}}}"#,
         u64::MAX
@@ -150,6 +212,16 @@ fn d19_hand_over_count_at_u64_max_is_exhausted() -> TestResult {
 /// and writes nothing; a torn group append is cut whole on reopen.
 #[test]
 fn d22_group_park_is_all_or_nothing() -> TestResult {
+    //= spec/delivery.md#d22-group-park
+    //= type=test
+    //# `Queue::park_all(lines)` MUST park every line of the slice, in slice order with consecutive
+    //# seqs, in one record (one append and one fsync, whatever the number of lines), or none of
+    //# them: a bad line (D3) MUST reject the whole call and write nothing, naming the first bad
+    //# line's index; an empty slice writes nothing; seqs that would reach `u64::MAX` give
+    //# `Exhausted`.
+    //= spec/delivery.md#d22-group-park
+    //= type=test
+    //# A crash during the append MUST leave all of the group's lines parked or none of them.
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     let before = file(&queue);
     let err = queue
@@ -186,6 +258,13 @@ fn d22_group_park_is_all_or_nothing() -> TestResult {
 /// D22, M6: a group whose last seq would be `u64::MAX` is `Exhausted` and writes nothing.
 #[test]
 fn d22_group_park_past_the_last_seq_is_exhausted() -> TestResult {
+    //= spec/delivery.md#d22-group-park
+    //= type=test
+    //# `Queue::park_all(lines)` MUST park every line of the slice, in slice order with consecutive
+    //# seqs, in one record (one append and one fsync, whatever the number of lines), or none of
+    //# them: a bad line (D3) MUST reject the whole call and write nothing, naming the first bad
+    //# line's index; an empty slice writes nothing; seqs that would reach `u64::MAX` give
+    //# `Exhausted`.
     let next = format!(r#"{{"type":"next","seq":{},"batch":1}}"#, u64::MAX - 1);
     let bytes = file_of(&[next]);
     let mut queue = open_bytes(&bytes, Config::default())?;
@@ -204,6 +283,25 @@ fn d22_group_park_past_the_last_seq_is_exhausted() -> TestResult {
 /// refuses the call and writes nothing.
 #[test]
 fn d21_redrive_keeps_seq_order_and_counts() -> TestResult {
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //= type=test
+    //# It MUST be kept by settles (failed and dead items), across crashes and recoveries, and by a
+    //# redrive (D21); it is durable in the mirror.
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //= type=test
+    //# `Queue::redrive(seqs)` and `Queue::redrive_all()` MUST move the named dead letters (all of
+    //# them) back to the parked list in one durable record (one append, one fsync), each at its
+    //# seq's place in the parked list (which stays in seq order), with `failures` reset to 0 and
+    //# `handed` kept.
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //= type=test
+    //# A seq that is not a dead letter, or is named twice, MUST make the call fail with `NotDead`,
+    //# write nothing and not poison.
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //= type=test
+    //# A redriven line is then delivered or dead again like any parked line (D7, D8); it MUST NOT
+    //# be lost (D9 holds for it) and MUST NOT be offered again without its count (D19) showing it
+    //# was seen.
     let config = Config {
         failures_max: 1,
         ..Config::default()

@@ -332,6 +332,10 @@ impl Model for DeliveryModel {
             }
             Action::Recover => state.phase = Phase::Idle,
             Action::Collected(seq) => {
+                //= spec/delivery.md#d14-collected-is-not-consumed
+                //# Reading a line through `agent_read` ("collected") MUST NOT remove, skip, shorten
+                //# or mark the line in the queue: a collected line MUST still be delivered (or
+                //# dead-lettered) like any other.
                 state.collected.push(seq);
                 if self.variant == Variant::DropCollected {
                     state.queue.mirror.parked.retain(|item| item.seq != seq);

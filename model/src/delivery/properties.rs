@@ -104,6 +104,12 @@ fn newest_turn(s: &DeliveryState) -> impl Iterator<Item = &RefBatch> {
 }
 
 pub(super) fn d1_batch_at_the_boundary(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d1-batch-at-the-boundary
+    //# At a boundary that delivers a new batch, the batch MUST consist of lines that were parked at
+    //# that moment, and only those, taken from the front of the parked list as `split` (D11)
+    //# decides; with a budget that admits them all, it MUST be every parked line, in ONE turn.
+    //= spec/delivery.md#d1-batch-at-the-boundary
+    //# A boundary MUST NOT deliver fewer lines than `split` returns (pop-all, not pop-front).
     s.boundaries.iter().filter(|r| !r.replay).all(|r| {
         let k = split(&r.parked, m.bounds.budget);
         let seqs: Vec<u64> = r.parked.iter().map(|i| i.seq).collect();
@@ -112,6 +118,10 @@ pub(super) fn d1_batch_at_the_boundary(m: &DeliveryModel, s: &DeliveryState) -> 
 }
 
 pub(super) fn d2_no_waiting_window(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d2-no-waiting-window
+    //# A line parked after the boundary (while its batch is being persisted, handed over, notified
+    //# or settled) MUST NOT join that batch and MUST NOT be counted in its `remaining`; it is
+    //# delivered at a later boundary.
     s.boundaries.iter().all(|r| match s.original(r.batch.id) {
         Some(o) => {
             let at_boundary: BTreeSet<u64> = o.parked.iter().map(|i| i.seq).collect();
@@ -123,6 +133,11 @@ pub(super) fn d2_no_waiting_window(_: &DeliveryModel, s: &DeliveryState) -> bool
 }
 
 pub(super) fn d3_items_verbatim(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d3-items-verbatim
+    //# Each item of a batch MUST be its parked line copied byte for byte: parkline MUST NOT
+    //# rewrite, reformat, truncate, cut, merge or annotate a line.
+    //= spec/delivery.md#d3-items-verbatim
+    //# Each item MUST keep the request id given at park.
     let verbatim = |item: &RefItem| {
         usize::try_from(item.seq)
             .ok()
@@ -140,6 +155,10 @@ pub(super) fn d3_items_verbatim(m: &DeliveryModel, s: &DeliveryState) -> bool {
 }
 
 pub(super) fn d5_notified_per_request(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d5-notified-per-request
+    //# For every hand-over of a batch (first or repeat) the daemon MUST record one
+    //# `delegation_notified` event per item, in item order, carrying `{ request, seq, batch,
+    //# attempt, repeat, handed }` of that item and that hand-over, where `repeat = (attempt > 1)`.
     let events_match = s.notified.iter().all(|e| {
         e.repeat == (e.attempt > 1)
             && s.handed.iter().any(|b| {
@@ -161,6 +180,12 @@ pub(super) fn d5_notified_per_request(_: &DeliveryModel, s: &DeliveryState) -> b
 }
 
 pub(super) fn d6_per_request_independence(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d6-per-request-independence
+    //# The delivery state of an item (parked, in flight, delivered, dead letter; its `failures`)
+    //# MUST depend only on its own outcomes and on crashes; the outcome of one item MUST NOT drop,
+    //# block, delay to a later boundary, or change the failure count of another item.
+    //= spec/delivery.md#d7-failure-isolation
+    //# A crash is not a failure: it MUST NOT change `failures`.
     let places = s.places();
     s.acknowledged().all(|seq| {
         let own: Vec<bool> = s.settles[s.last_redrive(seq)..]
@@ -186,6 +211,11 @@ pub(super) fn d6_per_request_independence(m: &DeliveryModel, s: &DeliveryState) 
 }
 
 pub(super) fn d8_dead_letter(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d8-dead-letter
+    //# An item whose failure count reaches `failures_max` (a positive integer, default 3) at a
+    //# settle MUST move to the dead letters in that same settle.
+    //= spec/delivery.md#d8-dead-letter
+    //# MUST NOT be delivered again automatically
     let dead: BTreeSet<u64> = s.queue.dead_letters().iter().map(|i| i.seq).collect();
     let mut expected_dead = BTreeSet::new();
     for seq in s.acknowledged() {
@@ -226,6 +256,10 @@ pub(super) fn d8_dead_letter(m: &DeliveryModel, s: &DeliveryState) -> bool {
 }
 
 pub(super) fn d9_no_loss(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d9-no-loss
+    //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be exactly
+    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter,
+    //# through any sequence of boundaries, settles, failures, crashes and recoveries.
     let places = s.places();
     let delivered = s.delivered();
     s.acknowledged().all(|seq| {
@@ -235,6 +269,19 @@ pub(super) fn d9_no_loss(_: &DeliveryModel, s: &DeliveryState) -> bool {
 }
 
 pub(super) fn d10_repeat_recognisable(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //# A batch persisted and not settled before a crash MUST, at the first boundary of the next
+    //# life, be re-persisted and handed over again with the same batch id, the same items (same
+    //# seqs, same lines, same order), the same `remaining`, an attempt one higher than the attempt
+    //# stored for it, and the repeat mark, both in the header (D4) and on every notified event
+    //# (D5).
+    //= spec/delivery.md#d10-repeat-recognisable
+    //# A batch id that was returned by `boundary` MUST NOT later denote a different membership.
+    //= spec/delivery.md#d10-repeat-recognisable
+    //# Batch ids of new batches MUST increase.
+    //= spec/delivery.md#d20-seen-before-in-the-header
+    //# `seen` is fixed when the batch is created: a repeat MUST carry the same `seen`, so its turn
+    //# text still equals the original's except for `ATTEMPT` and `REPEAT` (D10).
     let mut last: BTreeMap<u64, &RefBatch> = BTreeMap::new();
     let mut max_id = 0;
     for r in s.boundaries.iter() {
@@ -273,6 +320,14 @@ fn same_lines(a: &[RefItem], b: &[RefItem]) -> bool {
 }
 
 pub(super) fn d11_deterministic_split(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d11-deterministic-split
+    //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first `k` of
+    //# the parked list, where `split` is this pure function:
+    //= spec/delivery.md#d11-deterministic-split
+    //# `remaining` MUST be `parked.len() - k`.
+    //= spec/delivery.md#d11-deterministic-split
+    //# A repeat MUST reuse its stored membership and `remaining` whatever budget is passed to the
+    //# boundary that hands it over again.
     s.boundaries.iter().all(|r| match s.original(r.batch.id) {
         Some(o) => {
             let k = split(&o.parked, m.bounds.budget);
@@ -284,12 +339,21 @@ pub(super) fn d11_deterministic_split(m: &DeliveryModel, s: &DeliveryState) -> b
 }
 
 pub(super) fn d12_budget(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d12-budget
+    //# The total cost of the items of a batch MUST be `<= budget`, except when the batch is a
+    //# single item whose cost alone exceeds the budget: such a line MUST be delivered alone, whole,
+    //# and MUST NOT be cut.
     s.handed.iter().all(|b| {
         b.items.len() == 1 || b.items.iter().map(RefItem::cost).sum::<usize>() <= m.bounds.budget
     })
 }
 
 pub(super) fn d13_trailer_count(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d13-trailer-count
+    //# The trailer MUST state `remaining`: the number of lines parked at the batch's (original)
+    //# boundary that are not in the batch.
+    //= spec/delivery.md#d13-trailer-count
+    //# It MUST NOT count lines parked later (D2) or dead letters (D8).
     newest_turn(s).all(|b| match s.original(b.id) {
         Some(o) => {
             let remaining = o.parked.len().saturating_sub(o.batch.items.len());
@@ -315,6 +379,10 @@ pub(super) fn d13_trailer_count(_: &DeliveryModel, s: &DeliveryState) -> bool {
 }
 
 pub(super) fn d14_collected_is_not_consumed(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d14-collected-is-not-consumed
+    //# Reading a line through `agent_read` ("collected") MUST NOT remove, skip, shorten or mark the
+    //# line in the queue: a collected line MUST still be delivered (or dead-lettered) like any
+    //# other.
     let places = s.places();
     let delivered = s.delivered();
     s.collected
@@ -335,14 +403,29 @@ fn everything_delivered(m: &DeliveryModel, s: &DeliveryState) -> bool {
 }
 
 pub(super) fn d15_quiescent_means_delivered(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d15-eventually
+    //# If boundaries keep occurring, every handed-over batch is eventually settled or interrupted
+    //# by a crash, and the number of crashes is finite, then every parked line MUST eventually be
+    //# delivered or dead-lettered.
     !quiescent(m, s) || everything_delivered(m, s)
 }
 
 pub(super) fn d15_everything_delivered(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d15-eventually
+    //# If boundaries keep occurring, every handed-over batch is eventually settled or interrupted
+    //# by a crash, and the number of crashes is finite, then every parked line MUST eventually be
+    //# delivered or dead-lettered.
     everything_delivered(m, s)
 }
 
 pub(super) fn d17_order(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d17-order
+    //# `park` MUST assign seqs that strictly increase and are never reused within a mirror (when
+    //# none is left, it fails with `Exhausted` rather than wrap, D10 "Attempt ceiling").
+    //= spec/delivery.md#d17-order
+    //# The parked list MUST be kept in seq order and a new batch MUST be a prefix of it, so items
+    //# in a batch are in seq order and a line is first offered only after every line with a lower
+    //# seq was offered.
     let increasing = |items: &[RefItem]| items.windows(2).all(|w| w[0].seq < w[1].seq);
     s.queue.mirror().next_seq == s.arrived as u64 + 1
         && increasing(s.queue.parked())
@@ -359,6 +442,11 @@ pub(super) fn d17_order(_: &DeliveryModel, s: &DeliveryState) -> bool {
 }
 
 pub(super) fn d18_no_silent_duplicate(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d18-no-silent-duplicate
+    //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.
+    //= spec/delivery.md#d18-no-silent-duplicate
+    //# A line MUST be handed over again only as part of a repeat of its batch (D10) or as a retry
+    //# after it failed (D7).
     s.settles.iter().all(|r| {
         r.outcomes.iter().filter(|(_, ok)| *ok).all(|(seq, _)| {
             !s.handed[r.handed_before..]
@@ -377,6 +465,16 @@ fn boundaries_naming(s: &DeliveryState, upto: usize, seq: u64) -> u64 {
 }
 
 pub(super) fn handover_count(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //# Every item MUST carry `handed`, the number of its hand-overs made durable: the `batch` and
+    //# `attempt` records that named it since it was parked (`mirror.md` M3).
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //# The count MUST be raised by the record that allows the hand-over, before `boundary` returns
+    //# the batch, so that a crash between the hand-over and the settle still counts a hand-over the
+    //# parent may have seen.
+    //= spec/delivery.md#d19-hand-over-count-per-item
+    //# The notified event of each hand-over (D5) MUST carry the item's count including that
+    //# hand-over (1 the first time).
     let at_boundaries = s.boundaries.iter().enumerate().all(|(j, r)| {
         r.batch
             .items
@@ -409,6 +507,10 @@ pub(super) fn handover_count(_: &DeliveryModel, s: &DeliveryState) -> bool {
 }
 
 pub(super) fn seen_before(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d20-seen-before-in-the-header
+    //# A batch MUST carry `seen`, the number of its items that an earlier batch handed over (their
+    //# count was above 0 before this batch's record), and the header MUST say it (`S seen before`,
+    //# D4).
     s.boundaries.iter().all(|r| {
         let Some(first) = s.boundaries.iter().position(|o| o.batch.id == r.batch.id) else {
             return false;
@@ -424,6 +526,10 @@ pub(super) fn seen_before(_: &DeliveryModel, s: &DeliveryState) -> bool {
 }
 
 pub(super) fn redrive_keeps_the_line(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //# A redriven line is then delivered or dead again like any parked line (D7, D8); it MUST NOT
+    //# be lost (D9 holds for it) and MUST NOT be offered again without its count (D19) showing it
+    //# was seen.
     let places = s.places();
     let delivered = s.delivered();
     let total = s.boundaries.len();
@@ -444,6 +550,8 @@ pub(super) fn redrive_keeps_the_line(_: &DeliveryModel, s: &DeliveryState) -> bo
 }
 
 pub(super) fn group_park_all_or_none(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d22-group-park
+    //# A crash during the append MUST leave all of the group's lines parked or none of them.
     let Some(at) = m.bounds.group_at else {
         return true;
     };
@@ -468,6 +576,10 @@ pub(super) fn group_park_all_or_none(m: &DeliveryModel, s: &DeliveryState) -> bo
 }
 
 pub(super) fn framing_read_back(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d23-framing-read-back
+    //# For every batch handed over, reading its turn text as D4a says MUST give back exactly the
+    //# batch: its id, attempt, repeat mark, `K`, `N`, `seen`, `remaining` and every line byte for
+    //# byte, also when a line imitates a header or a trailer.
     newest_turn(s).all(|b| {
         let text = turn_text(b);
         let read = match m.variant {

@@ -350,6 +350,10 @@ impl<'a> Cursor<'a> {
 /// assert_eq!(turn.lines, [forged]);
 /// ```
 pub fn parse_turn(text: &str) -> Result<ParsedTurn, TurnError> {
+    //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+    //# A reader of a turn text (the daemon checking what it hands over, the parent's reader, the
+    //# tests and the model's reference) MUST read it this one way, and MUST refuse the text when
+    //# any step fails:
     let (header, after) = text.split_once('\n').ok_or(TurnError::Header)?;
     let header = read_header(header).ok_or(TurnError::Header)?;
     let body = after.get(..header.bytes).ok_or(TurnError::Body)?;

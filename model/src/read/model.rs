@@ -442,12 +442,38 @@ impl Model for ReadModel {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
+            //= spec/read.md#r1-one-overall-budget
+            //# The response text of a window MUST be at most `chars_max` chars: framing, turns, the
+            //# partial turn and requests **together**.
             Property::always(R1, |_, s: &ReadState| !s.over_budget),
             Property::always(R5, r5_no_skip),
+            //= spec/read.md#r6-no-repeat
+            //# Following the next cursors, a caller MUST NOT be given a turn twice (whole or as an
+            //# excerpt).
             Property::always(R6, |_, s: &ReadState| !s.repeated),
+            //= spec/read.md#r7-opaque-cursor-typed-errors
+            //# A cursor the crate handed out for a child MUST be accepted by every later read of
+            //# that child while its transcript only grows (section 5.2 says what happens when it is
+            //# rebuilt shorter).
             Property::always(R7, |_, s: &ReadState| !s.refused),
+            //= spec/read.md#r8-no-read-loops-an-oversized-turn-is-a-marked-excerpt-and-every-answer-makes-progress
+            //# For `since` and `n:` reads the excerpt counts as given: the next cursor MUST move
+            //# past it (R5), so following the cursors never loops on a turn larger than the budget.
             Property::always(R8, |_, s: &ReadState| !s.stalled),
+            //= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
+            //# A `since:turn:<id>` read MUST be the `since` read with the cursor just after turn
+            //# `<id>` that records nothing of the partial turn (the same selected turns, partial
+            //# turn and next cursor; only the header differs), and MUST fail with `UnknownTurn` for
+            //# an unknown id.
             Property::always(R16, |_, s: &ReadState| !s.resume_wrong),
+            //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+            //# - when the partial turn still starts with those `s` chars (same length, same CRC-32
+            //# of that prefix), the part only grew: the read MUST give only chars `s..total` (all
+            //# of them if they fit, else their newest that fit), marked `chars <from>..<total> of
+            //# <total>`, and never one of the first `s` again;
+            //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+            //# - otherwise the part was replaced: the read MUST give it as R10 does, marked
+            //# `replaced`.
             Property::always(R15, |_, s: &ReadState| !s.partial_wrong),
             Property::sometimes(SOMETIMES_PARTIAL_NEW, |_, s: &ReadState| {
                 s.last.is_some_and(|last| last.partial_new)

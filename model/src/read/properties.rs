@@ -35,6 +35,10 @@ pub const SOMETIMES_OMITTED: &str = "turns are omitted";
 pub const SOMETIMES_NOTHING_NEW: &str = "a read returns nothing new";
 
 pub(super) fn r5_no_skip(_: &ReadModel, s: &ReadState) -> bool {
+    //= spec/read.md#r5-no-skip
+    //# The next cursor of a `since` read MUST advance only over turns the window holds, whole or as
+    //# the marked excerpt of R8: its seq is the seq of the last such turn, or the given cursor's
+    //# when the window holds none.
     s.transcript
         .turns
         .iter()

@@ -16,6 +16,10 @@ const SOMETIMES: [&str; 6] = [
 
 #[test]
 fn correct_model_holds_every_property_at_default_bounds() {
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# A cursor the crate handed out for a child MUST be accepted by every later read of that child
+    //# while its transcript only grows (section 5.2 says what happens when it is rebuilt shorter).
     let bfs = ReadModel::default().checker().spawn_bfs().join();
     let dfs = ReadModel::default().checker().spawn_dfs().join();
     assert_eq!(bfs.unique_state_count(), DEFAULT_UNIQUE_STATES);
@@ -165,6 +169,15 @@ fn the_reference_answer_has_the_exact_text_of_the_spec() {
 /// replaced one comes whole and marked, and one after another turn is new.
 #[test]
 fn r15_since_partial_suffix() {
+    //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+    //= type=test
+    //# - when the partial turn still starts with those `s` chars (same length, same CRC-32 of that
+    //# prefix), the part only grew: the read MUST give only chars `s..total` (all of them if they
+    //# fit, else their newest that fit), marked `chars <from>..<total> of <total>`, and never one
+    //# of the first `s` again;
+    //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
+    //= type=test
+    //# - otherwise the part was replaced: the read MUST give it as R10 does, marked `replaced`.
     let t = transcript(&["one", "two"], Some("wor"));
     let first = read(&t, &since(1, 1000)).expect("fits");
     let cursor = RefCursor {
@@ -372,6 +385,12 @@ fn the_crc32_table_gives_the_bit_by_bit_crc32() {
 /// refused.
 #[test]
 fn r7_a_budget_outgrown_by_the_framing_is_not_a_refused_cursor() {
+    //= spec/read.md#r7-opaque-cursor-typed-errors
+    //= type=test
+    //# `CharsMaxTooSmall` is not a refusal of the cursor: the framing of a later answer grows with
+    //# the transcript (more turns to report omitted, longer numbers), so a budget that answered an
+    //# earlier read can become too small for a later one, and the error names the smallest budget
+    //# that answers it (R1); a read at that budget with the same cursor MUST succeed.
     let model = ReadModel::new(ReadBounds::deep(), ReadVariant::Correct);
     let mut state = model.init_states().remove(0);
     let path = [

@@ -18,12 +18,38 @@ impl Run {
         before: &MirrorState,
         hand_over: &HandOver,
     ) -> Result<(), String> {
+        //= spec/delivery.md#d18-no-silent-duplicate
+        //= type=test
+        //# A line MUST be handed over again only as part of a repeat of its batch (D10) or as a
+        //# retry after it failed (D7).
+        //= spec/delivery.md#d18-no-silent-duplicate
+        //= type=test
+        //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.
         let HandOver {
             batch,
             text,
             notified,
             ..
         } = hand_over;
+        //= spec/delivery.md#d3-items-verbatim
+        //= type=test
+        //# Each item of a batch MUST be its parked line copied byte for byte: parkline MUST NOT
+        //# rewrite, reformat, truncate, cut, merge or annotate a line.
+        //= spec/delivery.md#d4a-one-reading-of-the-turn-text
+        //= type=test
+        //# A reader of a turn text (the daemon checking what it hands over, the parent's reader,
+        //# the tests and the model's reference) MUST read it this one way, and MUST refuse the text
+        //# when any step fails:
+        //= spec/delivery.md#d20-seen-before-in-the-header
+        //= type=test
+        //# A batch MUST carry `seen`, the number of its items that an earlier batch handed over
+        //# (their count was above 0 before this batch's record), and the header MUST say it (`S
+        //# seen before`, D4).
+        //= spec/delivery.md#d23-framing-read-back
+        //= type=test
+        //# For every batch handed over, reading its turn text as D4a says MUST give back exactly
+        //# the batch: its id, attempt, repeat mark, `K`, `N`, `seen`, `remaining` and every line
+        //# byte for byte, also when a line imitates a header or a trailer.
         // D4, D4a: the turn has one reading, and it is this batch: its numbers, and the items
         // verbatim between header and trailer (D3). D20: seen counts the items handed over
         // before this batch, which after it have handed above this batch's attempt.
@@ -62,6 +88,22 @@ impl Run {
                 frame.lines, batch.seen
             ));
         }
+        //= spec/delivery.md#d5-notified-per-request
+        //= type=test
+        //# For every hand-over of a batch (first or repeat) the daemon MUST record one
+        //# `delegation_notified` event per item, in item order, carrying `{ request, seq, batch,
+        //# attempt, repeat, handed }` of that item and that hand-over, where `repeat = (attempt >
+        //# 1)`.
+        //= spec/delivery.md#d5-notified-per-request
+        //= type=test
+        //# `Batch::notified()` MUST return exactly these events.
+        //= spec/delivery.md#d5-notified-per-request
+        //= type=test
+        //# parkline MUST NOT replace them by a single per-batch event.
+        //= spec/delivery.md#d19-hand-over-count-per-item
+        //= type=test
+        //# The notified event of each hand-over (D5) MUST carry the item's count including that
+        //# hand-over (1 the first time).
         // D5: one notified per item, in item order, with this hand-over's attempt and mark.
         let expected: Vec<Notified> = batch
             .items
@@ -79,10 +121,34 @@ impl Run {
             return Err(format!("D5 notified: {notified:?}, expected {expected:?}"));
         }
         let seqs: Vec<Seq> = batch.items.iter().map(|item| item.seq).collect();
+        //= spec/delivery.md#d17-order
+        //= type=test
+        //# The parked list MUST be kept in seq order and a new batch MUST be a prefix of it, so
+        //# items in a batch are in seq order and a line is first offered only after every line with
+        //# a lower seq was offered.
         if seqs.windows(2).any(|w| w[0] >= w[1]) {
             return Err(format!("D17 order: batch items out of seq order {seqs:?}"));
         }
         if let Some(stored) = &before.in_flight {
+            //= spec/delivery.md#d2-no-waiting-window
+            //= type=test
+            //# A line parked after the boundary (while its batch is being persisted, handed over,
+            //# notified or settled) MUST NOT join that batch and MUST NOT be counted in its
+            //# `remaining`; it is delivered at a later boundary.
+            //= spec/delivery.md#d10-repeat-recognisable
+            //= type=test
+            //# A batch persisted and not settled before a crash MUST, at the first boundary of the
+            //# next life, be re-persisted and handed over again with the same batch id, the same
+            //# items (same seqs, same lines, same order), the same `remaining`, an attempt one
+            //# higher than the attempt stored for it, and the repeat mark, both in the header (D4)
+            //# and on every notified event (D5).
+            //= spec/delivery.md#d10-repeat-recognisable
+            //= type=test
+            //# It MUST NOT hand the batch over with an attempt that is not one higher.
+            //= spec/delivery.md#d20-seen-before-in-the-header
+            //= type=test
+            //# `seen` is fixed when the batch is created: a repeat MUST carry the same `seen`, so
+            //# its turn text still equals the original's except for `ATTEMPT` and `REPEAT` (D10).
             // D10: a boundary with a recovered batch hands that batch again: same id, items
             // (D19: each with one more hand-over), seen and remaining, the stored attempt + 1,
             // marked repeat.
@@ -107,6 +173,10 @@ impl Run {
             }
         }
         if let Some((members, remaining, attempt_seen)) = self.ghost.batches.get(&batch.id) {
+            //= spec/delivery.md#d10-repeat-recognisable
+            //= type=test
+            //# A batch id that was returned by `boundary` MUST NOT later denote a different
+            //# membership.
             // D10: a batch id handed again is the same membership, a higher attempt, a repeat.
             if &seqs != members || batch.remaining != *remaining {
                 return Err(format!(
@@ -123,6 +193,34 @@ impl Run {
                 ));
             }
         } else if before.in_flight.is_none() {
+            //= spec/delivery.md#d1-batch-at-the-boundary
+            //= type=test
+            //# At a boundary that delivers a new batch, the batch MUST consist of lines that were
+            //# parked at that moment, and only those, taken from the front of the parked list as
+            //# `split` (D11) decides; with a budget that admits them all, it MUST be every parked
+            //# line, in ONE turn.
+            //= spec/delivery.md#d1-batch-at-the-boundary
+            //= type=test
+            //# A boundary MUST NOT deliver fewer lines than `split` returns (pop-all, not
+            //# pop-front).
+            //= spec/delivery.md#d8-dead-letter
+            //= type=test
+            //# MUST NOT be counted in `remaining`,
+            //= spec/delivery.md#d11-deterministic-split
+            //= type=test
+            //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first
+            //# `k` of the parked list, where `split` is this pure function:
+            //= spec/delivery.md#d11-deterministic-split
+            //= type=test
+            //# `remaining` MUST be `parked.len() - k`.
+            //= spec/delivery.md#d12-budget
+            //= type=test
+            //# The total cost of the items of a batch MUST be `<= budget`, except when the batch is
+            //# a single item whose cost alone exceeds the budget: such a line MUST be delivered
+            //# alone, whole, and MUST NOT be cut.
+            //= spec/delivery.md#d13-trailer-count
+            //= type=test
+            //# It MUST NOT count lines parked later (D2) or dead letters (D8).
             // A new batch: attempt 1, the split of the parked list (D1, D11, D12).
             if batch.attempt != Attempt(1) {
                 return Err(format!(
@@ -130,6 +228,9 @@ impl Run {
                     batch.id, batch.attempt
                 ));
             }
+            //= spec/delivery.md#d10-repeat-recognisable
+            //= type=test
+            //# Batch ids of new batches MUST increase.
             if let Some(max) = self.ghost.batches.keys().next_back()
                 && batch.id <= *max
             {
@@ -195,6 +296,10 @@ impl Run {
         before: &MirrorState,
         settlement: &Settlement,
     ) -> Result<(), String> {
+        //= spec/delivery.md#d6-per-request-independence
+        //= type=test
+        //# `settle` MUST take one outcome per item, and each item MUST end in exactly one of
+        //# `Settlement::{delivered, failed, dead}`.
         let Some(batch) = &before.in_flight else {
             return Err("settle returned Ok with no batch in flight".to_owned());
         };
@@ -222,6 +327,18 @@ impl Run {
                 "D6/D7/D8: settlement {settlement:?}, the outcomes give {expected:?}"
             ));
         }
+        //= spec/delivery.md#d6-per-request-independence
+        //= type=test
+        //# The delivery state of an item (parked, in flight, delivered, dead letter; its
+        //# `failures`) MUST depend only on its own outcomes and on crashes; the outcome of one item
+        //# MUST NOT drop, block, delay to a later boundary, or change the failure count of another
+        //# item.
+        //= spec/delivery.md#d7-failure-isolation
+        //= type=test
+        //# At settle, a failed item whose failure count stays below `failures_max` MUST stay parked
+        //# with the same seq and `failures + 1`, and MUST be offered again at a later boundary in
+        //# seq order (so it precedes lines parked after it); the delivered items of the same batch
+        //# MUST leave the mirror.
         // D6/D7: each item where its own outcome puts it, the others untouched.
         for item in &batch.items {
             let parked = after.parked.iter().find(|i| i.seq == item.seq);
@@ -257,6 +374,12 @@ impl Run {
 
     /// D9 and no duplicates, on the crate's state.
     pub(super) fn check_invariants(&mut self) -> Result<(), String> {
+        //= spec/delivery.md#d9-no-loss
+        //= type=test
+        //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be
+        //# exactly one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a
+        //# dead letter, through any sequence of boundaries, settles, failures, crashes and
+        //# recoveries.
         let state = state_of_crate(self.queue()?);
         let mut seen = BTreeMap::new();
         let in_flight = state.in_flight.iter().flat_map(|b| b.items.iter());
@@ -270,6 +393,9 @@ impl Run {
             if let Some(other) = seen.insert(item.seq, place) {
                 return Err(format!("seq {} is both {other} and {place}", item.seq));
             }
+            //= spec/delivery.md#d3-items-verbatim
+            //= type=test
+            //# Each item MUST keep the request id given at park.
             if let Some((request, line)) = self.ghost.acked.get(&item.seq)
                 && (request != &item.request || line != &item.line)
             {
