@@ -8,18 +8,32 @@
 //! resident set over its resident set before the open. Printed beside the line bytes it holds.
 //!
 //! Profile (2026-12-03, `profile recover` of `benches/benches/profile.rs` under callgrind, 100,000
-//! parked lines of 200 bytes, 13 in flight, a 27,977,980-byte mirror): `Queue::open` is 948 M
-//! instructions, all of it `mirror::decode_log`. What dominates is the JSON decode of each record
-//! into the internally tagged `Record` enum (`#[serde(tag = "type")]`): 636 M (67 %), of which
-//! 524 M (55 %) is serde buffering every record into its generic `Content` tree before building
-//! the variant, and 355 M the string parsing (the lines' quotes are escaped, so every line goes
-//! through serde_json's scratch buffer). The rest: the byte-at-a-time newline search in
-//! `decode_log` 142 M (15 %), `apply` 39 M (its `line.clone()` 32 M), `check` 32 M (the newline
-//! test of the line), CRC 19 M (2 %). The JSON baseline's whole load is 253 M. Heap: a peak of
-//! 54.3 MB (2.71x the 20 MB of line bytes) is the whole file read into one `Vec` (28.0 MB) while
-//! the state is built beside it (26.3 MB held: the lines, plus 131,072 slots of 48-byte `Item`s
-//! from the parked `Vec`'s doubling, 6.3 MB); 166 MB asked of the allocator in all (each line is
-//! allocated three times: serde's scratch growth, the record's `String`, the item's clone).
+//! parked lines of 200 bytes, 13 in flight, a 29,077,980-byte mirror). Before the decoder
+//! rewrite `Queue::open` was 1,057 M instructions, all of it `mirror::decode_log`: 741 M (70 %)
+//! the JSON decode of each record into the internally tagged `Record` enum
+//! (`#[serde(tag = "type")]`), 609 M of it (58 %) serde buffering every record into its generic
+//! `Content` tree before building the variant; then the byte-at-a-time newline search, `apply`
+//! (the `line.clone()`) and `check`; heap peak 56.4 MB (2.82x the 20 MB of line bytes: the whole
+//! file read into one `Vec` while the state was built beside it), 221 MB asked of the allocator
+//! (each line allocated three times).
+//!
+//! Now (`record_json.rs`: a park line as parkline writes it is read in one pass by a fast path,
+//! any other record by a hand-written `Deserialize` without the intermediate tree; the file is
+//! decoded as `Storage::read_chunks` reads it, 64 KiB at a time) `Queue::open` is 270 M
+//! instructions against 253 M for the JSON baseline's whole load. What dominates: the fast path,
+//! 191 M (71 %): the line's string scanned 16 bytes at a time and stopped at each escape (the
+//! fixture's lines each hold four `\"`), the integers and the fixed keys, about 130 M; the one
+//! allocation of each line 30 M (malloc and the counting allocator), its UTF-8 validation 20 M,
+//! its copy 9 M. Then `apply` 32 M (25 M of it `check`'s newline test of each line), the CRC
+//! 24 M (9 %), and the line loop (the checksum's hex, the end of each line) 23 M. Heap: a peak
+//! of 27.4 MB (1.37x the line bytes): the lines, each allocated once at its exact length
+//! (20.0 MB), the parked `Vec`'s 131,072 slots of 48-byte `Item`s from its doubling (6.3 MB) and
+//! the 64 KiB read buffer; 34.8 MB asked in all. In time (`--bench table`) recovery is still
+//! 1.3x the JSON load although the instructions are 1.07x: `perf record` of the table's rounds
+//! puts 15 % of its samples in the bench's counting allocator (10 % for the JSON load, which
+//! makes as many allocations), nearly all on the instructions after its `lock`-prefixed
+//! counters, which wait for the stores before them to drain; which of those stores miss the
+//! cache, this profile does not say.
 
 #[path = "support/sqlite.rs"]
 mod sqlite;

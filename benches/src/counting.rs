@@ -7,6 +7,7 @@
 //! so the first measured fsync does not also flush the fixture's bytes.
 
 use std::io;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -107,6 +108,14 @@ impl<S: Storage> Counting<S> {
 }
 
 impl<S: Storage> Storage for Counting<S> {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        self.inner.read_chunks(name, each)
+    }
+
     fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
         self.inner.read(name)
     }

@@ -24,6 +24,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use parkline::read::{Cursor, ReadRequest, Selector, Transcript, TurnSeq, Window};
@@ -173,6 +174,13 @@ impl fmt::Display for KnownBad {
 pub struct SkipDirSync<S>(pub S);
 
 impl<S: Storage> Storage for SkipDirSync<S> {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        self.0.read_chunks(name, each)
+    }
     fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
         self.0.read(name)
     }
@@ -241,6 +249,13 @@ impl<S: Storage> Seamed<S> {
 }
 
 impl<S: Storage> Storage for Seamed<S> {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        self.get().read_chunks(name, each)
+    }
     fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
         self.get().read(name)
     }

@@ -29,6 +29,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io;
+use std::ops::ControlFlow;
 use std::rc::Rc;
 
 /// A simulated directory of files with live and durable images, shared behind `Rc`.
@@ -290,6 +291,25 @@ fn not_found(name: &str) -> io::Error {
 }
 
 impl parkline::Storage for SimDisk {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        let disk = self.inner.borrow();
+        if disk.powered_off {
+            return Err(power_lost());
+        }
+        let Some(inode) = disk.live_dir.get(name).and_then(|ino| disk.inodes.get(ino)) else {
+            return Ok(false);
+        };
+        if !inode.live.is_empty() {
+            // The live image in one piece, where it lies.
+            let _ = each(&inode.live);
+        }
+        Ok(true)
+    }
+
     fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
         let disk = self.inner.borrow();
         if disk.powered_off {

@@ -117,6 +117,7 @@ pub mod frame;
 pub mod mirror;
 mod queue;
 pub mod read;
+mod record_json;
 mod storage;
 mod types;
 

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::record_json;
 use crate::types::{Attempt, Batch, BatchId, Item, RequestId, Seq};
 
 /// The mirror's format name, in the header.
@@ -72,8 +73,11 @@ struct Header<'a> {
 //= spec/mirror.md#m3-records-and-the-state-transition
 //# Every record after the header is a JSON object with a `"type"` field and exactly the fields
 //# below (a reader MUST reject unknown types and unknown fields).
-/// One record after the header (M3), as version 2 writes it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// One record after the header (M3), as version 2 writes it. Written by serde's derived
+/// `Serialize`; read by the hand-written `Deserialize` of `record_json.rs`, which accepts what
+/// the derived `#[serde(tag = "type", deny_unknown_fields)]` enum accepted without buffering
+/// each record into an intermediate tree first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub(crate) enum Record {
     /// A parked line (written by `park`, and by snapshots with its counts).
@@ -133,7 +137,7 @@ pub(crate) struct GroupItem {
 /// and the redrive. Read only, never written.
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
-enum RecordV1 {
+pub(crate) enum RecordV1 {
     Park {
         seq: Seq,
         request: RequestId,
@@ -231,17 +235,58 @@ impl From<RecordV1> for Record {
 }
 
 impl MirrorState {
-    /// Applies one record: [`check`](MirrorState::check), then the change. An `Err` is the
-    /// reason the record is impossible in this state; the state is then unchanged. Decoding uses
-    /// it; the queue checks a planned record before writing it and applies it after.
-    pub(crate) fn apply(&mut self, record: &Record) -> std::result::Result<(), String> {
+    /// Applies one record read back: [`check`](MirrorState::check), then the change, moving
+    /// the record's lines into the state instead of copying them. An `Err` is the reason the
+    /// record is impossible in this state; the state is then unchanged. Decoding uses it; the
+    /// queue checks a planned record before writing it and applies it after
+    /// ([`apply_checked`](MirrorState::apply_checked), the same change).
+    pub(crate) fn apply(&mut self, record: Record) -> std::result::Result<(), String> {
         //= spec/mirror.md#m3-records-and-the-state-transition
         //# Applying the records in order to the empty state (no items, no batch, counters 1) MUST
         //# give the file's state; a record that is impossible in the state built so far MUST be
         //# rejected (M11).
-        self.check(record)?;
-        self.apply_checked(record);
+        self.check(&record)?;
+        match record {
+            Record::Park {
+                seq,
+                request,
+                line,
+                failures,
+                handed,
+            } => self.push_parked_or_dead(true, item_of(seq, request, line, failures, handed)),
+            Record::Dead {
+                seq,
+                request,
+                line,
+                failures,
+                handed,
+            } => self.push_parked_or_dead(false, item_of(seq, request, line, failures, handed)),
+            Record::Parks { seq, items } => {
+                self.push_group(seq, items.into_iter().map(|item| (item.request, item.line)));
+            }
+            other => self.apply_checked(&other),
+        }
         Ok(())
+    }
+
+    /// The change of a `park` (`parked`) or `dead` record.
+    fn push_parked_or_dead(&mut self, parked: bool, item: Item) {
+        self.next_seq = Seq(item.seq.0.saturating_add(1));
+        if parked {
+            self.parked.push(item);
+        } else {
+            self.dead_letters.push(item);
+        }
+    }
+
+    /// The change of a `parks` record: the lines at `seq`, `seq + 1`, ...
+    fn push_group(&mut self, seq: Seq, lines: impl Iterator<Item = (RequestId, String)>) {
+        let mut next = seq.0;
+        for (request, line) in lines {
+            self.parked.push(item_of(Seq(next), request, line, 0, 0));
+            next = next.saturating_add(1);
+        }
+        self.next_seq = Seq(next);
     }
 
     /// Whether `record` is possible in this state (M3, M6, D10, D11, D17): the single definition
@@ -290,7 +335,7 @@ impl MirrorState {
                         "seq {seq} leaves no next seq (u64::MAX is never a seq)"
                     ));
                 }
-                if line.contains('\n') {
+                if has_newline(line) {
                     return Err(format!("line of seq {seq} contains a newline"));
                 }
                 //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
@@ -430,7 +475,7 @@ impl MirrorState {
                         items.len()
                     ));
                 }
-                if let Some(i) = items.iter().position(|item| item.line.contains('\n')) {
+                if let Some(i) = items.iter().position(|item| has_newline(&item.line)) {
                     return Err(format!(
                         "line {i} of the group park at seq {seq} contains a newline"
                     ));
@@ -540,19 +585,8 @@ impl MirrorState {
                 failures,
                 handed,
             } => {
-                let item = Item {
-                    seq: *seq,
-                    request: *request,
-                    line: line.clone(),
-                    failures: *failures,
-                    handed: *handed,
-                };
-                if matches!(record, Record::Park { .. }) {
-                    self.parked.push(item);
-                } else {
-                    self.dead_letters.push(item);
-                }
-                self.next_seq = Seq(seq.0.saturating_add(1));
+                let item = item_of(*seq, *request, line.clone(), *failures, *handed);
+                self.push_parked_or_dead(matches!(record, Record::Park { .. }), item);
             }
             Record::Batch {
                 id,
@@ -593,18 +627,8 @@ impl MirrorState {
                 }
             }
             Record::Parks { seq, items } => {
-                let mut next = seq.0;
-                for item in items {
-                    self.parked.push(Item {
-                        seq: Seq(next),
-                        request: item.request,
-                        line: item.line.clone(),
-                        failures: 0,
-                        handed: 0,
-                    });
-                    next = next.saturating_add(1);
-                }
-                self.next_seq = Seq(next);
+                let lines = items.iter().map(|item| (item.request, item.line.clone()));
+                self.push_group(*seq, lines);
             }
             Record::Redrive { seqs } => {
                 let named: BTreeSet<&Seq> = seqs.iter().collect();
@@ -746,6 +770,21 @@ impl MirrorState {
     }
 }
 
+/// Whether `line` holds a `\n` (a word at a time: recovery asks it of every line).
+fn has_newline(line: &str) -> bool {
+    record_json::newline_position(line.as_bytes()).is_some()
+}
+
+fn item_of(seq: Seq, request: RequestId, line: String, failures: u32, handed: u64) -> Item {
+    Item {
+        seq,
+        request,
+        line,
+        failures,
+        handed,
+    }
+}
+
 fn list(seqs: &[Seq]) -> String {
     let parts: Vec<String> = seqs.iter().map(ToString::to_string).collect();
     format!("[{}]", parts.join(","))
@@ -870,67 +909,172 @@ pub fn decode_log(bytes: &[u8]) -> Result<Decoded> {
     //# record type or field, an impossible record (M3, M6) — MUST make opening fail with a
     //# `Corrupt` error naming the file, the byte offset and the 1-based number of the bad record
     //# (the header is record 1), and the reason.
-    if bytes.is_empty() {
-        return Err(Error::corrupt(0, 1, "empty file: no header"));
+    let mut decoder = LogDecoder::new();
+    decoder.feed(bytes)?;
+    decoder.finish()
+}
+
+/// [`decode_log`] of a file read in pieces: the pieces are fed in file order, as they come, so
+/// a file is decoded without ever being held whole (`Queue::open` reads the mirror so).
+/// A line split between pieces is gathered in a buffer of its own; the others are read where
+/// they lie. The first error ends the decoding: nothing may be fed after it.
+#[derive(Debug)]
+pub(crate) struct LogDecoder {
+    state: MirrorState,
+    /// The complete records so far, the header included.
+    records: u64,
+    /// The length of those records: the offset of the next line.
+    valid_len: u64,
+    version: u64,
+    /// Whether any byte was fed (an empty file has no header, M2).
+    fed: bool,
+    /// The start of a line whose newline has not come yet.
+    partial: Vec<u8>,
+}
+
+impl LogDecoder {
+    pub(crate) fn new() -> Self {
+        LogDecoder {
+            state: MirrorState::default(),
+            records: 0,
+            valid_len: 0,
+            version: VERSION,
+            fed: false,
+            partial: Vec::new(),
+        }
     }
-    let mut state = MirrorState::default();
-    let mut offset = 0usize;
-    let mut number = 0u64;
-    let mut version = VERSION;
-    while offset < bytes.len() {
-        let rest = &bytes[offset..];
-        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
-            if number == 0 {
-                // M2: the header is created whole (temp file, fsync, rename), so it is never torn.
-                return Err(Error::corrupt(0, 1, "header without its newline"));
+
+    /// Decodes the lines `piece` completes.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode`], for the first damaged record.
+    pub(crate) fn feed(&mut self, mut piece: &[u8]) -> Result<()> {
+        if piece.is_empty() {
+            return Ok(());
+        }
+        self.fed = true;
+        if !self.partial.is_empty() {
+            let Some(end) = record_json::newline_position(piece) else {
+                self.partial.extend_from_slice(piece);
+                return Ok(());
+            };
+            let mut line = std::mem::take(&mut self.partial);
+            line.extend_from_slice(&piece[..end]);
+            let decoded = self.line(&line);
+            line.clear();
+            self.partial = line; // its capacity serves the next split line
+            decoded?;
+            piece = &piece[end + 1..];
+        }
+        loop {
+            // Nearly every line of a large mirror: read in one pass, its end found by the
+            // parse instead of a search first.
+            if self.records > 0
+                && self.version == VERSION
+                && let Some((record, len)) = fast_line(piece)
+            {
+                self.records += 1;
+                let (offset, number) = (self.valid_len, self.records);
+                self.state
+                    .apply(record)
+                    .map_err(|reason| Error::corrupt(offset, number, reason))?;
+                self.valid_len += len as u64 + 1;
+                piece = &piece[len + 1..];
+                continue;
             }
-            //= spec/mirror.md#m7-torn-final-record
-            //# On open, a final segment that does not end in `\n` (after at least a complete
-            //# header) is a **torn append**: the reader MUST report it (`Decoded::torn_len`), and
-            //# the queue MUST cut the file to the end of the last complete record and fsync it
-            //# before writing anything else.
-            // M7: a final segment without its newline is an append whose fsync never returned.
-            return Ok(Decoded {
-                state,
-                records: number,
-                valid_len: offset as u64,
-                torn_len: rest.len() as u64,
-                version,
-            });
-        };
-        number += 1;
-        let at = |reason: String| Error::corrupt(offset as u64, number, reason);
-        let json = checked_json(&rest[..end]).map_err(at)?;
+            let Some(end) = record_json::newline_position(piece) else {
+                break;
+            };
+            self.line(&piece[..end])?;
+            piece = &piece[end + 1..];
+        }
+        self.partial.extend_from_slice(piece);
+        Ok(())
+    }
+
+    /// The state of the file fed, with its torn final segment (M7).
+    ///
+    /// # Errors
+    ///
+    /// As [`decode`]: an empty file, or a header without its newline.
+    pub(crate) fn finish(self) -> Result<Decoded> {
+        if !self.fed {
+            return Err(Error::corrupt(0, 1, "empty file: no header"));
+        }
+        if self.records == 0 {
+            // M2: the header is created whole (temp file, fsync, rename), so it is never torn.
+            return Err(Error::corrupt(0, 1, "header without its newline"));
+        }
+        //= spec/mirror.md#m7-torn-final-record
+        //# On open, a final segment that does not end in `\n` (after at least a complete
+        //# header) is a **torn append**: the reader MUST report it (`Decoded::torn_len`), and
+        //# the queue MUST cut the file to the end of the last complete record and fsync it
+        //# before writing anything else.
+        // M7: a final segment without its newline is an append whose fsync never returned.
+        Ok(Decoded {
+            state: self.state,
+            records: self.records,
+            valid_len: self.valid_len,
+            torn_len: self.partial.len() as u64,
+            version: self.version,
+        })
+    }
+
+    /// One complete line, without its newline.
+    fn line(&mut self, line: &[u8]) -> Result<()> {
+        self.records += 1;
+        let (offset, number) = (self.valid_len, self.records);
+        let at = |reason: String| Error::corrupt(offset, number, reason);
+        let json = checked_json(line).map_err(at)?;
         if number == 1 {
             //= spec/mirror.md#m2-header-and-version
             //# The first record MUST be the header `{"format":"parkline-mirror","version":2}`.
-            version = check_header(json).map_err(at)?;
+            self.version = check_header(json).map_err(at)?;
         } else {
-            let json_error = |e: serde_json::Error| at(format!("json error: {e}"));
-            //= spec/mirror.md#m2-header-and-version
-            //# A new version gets a new number; a reader of version N MAY read older versions.
-            let record: Record = if version == VERSION_OLDEST {
-                serde_json::from_slice::<RecordV1>(json)
-                    .map_err(json_error)?
-                    .into()
-            } else {
-                serde_json::from_slice(json).map_err(json_error)?
-            };
-            state.apply(&record).map_err(at)?;
+            let record =
+                read_record(json, self.version).map_err(|e| at(format!("json error: {e}")))?;
+            self.state.apply(record).map_err(at)?;
         }
-        offset += end + 1;
+        self.valid_len += line.len() as u64 + 1;
+        Ok(())
     }
-    Ok(Decoded {
-        state,
-        records: number,
-        valid_len: offset as u64,
-        torn_len: 0,
-        version,
-    })
+}
+
+/// A complete version 2 `park` or `dead` line at the start of `bytes`, spelled as parkline
+/// writes it and with the right checksum: its record and its length without the newline.
+/// `None` for anything else, which [`LogDecoder::line`] then reads, or rejects with its reason;
+/// for a line this accepts, `line` would give the same record.
+fn fast_line(bytes: &[u8]) -> Option<(Record, usize)> {
+    let prefix = bytes.get(..9)?;
+    if prefix[8] != b' ' {
+        return None;
+    }
+    let stored = hex_checksum(&prefix[..8])?;
+    let (record, json_len) = record_json::park_or_dead_prefix(&bytes[9..])?;
+    let end = 9 + json_len;
+    if bytes.get(end) != Some(&b'\n') || crc32fast::hash(&bytes[9..end]) != stored {
+        return None;
+    }
+    Some((record, end))
+}
+
+/// The record `json` holds, in a file of `version`: a version 2 `park` or `dead` record as
+/// parkline writes it by the fast path, anything else by the general one (`record_json.rs`).
+fn read_record(json: &[u8], version: u64) -> serde_json::Result<Record> {
+    //= spec/mirror.md#m2-header-and-version
+    //# A new version gets a new number; a reader of version N MAY read older versions.
+    if version == VERSION_OLDEST {
+        return serde_json::from_slice::<RecordV1>(json).map(Record::from);
+    }
+    match record_json::park_or_dead(json) {
+        Some(record) => Ok(record),
+        None => serde_json::from_slice(json),
+    }
 }
 
 /// The JSON of one line, after checking its checksum (M1).
-fn checked_json(line: &[u8]) -> std::result::Result<&[u8], String> {
+pub(crate) fn checked_json(line: &[u8]) -> std::result::Result<&[u8], String> {
     //= spec/mirror.md#m1-record-lines
     //# A reader MUST reject a complete line (one ending in `\n`) whose checksum is missing, not 8
     //# lowercase hex digits, or different from the JSON's.
@@ -938,16 +1082,8 @@ fn checked_json(line: &[u8]) -> std::result::Result<&[u8], String> {
         return Err("not a record: expected `<8 hex digits> <json>`".to_owned());
     }
     let (crc, json) = (&line[..8], &line[9..]);
-    if !crc
-        .iter()
-        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
-    {
-        return Err("checksum is not 8 lowercase hex digits".to_owned());
-    }
-    let stored = std::str::from_utf8(crc)
-        .ok()
-        .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-        .ok_or_else(|| "checksum is not 8 lowercase hex digits".to_owned())?;
+    let stored =
+        hex_checksum(crc).ok_or_else(|| "checksum is not 8 lowercase hex digits".to_owned())?;
     let actual = crc32fast::hash(json);
     if stored != actual {
         return Err(format!(
@@ -957,8 +1093,22 @@ fn checked_json(line: &[u8]) -> std::result::Result<&[u8], String> {
     Ok(json)
 }
 
+/// The value of 8 lowercase hex digits, or `None`.
+#[inline]
+fn hex_checksum(digits: &[u8]) -> Option<u32> {
+    // Without a branch per digit: a CRC's digits are digits or letters at random.
+    let (mut value, mut hex) = (0u32, true);
+    for &digit in digits {
+        let is_digit = digit.wrapping_sub(b'0') < 10;
+        let is_letter = digit.wrapping_sub(b'a') < 6;
+        hex &= is_digit | is_letter;
+        value = value << 4 | u32::from((digit & 0x0f) + 9 * u8::from(is_letter));
+    }
+    hex.then_some(value)
+}
+
 /// The header's version, when this build reads it (M2, M14).
-fn check_header(json: &[u8]) -> std::result::Result<u64, String> {
+pub(crate) fn check_header(json: &[u8]) -> std::result::Result<u64, String> {
     //= spec/mirror.md#m2-header-and-version
     //# A reader MUST reject a file whose first record is not a header with format
     //# `parkline-mirror`, and a file whose version it does not know (this document is version 2;

@@ -2,12 +2,13 @@
 
 use std::collections::BTreeSet;
 use std::io;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::core::Core;
 use crate::error::{Error, ErrorKind, Result};
-use crate::mirror::{self, MirrorState, Record};
+use crate::mirror::{self, LogDecoder, MirrorState, Record};
 use crate::storage::{FsStorage, Storage};
 use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement};
 
@@ -133,101 +134,111 @@ impl<S: Storage> Queue<S> {
         let path = storage.path(name);
         let tmp_path = storage.path(&tmp);
         let io_error = |what: &str, e: io::Error| Error::io(what, e).with_path(&path);
-        let bytes = storage
-            .read(name)
+        // The mirror is decoded piece by piece as it is read, never held whole; the first
+        // damaged record stops the reading.
+        let mut decoder = LogDecoder::new();
+        let mut damage = None;
+        let exists = storage
+            .read_chunks(name, &mut |piece| match decoder.feed(piece) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    damage = Some(e);
+                    ControlFlow::Break(())
+                }
+            })
             .map_err(|e| io_error("cannot read the mirror", e))?;
         let tmp_exists = storage
-            .read(&tmp)
-            .map_err(|e| Error::io("cannot read the leftover temp file", e).with_path(&tmp_path))?
-            .is_some();
-        let queue = match bytes {
-            Some(bytes) => {
-                //= spec/mirror.md#m11-damaged-files-are-reported-never-written
-                //# Anything in the file other than a torn final append (M7) — an empty file, a
-                //# missing or torn header, an unknown format or version (M2), a bad checksum (M1),
-                //# a JSON error, an unknown record type or field, an impossible record (M3, M6) —
-                //# MUST make opening fail with a `Corrupt` error naming the file, the byte offset
-                //# and the 1-based number of the bad record (the header is record 1), and the
-                //# reason.
-                //= spec/mirror.md#m11-damaged-files-are-reported-never-written
-                //# In that case the queue MUST NOT modify the mirror or its temp file: no
-                //# truncation, no "repair", no removal of the temp file; both stay byte for byte as
-                //# they were.
-                // M11: decode first; a damaged file gets an error and no write at all.
-                let decoded = mirror::decode_log(&bytes).map_err(|e| e.with_path(&path))?;
-                if tmp_exists {
-                    //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
-                    //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed
-                    //# (followed by a directory fsync) — but only after the mirror itself decoded
-                    //# without error (M11).
-                    // M5: the temp file never reached its rename, so the mirror is authoritative.
-                    storage.remove(&tmp).map_err(|e| {
-                        Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
-                    })?;
-                    storage
-                        .sync_dir()
-                        .map_err(|e| io_error("cannot fsync the directory", e))?;
-                }
-                if decoded.torn_len > 0 {
-                    //= spec/mirror.md#m7-torn-final-record
-                    //# On open, a final segment that does not end in `\n` (after at least a
-                    //# complete header) is a **torn append**: the reader MUST report it
-                    //# (`Decoded::torn_len`), and the queue MUST cut the file to the end of the
-                    //# last complete record and fsync it before writing anything else.
-                    // M7: the torn tail was never acknowledged; cut it before appending after it.
-                    storage
-                        .truncate(name, decoded.valid_len)
-                        .map_err(|e| io_error("cannot cut the torn final record", e))?;
-                    storage
-                        .sync(name)
-                        .map_err(|e| io_error("cannot fsync the mirror", e))?;
-                }
-                let mut queue = Queue {
-                    storage,
-                    name: name.to_owned(),
-                    tmp,
-                    core: Core::new(decoded.state, config),
-                    log_bytes: decoded.valid_len,
-                    poisoned: None,
-                };
-                if decoded.version < mirror::VERSION {
-                    //= spec/mirror.md#m2-header-and-version
-                    //# A writer MUST NOT append records of another version to a file.
-                    //= spec/mirror.md#m14-upgrade-from-version-1
-                    //# `open` of a version 1 mirror that decodes without error MUST, before it
-                    //# appends anything, write the current version's snapshot of that state through
-                    //# M5 (temp file, fsync, rename, directory fsync).
-                    // M14: an older version is rewritten whole as the current one before any
-                    // record is appended (M2: never a record of another version in one file).
-                    let bytes = mirror::encode(&queue.core.state);
-                    queue.replace_durable(&bytes)?;
-                }
-                queue
+            .read_chunks(&tmp, &mut |_| ControlFlow::Break(()))
+            .map_err(|e| Error::io("cannot read the leftover temp file", e).with_path(&tmp_path))?;
+        let queue = if exists {
+            //= spec/mirror.md#m11-damaged-files-are-reported-never-written
+            //# Anything in the file other than a torn final append (M7) — an empty file, a
+            //# missing or torn header, an unknown format or version (M2), a bad checksum (M1),
+            //# a JSON error, an unknown record type or field, an impossible record (M3, M6) —
+            //# MUST make opening fail with a `Corrupt` error naming the file, the byte offset
+            //# and the 1-based number of the bad record (the header is record 1), and the
+            //# reason.
+            //= spec/mirror.md#m11-damaged-files-are-reported-never-written
+            //# In that case the queue MUST NOT modify the mirror or its temp file: no
+            //# truncation, no "repair", no removal of the temp file; both stay byte for byte as
+            //# they were.
+            // M11: decode first; a damaged file gets an error and no write at all.
+            let decoded = match damage {
+                Some(e) => Err(e),
+                None => decoder.finish(),
             }
-            None => {
-                if tmp_exists {
-                    //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
-                    //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed
-                    //# (followed by a directory fsync) — but only after the mirror itself decoded
-                    //# without error (M11).
-                    // M5: an unfinished create; no park was acknowledged before it completed.
-                    storage.remove(&tmp).map_err(|e| {
-                        Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
-                    })?;
-                }
-                let mut queue = Queue {
-                    storage,
-                    name: name.to_owned(),
-                    tmp,
-                    core: Core::new(MirrorState::default(), config),
-                    log_bytes: 0,
-                    poisoned: None,
-                };
-                // M5: the mirror appears whole (header and counters) or not at all.
+            .map_err(|e| e.with_path(&path))?;
+            if tmp_exists {
+                //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+                //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed
+                //# (followed by a directory fsync) — but only after the mirror itself decoded
+                //# without error (M11).
+                // M5: the temp file never reached its rename, so the mirror is authoritative.
+                storage.remove(&tmp).map_err(|e| {
+                    Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
+                })?;
+                storage
+                    .sync_dir()
+                    .map_err(|e| io_error("cannot fsync the directory", e))?;
+            }
+            if decoded.torn_len > 0 {
+                //= spec/mirror.md#m7-torn-final-record
+                //# On open, a final segment that does not end in `\n` (after at least a
+                //# complete header) is a **torn append**: the reader MUST report it
+                //# (`Decoded::torn_len`), and the queue MUST cut the file to the end of the
+                //# last complete record and fsync it before writing anything else.
+                // M7: the torn tail was never acknowledged; cut it before appending after it.
+                storage
+                    .truncate(name, decoded.valid_len)
+                    .map_err(|e| io_error("cannot cut the torn final record", e))?;
+                storage
+                    .sync(name)
+                    .map_err(|e| io_error("cannot fsync the mirror", e))?;
+            }
+            let mut queue = Queue {
+                storage,
+                name: name.to_owned(),
+                tmp,
+                core: Core::new(decoded.state, config),
+                log_bytes: decoded.valid_len,
+                poisoned: None,
+            };
+            if decoded.version < mirror::VERSION {
+                //= spec/mirror.md#m2-header-and-version
+                //# A writer MUST NOT append records of another version to a file.
+                //= spec/mirror.md#m14-upgrade-from-version-1
+                //# `open` of a version 1 mirror that decodes without error MUST, before it
+                //# appends anything, write the current version's snapshot of that state through
+                //# M5 (temp file, fsync, rename, directory fsync).
+                // M14: an older version is rewritten whole as the current one before any
+                // record is appended (M2: never a record of another version in one file).
                 let bytes = mirror::encode(&queue.core.state);
                 queue.replace_durable(&bytes)?;
-                queue
             }
+            queue
+        } else {
+            if tmp_exists {
+                //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+                //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed
+                //# (followed by a directory fsync) — but only after the mirror itself decoded
+                //# without error (M11).
+                // M5: an unfinished create; no park was acknowledged before it completed.
+                storage.remove(&tmp).map_err(|e| {
+                    Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
+                })?;
+            }
+            let mut queue = Queue {
+                storage,
+                name: name.to_owned(),
+                tmp,
+                core: Core::new(MirrorState::default(), config),
+                log_bytes: 0,
+                poisoned: None,
+            };
+            // M5: the mirror appears whole (header and counters) or not at all.
+            let bytes = mirror::encode(&queue.core.state);
+            queue.replace_durable(&bytes)?;
+            queue
         };
         Ok(queue)
     }

@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions, TryLockError};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+use std::ops::ControlFlow;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -32,12 +33,55 @@ use crate::error::{Error, ErrorKind, Result};
 //# it makes no other durability assumption, so a simulated disk implementing `Storage` can crash it
 //# at any point.
 pub trait Storage {
-    /// The whole content of `name`, or `None` when there is no such file.
+    /// Hands the content of `name` to `each`, from its first byte to its last, in consecutive
+    /// pieces of any length but never empty (an empty file calls it never), until the end or
+    /// until `each` returns [`ControlFlow::Break`]. `Ok(false)` when there is no such file.
+    ///
+    /// This is how `Queue::open` reads the mirror: it decodes each piece as it comes, so the
+    /// file is never held whole in memory.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error other than "not found"; `each` may then have seen part of the file.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::ops::ControlFlow;
+    /// use parkline::{MemStorage, Storage};
+    /// # fn main() -> std::io::Result<()> {
+    /// let mut storage = MemStorage::new();
+    /// storage.append("a", b"hello")?;
+    /// let mut read = Vec::new();
+    /// let found = storage.read_chunks("a", &mut |piece| {
+    ///     read.extend_from_slice(piece);
+    ///     ControlFlow::Continue(())
+    /// })?;
+    /// assert!(found);
+    /// assert_eq!(read, b"hello");
+    /// assert!(!storage.read_chunks("b", &mut |_| ControlFlow::Break(()))?);
+    /// # Ok(()) }
+    /// ```
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool>;
+
+    /// The whole content of `name`, or `None` when there is no such file: the pieces of
+    /// [`read_chunks`](Storage::read_chunks) gathered.
     ///
     /// # Errors
     ///
     /// Any I/O error other than "not found".
-    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>>;
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        let mut bytes = Vec::new();
+        let found = self.read_chunks(name, &mut |piece| {
+            bytes.extend_from_slice(piece);
+            ControlFlow::Continue(())
+        })?;
+        Ok(found.then_some(bytes))
+    }
 
     /// Appends `bytes` to `name`, creating it (mode 0600) if absent. Not durable until `sync`
     /// (and `sync_dir` for a created file).
@@ -233,12 +277,34 @@ impl FsStorage {
     }
 }
 
+/// The pieces [`FsStorage`] reads a file in: large enough that the system calls cost little
+/// against the decoding, small against any mirror worth streaming.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+
 impl Storage for FsStorage {
-    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
-        match fs::read(self.dir.join(name)) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        // A fresh read-only handle: the cached ones only append, and this one must not create.
+        let mut file = match File::open(self.dir.join(name)) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let mut buffer = vec![0; READ_CHUNK_BYTES];
+        loop {
+            match file.read(&mut buffer) {
+                Ok(0) => return Ok(true),
+                Ok(n) => {
+                    if each(&buffer[..n]).is_break() {
+                        return Ok(true);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
     }
 
@@ -377,6 +443,21 @@ fn not_found(name: &str) -> io::Error {
 }
 
 impl Storage for MemStorage {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        let Some(bytes) = self.files.get(name) else {
+            return Ok(false);
+        };
+        if !bytes.is_empty() {
+            // One piece: the whole file, where it lies.
+            let _ = each(bytes);
+        }
+        Ok(true)
+    }
+
     fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
         Ok(self.files.get(name).cloned())
     }

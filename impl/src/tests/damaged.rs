@@ -588,9 +588,10 @@ pub(super) fn assert_corrupt(bytes: &[u8], record: u64, reason: &'static str) ->
     Ok(check_damaged(&case)?)
 }
 
-/// M11: a mirror that exists but cannot be read (here: a directory in its place) is an I/O
-/// error at open, never taken for an absent mirror that open would create afresh over it.
-/// Kills the match guard `e.kind() == NotFound` replaced with true in `FsStorage::read`.
+/// M11: a mirror that exists but cannot be read is an I/O error at open, never taken for an
+/// absent mirror that open would create afresh over it: a directory in its place (it opens, its
+/// read fails) and a symbolic link to itself (its open fails). The second kills the match guard
+/// `e.kind() == NotFound` replaced with true in `FsStorage::read_chunks`.
 #[test]
 fn unreadable_mirror_is_an_error_not_a_new_mirror() -> TestResult {
     let (dir, path) = temp_mirror()?;
@@ -602,5 +603,20 @@ fn unreadable_mirror_is_an_error_not_a_new_mirror() -> TestResult {
     assert!(err.context().contains("cannot read the mirror"), "{err}");
     assert!(path.is_dir());
     assert!(!dir.path().join("s1.mirror.tmp").exists());
+
+    let (dir, path) = temp_mirror()?;
+    std::os::unix::fs::symlink(&path, &path)?;
+    let err = Queue::open(&path)
+        .err()
+        .ok_or("a mirror that cannot be opened must not open")?;
+    assert_eq!(err.kind(), ErrorKind::Io);
+    assert!(err.context().contains("cannot read the mirror"), "{err}");
+    assert_eq!(fs::read_link(&path)?, path);
+    assert!(!dir.path().join("s1.mirror.tmp").exists());
     Ok(())
+}
+
+/// The bytes of every row of the table, for the streaming decoder's tests (`record_json.rs`).
+pub(super) fn damaged_bytes() -> Vec<Vec<u8>> {
+    damaged_cases().into_iter().map(|case| case.bytes).collect()
 }

@@ -26,8 +26,12 @@ impl FailingStorage {
 }
 
 impl Storage for FailingStorage {
-    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
-        self.inner.read(name)
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        self.inner.read_chunks(name, each)
     }
     fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
         self.hit("append")?;

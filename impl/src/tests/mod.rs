@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::io;
+use std::ops::ControlFlow;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -90,5 +91,6 @@ mod format;
 mod frame;
 mod limits;
 mod lock;
+mod record_json;
 mod settle;
 mod v2;

@@ -1,0 +1,642 @@
+//! Reading one record's JSON (spec/mirror.md M3) without an intermediate tree.
+//!
+//! A derived internally tagged enum (`#[serde(tag = "type")]`) cannot know which variant it is
+//! building until it has seen the `type` key, which may come last, so serde buffers every record
+//! into its private `Content` tree first and builds the variant from that: more than half of a
+//! recovery's instructions went there. This file reads a record in one pass instead, in two ways
+//! that accept exactly the language the derived enum accepted:
+//!
+//! - [`park_or_dead`], the fast path: a `park` or `dead` record spelled exactly as
+//!   `encode_record` writes it (keys in declaration order, no whitespace, integers without
+//!   leading zeros, the escapes serde_json writes), which is nearly every line of a large
+//!   mirror. It reads no byte twice and allocates the line once, at its exact length. Anything
+//!   else, valid or not, returns `None`: it only ever accepts a subset of what the general path
+//!   accepts, with the same value.
+//! - the hand-written [`Deserialize`] of [`Record`], the general path and the one definition of
+//!   what a record may be: keys in any order, each value read straight into a slot of its type
+//!   (every key has one type, whichever record it is in), then the record built from the slots
+//!   its `type` names. A duplicate key, an unknown key or a key of another type, a missing key,
+//!   an unknown type, a value of the wrong type or out of range are errors, as before; so is a
+//!   record that is an array, unless it reads as the derived enum read one (the tag first, then
+//!   the fields in declaration order).
+//!
+//! The impl tests keep the derived enum as the oracle and compare both paths with it
+//! (`tests/record_json.rs`).
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::mirror::{GroupItem, Record};
+use crate::types::{Attempt, BatchId, RequestId, Seq};
+
+/// A record's type, the value of its `type` key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Type {
+    Park,
+    Dead,
+    Parks,
+    Batch,
+    Attempt,
+    Settle,
+    Redrive,
+    Next,
+}
+
+/// The types, in the order (and the words) of the derived enum's errors.
+const TYPES: &[&str] = &[
+    "park", "dead", "parks", "batch", "attempt", "settle", "redrive", "next",
+];
+
+/// Every key a record may hold; a key's index is its slot.
+const KEYS: [&str; 15] = [
+    "type",
+    "seq",
+    "request",
+    "line",
+    "failures",
+    "handed",
+    "items",
+    "id",
+    "attempt",
+    "seqs",
+    "remaining",
+    "batch",
+    "delivered",
+    "failed",
+    "dead",
+];
+const TYPE: usize = 0;
+
+impl Type {
+    /// The keys of this type besides `type`, in declaration order (the order of the array
+    /// form, and of the missing-field errors).
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            Type::Park | Type::Dead => &["seq", "request", "line", "failures", "handed"],
+            Type::Parks => &["seq", "items"],
+            Type::Batch => &["id", "attempt", "seqs", "remaining"],
+            Type::Attempt => &["batch", "attempt"],
+            Type::Settle => &["batch", "delivered", "failed", "dead"],
+            Type::Redrive => &["seqs"],
+            Type::Next => &["seq", "batch"],
+        }
+    }
+
+    /// How the derived enum named this variant in its array-length errors.
+    fn expecting(self) -> &'static str {
+        match self {
+            Type::Park => "struct variant Record::Park with 5 elements",
+            Type::Dead => "struct variant Record::Dead with 5 elements",
+            Type::Parks => "struct variant Record::Parks with 2 elements",
+            Type::Batch => "struct variant Record::Batch with 4 elements",
+            Type::Attempt => "struct variant Record::Attempt with 2 elements",
+            Type::Settle => "struct variant Record::Settle with 4 elements",
+            Type::Redrive => "struct variant Record::Redrive with 1 element",
+            Type::Next => "struct variant Record::Next with 2 elements",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Type {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TypeVisitor;
+        impl Visitor<'_> for TypeVisitor {
+            type Value = Type;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("variant identifier")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Type, E> {
+                Ok(match name {
+                    "park" => Type::Park,
+                    "dead" => Type::Dead,
+                    "parks" => Type::Parks,
+                    "batch" => Type::Batch,
+                    "attempt" => Type::Attempt,
+                    "settle" => Type::Settle,
+                    "redrive" => Type::Redrive,
+                    "next" => Type::Next,
+                    _ => return Err(E::unknown_variant(name, TYPES)),
+                })
+            }
+        }
+        deserializer.deserialize_identifier(TypeVisitor)
+    }
+}
+
+/// A key as read: the index of a known one, or the name of an unknown one (kept for the error).
+enum Key {
+    Known(usize),
+    Unknown(String),
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("field identifier")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Key, E> {
+                Ok(match KEYS.iter().position(|key| *key == name) {
+                    Some(index) => Key::Known(index),
+                    None => Key::Unknown(name.to_owned()),
+                })
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// The values read so far, one slot per key.
+#[derive(Default)]
+struct Slots {
+    kind: Option<Type>,
+    seq: Option<Seq>,
+    request: Option<RequestId>,
+    line: Option<String>,
+    failures: Option<u32>,
+    handed: Option<u64>,
+    items: Option<Vec<GroupItem>>,
+    id: Option<BatchId>,
+    attempt: Option<Attempt>,
+    seqs: Option<Vec<Seq>>,
+    remaining: Option<usize>,
+    batch: Option<BatchId>,
+    delivered: Option<Vec<Seq>>,
+    failed: Option<Vec<Seq>>,
+    dead: Option<Vec<Seq>>,
+}
+
+/// The value in `$slot`, or the error of the missing field `$key`.
+macro_rules! take {
+    ($slot:expr, $key:literal) => {
+        $slot.ok_or_else(|| de::Error::missing_field($key))?
+    };
+}
+
+impl Slots {
+    /// Reads the value of key `index` from the map.
+    fn read_value<'de, A: MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = Some(map.next_value()?),
+            1 => self.seq = Some(map.next_value()?),
+            2 => self.request = Some(map.next_value()?),
+            3 => self.line = Some(map.next_value()?),
+            4 => self.failures = Some(map.next_value()?),
+            5 => self.handed = Some(map.next_value()?),
+            6 => self.items = Some(map.next_value()?),
+            7 => self.id = Some(map.next_value()?),
+            8 => self.attempt = Some(map.next_value()?),
+            9 => self.seqs = Some(map.next_value()?),
+            10 => self.remaining = Some(map.next_value()?),
+            11 => self.batch = Some(map.next_value()?),
+            12 => self.delivered = Some(map.next_value()?),
+            13 => self.failed = Some(map.next_value()?),
+            _ => self.dead = Some(map.next_value()?),
+        }
+        Ok(())
+    }
+
+    /// The record of type `kind` from its slots; a slot it lacks is a missing field, named in
+    /// declaration order.
+    fn record<E: de::Error>(self, kind: Type) -> Result<Record, E> {
+        Ok(match kind {
+            Type::Park | Type::Dead => {
+                let (seq, request, line) = (
+                    take!(self.seq, "seq"),
+                    take!(self.request, "request"),
+                    take!(self.line, "line"),
+                );
+                let (failures, handed) = (
+                    take!(self.failures, "failures"),
+                    take!(self.handed, "handed"),
+                );
+                if kind == Type::Park {
+                    Record::Park {
+                        seq,
+                        request,
+                        line,
+                        failures,
+                        handed,
+                    }
+                } else {
+                    Record::Dead {
+                        seq,
+                        request,
+                        line,
+                        failures,
+                        handed,
+                    }
+                }
+            }
+            Type::Parks => Record::Parks {
+                seq: take!(self.seq, "seq"),
+                items: take!(self.items, "items"),
+            },
+            Type::Batch => Record::Batch {
+                id: take!(self.id, "id"),
+                attempt: take!(self.attempt, "attempt"),
+                seqs: take!(self.seqs, "seqs"),
+                remaining: take!(self.remaining, "remaining"),
+            },
+            Type::Attempt => Record::Attempt {
+                batch: take!(self.batch, "batch"),
+                attempt: take!(self.attempt, "attempt"),
+            },
+            Type::Settle => Record::Settle {
+                batch: take!(self.batch, "batch"),
+                delivered: take!(self.delivered, "delivered"),
+                failed: take!(self.failed, "failed"),
+                dead: take!(self.dead, "dead"),
+            },
+            Type::Redrive => Record::Redrive {
+                seqs: take!(self.seqs, "seqs"),
+            },
+            Type::Next => Record::Next {
+                seq: take!(self.seq, "seq"),
+                batch: take!(self.batch, "batch"),
+            },
+        })
+    }
+}
+
+/// The next element of an array-form record, the `index`-th field of `kind`.
+fn element<'de, A: SeqAccess<'de>, T: Deserialize<'de>>(
+    seq: &mut A,
+    index: usize,
+    kind: Type,
+) -> Result<T, A::Error> {
+    seq.next_element()?
+        .ok_or_else(|| de::Error::invalid_length(index, &kind.expecting()))
+}
+
+struct RecordVisitor;
+
+impl<'de> Visitor<'de> for RecordVisitor {
+    type Value = Record;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("internally tagged enum Record")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Record, A::Error> {
+        let mut slots = Slots::default();
+        // Where each key was met (1 for the first key), 0 when absent: finds duplicates, and
+        // the first key the type does not have.
+        let mut met = [0u32; KEYS.len()];
+        let mut count = 0u32;
+        let mut unknown: Option<(u32, String)> = None;
+        while let Some(key) = map.next_key::<Key>()? {
+            count = count.saturating_add(1);
+            match key {
+                Key::Known(index) => {
+                    if met[index] != 0 {
+                        return Err(de::Error::duplicate_field(KEYS[index]));
+                    }
+                    met[index] = count;
+                    slots.read_value(index, &mut map)?;
+                }
+                Key::Unknown(name) => {
+                    map.next_value::<IgnoredAny>()?;
+                    unknown.get_or_insert((count, name));
+                }
+            }
+        }
+        let kind = slots
+            .kind
+            .ok_or_else(|| de::Error::missing_field(KEYS[TYPE]))?;
+        let fields = kind.fields();
+        let foreign = (1..KEYS.len())
+            .filter(|&index| met[index] != 0 && !fields.contains(&KEYS[index]))
+            .map(|index| (met[index], KEYS[index]));
+        let first = foreign
+            .chain(unknown.as_ref().map(|(at, name)| (*at, name.as_str())))
+            .min_by_key(|(at, _)| *at);
+        if let Some((_, name)) = first {
+            return Err(de::Error::unknown_field(name, fields));
+        }
+        slots.record(kind)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Record, A::Error> {
+        let kind: Type = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::missing_field(KEYS[TYPE]))?;
+        let record = match kind {
+            Type::Park | Type::Dead => {
+                let seq_ = element(&mut seq, 0, kind)?;
+                let request = element(&mut seq, 1, kind)?;
+                let line = element(&mut seq, 2, kind)?;
+                let failures = element(&mut seq, 3, kind)?;
+                let handed = element(&mut seq, 4, kind)?;
+                let slots = Slots {
+                    seq: Some(seq_),
+                    request: Some(request),
+                    line: Some(line),
+                    failures: Some(failures),
+                    handed: Some(handed),
+                    ..Slots::default()
+                };
+                slots.record(kind)?
+            }
+            Type::Parks => Record::Parks {
+                seq: element(&mut seq, 0, kind)?,
+                items: element(&mut seq, 1, kind)?,
+            },
+            Type::Batch => Record::Batch {
+                id: element(&mut seq, 0, kind)?,
+                attempt: element(&mut seq, 1, kind)?,
+                seqs: element(&mut seq, 2, kind)?,
+                remaining: element(&mut seq, 3, kind)?,
+            },
+            Type::Attempt => Record::Attempt {
+                batch: element(&mut seq, 0, kind)?,
+                attempt: element(&mut seq, 1, kind)?,
+            },
+            Type::Settle => Record::Settle {
+                batch: element(&mut seq, 0, kind)?,
+                delivered: element(&mut seq, 1, kind)?,
+                failed: element(&mut seq, 2, kind)?,
+                dead: element(&mut seq, 3, kind)?,
+            },
+            Type::Redrive => Record::Redrive {
+                seqs: element(&mut seq, 0, kind)?,
+            },
+            Type::Next => Record::Next {
+                seq: element(&mut seq, 0, kind)?,
+                batch: element(&mut seq, 1, kind)?,
+            },
+        };
+        // As the derived enum: the elements after the variant's fields are an error, counted.
+        let fields = kind.fields().len();
+        let mut extra = 0usize;
+        while seq.next_element::<IgnoredAny>()?.is_some() {
+            extra += 1;
+        }
+        if extra > 0 {
+            let plural = if fields == 1 { "" } else { "s" };
+            return Err(de::Error::invalid_length(
+                fields + extra,
+                &format!("{fields} element{plural} in sequence").as_str(),
+            ));
+        }
+        Ok(record)
+    }
+}
+
+impl<'de> Deserialize<'de> for Record {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(RecordVisitor)
+    }
+}
+
+// ------------------------------------------------------------------------------ the fast path
+
+/// A `park` or `dead` record exactly as `encode_record` writes it, or `None` for any other
+/// text (which the general path then reads, or rejects).
+pub(crate) fn park_or_dead(json: &[u8]) -> Option<Record> {
+    park_or_dead_prefix(json)
+        .filter(|(_, len)| *len == json.len())
+        .map(|(record, _)| record)
+}
+
+/// [`park_or_dead`] of the record `bytes` starts with, and the record's length: what follows
+/// it is not looked at. (Nothing it accepts holds a `\n`, so it never reads past a line.)
+pub(crate) fn park_or_dead_prefix(json: &[u8]) -> Option<(Record, usize)> {
+    let mut r = Reader { json, at: 0 };
+    let park = if r.literal(br#"{"type":"park","seq":"#) {
+        true
+    } else if r.literal(br#"{"type":"dead","seq":"#) {
+        false
+    } else {
+        return None;
+    };
+    let seq = Seq(r.integer()?);
+    r.expect(br#","request":"#)?;
+    let request = RequestId(r.integer()?);
+    r.expect(br#","line":""#)?;
+    let line = r.string()?;
+    r.expect(br#","failures":"#)?;
+    let failures = u32::try_from(r.integer()?).ok()?;
+    r.expect(br#","handed":"#)?;
+    let handed = r.integer()?;
+    r.expect(b"}")?;
+    let record = if park {
+        Record::Park {
+            seq,
+            request,
+            line,
+            failures,
+            handed,
+        }
+    } else {
+        Record::Dead {
+            seq,
+            request,
+            line,
+            failures,
+            handed,
+        }
+    };
+    Some((record, r.at))
+}
+
+struct Reader<'a> {
+    json: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    /// Whether `text` comes next; if so, it is consumed. (A fixed length, so the comparison is
+    /// a few loads, not a call.)
+    fn literal<const N: usize>(&mut self, text: &[u8; N]) -> bool {
+        let found = self.json.get(self.at..self.at + N) == Some(&text[..]);
+        if found {
+            self.at += N;
+        }
+        found
+    }
+
+    fn expect<const N: usize>(&mut self, text: &[u8; N]) -> Option<()> {
+        self.literal(text).then_some(())
+    }
+
+    /// A non-negative integer as serde_json writes it: `0`, or digits not starting with `0`,
+    /// within `u64`.
+    fn integer(&mut self) -> Option<u64> {
+        let digits = &self.json[self.at..];
+        let first = *digits.first().filter(|first| first.is_ascii_digit())?;
+        let mut value = u64::from(first - b'0');
+        let mut len = 1;
+        while let Some(&digit) = digits.get(len)
+            && digit.is_ascii_digit()
+        {
+            // serde_json refuses a leading zero; the general path gives its error.
+            if value == 0 {
+                return None;
+            }
+            value = value
+                .checked_mul(10)?
+                .checked_add(u64::from(digit - b'0'))?;
+            len += 1;
+        }
+        self.at += len;
+        Some(value)
+    }
+
+    /// The rest of a string whose opening quote was consumed, through its closing quote: valid
+    /// UTF-8, no control character, escapes of one character or of a code point outside the
+    /// surrogates (a surrogate pair goes to the general path). One pass finds its end and its
+    /// escapes (the first [`ESCAPES_KEPT`] kept by position), then the text between them is
+    /// copied into a `String` of exactly its length unescaped.
+    fn string(&mut self) -> Option<String> {
+        let start = self.at;
+        let mut shrink = 0usize;
+        let mut escapes = [(0usize, '\0', 0usize); ESCAPES_KEPT];
+        let mut count = 0usize;
+        let mut at = start;
+        let end = loop {
+            at += special_position(&self.json[at..])?;
+            match self.json[at] {
+                b'"' => break at,
+                b'\\' => {
+                    let (unescaped, (unescaped_len, escaped_len)) = unescape(&self.json[at..])?;
+                    if let Some(kept) = escapes.get_mut(count) {
+                        *kept = (at - start, unescaped, escaped_len);
+                    }
+                    count += 1;
+                    shrink += escaped_len - unescaped_len;
+                    at += escaped_len;
+                }
+                _ => return None, // a control character: serde_json refuses it
+            }
+        };
+        let raw = std::str::from_utf8(&self.json[start..end]).ok()?;
+        self.at = end + 1;
+        if count == 0 {
+            return Some(raw.to_owned());
+        }
+        let mut line = String::with_capacity(raw.len() - shrink);
+        let mut copied = 0;
+        let mut rest = raw;
+        if count <= ESCAPES_KEPT {
+            for &(escape, unescaped, escaped_len) in &escapes[..count] {
+                line.push_str(&raw[copied..escape]);
+                line.push(unescaped);
+                copied = escape + escaped_len;
+            }
+            rest = &raw[copied..];
+        } else {
+            // Too many to keep: found again, one after the other.
+            while let Some(backslash) = backslash_position(rest.as_bytes()) {
+                line.push_str(&rest[..backslash]);
+                let (unescaped, (_, escaped_len)) = unescape(&rest.as_bytes()[backslash..])?;
+                line.push(unescaped);
+                rest = &rest[backslash + escaped_len..];
+            }
+        }
+        line.push_str(rest);
+        Some(line)
+    }
+}
+
+/// How many escapes of one string the fast path keeps by position; a string with more is
+/// searched for them again.
+const ESCAPES_KEPT: usize = 16;
+
+/// The character the escape at the start of `text` (a backslash) stands for, with its length
+/// unescaped (in UTF-8) and escaped; `None` for an escape the general path must judge.
+#[inline]
+fn unescape(text: &[u8]) -> Option<(char, (usize, usize))> {
+    let unescaped = match text.get(1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let hex = text.get(2..6)?;
+            let code = hex.iter().try_fold(0u32, |code, &digit| {
+                Some(code * 16 + char::from(digit).to_digit(16)?)
+            })?;
+            // A surrogate is never a char: from_u32 refuses it, and the pair goes to serde.
+            let unescaped = char::from_u32(code)?;
+            return Some((unescaped, (unescaped.len_utf8(), 6)));
+        }
+        _ => return None,
+    };
+    Some((unescaped, (1, 2)))
+}
+
+/// Whether a string byte needs a look: its end, an escape, or a control character.
+fn is_special(byte: u8) -> bool {
+    byte == b'"' || byte == b'\\' || byte < 0x20
+}
+
+/// The position of the first byte of `bytes` [`is_special`] holds for.
+pub(crate) fn special_position(bytes: &[u8]) -> Option<usize> {
+    let mask =
+        |word: u64| equal_bytes(word, b'"') | equal_bytes(word, b'\\') | bytes_below(word, 0x20);
+    position(bytes, mask, is_special)
+}
+
+/// The position of the first `\n` in `bytes`.
+pub(crate) fn newline_position(bytes: &[u8]) -> Option<usize> {
+    position(bytes, |word| equal_bytes(word, b'\n'), |byte| byte == b'\n')
+}
+
+/// The position of the first `\\` in `bytes`.
+pub(crate) fn backslash_position(bytes: &[u8]) -> Option<usize> {
+    position(bytes, |word| equal_bytes(word, b'\\'), |byte| byte == b'\\')
+}
+
+// Eight bytes at a time, in a `u64` (byte 0 lowest): `mask` sets the high bit of the bytes that
+// hit. Its lowest set bit is exact: the borrows these masks compute with only run upwards, so
+// a byte may be flagged falsely only above a byte that truly hits.
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of every byte of `word` below `limit` (at most 128), exact up to the first.
+fn bytes_below(word: u64, limit: u8) -> u64 {
+    word.wrapping_sub(LOW_BITS * u64::from(limit)) & !word & HIGH_BITS
+}
+
+/// The high bit of every byte of `word` equal to `byte`, exact up to the first.
+fn equal_bytes(word: u64, byte: u8) -> u64 {
+    bytes_below(word ^ (LOW_BITS * u64::from(byte)), 1)
+}
+
+#[inline(always)]
+fn position(bytes: &[u8], mask: impl Fn(u64) -> u64, hit: impl Fn(u8) -> bool) -> Option<usize> {
+    let word = |bytes: &[u8]| {
+        let mut eight = [0; 8];
+        eight.copy_from_slice(bytes);
+        mask(u64::from_le_bytes(eight))
+    };
+    // Sixteen bytes a turn, one branch for both words.
+    let mut blocks = bytes.chunks_exact(16);
+    let mut start = 0;
+    for block in &mut blocks {
+        let (low, high) = (word(&block[..8]), word(&block[8..]));
+        if low | high != 0 {
+            let hits = if low != 0 { low } else { high };
+            let skipped = if low != 0 { 0 } else { 8 };
+            return Some(start + skipped + hits.trailing_zeros() as usize / 8);
+        }
+        start += 16;
+    }
+    blocks
+        .remainder()
+        .iter()
+        .position(|&byte| hit(byte))
+        .map(|i| start + i)
+}
