@@ -277,3 +277,43 @@ fn m12_redrive_decides_compaction_like_a_settle() {
     let report = check_with(&ops, &setup).unwrap_or_else(|d| panic!("{d}"));
     assert!(report.settles >= 1);
 }
+
+/// Found by the kill -9 test (about once in 12,000 kills): the dead letters are kept in seq order
+/// (mirror.md's state), also when a lower seq dies after a higher one, which a redrive makes
+/// possible: seq 1 dies, is redriven with a fresh failure budget, seq 2 dies, then seq 1 dies
+/// again. The reference appended dead letters in the order they died, so it held [2, 1] where
+/// the crate holds [1, 2]; this scenario failed the differential until the reference kept them
+/// in seq order too.
+#[test]
+fn d8_dead_letters_stay_in_seq_order_when_a_redriven_line_dies_again() {
+    let park = |request: u64, line: &str| {
+        Op::Queue(QueueOp::Park {
+            request,
+            line: line.into(),
+        })
+    };
+    let boundary = |budget: usize| Op::Queue(QueueOp::Boundary { budget });
+    let settle = |delivered: &[bool]| {
+        Op::Queue(QueueOp::Settle {
+            delivered: delivered.to_vec(),
+        })
+    };
+    let ops = vec![
+        park(1, "a"),
+        park(2, "bbbbbbbbbbbbbbbbbbbb"),
+        boundary(delivery::BUDGET_ALL),
+        settle(&[false, false]),
+        // Only seq 1 fits: it dies alone.
+        boundary(5),
+        settle(&[false]),
+        Op::Queue(QueueOp::Redrive { seqs: None }),
+        // Seq 1 fails once more (1 of 2), seq 2 dies.
+        boundary(delivery::BUDGET_ALL),
+        settle(&[false, false]),
+        // Seq 1 dies after seq 2.
+        boundary(delivery::BUDGET_ALL),
+        settle(&[false]),
+    ];
+    let report = check(&ops).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(report.dead, 3, "{report:?}");
+}

@@ -908,7 +908,10 @@ impl Reference {
             if item.failures >= self.failures_max {
                 settlement.dead.push(item.seq);
                 if self.variant != Variant::DeleteDeadLetter {
-                    self.mirror.dead.push(item); // D8
+                    // D8, mirror.md: the dead letters are in seq order, also when a redriven
+                    // line dies after a line with a higher seq did.
+                    let at = self.mirror.dead.partition_point(|dead| dead.seq < item.seq);
+                    self.mirror.dead.insert(at, item);
                 }
             } else {
                 settlement.failed.push(item.seq);
