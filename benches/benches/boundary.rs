@@ -46,6 +46,18 @@
 //! batch, 2.8 M, and its characters counted for the split, 2.3 M), the turn text (1.5 M, one
 //! pass and its CRC), the settle's apply dropping 10,000 lines, and the third fsync of the
 //! compaction, which the floor never pays.
+//!
+//! Then the default slack went from 64 KiB to 4 MiB (`COMPACT_SLACK_BYTES`, spec M12 "Why 4
+//! MiB"), so no fixture here compacts any more (10,000 completion lines are about 2.8 MB of
+//! log). The compaction did not go away: a daemon pays it once per 4 MiB of records. The table
+//! bench's steady-state rows count it (one queue for every round, n lines parked before each
+//! boundary, ratio of the totals). Measured 2026-12-03 20:30 UTC, `--bench table`, 120 rounds
+//! each, 1,000 lines: with slack 64 KiB 3.11x the floor (120 compactions), 4 MiB 2.29x (8), no
+//! compaction at all 1.87x; so one compaction of an emptied 4 MiB log costs about 1.25 ms (the
+//! temp file's fsync, the rename over the old file, whose blocks are freed, and the directory
+//! fsync). A fresh queue's 1,000-line boundary is 1.45x; why the steady queue's rounds that do
+//! not compact cost more (1.77-1.92x) is not known (same records, same fsyncs; the file is
+//! larger and the parks just before are flushed by the fixture's sync).
 
 #[path = "support/sqlite.rs"]
 mod sqlite;

@@ -19,7 +19,10 @@
 //!   checksummed recovery, whatever the record layout);
 //! - recovery's heap peak / the line bytes it holds, measured in a fresh child process (this
 //!   binary, re-executed) with the counting allocator, and its resident-set growth beside it;
-//! - boundary (batch, hand-over, settle) / floor (2 x (write + fsync)), at 1, 1,000 and 10,000;
+//! - boundary (batch, hand-over, settle) / floor (2 x (write + fsync)), at 1, 1,000 and 10,000,
+//!   each on a fresh queue; and at 1,000 and 10,000 in steady state (one queue for every round,
+//!   so the compactions the 4 MiB slack spreads over many boundaries are counted), as the ratio
+//!   of the totals;
 //! - a group of N lines parked by one `park_all` / by N `park` calls, and / the floor (one
 //!   `write` + `fsync` of the N lines), at N = 13 and 100 (D22).
 //!
@@ -491,6 +494,65 @@ fn boundary_row(n: u64) -> Row {
     row
 }
 
+/// The boundary of `n` lines in a daemon's steady state, with the default 4 MiB slack: one queue
+/// for every round, `n` fresh lines parked before each boundary (not timed, syncs off, then the
+/// directory made durable), so the compactions M12 spreads over many boundaries fall inside the
+/// timed rounds in their true proportion. The ratio is of the two totals: a median of per-round
+/// ratios would hide the few rounds that compact. The quartiles beside it are the per-round ones.
+fn steady_boundary_row(n: u64) -> Row {
+    let rounds = interleave::rounds(120);
+    let dir = bench_dir().expect("temporary directory");
+    let (mut queue, counts) =
+        fixture::open_counted(&dir.path().join(MIRROR), parkline::Config::default())
+            .expect("queue");
+    let mut floor_file = AppendFloor::create(&dir.path().join("floor.log")).expect("file");
+    let mut request = 0u64;
+    let park_counts = counts.clone();
+    let mut parkline = || {
+        park_counts.set_skip_syncs(true);
+        for _ in 0..n {
+            request += 1;
+            queue
+                .park(RequestId(request), &completion_line(request))
+                .expect("park");
+        }
+        park_counts.set_skip_syncs(false);
+        fixture::sync_dir_tree(dir.path()).expect("sync the fixture");
+        let start = Instant::now();
+        boundary::parkline(&mut queue);
+        start.elapsed()
+    };
+    let mut floor = || {
+        let start = Instant::now();
+        boundary::floor(&mut floor_file, n);
+        start.elapsed()
+    };
+    let before = counts.snapshot();
+    let t = interleave::samples(rounds, &mut [&mut parkline, &mut floor]);
+    let compactions = counts.snapshot().since(before).dir_syncs;
+    let total = |times: &[Duration]| times.iter().sum::<Duration>().as_secs_f64() * 1e6;
+    let (tp, tb) = (total(&t[0]), total(&t[1]));
+    let per_round = Quartiles::of_ratios(&t[0], &t[1]);
+    let ratio = tp / tb;
+    drop(queue);
+    fixture::discard(dir).expect("sync the deletion");
+    Row {
+        what: format!(
+            "boundary of {} in steady state (one queue, {compactions} compactions in {rounds} \
+             rounds) / floor, ratio of the totals",
+            thousands(n)
+        ),
+        parkline: format!("{} per round", time(tp / rounds as f64)),
+        baseline: format!("floor {}", time(tb / rounds as f64)),
+        ratio: Quartiles {
+            q1: per_round.q1,
+            median: ratio,
+            q3: per_round.q3,
+        },
+        rounds,
+    }
+}
+
 fn per_line_text(us: f64) -> String {
     if us >= 1.0 {
         time(us)
@@ -530,6 +592,10 @@ fn main() {
     eprintln!("table: recovery");
     for n in [1, 1_000, 10_000] {
         rows.push(boundary_row(n));
+        eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
+    }
+    for n in [1_000, 10_000] {
+        rows.push(steady_boundary_row(n));
         eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
     }
     println!(

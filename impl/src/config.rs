@@ -18,7 +18,7 @@ pub struct Config {
     pub line_bytes_max: usize,
     /// M12: a settle compacts the mirror when the log would be longer than twice the snapshot
     /// of the new state plus this many bytes. Default [`COMPACT_SLACK_BYTES`](crate::COMPACT_SLACK_BYTES)
-    /// (64 KiB), so small queues never compact; a smaller value trades more rewrites for a
+    /// (4 MiB, as SQLite checkpoints its WAL), so a boundary rarely compacts; a smaller value trades more rewrites for a
     /// smaller file (tests use it to make compaction frequent). Any value is valid.
     pub compact_slack_bytes: u64,
 }

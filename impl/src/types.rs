@@ -331,6 +331,15 @@ pub fn split(items: &[Item], budget: Budget) -> usize {
     //# The total cost of the items of a batch MUST be `<= budget`, except when the batch is a
     //# single item whose cost alone exceeds the budget: such a line MUST be delivered alone, whole,
     //# and MUST NOT be cut.
+    // A line's characters never outnumber its bytes, so when the bytes of every line (plus one
+    // each) fit the budget, so does every cost, and the walk below would take them all: the
+    // common case (a budget well above the backlog) counts no characters.
+    let bytes = items.iter().fold(0usize, |sum, item| {
+        sum.saturating_add(item.line.len()).saturating_add(1)
+    });
+    if bytes <= budget.0 {
+        return items.len();
+    }
     let mut spent = 0usize;
     let mut taken = 0usize;
     for item in items {

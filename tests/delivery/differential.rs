@@ -124,7 +124,7 @@ fn m12_bound_rejects_a_log_over_it() {
         .settle(batch.id, &[Outcome::Delivered; 4])
         .expect("settle");
     let len = disk.live_len(MIRROR).expect("mirror");
-    let slack = parkline::COMPACT_SLACK_BYTES;
+    let slack = Setup::default().compact_slack_bytes;
     let err = delivery::m12_bound(len, queue.state(), slack, 0).expect_err("over the bound");
     assert!(err.starts_with("M12 file size: the mirror is "), "{err}");
     assert!(delivery::m12_bound(len, queue.state(), 1 << 30, 0).is_ok());
@@ -245,7 +245,7 @@ fn m12_redrive_decides_compaction_like_a_settle() {
     //= type=test
     //# At a `settle` (and a `redrive`, below), when the log with the new record would be longer
     //# than twice the snapshot of the **new state** (the state after the settle) plus the slack
-    //# (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 64 KiB), the queue MUST write
+    //# (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 4 MiB), the queue MUST write
     //# that snapshot instead of appending the settle record, through M5 (temp file, fsync, rename,
     //# directory fsync).
     let setup = Setup {

@@ -9,6 +9,12 @@ use super::op::Op;
 use super::run::Run;
 use crate::known_bad::KnownBad;
 
+/// The M12 slack of a generated check: 64 KiB, not the crate's 4 MiB default
+/// ([`parkline::COMPACT_SLACK_BYTES`]), so that the op sequences the generators draw (a few big
+/// lines, a `ParkMany` of up to 1.6 MB) reach the rewrite path (temp file, fsync, rename,
+/// directory fsync) and the crashes between its steps; at 4 MiB few sequences would.
+pub const GENERATED_COMPACT_SLACK_BYTES: u64 = 64 * 1024;
+
 /// How the crate is configured for a check.
 #[derive(Clone, Debug)]
 pub struct Setup {
@@ -27,7 +33,7 @@ impl Default for Setup {
         Self {
             failures_max: 2,
             known_bad: None,
-            compact_slack_bytes: parkline::COMPACT_SLACK_BYTES,
+            compact_slack_bytes: GENERATED_COMPACT_SLACK_BYTES,
         }
     }
 }

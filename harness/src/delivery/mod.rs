@@ -33,7 +33,7 @@ mod op;
 mod run;
 pub mod view;
 
-pub use check::{Divergence, Report, Setup, check, check_with};
+pub use check::{Divergence, GENERATED_COMPACT_SLACK_BYTES, Report, Setup, check, check_with};
 pub use corpus::{decode_ops, setup_from_env};
 pub use craft::{Crafted, crafted_strategy};
 pub use m12::{attempt_record_bytes_max, m12_bound};

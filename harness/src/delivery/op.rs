@@ -31,7 +31,7 @@ pub const LINES: &[&str] = &[
 ];
 
 /// Characters of the big line: a few of them grow the mirror past the crate's compaction
-/// threshold (`parkline::COMPACT_SLACK_BYTES`), so the rewrite path (temp file, fsync, rename,
+/// threshold (`GENERATED_COMPACT_SLACK_BYTES`), so the rewrite path (temp file, fsync, rename,
 /// directory fsync) runs too.
 pub const BIG_LINE_CHARS: usize = 25_000;
 

@@ -34,6 +34,44 @@ fn split_takes_the_longest_prefix_within_budget() {
     assert_eq!(split(&wide, Budget(6)), 2);
 }
 
+/// D11: the split's shortcut (every line taken when their bytes fit, no character counted)
+/// gives what the walk over the costs gives, at every budget from 0 to past the byte total, for
+/// lines of 1- to 4-byte characters, so the shortcut can never take a line whose characters do
+/// not fit.
+#[test]
+fn split_shortcut_agrees_with_the_walk_at_every_budget() {
+    fn walk(items: &[Item], budget: usize) -> usize {
+        let (mut spent, mut taken) = (0usize, 0usize);
+        for item in items {
+            spent += item.line.chars().count() + 1;
+            if spent > budget {
+                break;
+            }
+            taken += 1;
+        }
+        if items.is_empty() { 0 } else { taken.max(1) }
+    }
+    let lines = ["", "a", "é", "€€", "𝄞x", "plain ascii", "ü𝄞€a"];
+    for start in 0..lines.len() {
+        for end in start..=lines.len() {
+            let items: Vec<Item> = lines[start..end]
+                .iter()
+                .enumerate()
+                .map(|(i, line)| item(i as u64 + 1, line))
+                .collect();
+            let bytes: usize = items.iter().map(|item| item.line.len() + 1).sum();
+            for budget in 0..=bytes + 2 {
+                assert_eq!(
+                    split(&items, Budget(budget)),
+                    walk(&items, budget),
+                    "lines {:?}, budget {budget}",
+                    &lines[start..end]
+                );
+            }
+        }
+    }
+}
+
 /// D12: a single line larger than the budget is delivered alone and never cut; a big line behind
 /// small ones ends the prefix before it.
 #[test]
