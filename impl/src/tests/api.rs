@@ -35,3 +35,21 @@ fn accessors_report_the_queue() -> TestResult {
     assert!(!queue.is_poisoned());
     Ok(())
 }
+
+/// An I/O failure keeps the `io::Error` it came from as its `source()`, so a daemon that walks
+/// the chain (`anyhow`, `tracing`) sees the OS error; an error without one has no source. Kills
+/// `Error::source -> None` (mutants, 2026-12-03).
+#[test]
+fn an_io_error_is_the_source_of_the_error() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let err = Queue::open(dir.path().join("no such directory").join("s1.mirror"))
+        .expect_err("the directory does not exist");
+    let source = std::error::Error::source(&err).ok_or("an I/O error has a source")?;
+    let io = source
+        .downcast_ref::<io::Error>()
+        .ok_or("the source is the io::Error")?;
+    assert_eq!(io.kind(), io::ErrorKind::NotFound, "{err}");
+    let err = crate::Error::new(ErrorKind::Exhausted, "no seq left");
+    assert!(std::error::Error::source(&err).is_none());
+    Ok(())
+}

@@ -620,3 +620,34 @@ fn unreadable_mirror_is_an_error_not_a_new_mirror() -> TestResult {
 pub(super) fn damaged_bytes() -> Vec<Vec<u8>> {
     damaged_cases().into_iter().map(|case| case.bytes).collect()
 }
+
+/// M2: a checksum digit must be a lowercase hex digit. `:` follows `9` in ASCII and has the low
+/// nibble of `a` (10), so a reader that took the digits' range one too wide would read `:` as
+/// `a` and accept the record: it must be `Corrupt`, and the file left as it was. Kills `< with
+/// <=` in `hex_checksum`'s digit test (mutants, 2026-12-03).
+#[test]
+fn m2_a_checksum_digit_outside_hex_is_corrupt() -> TestResult {
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    let mut n = 0u64;
+    let (bytes, at) = loop {
+        n += 1;
+        queue.park(RequestId(n), &format!("r-{n} done"))?;
+        let file = queue.storage().file("m").ok_or("mirror")?.to_vec();
+        let start = file[..file.len() - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        if let Some(i) = file[start..start + 8].iter().position(|&b| b == b'a') {
+            break (file, start + i);
+        }
+    };
+    let mut damaged = bytes.clone();
+    damaged[at] = b':';
+    let mut storage = MemStorage::new();
+    storage.set_file("m", damaged.clone());
+    let err = Queue::with_storage(storage.clone(), "m", Config::default())
+        .expect_err("a ':' in a checksum");
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    assert_eq!(storage.file("m"), Some(damaged.as_slice()));
+    Ok(())
+}
