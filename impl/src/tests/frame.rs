@@ -539,6 +539,18 @@ fn d4_strict_grammar_errors_are_typed() {
             format!("{header}\na\n{trailer}"),
             syntax(Part::Trailer, 147, "]\n"),
         ),
+        // Cut right after the body: the body is whole, the trailer is what is missing (kills
+        // `> with >=` in the body's length test, mutants 2026-12-03).
+        (
+            format!("{header}\na\n"),
+            syntax(Part::Trailer, 76, "[parkline batch "),
+        ),
+        // Two lines where one was announced: `found` counts the newlines, not the other bytes
+        // (in "a\n" both are 1; kills `== with !=` in that count).
+        (
+            turn(&header.replace("2 bytes", "6 bytes"), "ab\ncd\n", &trailer),
+            FrameError::LineCount { k: 1, found: 2 },
+        ),
     ];
     for (text, expected) in cases {
         assert_eq!(frame::parse(&text), Err(expected), "{text:?}");
