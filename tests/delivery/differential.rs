@@ -384,10 +384,8 @@ fn failure_cycles_reach_a_second_death_of_a_redriven_line() {
                     // A refused line (the generator's line with a newline) parks nothing.
                     queue.park(RequestId(*request), line).ok();
                 }
-                QueueOp::Boundary { budget } => {
-                    if queue.in_flight().is_none() {
-                        queue.boundary(Budget(*budget)).expect("boundary");
-                    }
+                QueueOp::Boundary { budget } if queue.in_flight().is_none() => {
+                    queue.boundary(Budget(*budget)).expect("boundary");
                 }
                 QueueOp::Settle { delivered } => {
                     let Some(batch) = queue.in_flight().cloned() else {
