@@ -6,19 +6,6 @@ use crate::Settlement;
 use crate::core::Core;
 use crate::mirror::{MirrorState, Record};
 
-/// The slack these tests compact with: the rule does not depend on its value, and at 64 KiB
-/// (the default until 2026-12-03) a test reaches it in a few hundred small records, where the
-/// 4 MiB default would take thousands.
-const SLACK: u64 = 64 * 1024;
-
-/// `Config::default()` with [`SLACK`].
-fn small_slack() -> Config {
-    Config {
-        compact_slack_bytes: SLACK,
-        ..Config::default()
-    }
-}
-
 /// The bytes of every line the state holds: parked, in flight and dead letters.
 fn held_line_bytes(state: &MirrorState) -> u64 {
     state
@@ -236,7 +223,7 @@ fn compaction_threshold_is_strict() -> TestResult {
         let mut n = 1u64;
         loop {
             let (last, snapshot) = cycle(n + 1, last_len);
-            let target = 2 * snapshot + SLACK + extra;
+            let target = 2 * snapshot + SMALL_SLACK + extra;
             let gap = target - log_len(&queue)? - last;
             let (fixed, _) = cycle(n, 0);
             // Fill with lines up to 2000 bytes; the one before the last closes the gap.
@@ -258,7 +245,7 @@ fn compaction_threshold_is_strict() -> TestResult {
             }
         }
         let (last, snapshot) = cycle(n, last_len);
-        assert_eq!(log_len(&queue)? + last, 2 * snapshot + SLACK + extra);
+        assert_eq!(log_len(&queue)? + last, 2 * snapshot + SMALL_SLACK + extra);
         queue.park(RequestId(n), &"x".repeat(last_len))?;
         let batch = queue.boundary(Budget(1 << 21))?.ok_or("parked")?;
         let compacted = settle_and_check_m12(&mut queue, &batch, &[Outcome::Delivered])?;
@@ -343,7 +330,7 @@ fn m12_bound_holds_after_every_settle_of_a_6_mb_run() -> TestResult {
         }
         let batch = queue.boundary(Budget(1 << 20))?.ok_or("parked")?;
         queue.settle(batch.id, &[Outcome::Delivered; 10])?;
-        assert_m12_bound(file(&queue).len() as u64, queue.state(), SLACK);
+        assert_m12_bound(file(&queue).len() as u64, queue.state(), SMALL_SLACK);
     }
     Ok(())
 }

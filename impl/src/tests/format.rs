@@ -146,12 +146,7 @@ fn compaction_bounds_the_log_and_keeps_counters() -> TestResult {
     //# Every file the queue creates (mirror, temp file, lock file) MUST be created with mode 0600
     //# (before the umask).
     let (_dir, path) = temp_mirror()?;
-    let slack = 64 * 1024;
-    let config = Config {
-        compact_slack_bytes: slack,
-        ..Config::default()
-    };
-    let mut queue = Queue::open_with(&path, config)?;
+    let mut queue = Queue::open_with(&path, small_slack())?;
     let line = "y".repeat(8000);
     let mut max_len = 0u64;
     for n in 0..60u64 {
@@ -161,7 +156,7 @@ fn compaction_bounds_the_log_and_keeps_counters() -> TestResult {
         max_len = max_len.max(fs::metadata(&path)?.len());
     }
     // 60 parks of 8000 bytes would be > 480 KB without compaction.
-    assert!(max_len < 3 * slack, "log grew to {max_len}");
+    assert!(max_len < 3 * SMALL_SLACK, "log grew to {max_len}");
     assert_eq!(fs::metadata(&path)?.permissions().mode() & 0o777, 0o600);
     drop(queue);
     let mut queue = Queue::open(&path)?;
