@@ -2,8 +2,9 @@
 //! reaches, and the targeted scenarios (M12 compaction, crafted mirrors at the counters' limits,
 //! D1, D7).
 
-use parkline::{Budget, Outcome, Queue, RequestId};
-use parkline_harness::delivery::{self, MIRROR, Op, QueueOp, Setup, check, check_with};
+use parkline::{Budget, Outcome, Queue, RequestId, Seq};
+use parkline_harness::delivery::{self, Effect, MIRROR, Op, QueueOp, Setup, check, check_with};
+use parkline_harness::known_bad::Driver;
 use parkline_harness::simdisk::SimDisk;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -323,8 +324,9 @@ fn d8_dead_letters_stay_in_seq_order_when_a_redriven_line_dies_again() {
 /// general generator settles 70 % of items delivered and redrives rarely, so a line that dies,
 /// is redriven and dies again behind a line of a higher seq (the order the reference once got
 /// wrong, found only by the kill -9 test, about once in 12,000 kills) is rare there; here it is
-/// the common path. `failure_cycles_reach_a_second_death_of_a_redriven_line` shows this generator
-/// finds that old fault.
+/// the common path. `failure_cycles_reach_a_second_death_of_a_redriven_line` shows the generator
+/// reaches that case; with the old fault put back in the reference by hand,
+/// `differential_failure_cycles` failed at once (2026-12-03, a 10-step minimal case).
 fn failure_cycles_strategy() -> impl Strategy<Value = Vec<Op>> {
     let step = prop_oneof![
         3 => (1..=4u64, 0..delivery::LINES.len()).prop_map(|(request, i)| {
@@ -373,42 +375,25 @@ fn failure_cycles_reach_a_second_death_of_a_redriven_line() {
     let mut reached = 0;
     for _ in 0..500 {
         let ops = strategy.new_tree(&mut runner).expect("strategy").current();
-        let mut queue =
+        let queue =
             Queue::with_storage(SimDisk::new(), MIRROR, Setup::default().config()).expect("create");
-        let mut died: Vec<u64> = Vec::new();
+        let mut driver = Driver::new(queue, None);
+        let mut handed = None;
+        let mut died: Vec<Seq> = Vec::new();
         let mut out_of_order = false;
-        for op in &ops {
-            let Op::Queue(op) = op else { continue };
-            match op {
-                QueueOp::Park { request, line } => {
-                    // A refused line (the generator's line with a newline) parks nothing.
-                    queue.park(RequestId(*request), line).ok();
+        // Crashes and restarts do not change which lines are dead: only the queue ops run, each
+        // as the delivery check calls it; a refused op (a line with a newline, a boundary while
+        // a batch is out) changes nothing.
+        for op in ops.iter().filter_map(|op| match op {
+            Op::Queue(op) => Some(op),
+            _ => None,
+        }) {
+            if let Ok(Effect::Settled(settlement)) = op.call(&mut driver, &mut handed) {
+                for seq in settlement.dead {
+                    let dead = driver.queue().dead_letters();
+                    out_of_order |= died.contains(&seq) && dead.iter().any(|d| d.seq > seq);
+                    died.push(seq);
                 }
-                QueueOp::Boundary { budget } if queue.in_flight().is_none() => {
-                    queue.boundary(Budget(*budget)).expect("boundary");
-                }
-                QueueOp::Settle { delivered } => {
-                    let Some(batch) = queue.in_flight().cloned() else {
-                        continue;
-                    };
-                    let outcomes: Vec<Outcome> = (0..batch.items.len())
-                        .map(|i| match delivered.get(i) {
-                            Some(false) => Outcome::Failed,
-                            _ => Outcome::Delivered,
-                        })
-                        .collect();
-                    let settlement = queue.settle(batch.id, &outcomes).expect("settle");
-                    for seq in settlement.dead {
-                        let higher_dead = queue.dead_letters().iter().any(|d| d.seq > seq);
-                        out_of_order |= died.contains(&seq.0) && higher_dead;
-                        died.push(seq.0);
-                    }
-                }
-                QueueOp::Redrive { .. } => {
-                    queue.redrive_all().expect("redrive");
-                }
-                // Crashes and restarts do not change which lines are dead.
-                _ => {}
             }
         }
         reached += usize::from(out_of_order);
