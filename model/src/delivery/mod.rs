@@ -28,13 +28,15 @@ mod model;
 mod narrate;
 mod properties;
 mod reference;
+#[cfg(test)]
+mod tests;
 mod variants;
 
 pub use bounds::{
     Bounds, CHECK_UNIQUE_STATES, CRASH_UNIQUE_STATES, DEEP_UNIQUE_STATES, DEFAULT_UNIQUE_STATES,
 };
 pub use model::{
-    Action, BoundaryRecord, DeliveryModel, DeliveryState, Phase, RedriveRecord, SettleRecord,
+    Action, BoundaryRecord, DeliveryModel, DeliveryState, Log, Phase, RedriveRecord, SettleRecord,
 };
 pub use properties::{
     D1, D2, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D15, D15_QUIESCENT, D17, D18, FRAMING,

@@ -1,0 +1,163 @@
+//! Unit tests of the model's own structure: the facts the newest-record properties rest on
+//! (`properties.rs`, "Checking the newest record only"), checked at every transition.
+
+use super::model::Log;
+use super::properties::fresh_turn;
+use super::*;
+use stateright::Model;
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+/// The log lengths of a state, in the order `handed`, `notified`, `boundaries`, `settles`,
+/// `redrives`.
+fn lengths(s: &DeliveryState) -> [usize; 5] {
+    [
+        s.handed.len(),
+        s.notified.len(),
+        s.boundaries.len(),
+        s.settles.len(),
+        s.redrives.len(),
+    ]
+}
+
+/// What is wrong with the step `prev -> next` for the newest-record argument, if anything: a log
+/// that shrank, grew by more than one record or changed a record it held, or a hand-over whose
+/// turn `fresh_turn` does not show in the state it produced.
+fn step_fault(prev: &DeliveryState, next: &DeliveryState) -> Option<String> {
+    let (before, after) = (lengths(prev), lengths(next));
+    for (i, name) in ["handed", "notified", "boundaries", "settles", "redrives"]
+        .iter()
+        .enumerate()
+    {
+        if after[i] < before[i] || after[i] > before[i] + 1 {
+            return Some(format!("{name} went from {} to {}", before[i], after[i]));
+        }
+    }
+    let kept = next.handed[..before[0]] == prev.handed[..]
+        && next.notified[..before[1]] == prev.notified[..]
+        && next.boundaries[..before[2]] == prev.boundaries[..]
+        && next.settles[..before[3]] == prev.settles[..]
+        && next.redrives[..before[4]] == prev.redrives[..];
+    if !kept {
+        return Some("a step changed a record already logged".into());
+    }
+    if after[0] > before[0] && fresh_turn(next) != next.handed.last() {
+        return Some("a hand-over's state does not show its turn as fresh".into());
+    }
+    if fresh_turn(next).is_some() && next.handed.is_empty() {
+        return Some("a fresh turn with nothing handed".into());
+    }
+    None
+}
+
+/// A state's fingerprint, as the checker takes one (a 64-bit hash).
+fn fingerprint(s: &DeliveryState) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    s.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Every transition reachable from the initial states of `model`, checked with [`step_fault`],
+/// until `cap` states are found (some known-bad variants never stop growing a log); returns the
+/// number of states found.
+fn walk(model: &DeliveryModel, cap: usize) -> usize {
+    let mut stack = model.init_states();
+    let mut seen: HashSet<u64> = stack.iter().map(fingerprint).collect();
+    let mut actions = Vec::new();
+    while let Some(state) = stack.pop() {
+        if seen.len() >= cap {
+            break;
+        }
+        actions.clear();
+        model.actions(&state, &mut actions);
+        for action in actions.drain(..) {
+            let Some(next) = model.next_state(&state, action.clone()) else {
+                continue;
+            };
+            if let Some(fault) = step_fault(&state, &next) {
+                panic!("{:?} under {action:?}: {fault}", model.variant);
+            }
+            if seen.insert(fingerprint(&next)) {
+                stack.push(next);
+            }
+        }
+    }
+    seen.len()
+}
+
+#[test]
+fn a_step_appends_at_most_one_record_to_each_log() {
+    // The correct model at the default bounds (every state the suite checks), and every
+    // known-bad variant at smaller ones (its first 20,000 states: some never stop growing a
+    // log), since a variant's verdict rests on the same argument.
+    let correct = DeliveryModel::new(Bounds::default(), Variant::Correct);
+    assert_eq!(walk(&correct, usize::MAX), DEFAULT_UNIQUE_STATES);
+    for variant in Variant::ALL {
+        walk(
+            &DeliveryModel::new(Bounds::generated(2, 6, 1, 1), variant),
+            20_000,
+        );
+    }
+}
+
+#[test]
+fn step_fault_sees_each_kind_of_bad_step() {
+    // The check above cannot pass vacuously: forged steps that break each fact are refused.
+    let model = DeliveryModel::new(Bounds::default(), Variant::Correct);
+    let init = model.init_states().remove(0);
+    let mut actions = Vec::new();
+    model.actions(&init, &mut actions);
+    // Park up to a batch, then hand it over, to have a state with a logged turn.
+    let mut state = init.clone();
+    let mut handed = None;
+    for _ in 0..8 {
+        actions.clear();
+        model.actions(&state, &mut actions);
+        let next = actions
+            .iter()
+            .find_map(|a| {
+                model
+                    .next_state(&state, a.clone())
+                    .filter(|n| n.handed.len() > state.handed.len())
+            })
+            .or_else(|| model.next_state(&state, actions[0].clone()))
+            .expect("a step");
+        if next.handed.len() > state.handed.len() {
+            handed = Some(next);
+            break;
+        }
+        state = next;
+    }
+    let handed = handed.expect("a hand-over within 8 steps");
+    assert_eq!(step_fault(&state, &handed), None);
+
+    let mut twice = handed.clone();
+    twice.handed.push(handed.handed[0].clone());
+    assert!(step_fault(&state, &twice).unwrap().contains("handed went"));
+
+    let mut shrunk = handed.clone();
+    shrunk.handed = Log::default();
+    assert!(
+        step_fault(&handed, &shrunk)
+            .unwrap()
+            .contains("handed went")
+    );
+
+    let mut stale = handed.clone();
+    stale.phase = Phase::Idle;
+    assert!(step_fault(&state, &stale).unwrap().contains("fresh"));
+
+    let mut rewritten = handed.clone();
+    let mut forged = handed.clone();
+    forged.handed = Log::default();
+    let mut changed = handed.handed[0].clone();
+    changed.attempt += 1;
+    forged.handed.push(changed);
+    rewritten.handed = forged.handed.clone();
+    rewritten.handed.push(handed.handed[0].clone());
+    assert!(
+        step_fault(&handed, &rewritten)
+            .unwrap()
+            .contains("changed a record")
+    );
+}
