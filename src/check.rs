@@ -370,17 +370,18 @@ pub enum ExploreModel {
 }
 
 /// A bound set's long help, with the figures measured on the 2-core machine (release, one
-/// thread, DFS, 2026-12-03; `/usr/bin/time` for the peak resident memory).
+/// thread, DFS, 2026-12-04 for delivery and 2026-12-03 for read; `/usr/bin/time` for the peak
+/// resident memory).
 const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, or a JSON file\n\n\
 - ci: the default and CI's. Delivery: 3 lines, budget 6, 2 crashes, 2 failures (dead at 2), \
-1 collection, 1 redrive, lines 2 and 3 as one group park: 1,828,677 unique states, about 11 s, \
-24 MB. Read: 2 turns, 18,057 unique states, under a second.\n\
+1 collection, 1 redrive, lines 2 and 3 as one group park: 1,828,677 unique states, about 5 s, \
+28 MB. Read: 2 turns, 18,057 unique states, under a second.\n\
 - deep: ci with a fourth line (a batch leaves two lines behind it) and a third read turn: \
-26,896,892 delivery states, about 190 s, 320 MB; read 321,708 states, 13 s. Reaches \
+26,896,892 delivery states, about 75 s, 320 MB; read 321,708 states, 13 s. Reaches \
 'a batch leaves two lines for later turns'; catches the known-bad trailer-counts-next-turn, \
 which holds at ci.\n\
 - crash: ci with a third crash and a failure budget of 3 (dead at 3): 80,207,285 delivery \
-states, 10 to 12 minutes, 1.26 GB; read as ci. \
+states, about 5 minutes, 1.26 GB; read as ci. \
 Reaches 'a batch is handed over at attempt 4'.\n\
 - FILE: a JSON object {\"delivery\": {...}, \"read\": {...}}, every key optional and \
 defaulting to ci: delivery keys lines, sizes, budget, crashes, failures, failures_max, \
