@@ -882,6 +882,50 @@ mod tests {
     }
 
     #[test]
+    fn a_buffer_grows_by_a_quarter_only_when_full() {
+        // The growth policy exactly, since the store's 2x bound above cannot see a buffer that
+        // doubles or grows early: the arena's bytes dominate it.
+        let mut full: Vec<u32> = Vec::with_capacity(100);
+        full.extend(0..100);
+        reserve_vec(&mut full, 1);
+        assert_eq!(full.capacity(), 125, "a full buffer grows by a quarter");
+        let mut room: Vec<u32> = Vec::with_capacity(100);
+        room.extend(0..99);
+        reserve_vec(&mut room, 1);
+        assert_eq!(
+            room.capacity(),
+            100,
+            "a buffer with room for the element keeps its size"
+        );
+        assert_eq!(grown(0, 1), GROW_MIN);
+        assert_eq!(grown(100, 101), 125);
+        assert_eq!(grown(100, 300), 300);
+    }
+
+    #[test]
+    fn the_arena_fills_its_first_chunk_then_opens_chunks() {
+        // A turn that fits the open chunk's room exactly goes into it: no new chunk, no copy.
+        let mut arena = Arena::default();
+        arena.push(["ab", "cd"]);
+        let room = arena.chunks[0].capacity() - arena.chunks[0].len();
+        let exact = "x".repeat(room);
+        arena.push([&exact, ""]);
+        assert_eq!(arena.chunks.len(), 1, "a turn of exactly the room fits");
+        assert_eq!(arena.chunks[0].len(), arena.chunks[0].capacity());
+        // Small turns grow the first chunk (by a quarter) up to FIRST_CHUNK_BYTES_MAX and only
+        // then open a second one.
+        let turn = "y".repeat(100);
+        while arena.len() + 100 <= FIRST_CHUNK_BYTES_MAX as u64 {
+            arena.push([&turn, ""]);
+            assert_eq!(arena.chunks.len(), 1, "at {} bytes", arena.len());
+        }
+        arena.push([&turn, ""]);
+        assert_eq!(arena.chunks.len(), 2, "past the first chunk's limit");
+        assert_eq!(arena.bases, vec![0, arena.len() - 100]);
+        assert_eq!(arena.get(arena.len() - 100, arena.len()), turn);
+    }
+
+    #[test]
     fn a_full_transcript_refuses_a_turn_and_keeps_what_it_has() {
         let mut t = transcript(&[]);
         t.turns = Turns::with_turns_max(2);
