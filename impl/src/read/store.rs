@@ -882,6 +882,18 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_id_compares_with_a_str_both_ways() {
+        let turn = id("t12");
+        let (same, other): (&str, &str) = ("t12", "t1");
+        assert!(turn == *same && turn == same && *same == turn && same == turn);
+        assert!(turn != *other && turn != other && *other != turn && other != turn);
+        // A stored turn's id, as a `TurnView` holds it.
+        let t = transcript(&[("t12", 1, "a")]);
+        let view = t.turns().get(0).expect("a turn");
+        assert!(turn == view.id && view.id == turn);
+    }
+
+    #[test]
     fn a_buffer_grows_by_a_quarter_only_when_full() {
         // The growth policy exactly, since the store's 2x bound above cannot see a buffer that
         // doubles or grows early: the arena's bytes dominate it.
