@@ -894,6 +894,16 @@ mod tests {
     }
 
     #[test]
+    fn turns_debug_lists_each_turn() {
+        // The storage's columns mean nothing to a reader; `{:?}` shows the turns themselves.
+        let t = transcript(&[("t1", 1, "a"), ("t2", 2, "b")]);
+        assert_eq!(
+            format!("{:?}", t.turns()),
+            r#"[TurnView { id: "t1", seq: TurnSeq(1), text: "a" }, TurnView { id: "t2", seq: TurnSeq(2), text: "b" }]"#
+        );
+    }
+
+    #[test]
     fn a_buffer_grows_by_a_quarter_only_when_full() {
         // The growth policy exactly, since the store's 2x bound above cannot see a buffer that
         // doubles or grows early: the arena's bytes dominate it.
