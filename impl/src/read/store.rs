@@ -885,8 +885,9 @@ mod tests {
     fn a_turn_id_compares_with_a_str_both_ways() {
         let turn = id("t12");
         let (same, other): (&str, &str) = ("t12", "t1");
-        assert!(turn == *same && turn == same && *same == turn && same == turn);
-        assert!(turn != *other && turn != other && *other != turn && other != turn);
+        let equal = [turn == *same, turn == same, *same == turn, same == turn];
+        let unequal = [turn == *other, turn == other, *other == turn, other == turn];
+        assert_eq!((equal, unequal), ([true; 4], [false; 4]));
         // A stored turn's id, as a `TurnView` holds it.
         let t = transcript(&[("t12", 1, "a")]);
         let view = t.turns().get(0).expect("a turn");
