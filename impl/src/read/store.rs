@@ -891,7 +891,7 @@ mod tests {
         // A stored turn's id, as a `TurnView` holds it.
         let t = transcript(&[("t12", 1, "a")]);
         let view = t.turns().get(0).expect("a turn");
-        assert!(turn == view.id && view.id == turn);
+        assert_eq!((turn == view.id, view.id == turn), (true, true));
     }
 
     #[test]
