@@ -905,6 +905,27 @@ mod tests {
     }
 
     #[test]
+    fn the_turns_iterator_knows_how_many_are_left_from_either_end() {
+        let t = transcript(&[
+            ("t1", 1, "a"),
+            ("t2", 2, "b"),
+            ("t3", 3, "c"),
+            ("t4", 4, "d"),
+        ]);
+        let mut iter = t.turns().iter();
+        let mut lens = vec![iter.len()];
+        assert_eq!(iter.next().map(|turn| turn.id), Some("t1"));
+        lens.push(iter.len());
+        assert_eq!(iter.next_back().map(|turn| turn.id), Some("t4"));
+        lens.push(iter.len());
+        assert_eq!(iter.size_hint(), (2, Some(2)));
+        let rest: Vec<&str> = iter.by_ref().map(|turn| turn.id).collect();
+        assert_eq!(rest, ["t2", "t3"]);
+        lens.push(iter.len());
+        assert_eq!(lens, [4, 3, 2, 0]);
+    }
+
+    #[test]
     fn a_buffer_grows_by_a_quarter_only_when_full() {
         // The growth policy exactly, since the store's 2x bound above cannot see a buffer that
         // doubles or grows early: the arena's bytes dominate it.
