@@ -956,10 +956,10 @@ mod tests {
         arena.push([&exact, ""]);
         assert_eq!(arena.chunks.len(), 1, "a turn of exactly the room fits");
         assert_eq!(arena.chunks[0].len(), arena.chunks[0].capacity());
-        // Small turns grow the first chunk (by a quarter) up to FIRST_CHUNK_BYTES_MAX and only
+        // Small turns grow the first chunk (by a quarter) up to 64 KiB and only
         // then open a second one.
         let turn = "y".repeat(100);
-        while arena.len() + 100 <= FIRST_CHUNK_BYTES_MAX as u64 {
+        while arena.len() + 100 <= 64 << 10 {
             arena.push([&turn, ""]);
             assert_eq!(arena.chunks.len(), 1, "at {} bytes", arena.len());
         }
