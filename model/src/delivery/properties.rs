@@ -108,6 +108,11 @@ pub const SOMETIMES_FOURTH_ATTEMPT: &str = "a batch is handed over at attempt 4"
 // appended last, the hand-over, which is what keeps the argument sound. Conditions on the
 // current queue (D9, D6, D8, D14, ...) still read the whole state.
 
+/// Whether `items` are the first `items.len()` lines of `parked`, by seq.
+fn is_seq_prefix(items: &[RefItem], parked: &[RefItem]) -> bool {
+    items.len() <= parked.len() && items.iter().zip(parked).all(|(b, p)| b.seq == p.seq)
+}
+
 /// The newest boundary record, if any.
 fn newest_boundary(s: &DeliveryState) -> Option<&BoundaryRecord> {
     s.boundaries.last()
@@ -152,13 +157,7 @@ pub(super) fn d1_batch_at_the_boundary(m: &DeliveryModel, s: &DeliveryState) -> 
     newest_boundary(s).is_none_or(|r| {
         r.replay || {
             let k = split(&r.parked, m.bounds.budget);
-            r.batch.items.len() >= k
-                && r.batch.items.len() <= r.parked.len()
-                && r.batch
-                    .items
-                    .iter()
-                    .zip(&r.parked)
-                    .all(|(b, p)| b.seq == p.seq)
+            r.batch.items.len() >= k && is_seq_prefix(&r.batch.items, &r.parked)
         }
     })
 }
@@ -385,11 +384,7 @@ pub(super) fn d11_deterministic_split(m: &DeliveryModel, s: &DeliveryState) -> b
         Some(o) => {
             let k = split(&o.parked, m.bounds.budget);
             r.batch.items.len() == k
-                && r.batch
-                    .items
-                    .iter()
-                    .zip(&o.parked)
-                    .all(|(b, p)| b.seq == p.seq)
+                && is_seq_prefix(&r.batch.items, &o.parked)
                 && r.batch.remaining == o.parked.len() - k
         }
         None => false,
@@ -485,13 +480,15 @@ pub(super) fn d17_order(_: &DeliveryModel, s: &DeliveryState) -> bool {
         && increasing(s.queue.parked())
         && newest_handed(s).is_none_or(|(_, b)| increasing(&b.items))
         && newest_boundary(s).is_none_or(|r| {
-            let first_left = r
-                .parked
-                .iter()
-                .map(|i| i.seq)
-                .filter(|&seq| r.batch.items.iter().all(|i| i.seq != seq))
-                .min();
-            r.replay || first_left.is_none_or(|left| r.batch.items.iter().all(|i| i.seq < left))
+            r.replay || {
+                let first_left = r
+                    .parked
+                    .iter()
+                    .map(|i| i.seq)
+                    .filter(|&seq| r.batch.items.iter().all(|i| i.seq != seq))
+                    .min();
+                first_left.is_none_or(|left| r.batch.items.iter().all(|i| i.seq < left))
+            }
         })
 }
 

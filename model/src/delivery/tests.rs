@@ -104,11 +104,9 @@ fn a_step_appends_at_most_one_record_to_each_log() {
 fn step_fault_sees_each_kind_of_bad_step() {
     // The check above cannot pass vacuously: forged steps that break each fact are refused.
     let model = DeliveryModel::new(Bounds::default(), Variant::Correct);
-    let init = model.init_states().remove(0);
     let mut actions = Vec::new();
-    model.actions(&init, &mut actions);
     // Park up to a batch, then hand it over, to have a state with a logged turn.
-    let mut state = init.clone();
+    let mut state = model.init_states().remove(0);
     let mut handed = None;
     for _ in 0..8 {
         actions.clear();
@@ -147,13 +145,12 @@ fn step_fault_sees_each_kind_of_bad_step() {
     stale.phase = Phase::Idle;
     assert!(step_fault(&state, &stale).unwrap().contains("fresh"));
 
-    let mut rewritten = handed.clone();
-    let mut forged = handed.clone();
-    forged.handed = Log::default();
+    // One record appended, but the one before it changed.
     let mut changed = handed.handed[0].clone();
     changed.attempt += 1;
-    forged.handed.push(changed);
-    rewritten.handed = forged.handed.clone();
+    let mut rewritten = handed.clone();
+    rewritten.handed = Log::default();
+    rewritten.handed.push(changed);
     rewritten.handed.push(handed.handed[0].clone());
     assert!(
         step_fault(&handed, &rewritten)
