@@ -16,7 +16,7 @@ fn items(n: u64) -> Vec<Item> {
         .map(|i| Item {
             seq: Seq(i + 1),
             request: RequestId(i),
-            line: completion_line(i),
+            line: completion_line(i).into(),
             failures: 0,
             handed: 0,
         })

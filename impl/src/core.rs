@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
+use crate::line::Line;
 use crate::mirror::{GroupItem, MirrorState, Record};
 use crate::types::{
     Attempt, Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement, split,
@@ -155,7 +156,7 @@ impl Core {
             record: Some(Record::Park {
                 seq,
                 request,
-                line: line.to_owned(),
+                line: Line::from(line),
                 failures: 0,
                 handed: 0,
             }),
@@ -199,7 +200,7 @@ impl Core {
             .iter()
             .map(|(request, line)| GroupItem {
                 request: *request,
-                line: (*line).to_owned(),
+                line: Line::from(*line),
             })
             .collect();
         Ok(Step {

@@ -114,6 +114,7 @@ mod config;
 mod core;
 mod error;
 pub mod frame;
+mod line;
 pub mod mirror;
 mod queue;
 pub mod read;
@@ -123,6 +124,7 @@ mod types;
 
 pub use config::Config;
 pub use error::{Error, ErrorKind, Result};
+pub use line::Line;
 pub use queue::{COMPACT_SLACK_BYTES, Queue};
 pub use storage::{FsStorage, MemStorage, Storage};
 pub use types::{

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::line::Line;
 use crate::record_json;
 use crate::types::{Attempt, Batch, BatchId, Item, RequestId, Seq};
 
@@ -84,7 +85,7 @@ pub(crate) enum Record {
     Park {
         seq: Seq,
         request: RequestId,
-        line: String,
+        line: Line,
         failures: u32,
         handed: u64,
     },
@@ -92,7 +93,7 @@ pub(crate) enum Record {
     Dead {
         seq: Seq,
         request: RequestId,
-        line: String,
+        line: Line,
         failures: u32,
         handed: u64,
     },
@@ -130,7 +131,7 @@ pub(crate) enum Record {
 #[serde(deny_unknown_fields)]
 pub(crate) struct GroupItem {
     pub(crate) request: RequestId,
-    pub(crate) line: String,
+    pub(crate) line: Line,
 }
 
 /// A record of a version 1 file (M14): as version 2 without the hand-over count, the group park
@@ -141,13 +142,13 @@ pub(crate) enum RecordV1 {
     Park {
         seq: Seq,
         request: RequestId,
-        line: String,
+        line: Line,
         failures: u32,
     },
     Dead {
         seq: Seq,
         request: RequestId,
-        line: String,
+        line: Line,
         failures: u32,
     },
     Batch {
@@ -280,7 +281,7 @@ impl MirrorState {
     }
 
     /// The change of a `parks` record: the lines at `seq`, `seq + 1`, ...
-    fn push_group(&mut self, seq: Seq, lines: impl Iterator<Item = (RequestId, String)>) {
+    fn push_group(&mut self, seq: Seq, lines: impl Iterator<Item = (RequestId, Line)>) {
         let mut next = seq.0;
         for (request, line) in lines {
             self.parked.push(item_of(Seq(next), request, line, 0, 0));
@@ -775,7 +776,7 @@ fn has_newline(line: &str) -> bool {
     record_json::newline_position(line.as_bytes()).is_some()
 }
 
-fn item_of(seq: Seq, request: RequestId, line: String, failures: u32, handed: u64) -> Item {
+fn item_of(seq: Seq, request: RequestId, line: Line, failures: u32, handed: u64) -> Item {
     Item {
         seq,
         request,
@@ -790,20 +791,51 @@ fn list(seqs: &[Seq]) -> String {
     format!("[{}]", parts.join(","))
 }
 
-/// One line of the file: checksum, space, JSON, newline (M1).
-fn line_of(json: &[u8]) -> Vec<u8> {
-    let mut line = Vec::with_capacity(json.len() + 10);
-    line.extend_from_slice(format!("{:08x} ", crc32fast::hash(json)).as_bytes());
-    line.extend_from_slice(json);
+/// The width of a record's checksum and the space after it: `crc32 hex` then ` `.
+const CHECKSUM_PREFIX: usize = 9;
+
+/// A record line (M1: checksum, space, JSON, newline) whose JSON `write` puts straight after
+/// the checksum's place, in one buffer of `capacity` bytes to start with: the JSON is written
+/// once and never copied, and the checksum is filled in over it at the end.
+fn framed(capacity: usize, write: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut line = Vec::with_capacity(capacity);
+    line.extend_from_slice(&[b'0'; CHECKSUM_PREFIX - 1]);
+    line.push(b' ');
+    write(&mut line);
+    let crc = crc32fast::hash(&line[CHECKSUM_PREFIX..]);
+    for (i, digit) in line[..CHECKSUM_PREFIX - 1].iter_mut().enumerate() {
+        *digit = b"0123456789abcdef"[((crc >> (28 - 4 * i)) & 0xf) as usize];
+    }
     line.push(b'\n');
     line
 }
 
+/// Enough room for `record`'s line that it is rarely grown: the keys and counters, each line's
+/// bytes, and each seq at its widest (20 digits and a comma).
+fn capacity_of(record: &Record) -> usize {
+    const FIXED: usize = 160;
+    const SEQ: usize = 21;
+    FIXED
+        + match record {
+            Record::Park { line, .. } | Record::Dead { line, .. } => line.len(),
+            Record::Parks { items, .. } => items.iter().map(|item| item.line.len() + 48).sum(),
+            Record::Batch { seqs, .. } | Record::Redrive { seqs } => seqs.len() * SEQ,
+            Record::Settle {
+                delivered,
+                failed,
+                dead,
+                ..
+            } => (delivered.len() + failed.len() + dead.len()) * SEQ,
+            Record::Attempt { .. } | Record::Next { .. } => 0,
+        }
+}
+
 /// The encoded line of one record.
 pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
-    // Serialising a plain enum of integers, strings and vectors into a Vec cannot fail.
-    let json = serde_json::to_vec(record).unwrap_or_else(|_| unreachable!("record serialises"));
-    line_of(&json)
+    framed(capacity_of(record), |line| {
+        // Serialising a plain enum of integers, strings and vectors into a Vec cannot fail.
+        serde_json::to_writer(line, record).unwrap_or_else(|_| unreachable!("record serialises"));
+    })
 }
 
 pub(crate) fn encode_header() -> Vec<u8> {
@@ -813,8 +845,9 @@ pub(crate) fn encode_header() -> Vec<u8> {
         format: FORMAT,
         version: VERSION,
     };
-    let json = serde_json::to_vec(&header).unwrap_or_else(|_| unreachable!("header serialises"));
-    line_of(&json)
+    framed(64, |line| {
+        serde_json::to_writer(line, &header).unwrap_or_else(|_| unreachable!("header serialises"));
+    })
 }
 
 /// A complete mirror file (header and snapshot records) that decodes to `state`.

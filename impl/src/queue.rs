@@ -652,7 +652,7 @@ impl<S: Storage> Queue<S> {
             return Ok(());
         };
         self.check_planned(record)?;
-        self.append_durable(record)?;
+        self.append_durable(&mirror::encode_record(record))?;
         self.core.commit(record);
         Ok(())
     }
@@ -663,7 +663,10 @@ impl<S: Storage> Queue<S> {
     /// in the snapshot and may shrink it (a redrive resets failure counts), so both decide.
     fn append_or_compact(&mut self, record: &Record) -> Result<()> {
         self.check_planned(record)?;
-        let grown = self.log_bytes + mirror::encode_record(record).len() as u64;
+        // Encoded once: its length decides, and the same bytes are appended when it does not
+        // compact (a 10,000-line settle names 10,000 seqs).
+        let encoded = mirror::encode_record(record);
+        let grown = self.log_bytes + encoded.len() as u64;
         let mut snapshot = None;
         let slack = self.core.config.compact_slack_bytes;
         // The floor of the state after the record never exceeds its snapshot, so this skips
@@ -695,7 +698,7 @@ impl<S: Storage> Queue<S> {
         }
         match snapshot {
             Some(bytes) => self.replace_durable(&bytes)?,
-            None => self.append_durable(record)?,
+            None => self.append_durable(&encoded)?,
         }
         self.core.commit(record);
         Ok(())
@@ -720,8 +723,8 @@ impl<S: Storage> Queue<S> {
         .with_path(self.path()))
     }
 
-    /// Appends one checked record and fsyncs the mirror (M4).
-    fn append_durable(&mut self, record: &Record) -> Result<()> {
+    /// Appends one checked record, encoded (`bytes`), and fsyncs the mirror (M4).
+    fn append_durable(&mut self, bytes: &[u8]) -> Result<()> {
         //= spec/mirror.md#m4-durability-only-through-fsync-one-fsync-per-operation
         //# The queue MUST consider a write durable only after an `fsync` of the file
         //# (`Storage::sync`),
@@ -729,9 +732,8 @@ impl<S: Storage> Queue<S> {
         //# The number of fsyncs of an operation MUST NOT depend on the number of items: a boundary
         //# costs a bounded number of fsyncs whatever the batch size, because fsyncs dominate the
         //# cost and a large backlog is exactly when batching must stay cheap.
-        let bytes = mirror::encode_record(record);
         let name = self.name.clone();
-        if let Err(e) = self.storage.append(&name, &bytes) {
+        if let Err(e) = self.storage.append(&name, bytes) {
             return Err(self.poison("append", &name, e));
         }
         if let Err(e) = self.storage.sync(&name) {

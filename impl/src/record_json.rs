@@ -27,6 +27,7 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use crate::line::Line;
 use crate::mirror::{GroupItem, Record};
 use crate::types::{Attempt, BatchId, RequestId, Seq};
 
@@ -155,7 +156,7 @@ struct Slots {
     kind: Option<Type>,
     seq: Option<Seq>,
     request: Option<RequestId>,
-    line: Option<String>,
+    line: Option<Line>,
     failures: Option<u32>,
     handed: Option<u64>,
     items: Option<Vec<GroupItem>>,
@@ -495,7 +496,7 @@ impl Reader<'_> {
     /// surrogates (a surrogate pair goes to the general path). One pass finds its end and its
     /// escapes (the first [`ESCAPES_KEPT`] kept by position), then the text between them is
     /// copied into a `String` of exactly its length unescaped.
-    fn string(&mut self) -> Option<String> {
+    fn string(&mut self) -> Option<Line> {
         let start = self.at;
         let mut shrink = 0usize;
         let mut escapes = [(0usize, '\0', 0usize); ESCAPES_KEPT];
@@ -520,7 +521,7 @@ impl Reader<'_> {
         let raw = std::str::from_utf8(&self.json[start..end]).ok()?;
         self.at = end + 1;
         if count == 0 {
-            return Some(raw.to_owned());
+            return Some(Line::from(raw));
         }
         let mut line = String::with_capacity(raw.len() - shrink);
         let mut copied = 0;
@@ -542,7 +543,7 @@ impl Reader<'_> {
             }
         }
         line.push_str(rest);
-        Some(line)
+        Some(Line::from(line))
     }
 }
 

@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::line::Line;
+
 macro_rules! newtype {
     ($(#[$doc:meta])* $name:ident($inner:ty)) => {
         $(#[$doc])*
@@ -94,8 +96,9 @@ pub struct Item {
     pub seq: Seq,
     /// The request the line answers.
     pub request: RequestId,
-    /// The line, verbatim, without `\n`.
-    pub line: String,
+    /// The line, verbatim, without `\n`. Shared, not copied, between the parked list, the
+    /// in-flight batch and the batch `boundary` returns (a clone is a reference count).
+    pub line: Line,
     /// How many hand-overs of this item have failed so far.
     pub failures: u32,
     /// How many hand-overs of this item were made durable (the `batch` and `attempt` records
@@ -197,7 +200,7 @@ impl Batch {
             self.attempt,
             self.seen,
             self.remaining,
-            self.items.iter().map(|item| item.line.as_str()),
+            self.items.iter().map(|item| &*item.line),
         )
     }
 

@@ -72,7 +72,7 @@ mod tests {
         Item {
             seq: Seq(seq),
             request: RequestId(seq),
-            line: line.to_owned(),
+            line: line.into(),
             failures: 0,
             handed: 0,
         }

@@ -7,7 +7,7 @@ mod invariants;
 use std::collections::{BTreeMap, BTreeSet};
 
 use parkline::mirror::MirrorState;
-use parkline::{Attempt, BatchId, Queue, RequestId, Seq};
+use parkline::{Attempt, BatchId, Line, Queue, RequestId, Seq};
 use parkline_model::delivery::Reference;
 
 use super::check::{Report, Setup};
@@ -38,7 +38,7 @@ pub(super) fn state_of_crate(driver: &Driven) -> MirrorState {
 #[derive(Clone, Debug, Default)]
 struct Ghost {
     /// Every park that returned `Ok`: seq -> (request, line).
-    acked: BTreeMap<Seq, (RequestId, String)>,
+    acked: BTreeMap<Seq, (RequestId, Line)>,
     /// Seqs settled `Delivered`.
     delivered: BTreeSet<Seq>,
     /// Every batch id handed over: its membership, remaining and highest attempt seen.
@@ -494,7 +494,7 @@ impl Run {
                 }
                 self.ghost
                     .acked
-                    .insert(*seq, (RequestId(*request), line.clone()));
+                    .insert(*seq, (RequestId(*request), Line::from(line.as_str())));
                 self.report.parks += 1;
             }
             (
@@ -536,7 +536,7 @@ impl Run {
                     }
                     self.ghost
                         .acked
-                        .insert(*seq, (RequestId(*request), line.clone()));
+                        .insert(*seq, (RequestId(*request), Line::from(line.as_str())));
                 }
                 self.report.parks += seqs.len();
             }

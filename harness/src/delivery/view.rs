@@ -9,7 +9,7 @@
 //! comparing a crate [`HandOver`] with a reference one compares two implementations of D4 and D5.
 
 use parkline::mirror::MirrorState;
-use parkline::{Attempt, Batch, BatchId, Item, Notified, RequestId, Seq, Settlement};
+use parkline::{Attempt, Batch, BatchId, Item, Line, Notified, RequestId, Seq, Settlement};
 use parkline_model::delivery::{
     Mirror, RefBatch, RefItem, RefNotified, RefSettlement, Reference, notified, turn_text,
 };
@@ -76,7 +76,7 @@ pub fn item_of_ref(item: &RefItem) -> Item {
     Item {
         seq: Seq(item.seq),
         request: RequestId(item.request),
-        line: item.line.clone(),
+        line: Line::from(item.line.as_str()),
         failures: item.failures,
         handed: item.handed,
     }

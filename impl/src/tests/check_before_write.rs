@@ -20,7 +20,7 @@ fn a_planned_record_the_state_rejects_is_an_error_and_writes_nothing() -> TestRe
     let park = |seq, line: &str| Record::Park {
         seq: Seq(seq),
         request: RequestId(9),
-        line: line.to_owned(),
+        line: line.into(),
         failures: 0,
         handed: 0,
     };

@@ -187,7 +187,7 @@ fn compaction_threshold_is_strict() -> TestResult {
             let park = Record::Park {
                 seq: Seq(n),
                 request: RequestId(n),
-                line: "x".repeat(len),
+                line: "x".repeat(len).into(),
                 failures: 0,
                 handed: 0,
             };

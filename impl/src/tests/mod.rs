@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::mirror;
 use crate::{
-    Attempt, Batch, BatchId, Budget, Config, ErrorKind, Item, MemStorage, Outcome, Queue,
+    Attempt, Batch, BatchId, Budget, Config, ErrorKind, Item, Line, MemStorage, Outcome, Queue,
     RequestId, Seq, Storage, split,
 };
 
@@ -34,7 +34,7 @@ fn item(seq: u64, line: &str) -> Item {
     Item {
         seq: Seq(seq),
         request: RequestId(seq + 100),
-        line: line.to_owned(),
+        line: line.into(),
         failures: 0,
         handed: 0,
     }

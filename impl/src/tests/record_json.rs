@@ -74,7 +74,7 @@ impl From<derived::Record> for Record {
             } => Record::Park {
                 seq,
                 request,
-                line,
+                line: line.into(),
                 failures,
                 handed,
             },
@@ -87,7 +87,7 @@ impl From<derived::Record> for Record {
             } => Record::Dead {
                 seq,
                 request,
-                line,
+                line: line.into(),
                 failures,
                 handed,
             },
@@ -269,14 +269,14 @@ fn canonical_records() -> Vec<String> {
         records.push(Record::Park {
             seq,
             request,
-            line: (*line).to_owned(),
+            line: (*line).into(),
             failures: i as u32,
             handed: i as u64 * 7,
         });
         records.push(Record::Dead {
             seq,
             request,
-            line: (*line).to_owned(),
+            line: (*line).into(),
             failures: u32::MAX,
             handed: u64::MAX,
         });
@@ -285,11 +285,11 @@ fn canonical_records() -> Vec<String> {
             items: vec![
                 GroupItem {
                     request,
-                    line: (*line).to_owned(),
+                    line: (*line).into(),
                 },
                 GroupItem {
                     request: RequestId(9),
-                    line: "x".to_owned(),
+                    line: "x".into(),
                 },
             ],
         });
@@ -297,7 +297,7 @@ fn canonical_records() -> Vec<String> {
     records.push(Record::Park {
         seq: Seq(u64::MAX),
         request: RequestId(u64::MAX),
-        line: "max".to_owned(),
+        line: "max".into(),
         failures: u32::MAX,
         handed: u64::MAX,
     });
