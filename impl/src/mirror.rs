@@ -963,6 +963,9 @@ pub(crate) struct LogDecoder {
     fed: bool,
     /// The start of a line whose newline has not come yet.
     partial: Vec<u8>,
+    /// Where the fast path unescapes a line that holds escapes, before the line is allocated
+    /// once at its length; its capacity serves the next such line.
+    unescaped: String,
 }
 
 impl LogDecoder {
@@ -974,6 +977,7 @@ impl LogDecoder {
             version: VERSION,
             fed: false,
             partial: Vec::new(),
+            unescaped: String::new(),
         }
     }
 
@@ -1005,7 +1009,7 @@ impl LogDecoder {
             // parse instead of a search first.
             if self.records > 0
                 && self.version == VERSION
-                && let Some((record, len)) = fast_line(piece)
+                && let Some((record, len)) = fast_line(piece, &mut self.unescaped)
             {
                 self.records += 1;
                 let (offset, number) = (self.valid_len, self.records);
@@ -1078,13 +1082,13 @@ impl LogDecoder {
 /// writes it and with the right checksum: its record and its length without the newline.
 /// `None` for anything else, which [`LogDecoder::line`] then reads, or rejects with its reason;
 /// for a line this accepts, `line` would give the same record.
-fn fast_line(bytes: &[u8]) -> Option<(Record, usize)> {
+fn fast_line(bytes: &[u8], unescaped: &mut String) -> Option<(Record, usize)> {
     let prefix = bytes.get(..9)?;
     if prefix[8] != b' ' {
         return None;
     }
     let stored = hex_checksum(&prefix[..8])?;
-    let (record, json_len) = record_json::park_or_dead_prefix(&bytes[9..])?;
+    let (record, json_len) = record_json::park_or_dead_prefix(&bytes[9..], unescaped)?;
     let end = 9 + json_len;
     if bytes.get(end) != Some(&b'\n') || crc32fast::hash(&bytes[9..end]) != stored {
         return None;

@@ -402,14 +402,15 @@ impl<'de> Deserialize<'de> for Record {
 /// A `park` or `dead` record exactly as `encode_record` writes it, or `None` for any other
 /// text (which the general path then reads, or rejects).
 pub(crate) fn park_or_dead(json: &[u8]) -> Option<Record> {
-    park_or_dead_prefix(json)
+    park_or_dead_prefix(json, &mut String::new())
         .filter(|(_, len)| *len == json.len())
         .map(|(record, _)| record)
 }
 
 /// [`park_or_dead`] of the record `bytes` starts with, and the record's length: what follows
-/// it is not looked at. (Nothing it accepts holds a `\n`, so it never reads past a line.)
-pub(crate) fn park_or_dead_prefix(json: &[u8]) -> Option<(Record, usize)> {
+/// it is not looked at. (Nothing it accepts holds a `\n`, so it never reads past a line.) A
+/// line with escapes is unescaped into `unescaped` first (its old content is dropped).
+pub(crate) fn park_or_dead_prefix(json: &[u8], unescaped: &mut String) -> Option<(Record, usize)> {
     let mut r = Reader { json, at: 0 };
     let park = if r.literal(br#"{"type":"park","seq":"#) {
         true
@@ -422,7 +423,7 @@ pub(crate) fn park_or_dead_prefix(json: &[u8]) -> Option<(Record, usize)> {
     r.expect(br#","request":"#)?;
     let request = RequestId(r.integer()?);
     r.expect(br#","line":""#)?;
-    let line = r.string()?;
+    let line = r.string(unescaped)?;
     r.expect(br#","failures":"#)?;
     let failures = u32::try_from(r.integer()?).ok()?;
     r.expect(br#","handed":"#)?;
@@ -495,8 +496,9 @@ impl Reader<'_> {
     /// UTF-8, no control character, escapes of one character or of a code point outside the
     /// surrogates (a surrogate pair goes to the general path). One pass finds its end and its
     /// escapes (the first [`ESCAPES_KEPT`] kept by position), then the text between them is
-    /// copied into a `String` of exactly its length unescaped.
-    fn string(&mut self) -> Option<Line> {
+    /// unescaped into `unescaped` (cleared first) and the line allocated once from it, at its
+    /// exact length.
+    fn string(&mut self, unescaped: &mut String) -> Option<Line> {
         let start = self.at;
         let mut shrink = 0usize;
         let mut escapes = [(0usize, '\0', 0usize); ESCAPES_KEPT];
@@ -523,7 +525,9 @@ impl Reader<'_> {
         if count == 0 {
             return Some(Line::from(raw));
         }
-        let mut line = String::with_capacity(raw.len() - shrink);
+        let line = unescaped;
+        line.clear();
+        line.reserve(raw.len() - shrink);
         let mut copied = 0;
         let mut rest = raw;
         if count <= ESCAPES_KEPT {
@@ -543,7 +547,7 @@ impl Reader<'_> {
             }
         }
         line.push_str(rest);
-        Some(Line::from(line))
+        Some(Line::from(line.as_str()))
     }
 }
 
