@@ -833,8 +833,13 @@ fn capacity_of(record: &Record) -> usize {
 /// The encoded line of one record.
 pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
     framed(capacity_of(record), |line| {
-        // Serialising a plain enum of integers, strings and vectors into a Vec cannot fail.
-        serde_json::to_writer(line, record).unwrap_or_else(|_| unreachable!("record serialises"));
+        // The records with lines are written by hand, byte for byte as serde would write them;
+        // the others hold integers only.
+        if !record_json::write_lines_record(line, record) {
+            // Serialising a plain enum of integers and vectors into a Vec cannot fail.
+            serde_json::to_writer(line, record)
+                .unwrap_or_else(|_| unreachable!("record serialises"));
+        }
     })
 }
 

@@ -20,8 +20,14 @@
 //!   record that is an array, unless it reads as the derived enum read one (the tag first, then
 //!   the fields in declaration order).
 //!
-//! The impl tests keep the derived enum as the oracle and compare both paths with it
-//! (`tests/record_json.rs`).
+//! Writing is the mirror image for the records that carry lines: [`write_lines_record`] writes a
+//! `park`, `dead` or `parks` record as serde_json writes the derived `Serialize` (the same keys,
+//! order, integers and escapes, byte for byte), but copies each line's runs of plain bytes whole
+//! instead of looking at one byte at a time: a park's cost was mostly serde_json escaping its
+//! line, and a snapshot is nearly all park lines.
+//!
+//! The impl tests keep the derived enum as the oracle and compare both paths, and the writer,
+//! with it (`tests/record_json.rs`).
 
 use std::fmt;
 
@@ -395,6 +401,112 @@ impl<'de> Deserialize<'de> for Record {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(RecordVisitor)
     }
+}
+
+// ------------------------------------------------------------------------------ the writer
+
+/// Writes `record`'s JSON to `out` exactly as `serde_json::to_writer` writes it, if it is a
+/// `park`, `dead` or `parks` record, and returns whether it was; any other record is left to
+/// serde (it holds integers only).
+pub(crate) fn write_lines_record(out: &mut Vec<u8>, record: &Record) -> bool {
+    match record {
+        Record::Park {
+            seq,
+            request,
+            line,
+            failures,
+            handed,
+        }
+        | Record::Dead {
+            seq,
+            request,
+            line,
+            failures,
+            handed,
+        } => {
+            out.extend_from_slice(if matches!(record, Record::Park { .. }) {
+                br#"{"type":"park","seq":"#
+            } else {
+                br#"{"type":"dead","seq":"#
+            });
+            write_integer(out, seq.0);
+            out.extend_from_slice(br#","request":"#);
+            write_integer(out, request.0);
+            out.extend_from_slice(br#","line":"#);
+            write_string(out, line);
+            out.extend_from_slice(br#","failures":"#);
+            write_integer(out, u64::from(*failures));
+            out.extend_from_slice(br#","handed":"#);
+            write_integer(out, *handed);
+            out.push(b'}');
+            true
+        }
+        Record::Parks { seq, items } => {
+            out.extend_from_slice(br#"{"type":"parks","seq":"#);
+            write_integer(out, seq.0);
+            out.extend_from_slice(br#","items":["#);
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(br#"{"request":"#);
+                write_integer(out, item.request.0);
+                out.extend_from_slice(br#","line":"#);
+                write_string(out, &item.line);
+                out.push(b'}');
+            }
+            out.extend_from_slice(b"]}");
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `value` in decimal, as serde_json writes a `u64`.
+fn write_integer(out: &mut Vec<u8>, mut value: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// `text` as a JSON string, escaped as serde_json escapes it: `"` and `\\` with a backslash,
+/// the control characters `\b`, `\t`, `\n`, `\f`, `\r` by letter and the others as `\u00xx`
+/// (lowercase hex), every other character as itself. The runs between the bytes that need an
+/// escape are found eight bytes at a time and copied whole.
+fn write_string(out: &mut Vec<u8>, text: &str) {
+    out.reserve(text.len() + 2);
+    out.push(b'"');
+    let mut rest = text.as_bytes();
+    while let Some(at) = special_position(rest) {
+        out.extend_from_slice(&rest[..at]);
+        let byte = rest[at];
+        match byte {
+            b'"' => out.extend_from_slice(br#"\""#),
+            b'\\' => out.extend_from_slice(br"\\"),
+            0x08 => out.extend_from_slice(br"\b"),
+            b'\t' => out.extend_from_slice(br"\t"),
+            b'\n' => out.extend_from_slice(br"\n"),
+            0x0c => out.extend_from_slice(br"\f"),
+            b'\r' => out.extend_from_slice(br"\r"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(br"\u00");
+                out.push(HEX[usize::from(byte >> 4)]);
+                out.push(HEX[usize::from(byte & 0xf)]);
+            }
+        }
+        rest = &rest[at + 1..];
+    }
+    out.extend_from_slice(rest);
+    out.push(b'"');
 }
 
 // ------------------------------------------------------------------------------ the fast path

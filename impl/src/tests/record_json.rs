@@ -830,3 +830,122 @@ fn m3_the_string_reader_agrees_with_the_derived_enum_across_blocks() -> TestResu
     );
     Ok(())
 }
+
+/// The hand-written writer of the records that carry lines writes what serde_json writes for the
+/// derived `Serialize`, byte for byte: every character class (each escape serde_json spells by
+/// letter, the ones it spells `\u00xx`, DEL and multi-byte characters, which it does not
+/// escape) at every offset of the eight-byte words the writer scans, empty lines and groups,
+/// and the integers' extremes. Every other record is left to serde.
+#[test]
+fn m3_the_line_writer_writes_what_serde_writes() {
+    let pieces: [&str; 18] = [
+        "a",
+        "bcdefgh",
+        "\"",
+        "\\",
+        "/",
+        "\n",
+        "\t",
+        "\u{8}",
+        "\u{c}",
+        "\r",
+        "\0",
+        "\u{1}",
+        "\u{1f}",
+        "\u{7f}",
+        "é",
+        "\u{2014}",
+        "\u{1f600}",
+        " ",
+    ];
+    let integers = [
+        0,
+        1,
+        9,
+        10,
+        99,
+        100,
+        12_345,
+        u64::from(u32::MAX),
+        u64::MAX - 1,
+        u64::MAX,
+    ];
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut lines: Vec<String> = (0u8..0x80)
+        .map(|byte| char::from(byte).to_string())
+        .collect();
+    for _ in 0..20_000 {
+        let mut line = String::new();
+        let target = rng.below(81);
+        while line.len() < target {
+            // Mostly plain bytes, so that the special ones fall at every offset.
+            let piece = if rng.below(3) == 0 {
+                rng.below(pieces.len())
+            } else {
+                rng.below(2)
+            };
+            line.push_str(pieces[piece]);
+        }
+        lines.push(line);
+    }
+    for (i, line) in lines.iter().enumerate() {
+        let mut integer = || integers[rng.below(integers.len())];
+        let (seq, request, handed) = (Seq(integer()), RequestId(integer()), integer());
+        let failures = u32::try_from(integer() % (u64::from(u32::MAX) + 1)).expect("in range");
+        let item = |line: &str| GroupItem {
+            request,
+            line: line.into(),
+        };
+        let records = [
+            Record::Park {
+                seq,
+                request,
+                line: line.as_str().into(),
+                failures,
+                handed,
+            },
+            Record::Dead {
+                seq,
+                request,
+                line: line.as_str().into(),
+                failures,
+                handed,
+            },
+            Record::Parks {
+                seq,
+                items: vec![item(line), item(&lines[i / 2]), item("")],
+            },
+            Record::Parks {
+                seq,
+                items: Vec::new(),
+            },
+        ];
+        for record in &records {
+            let mut written = Vec::new();
+            assert!(crate::record_json::write_lines_record(&mut written, record));
+            let serde = serde_json::to_vec(record).expect("serialises");
+            assert_eq!(
+                String::from_utf8_lossy(&written),
+                String::from_utf8_lossy(&serde),
+                "{record:?}"
+            );
+            assert_eq!(written, serde);
+        }
+    }
+    for record in [
+        Record::Next {
+            seq: Seq(1),
+            batch: BatchId(1),
+        },
+        Record::Redrive { seqs: vec![Seq(3)] },
+        Record::Attempt {
+            batch: BatchId(1),
+            attempt: Attempt(2),
+        },
+    ] {
+        assert!(!crate::record_json::write_lines_record(
+            &mut Vec::new(),
+            &record
+        ));
+    }
+}
