@@ -103,7 +103,7 @@ fn report_fsyncs() {
     for n in LINES {
         let mut f = fixture(n);
         let before = f.counts.snapshot();
-        let delivered = boundary::parkline(&mut f.queue);
+        let delivered = boundary::parkline(&mut f.queue, &mut String::new());
         let cost = f.counts.snapshot().since(before);
         assert_eq!(delivered as u64, n, "the whole fixture fits the budget");
         assert!(f.queue.parked().is_empty(), "a settled boundary clears");
@@ -153,11 +153,11 @@ fn timed<F>(build: impl FnOnce() -> F, op: impl FnOnce(&mut F)) -> Duration {
     elapsed
 }
 
-fn parkline_once(n: u64) -> Duration {
+fn parkline_once(n: u64, turn: &mut String) -> Duration {
     timed(
         || fixture(n),
         |f| {
-            boundary::parkline(&mut f.queue);
+            boundary::parkline(&mut f.queue, turn);
         },
     )
 }
@@ -206,13 +206,15 @@ fn rounds_for(n: u64) -> usize {
 fn report_interleaved() {
     let names = ["parkline", "floor", "sqlite", "json pop-front"];
     let mut chart: Vec<Vec<(f64, Quartiles)>> = vec![Vec::new(); names.len()];
+    // The daemon's turn buffer, kept across boundaries (`boundary::parkline`).
+    let mut turn = String::new();
     for n in LINES {
         let rounds = rounds_for(n);
         let t = if n <= JSON_LINES_MAX {
             interleave::samples(
                 rounds,
                 &mut [
-                    &mut || parkline_once(n),
+                    &mut || parkline_once(n, &mut turn),
                     &mut || floor_once(n),
                     &mut || sqlite_once(n),
                     &mut || json_once(n),
@@ -221,9 +223,11 @@ fn report_interleaved() {
         } else {
             interleave::samples(
                 rounds,
-                &mut [&mut || parkline_once(n), &mut || floor_once(n), &mut || {
-                    sqlite_once(n)
-                }],
+                &mut [
+                    &mut || parkline_once(n, &mut turn),
+                    &mut || floor_once(n),
+                    &mut || sqlite_once(n),
+                ],
             )
         };
         let q: Vec<Quartiles> = t.iter().map(|t| Quartiles::of_durations(t)).collect();
@@ -300,21 +304,22 @@ fn bench_boundary(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    let each = |iters: u64, once: &dyn Fn() -> Duration| (0..iters).map(|_| once()).sum();
+    let each = |iters: u64, once: &mut dyn FnMut() -> Duration| (0..iters).map(|_| once()).sum();
+    let mut turn = String::new();
     for n in LINES {
         group.throughput(Throughput::Elements(n));
         group.bench_function(BenchmarkId::new("parkline", n), |b| {
-            b.iter_custom(|iters| each(iters, &|| parkline_once(n)))
+            b.iter_custom(|iters| each(iters, &mut || parkline_once(n, &mut turn)))
         });
         group.bench_function(BenchmarkId::new("floor_two_fsyncs", n), |b| {
-            b.iter_custom(|iters| each(iters, &|| floor_once(n)))
+            b.iter_custom(|iters| each(iters, &mut || floor_once(n)))
         });
         group.bench_function(BenchmarkId::new("sqlite_wal_full", n), |b| {
-            b.iter_custom(|iters| each(iters, &|| sqlite_once(n)))
+            b.iter_custom(|iters| each(iters, &mut || sqlite_once(n)))
         });
         if n <= JSON_LINES_MAX {
             group.bench_function(BenchmarkId::new("json_mirror_pop_front", n), |b| {
-                b.iter_custom(|iters| each(iters, &|| json_once(n)))
+                b.iter_custom(|iters| each(iters, &mut || json_once(n)))
             });
         }
     }

@@ -10,6 +10,8 @@
 //! profile json-load DIR N        # writes, then loads, today's whole-JSON mirror of N lines
 //! profile read-crc DIR           # the floor of a recovery: read the mirror, CRC every record
 //! profile boundary N             # one boundary + text + notified + settle of N parked lines
+//! profile boundary-phases N R    # R rounds: each phase of a boundary of N lines timed apart,
+//!                                # beside the floor and a floor writing the records' bytes
 //! profile park N REPS            # REPS parks (fsynced) into a queue of N parked lines
 //! profile park-floors N ROUNDS   # interleaved: park, floor (line bytes), floor (record bytes)
 //! ```
@@ -166,6 +168,87 @@ fn boundary(n: u64) {
     );
 }
 
+/// Where a boundary's time goes: `rounds` fresh fixtures of `n` parked lines; in each round
+/// every phase of the daemon's boundary is timed apart (the batch record's encode, write and
+/// fsync; the turn text; the notified events; the settle record's; dropping the batch and its
+/// text), and, interleaved with them, the floor of the table bench (two small records, two
+/// fsyncs) and a floor that appends as many bytes as parkline's two records did (so what
+/// parkline pays for its records' size is told apart from what it pays in CPU). Medians.
+fn boundary_phases(n: u64, rounds: usize) {
+    use std::time::Duration;
+    let floors = bench_dir().expect("temporary directory");
+    let mut floor = AppendFloor::create(&floors.path().join("floor.log")).expect("file");
+    let mut sized = AppendFloor::create(&floors.path().join("sized.log")).expect("file");
+    let mut phases: [Vec<Duration>; 9] = Default::default();
+    let mut turn = String::new();
+    let names = [
+        "boundary (batch record: plan, encode, write, fsync)",
+        "turn text, fresh (Batch::text)",
+        "notified events",
+        "settle (settle record: plan, encode, write, fsync, apply)",
+        "drop (batch, text, events)",
+        "whole boundary",
+        "floor (2 small records, 2 fsyncs)",
+        "floor with parkline's record bytes (2 appends, 2 fsyncs)",
+        "turn text into a kept buffer (Batch::write_text)",
+    ];
+    let mut record_bytes = (0, 0);
+    for _ in 0..rounds {
+        let dir = bench_dir().expect("temporary directory");
+        let (mut queue, counts) =
+            fixture::parked_queue(&dir.path().join(MIRROR), n).expect("fixture");
+        let before = counts.snapshot();
+        let t0 = Instant::now();
+        let batch = queue
+            .boundary(Budget(usize::MAX))
+            .expect("boundary")
+            .expect("a batch");
+        let t1 = Instant::now();
+        let batch_bytes = counts.snapshot().since(before).appended_bytes;
+        let text = batch.text();
+        let t2 = Instant::now();
+        let notified = batch.notified();
+        let t3 = Instant::now();
+        let outcomes = vec![Outcome::Delivered; batch.items.len()];
+        queue.settle(batch.id, &outcomes).expect("settle");
+        let t4 = Instant::now();
+        turn.clear();
+        batch.write_text(&mut turn);
+        let kept = t4.elapsed();
+        black_box((&text, &turn, &notified));
+        let t5 = Instant::now();
+        drop((batch, text, notified));
+        let t6 = Instant::now();
+        let all_bytes = counts.snapshot().since(before).appended_bytes;
+        record_bytes = (batch_bytes, all_bytes - batch_bytes);
+        let parts = [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t6 - t5];
+        let whole = parts.iter().sum();
+        for (k, d) in parts.into_iter().chain([whole]).enumerate() {
+            phases[k].push(d);
+        }
+        phases[8].push(kept);
+        let start = Instant::now();
+        parkline_benches::boundary::floor(&mut floor, n);
+        phases[6].push(start.elapsed());
+        let (a, b) = record_bytes;
+        let (first, second) = ("x".repeat(a as usize - 1), "y".repeat(b as usize - 1));
+        let start = Instant::now();
+        sized.append_durable(&first).expect("write + fsync");
+        sized.append_durable(&second).expect("write + fsync");
+        phases[7].push(start.elapsed());
+        drop(queue);
+        fixture::discard(dir).expect("discard");
+    }
+    println!(
+        "boundary-phases: {n} lines, {rounds} rounds, records {} + {} bytes; medians:",
+        record_bytes.0, record_bytes.1
+    );
+    for (name, times) in names.iter().zip(&phases) {
+        let median = interleave::Quartiles::of_durations(times).median_duration();
+        println!("  {:>9.1} us  {name}", median.as_secs_f64() * 1e6);
+    }
+}
+
 fn park(n: u64, reps: u64) {
     let dir = bench_dir().expect("temporary directory");
     let (mut queue, counts) = fixture::parked_queue(&dir.path().join(MIRROR), n).expect("fixture");
@@ -262,6 +345,7 @@ fn main() {
         "json-load" => json_load(Path::new(arg(1)), num(2)),
         "read-crc" => read_crc(Path::new(arg(1))),
         "boundary" => boundary(num(1)),
+        "boundary-phases" => boundary_phases(num(1), num(2) as usize),
         "park" => park(num(1), num(2)),
         "park-floors" => park_floors(num(1), num(2) as usize),
         // `cargo bench` runs every bench binary; this one has nothing to measure by itself.

@@ -461,11 +461,13 @@ fn boundary_row(n: u64) -> Row {
         11..=1_000 => 60,
         _ => 25,
     });
+    // The daemon's turn buffer, kept across boundaries (`boundary::parkline`).
+    let mut turn = String::new();
     let mut parkline = || {
         let dir = bench_dir().expect("temporary directory");
         let (mut queue, _) = fixture::parked_queue(&dir.path().join(MIRROR), n).expect("fixture");
         let start = Instant::now();
-        boundary::parkline(&mut queue);
+        boundary::parkline(&mut queue, &mut turn);
         let elapsed = start.elapsed();
         drop(queue);
         fixture::discard(dir).expect("sync the deletion");
@@ -507,6 +509,7 @@ fn steady_boundary_row(n: u64) -> Row {
             .expect("queue");
     let mut floor_file = AppendFloor::create(&dir.path().join("floor.log")).expect("file");
     let mut request = 0u64;
+    let mut turn = String::new();
     let park_counts = counts.clone();
     let mut parkline = || {
         park_counts.set_skip_syncs(true);
@@ -519,7 +522,7 @@ fn steady_boundary_row(n: u64) -> Row {
         park_counts.set_skip_syncs(false);
         fixture::sync_dir_tree(dir.path()).expect("sync the fixture");
         let start = Instant::now();
-        boundary::parkline(&mut queue);
+        boundary::parkline(&mut queue, &mut turn);
         start.elapsed()
     };
     let mut floor = || {

@@ -193,15 +193,39 @@ impl Batch {
     /// );
     /// ```
     pub fn text(&self) -> String {
+        let mut text = String::new();
+        self.write_text(&mut text);
+        text
+    }
+
+    /// [`text`](Batch::text), appended to `out`: a daemon can keep one buffer for every turn
+    /// text and clear it before each boundary, so a large batch's text is not fresh memory each
+    /// time ([`crate::frame::render_into`] says what that costs).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Attempt, Batch, BatchId, Item, RequestId, Seq};
+    /// let item = Item { seq: Seq(1), request: RequestId(1), line: "a".into(), failures: 0, handed: 0 };
+    /// let batch = Batch { id: BatchId(1), attempt: Attempt(1), items: vec![item], remaining: 0, seen: 0 };
+    /// let mut turn = String::new();
+    /// for _ in 0..2 {
+    ///     turn.clear();
+    ///     batch.write_text(&mut turn);
+    ///     assert_eq!(turn, batch.text());
+    /// }
+    /// ```
+    pub fn write_text(&self, out: &mut String) {
         //= spec/delivery.md#d10-repeat-recognisable
         //# Its turn text MUST equal the original's except for `ATTEMPT` and `REPEAT` in the header.
-        crate::frame::render(
+        crate::frame::render_into(
+            out,
             self.id,
             self.attempt,
             self.seen,
             self.remaining,
             self.items.iter().map(|item| &*item.line),
-        )
+        );
     }
 
     /// One notified event per item, in item order, carrying the batch's attempt and repeat mark

@@ -183,6 +183,56 @@ fn d4_render_is_the_grammar_byte_for_byte() {
     )));
 }
 
+/// `render_into` appends exactly `render`'s text to whatever the buffer held, and a buffer
+/// cleared and reused for a text no longer than its capacity is not reallocated (the point of
+/// keeping one: a large turn text is not fresh pages at every boundary).
+#[test]
+fn d4_render_into_appends_the_same_text_and_reuses_the_buffer() {
+    let cases: Vec<(u64, u32, usize, usize, Vec<&str>)> = vec![
+        (1, 1, 0, 0, vec![]),
+        (7, 1, 1, 3, vec!["r1 ok", "r2 x"]),
+        (
+            u64::MAX - 1,
+            u32::MAX,
+            1,
+            usize::MAX - 3,
+            vec!["", "\r", "\0\t é"],
+        ),
+    ];
+    for (id, attempt, seen, remaining, lines) in cases {
+        let text = frame::render(BatchId(id), Attempt(attempt), seen, remaining, &lines);
+        for before in ["", "x", "[parkline batch 1 end"] {
+            let mut out = String::from(before);
+            frame::render_into(
+                &mut out,
+                BatchId(id),
+                Attempt(attempt),
+                seen,
+                remaining,
+                &lines,
+            );
+            assert_eq!(out, format!("{before}{text}"));
+        }
+    }
+    let lines: Vec<String> = (0..1_000).map(|i| format!("line {i}")).collect();
+    let mut out = String::new();
+    frame::render_into(&mut out, BatchId(1), Attempt(1), 0, 0, &lines);
+    let (at, capacity) = (out.as_ptr(), out.capacity());
+    for k in [1_000, 10, 0] {
+        out.clear();
+        frame::render_into(&mut out, BatchId(2), Attempt(1), 0, 0, &lines[..k]);
+        assert_eq!(
+            out,
+            frame::render(BatchId(2), Attempt(1), 0, 0, &lines[..k])
+        );
+        assert_eq!(
+            (out.as_ptr(), out.capacity()),
+            (at, capacity),
+            "reallocated at {k}"
+        );
+    }
+}
+
 /// D4a: what render writes, parse reads back field for field and line for line.
 #[test]
 fn d4a_render_parse_round_trip() {
