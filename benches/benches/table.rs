@@ -20,9 +20,13 @@
 //! - recovery's heap peak / the line bytes it holds, measured in a fresh child process (this
 //!   binary, re-executed) with the counting allocator, and its resident-set growth beside it;
 //! - boundary (batch, hand-over, settle) / floor (2 x (write + fsync)), at 1, 1,000 and 10,000,
-//!   each on a fresh queue; and at 1,000 and 10,000 in steady state (one queue for every round,
-//!   so the compactions the 4 MiB slack spreads over many boundaries are counted), as the ratio
-//!   of the totals;
+//!   each on a fresh queue, with the daemon's turn buffer kept from one boundary to the next;
+//!   beside them, in the same rounds, a third contender that appends as many bytes as parkline's
+//!   two records (batch, settle) with two fsyncs, so that the part of the ratio the format's
+//!   record sizes impose (that floor / the floor) is told apart from parkline's own (parkline /
+//!   that floor); and at 1,000 and 10,000 in steady state (one queue for every round, so the
+//!   compactions the 4 MiB slack spreads over many boundaries are counted), as the ratio of the
+//!   totals;
 //! - a group of N lines parked by one `park_all` / by N `park` calls, and / the floor (one
 //!   `write` + `fsync` of the N lines), at N = 13 and 100 (D22).
 //!
@@ -455,12 +459,35 @@ fn child(dir: &str) {
 
 // ---- boundary ----
 
-fn boundary_row(n: u64) -> Row {
+fn boundary_rows(n: u64) -> Vec<Row> {
     let rounds = interleave::rounds(match n {
         0..=10 => 150,
         11..=1_000 => 60,
         _ => 25,
     });
+    // The bytes of parkline's two records (batch, settle) at n lines, from one untimed boundary:
+    // the third contender appends as many, so the rows tell what the format's record sizes cost
+    // (that floor against the floor) apart from what parkline's CPU costs (parkline against it).
+    let record_bytes = {
+        let dir = bench_dir().expect("temporary directory");
+        let (mut queue, counts) =
+            fixture::parked_queue(&dir.path().join(MIRROR), n).expect("fixture");
+        let before = counts.snapshot();
+        let batch = queue.boundary(boundary::BUDGET).expect("boundary");
+        let batch = batch.expect("a batch");
+        let after_batch = counts.snapshot().since(before).appended_bytes;
+        let outcomes = vec![parkline::Outcome::Delivered; batch.items.len()];
+        queue.settle(batch.id, &outcomes).expect("settle");
+        let after_settle = counts.snapshot().since(before).appended_bytes;
+        drop(queue);
+        fixture::discard(dir).expect("sync the deletion");
+        (after_batch, after_settle - after_batch)
+    };
+    // `append_durable` adds the newline, as parkline's records end with one.
+    let sized_records = (
+        "b".repeat(record_bytes.0 as usize - 1),
+        "s".repeat(record_bytes.1 as usize - 1),
+    );
     // The daemon's turn buffer, kept across boundaries (`boundary::parkline`).
     let mut turn = String::new();
     let mut parkline = || {
@@ -483,7 +510,22 @@ fn boundary_row(n: u64) -> Row {
         fixture::discard(dir).expect("sync the deletion");
         elapsed
     };
-    let t = interleave::samples(rounds, &mut [&mut parkline, &mut floor]);
+    let mut sized = || {
+        let dir = bench_dir().expect("temporary directory");
+        let mut floor = AppendFloor::create(&dir.path().join("floor.log")).expect("file");
+        let start = Instant::now();
+        floor
+            .append_durable(&sized_records.0)
+            .expect("write + fsync");
+        floor
+            .append_durable(&sized_records.1)
+            .expect("write + fsync");
+        let elapsed = start.elapsed();
+        drop(floor);
+        fixture::discard(dir).expect("sync the deletion");
+        elapsed
+    };
+    let t = interleave::samples(rounds, &mut [&mut parkline, &mut floor, &mut sized]);
     let mut row = Row::timed(
         format!("boundary of {} / floor (2 x (write + fsync))", thousands(n)),
         "floor",
@@ -493,7 +535,34 @@ fn boundary_row(n: u64) -> Row {
     );
     let per_line = Quartiles::of_durations(&t[0]).median / n as f64;
     row.parkline = format!("{} ({} per line)", row.parkline, per_line_text(per_line));
-    row
+    let sized_what = format!(
+        "{} + {} bytes",
+        thousands(record_bytes.0),
+        thousands(record_bytes.1)
+    );
+    vec![
+        row,
+        Row::timed(
+            format!(
+                "boundary of {}: floor writing parkline's record bytes ({sized_what}) / floor",
+                thousands(n)
+            ),
+            "floor",
+            rounds,
+            &t[2],
+            &t[1],
+        ),
+        Row::timed(
+            format!(
+                "boundary of {} / floor writing parkline's record bytes",
+                thousands(n)
+            ),
+            "that floor",
+            rounds,
+            &t[0],
+            &t[2],
+        ),
+    ]
 }
 
 /// The boundary of `n` lines in a daemon's steady state, with the default 4 MiB slack: one queue
@@ -594,7 +663,7 @@ fn main() {
     rows.extend(recovery_rows());
     eprintln!("table: recovery");
     for n in [1, 1_000, 10_000] {
-        rows.push(boundary_row(n));
+        rows.extend(boundary_rows(n));
         eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
     }
     for n in [1_000, 10_000] {
