@@ -71,7 +71,10 @@ pub struct RedriveRecord {
 }
 
 /// A ghost log of the model's state: its records, shared (`Arc`) between a state and its
-/// successors and copied only when a successor appends, and a running digest of them.
+/// successors and copied only when a successor appends, and a running digest of them. Each
+/// record sits behind an `Arc` of its own, so that copy is one pointer per record, not the
+/// records (a batch's items and lines): at the test suite's bounds the check ran 3.21 G
+/// instructions with the records copied whole and 3.03 G with this (callgrind, same states).
 ///
 /// Equality compares the records. Hashing writes only the length and the digest, which chains
 /// every record's hash in order (`digest' = H(digest, record)`, std's fixed-key SipHash), so a
@@ -82,7 +85,7 @@ pub struct RedriveRecord {
 /// fingerprints would merge two states, and the pinned state counts would show a merge.
 #[derive(Clone, Debug)]
 pub struct Log<T> {
-    records: Arc<Vec<T>>,
+    records: Arc<Vec<Arc<T>>>,
     digest: u64,
 }
 
@@ -102,14 +105,14 @@ impl<T: Clone + Hash> Log<T> {
         self.digest.hash(&mut hasher);
         record.hash(&mut hasher);
         self.digest = hasher.finish();
-        Arc::make_mut(&mut self.records).push(record);
+        Arc::make_mut(&mut self.records).push(Arc::new(record));
     }
 }
 
 impl<T> Deref for Log<T> {
-    type Target = [T];
+    type Target = [Arc<T>];
 
-    fn deref(&self) -> &[T] {
+    fn deref(&self) -> &[Arc<T>] {
         &self.records
     }
 }
@@ -630,6 +633,9 @@ impl DeliveryState {
 
     /// The boundary that first returned batch `id`.
     pub(super) fn original(&self, id: u64) -> Option<&BoundaryRecord> {
-        self.boundaries.iter().find(|r| r.batch.id == id)
+        self.boundaries
+            .iter()
+            .map(Arc::as_ref)
+            .find(|r| r.batch.id == id)
     }
 }

@@ -4,6 +4,8 @@
 //! in `DeliveryModel::properties`, with the `sometimes` properties that show the interesting paths
 //! are really reached.
 
+use std::sync::Arc;
+
 use super::model::{BoundaryRecord, DeliveryModel, DeliveryState, Phase, SettleRecord};
 use super::reference::{ParsedTurn, RefBatch, RefItem, RefNotified, parse_turn, split, turn_text};
 use super::variants::{Variant, parse_turn_searching_trailer};
@@ -115,22 +117,22 @@ fn is_seq_prefix(items: &[RefItem], parked: &[RefItem]) -> bool {
 
 /// The newest boundary record, if any.
 fn newest_boundary(s: &DeliveryState) -> Option<&BoundaryRecord> {
-    s.boundaries.last()
+    s.boundaries.last().map(Arc::as_ref)
 }
 
 /// The newest hand-over and its index in `handed`, if any.
 fn newest_handed(s: &DeliveryState) -> Option<(usize, &RefBatch)> {
-    s.handed.len().checked_sub(1).map(|h| (h, &s.handed[h]))
+    s.handed.len().checked_sub(1).map(|h| (h, &*s.handed[h]))
 }
 
 /// The newest notified event, if any.
 fn newest_notified(s: &DeliveryState) -> Option<&RefNotified> {
-    s.notified.last()
+    s.notified.last().map(Arc::as_ref)
 }
 
 /// The newest settle, if any.
 fn newest_settle(s: &DeliveryState) -> Option<&SettleRecord> {
-    s.settles.last()
+    s.settles.last().map(Arc::as_ref)
 }
 
 /// The turn handed over by the step that produced `s`, if that step was a hand-over: the newest
@@ -142,7 +144,9 @@ fn newest_settle(s: &DeliveryState) -> Option<&SettleRecord> {
 /// a turn's text only here, and the `sometimes` properties about hand-overs look only here.
 pub(super) fn fresh_turn(s: &DeliveryState) -> Option<&RefBatch> {
     match &s.phase {
-        Phase::HandedOver { outcomes, .. } if outcomes.is_empty() => s.handed.last(),
+        Phase::HandedOver { outcomes, .. } if outcomes.is_empty() => {
+            s.handed.last().map(Arc::as_ref)
+        }
         _ => None,
     }
 }

@@ -41,7 +41,7 @@ fn step_fault(prev: &DeliveryState, next: &DeliveryState) -> Option<String> {
     if !kept {
         return Some("a step changed a record already logged".into());
     }
-    if after[0] > before[0] && fresh_turn(next) != next.handed.last() {
+    if after[0] > before[0] && fresh_turn(next) != next.handed.last().map(|b| &**b) {
         return Some("a hand-over's state does not show its turn as fresh".into());
     }
     if fresh_turn(next).is_some() && next.handed.is_empty() {
@@ -130,7 +130,7 @@ fn step_fault_sees_each_kind_of_bad_step() {
     assert_eq!(step_fault(&state, &handed), None);
 
     let mut twice = handed.clone();
-    twice.handed.push(handed.handed[0].clone());
+    twice.handed.push((*handed.handed[0]).clone());
     assert!(step_fault(&state, &twice).unwrap().contains("handed went"));
 
     let mut shrunk = handed.clone();
@@ -146,12 +146,12 @@ fn step_fault_sees_each_kind_of_bad_step() {
     assert!(step_fault(&state, &stale).unwrap().contains("fresh"));
 
     // One record appended, but the one before it changed.
-    let mut changed = handed.handed[0].clone();
+    let mut changed = (*handed.handed[0]).clone();
     changed.attempt += 1;
     let mut rewritten = handed.clone();
     rewritten.handed = Log::default();
     rewritten.handed.push(changed);
-    rewritten.handed.push(handed.handed[0].clone());
+    rewritten.handed.push((*handed.handed[0]).clone());
     assert!(
         step_fault(&handed, &rewritten)
             .unwrap()
