@@ -14,7 +14,9 @@ use super::check::{Report, Setup};
 use super::craft::Crafted;
 use super::m12::m12_bound;
 use super::op::{Handed, MIRROR, Op, QueueOp};
-use super::view::{Effect, hand_over_of_ref, item_of_ref, settlement_of_ref, state_of_ref};
+use super::view::{
+    Effect, SameLines, hand_over_of_ref, item_of_ref, settlement_of_ref, state_is_ref, state_of_ref,
+};
 use crate::known_bad::{Driver, Seamed};
 use crate::simdisk::SimDisk;
 
@@ -67,6 +69,8 @@ pub(super) struct Run {
     /// Boundaries called with a batch in flight since the last settle: each may have appended
     /// an `attempt` record, which M12 allows until the next settle.
     repeats_since_settle: u64,
+    /// The lines the crate and the reference were found to hold alike in this life.
+    lines: SameLines,
     pub(super) report: Report,
 }
 
@@ -96,6 +100,7 @@ impl Run {
             handed: None,
             fault: None,
             repeats_since_settle: 0,
+            lines: SameLines::default(),
             report: Report::default(),
         })
     }
@@ -128,6 +133,7 @@ impl Run {
         self.handed = None;
         self.repeats_since_settle = 0;
         self.ghost = Ghost::default();
+        self.lines.clear();
         self.queue = None;
         self.disk = SimDisk::new();
         let bytes = crafted.bytes();
@@ -165,8 +171,7 @@ impl Run {
                 ));
             }
         }
-        let state = state_of_ref(&self.reference);
-        self.expect_state(&state, "after opening a crafted mirror")?;
+        self.expect_state("after opening a crafted mirror")?;
         let mirror = crafted.mirror();
         let items = mirror
             .parked
@@ -197,8 +202,7 @@ impl Run {
             Op::Crash { torn } => {
                 self.reference.crash();
                 self.power_loss(*torn)?;
-                let crashed = state_of_ref(&self.reference);
-                self.expect_state(&crashed, "after a crash between ops")?;
+                self.expect_state("after a crash between ops")?;
                 self.check_invariants()
             }
             Op::CrashAtSync { n, torn } => {
@@ -218,8 +222,7 @@ impl Run {
                 self.reopen("after a clean restart")?;
                 self.reference.crash();
                 self.handed = None;
-                let restarted = state_of_ref(&self.reference);
-                self.expect_state(&restarted, "after a clean restart")?;
+                self.expect_state("after a clean restart")?;
                 self.check_invariants()
             }
             Op::Craft(crafted) => self.craft(crafted),
@@ -275,8 +278,7 @@ impl Run {
             }
         }
         self.observe(op, before.as_ref(), &got)?;
-        let state = state_of_ref(&self.reference);
-        self.expect_state(&state, "after the op")?;
+        self.expect_state("after the op")?;
         self.check_invariants()
     }
 
@@ -302,15 +304,13 @@ impl Run {
                 ));
             }
             self.observe(op, before.as_ref(), &got)?;
-            let state = state_of_ref(&self.reference);
-            self.expect_state(&state, "after the op")?;
+            self.expect_state("after the op")?;
             self.check_invariants()?;
             if let Fault::PowerLoss { torn, .. } = fault {
                 // The power goes out right after the acknowledged op.
                 self.reference.crash();
                 self.power_loss(torn)?;
-                let crashed = state_of_ref(&self.reference);
-                self.expect_state(&crashed, "after a crash right after the op")?;
+                self.expect_state("after a crash right after the op")?;
                 self.check_invariants()?;
             }
             return Ok(());
@@ -332,6 +332,7 @@ impl Run {
         before_crashed.crash();
         let mut after_crashed = after_ref;
         after_crashed.crash();
+        self.lines.clear();
         if recovered == state_of_ref(&before_crashed) {
             self.reference = before_crashed;
         } else if recovered == state_of_ref(&after_crashed) {
@@ -380,6 +381,7 @@ impl Run {
     }
 
     fn reopen(&mut self, when: &str) -> Result<(), String> {
+        self.lines.clear();
         let queue = open(&self.disk, &self.setup)
             .map_err(|e| format!("reopening the mirror {when} failed: {e}"))?;
         self.queue = Some(queue);
@@ -401,9 +403,15 @@ impl Run {
         })
     }
 
-    fn expect_state(&mut self, expected: &MirrorState, when: &str) -> Result<(), String> {
-        let got = self.queue()?.queue().state();
-        if got != expected {
+    /// The crate's state must be the reference's.
+    fn expect_state(&mut self, when: &str) -> Result<(), String> {
+        let driver = self
+            .queue
+            .as_ref()
+            .ok_or_else(|| "internal: no open queue".to_owned())?;
+        let got = driver.queue().state();
+        if !state_is_ref(got, self.reference.mirror(), &mut self.lines) {
+            let expected = state_of_ref(&self.reference);
             return Err(format!(
                 "state {when} differs:\n  crate     {got:?}\n  reference {expected:?}"
             ));

@@ -8,6 +8,8 @@
 //! `parkline_model::delivery::turn_text` and `notified`), never the crate's recomputed, so
 //! comparing a crate [`HandOver`] with a reference one compares two implementations of D4 and D5.
 
+use std::collections::BTreeMap;
+
 use parkline::mirror::MirrorState;
 use parkline::{Attempt, Batch, BatchId, Item, Line, Notified, RequestId, Seq, Settlement};
 use parkline_model::delivery::{
@@ -138,4 +140,194 @@ pub fn mirror_state_of(mirror: &Mirror) -> MirrorState {
 /// The reference's state (its durable mirror) as the crate's type.
 pub fn state_of_ref(reference: &Reference) -> MirrorState {
     mirror_state_of(reference.mirror())
+}
+
+/// The lines [`state_is_ref`] found equal, byte for byte, on the crate's side and the
+/// reference's: for each seq, the crate's line (held, so its allocation cannot be freed and
+/// reused) and where the reference's line lay. Comparing a multi-MB state after every op read
+/// every line of both sides each time; a line whose crate allocation and reference buffer are
+/// both the ones already compared holds the bytes already compared (a `Line` is immutable, and
+/// the reference never rewrites a seq's line), so it is not read again. Cleared whenever the
+/// queue is reopened or the reference replaced, where every line is read again.
+#[derive(Debug, Default)]
+pub struct SameLines {
+    verified: BTreeMap<u64, (Line, usize, usize)>,
+}
+
+impl SameLines {
+    /// Forget every line compared (the next comparison reads them all).
+    pub fn clear(&mut self) {
+        self.verified.clear();
+    }
+
+    /// Whether the crate's `line` of seq `seq` equals the reference's `reference`, byte for byte.
+    fn same(&mut self, seq: u64, line: &Line, reference: &str) -> bool {
+        let at = (reference.as_ptr().addr(), reference.len());
+        if let Some((held, addr, len)) = self.verified.get(&seq)
+            && std::ptr::eq(held.as_str(), line.as_str())
+            && (*addr, *len) == at
+        {
+            return true;
+        }
+        let same = line.as_str() == reference;
+        if same {
+            self.verified.insert(seq, (line.clone(), at.0, at.1));
+        }
+        same
+    }
+}
+
+fn item_is_ref(item: &Item, reference: &RefItem, lines: &mut SameLines) -> bool {
+    item.seq == Seq(reference.seq)
+        && item.request == RequestId(reference.request)
+        && item.failures == reference.failures
+        && item.handed == reference.handed
+        && lines.same(reference.seq, &item.line, &reference.line)
+}
+
+fn items_are_ref(items: &[Item], reference: &[RefItem], lines: &mut SameLines) -> bool {
+    items.len() == reference.len()
+        && items
+            .iter()
+            .zip(reference)
+            .all(|(item, reference)| item_is_ref(item, reference, lines))
+}
+
+/// Whether the crate's `state` equals the reference's `mirror`: the same verdict as
+/// `*state == mirror_state_of(mirror)`, field by field, without building that copy of every
+/// line, and reading a line's bytes only when [`SameLines`] has not compared them already.
+pub fn state_is_ref(state: &MirrorState, mirror: &Mirror, lines: &mut SameLines) -> bool {
+    let in_flight = match (&state.in_flight, &mirror.in_flight) {
+        (None, None) => true,
+        (Some(batch), Some(reference)) => {
+            batch.id == BatchId(reference.id)
+                && batch.attempt == Attempt(reference.attempt)
+                && batch.remaining == reference.remaining
+                && batch.seen == reference.seen
+                && items_are_ref(&batch.items, &reference.items, lines)
+        }
+        _ => false,
+    };
+    state.next_seq == Seq(mirror.next_seq)
+        && state.next_batch == BatchId(mirror.next_batch)
+        && in_flight
+        && items_are_ref(&state.parked, &mirror.parked, lines)
+        && items_are_ref(&state.dead_letters, &mirror.dead, lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(seq: u64, line: &str) -> RefItem {
+        RefItem {
+            seq,
+            request: seq % 3 + 1,
+            line: line.to_owned(),
+            failures: 1,
+            handed: 2,
+        }
+    }
+
+    fn mirror() -> Mirror {
+        Mirror {
+            next_seq: 9,
+            next_batch: 4,
+            parked: vec![item(3, "three"), item(5, "")],
+            in_flight: Some(RefBatch {
+                id: 3,
+                attempt: 2,
+                items: vec![item(1, "one"), item(2, "two é")],
+                remaining: 2,
+                seen: 1,
+            }),
+            dead: vec![item(4, "four")],
+        }
+    }
+
+    /// A named change to a state.
+    type Change = (&'static str, fn(&mut MirrorState));
+
+    /// Each way the crate's state can differ from the reference's, one at a time.
+    fn changes() -> Vec<Change> {
+        vec![
+            ("next seq", |s| s.next_seq = Seq(10)),
+            ("next batch", |s| s.next_batch = BatchId(5)),
+            ("parked line, same length", |s| {
+                s.parked[0].line = Line::from("thref")
+            }),
+            ("parked seq", |s| s.parked[1].seq = Seq(6)),
+            ("parked request", |s| s.parked[0].request = RequestId(9)),
+            ("parked failures", |s| s.parked[0].failures = 0),
+            ("parked handed", |s| s.parked[0].handed = 3),
+            ("parked item missing", |s| {
+                s.parked.pop();
+            }),
+            ("batch line", |s| {
+                if let Some(b) = &mut s.in_flight {
+                    b.items[1].line = Line::from("two e");
+                }
+            }),
+            ("batch id", |s| {
+                if let Some(b) = &mut s.in_flight {
+                    b.id = BatchId(2);
+                }
+            }),
+            ("batch attempt", |s| {
+                if let Some(b) = &mut s.in_flight {
+                    b.attempt = Attempt(1);
+                }
+            }),
+            ("batch remaining", |s| {
+                if let Some(b) = &mut s.in_flight {
+                    b.remaining = 1;
+                }
+            }),
+            ("batch seen", |s| {
+                if let Some(b) = &mut s.in_flight {
+                    b.seen = 0;
+                }
+            }),
+            ("batch item extra", |s| {
+                if let Some(b) = &mut s.in_flight {
+                    b.items.push(b.items[0].clone());
+                }
+            }),
+            ("no batch", |s| s.in_flight = None),
+            ("dead line", |s| s.dead_letters[0].line = Line::from("fouR")),
+            ("dead item moved to parked", |s| {
+                let dead = s.dead_letters.remove(0);
+                s.parked.push(dead);
+            }),
+        ]
+    }
+
+    /// `state_is_ref` gives the verdict of comparing with `mirror_state_of`: equal states pass
+    /// (again with every line already compared), and a change to any field fails, also when the
+    /// unchanged lines were compared before and a changed line is a new allocation.
+    #[test]
+    fn state_is_ref_is_equality_with_the_converted_reference() {
+        let reference = mirror();
+        let mut lines = SameLines::default();
+        let state = mirror_state_of(&reference);
+        assert!(state_is_ref(&state, &reference, &mut lines));
+        assert!(state_is_ref(&state, &reference, &mut lines));
+        assert_eq!(lines.verified.len(), 5);
+        for (what, change) in changes() {
+            let mut changed = state.clone();
+            change(&mut changed);
+            assert_ne!(changed, mirror_state_of(&reference), "{what}");
+            assert!(!state_is_ref(&changed, &reference, &mut lines), "{what}");
+            // The unchanged state still passes after the failed comparison.
+            assert!(state_is_ref(&state, &reference, &mut lines), "{what}");
+        }
+        // The reference's side: a line replaced by other bytes of the same length.
+        let mut other = reference.clone();
+        other.parked[0].line = "thref".to_owned();
+        assert!(!state_is_ref(&state, &other, &mut lines));
+        // Cleared, every line is read again.
+        lines.clear();
+        assert!(lines.verified.is_empty());
+        assert!(state_is_ref(&state, &reference, &mut lines));
+    }
 }

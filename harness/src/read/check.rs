@@ -7,20 +7,18 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use parkline::RequestId;
-use parkline::read::{
-    ChildId, Cursor, Partial, ReadRequest, Selector, Transcript, TurnSeq, Window,
-};
+use parkline::read::{ChildId, Cursor, Partial, Selector, Transcript, TurnSeq, Window};
 use parkline_model::read::{
     RefReadRequest, RefRequest, RefSelector, RefTranscript, RefTurn, cursor_text, read,
     read_checking_fit, v1_cursor_text,
 };
 
-use super::compare::{compare_read_with, crate_selector, id, parse_followed};
+use super::compare::{compare_answer, id, parse_followed};
 use super::op::{
     ALPHABET, BUDGET_MAX, CHILD, COLLIDING_CHILD, GROW_CHARS_MAX, OTHER_CHILD, ReadOp, budget,
     history,
 };
-use crate::known_bad::{KnownBad, read_as};
+use crate::known_bad::KnownBad;
 
 /// What a passing check saw, so tests can assert the interesting cases were reached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -268,8 +266,8 @@ impl Pair {
             } => {
                 let cursor = self.followed.clone();
                 let window = self.compare(RefSelector::Since(cursor), budget(b), h)?;
-                if let Some(window) = window {
-                    self.follow(&window)?;
+                if let Some((window, next)) = window {
+                    self.follow(&window, next)?;
                 }
                 Ok(())
             }
@@ -346,14 +344,14 @@ impl Pair {
                 match resume {
                     Some(turn) if pick % 2 == 0 => {
                         let selector = RefSelector::SinceTurn(turn.clone());
-                        let Some(window) = self.compare(selector, budget(b), 0)? else {
+                        let Some((window, next)) = self.compare(selector, budget(b), 0)? else {
                             return Ok(());
                         };
                         // R16: resuming from the last turn given continues the chain: the
                         // chain checks of `follow` (no skip, no repeat) apply to it. Without
                         // its cursor, the read cannot know the caller's partial turn.
                         self.held = None;
-                        self.follow(&window)
+                        self.follow(&window, next)
                     }
                     _ => {
                         let id = match self.model.turns.len() {
@@ -368,12 +366,12 @@ impl Pair {
             ReadOp::ReadAtNeeded { history: h } => {
                 let selector = RefSelector::Since(self.followed.clone());
                 let needed = self.needed(&selector, h)?;
-                let Some(window) = self.compare(selector, needed, h)? else {
+                let Some((window, next)) = self.compare(selector, needed, h)? else {
                     return Err(format!(
                         "R8: the since read fails at its needed_chars {needed}"
                     ));
                 };
-                self.follow(&window)?;
+                self.follow(&window, next)?;
                 let Some(mut part) = window.excerpt else {
                     return Ok(());
                 };
@@ -390,7 +388,9 @@ impl Pair {
                         offset,
                     };
                     let needed = self.needed(&selector, h)?;
-                    let next = self.compare(selector, needed, h)?.and_then(|w| w.excerpt);
+                    let next = self
+                        .compare(selector, needed, h)?
+                        .and_then(|(w, _)| w.excerpt);
                     match next {
                         Some(next) if next.to > offset => part = next,
                         _ => {
@@ -416,26 +416,15 @@ impl Pair {
             chars_max: 0,
             history: history(history_pick).1,
         };
-        match compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)? {
-            Some(_) => Ok(0),
-            None => {
-                let (crate_history, _) = history(history_pick);
-                let Ok(selector) = crate_selector(selector)? else {
-                    return Ok(0);
-                };
-                let request = ReadRequest {
-                    selector,
-                    chars_max: 0,
-                    requests: crate_history,
-                };
-                let error = read_as(&self.crate_side, self.known_bad, &request).err();
-                Ok(error.and_then(|e| e.needed_chars()).unwrap_or(0))
-            }
+        match compare_answer(&self.crate_side, self.known_bad, &self.model, &request)? {
+            Ok(_) => Ok(0),
+            Err(error) => Ok(error.needed_chars().unwrap_or(0)),
         }
     }
 
     /// R5, R6, R8 along the followed chain, checked on the crate's answer alone.
-    fn follow(&mut self, window: &Window) -> Result<(), String> {
+    /// `next` is `window.next` as text, as the comparison wrote it.
+    fn follow(&mut self, window: &Window, next_text: Option<String>) -> Result<(), String> {
         let before: u64 = Cursor::parse(&self.followed)
             .map_err(|e| format!("R7: the followed cursor does not parse: {e}"))?
             .seq()
@@ -525,24 +514,25 @@ impl Pair {
                 "R8: a read with unread turns left the cursor at seq {before}"
             ));
         }
-        self.followed = next.to_string();
+        self.followed = next_text.unwrap_or_else(|| next.to_string());
         Ok(())
     }
 
-    /// Read on both sides and compare; the crate's window when both answered.
+    /// Read on both sides and compare; the crate's window and its next cursor's text when both
+    /// answered.
     fn compare(
         &mut self,
         selector: RefSelector,
         chars_max: usize,
         history_pick: u8,
-    ) -> Result<Option<Window>, String> {
+    ) -> Result<Option<(Window, Option<String>)>, String> {
         let (_, model_history) = history(history_pick);
         let request = RefReadRequest {
             selector,
             chars_max,
             history: model_history,
         };
-        let window = compare_read_with(&self.crate_side, self.known_bad, &self.model, &request)?;
+        let answer = compare_answer(&self.crate_side, self.known_bad, &self.model, &request)?;
         if self.fit_rule {
             let (rendered, mismatch) = read_checking_fit(&self.model, &request);
             if let Some(mismatch) = mismatch {
@@ -554,8 +544,8 @@ impl Pair {
                 ));
             }
         }
-        match &window {
-            Some(window) => {
+        match answer {
+            Ok((window, next)) => {
                 self.report.windows += 1;
                 self.report.excerpts += usize::from(window.excerpt.is_some());
                 self.report.omissions += usize::from(window.omitted.count > 0);
@@ -567,16 +557,18 @@ impl Pair {
                     usize::from(matches!(window.partial, Partial::New { .. }));
                 self.report.partial_replaced +=
                     usize::from(matches!(window.partial, Partial::Replaced { .. }));
-                if let Some(next) = &window.next {
-                    let text = next.to_string();
-                    if !self.issued.contains(&text) {
-                        self.issued.push(text);
-                    }
+                if let Some(text) = &next
+                    && !self.issued.contains(text)
+                {
+                    self.issued.push(text.clone());
                 }
+                Ok(Some((window, next)))
             }
-            None => self.report.errors += 1,
+            Err(_) => {
+                self.report.errors += 1;
+                Ok(None)
+            }
         }
-        Ok(window)
     }
 }
 

@@ -67,6 +67,25 @@ pub fn compare_read_with(
     model: &RefTranscript,
     request: &RefReadRequest,
 ) -> Result<Option<Window>, String> {
+    Ok(compare_answer(transcript, known_bad, model, request)?
+        .ok()
+        .map(|(window, _)| window))
+}
+
+/// What a read compared by [`compare_answer`] gave on the crate's side: when both sides answered
+/// alike, the crate's window and the text of its next cursor (which the comparison wrote; the
+/// caller needs it too, and each writing is a CRC); when both refused alike, the crate's error
+/// (its `needed_chars` is what the caller asks of a budget error; reading again to get it gave
+/// the same error).
+pub(super) type Compared = Result<(Window, Option<String>), Error>;
+
+/// [`compare_read_with`], keeping what the crate answered.
+pub(super) fn compare_answer(
+    transcript: &Transcript,
+    known_bad: Option<KnownBad>,
+    model: &RefTranscript,
+    request: &RefReadRequest,
+) -> Result<Compared, String> {
     let expected = read(model, request);
     let crate_history = match request.history {
         RefHistory::Open => RequestHistory::Open,
@@ -84,7 +103,7 @@ pub fn compare_read_with(
     });
     match (answer, expected) {
         (Ok(window), Ok(expected)) => {
-            same_window(&window, &expected, &model.child)?;
+            let next = same_window(&window, &expected, &model.child)?;
             if window.chars > chars_max || window.text.chars().count() > chars_max {
                 return Err(format!(
                     //= spec/read.md#r1-one-overall-budget
@@ -95,11 +114,11 @@ pub fn compare_read_with(
                     window.text.chars().count()
                 ));
             }
-            Ok(Some(window))
+            Ok(Ok((window, next)))
         }
         (Err(error), Err(expected)) => {
             same_error(&error, expected)?;
-            Ok(None)
+            Ok(Err(error))
         }
         (Ok(window), Err(expected)) => Err(format!(
             "the crate answered but the reference refuses ({expected:?}); crate text:\n{}",
@@ -172,11 +191,13 @@ pub(super) fn same_error(error: &Error, expected: RefReadError) -> Result<(), St
     Ok(())
 }
 
+/// The crate's window against the reference's, field by field; the text of the window's next
+/// cursor, when equal.
 pub(super) fn same_window(
     window: &Window,
     expected: &RefWindow,
     child: &str,
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
     if window.text != expected.text {
         return Err(format!(
             //= spec/read.md#r14-exact-response-text
@@ -264,7 +285,7 @@ pub(super) fn same_window(
             window.chars, expected.chars
         ));
     }
-    Ok(())
+    Ok(next)
 }
 
 pub(super) fn id(text: &str) -> Result<TurnId, String> {
