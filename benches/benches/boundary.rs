@@ -58,6 +58,20 @@
 //! fsync). A fresh queue's 1,000-line boundary is 1.45x; why the steady queue's rounds that do
 //! not compact cost more (1.77-1.92x) is not known (same records, same fsyncs; the file is
 //! larger and the parks just before are flushed by the fixture's sync).
+//!
+//! 2026-12-04 (this command 18:31 UTC, machine idle): parkline / floor 0.91x at 1 line, 0.92x at
+//! 10, 1.08x at 100, 1.33x at 1,000, 4.85x at 10,000; SQLite / parkline 1.71x to 12.19x, the
+//! pop-front rewrite / parkline 1.67x at 1 line, 16.75x at 10 and 150x at 100. Where the rest goes
+//! (the profile driver's `boundary-phases` mode, and the table bench's third contender, a floor
+//! that appends as many bytes as parkline's two records): format 2's records name every seq
+//! (3,961 + 3,966 bytes at 1,000 lines, 48,962 + 48,967 at 10,000), and appending that many bytes
+//! with the same two fsyncs is already 1.11x the floor at 1,000 lines and 1.49x at 10,000; the
+//! rest is CPU, which at 10,000 lines is memory more than instructions (about 5.4 M instructions
+//! in about 1.2 ms: the 2 MB turn text copied from 10,000 separate allocations, the batch's and
+//! the events' 10,000-entry vectors, 10,000 lines freed after the settle). A fresh 2 MB `String`
+//! per turn text cost about 1 ms of page faults in some processes here (minor faults, about 2 us
+//! each on this VM) against 0.1-0.3 ms of render, so the boundary above writes the text into a
+//! buffer kept from one boundary to the next (`Batch::write_text`), as a daemon would.
 
 #[path = "support/sqlite.rs"]
 mod sqlite;
