@@ -167,6 +167,82 @@ fn r4_since_partial_suffix() {
     );
 }
 
+/// R1 for each form the partial turn takes (R10, R15): at every budget from the smallest to one
+/// that holds it whole, the window stays within the budget, so each form's counted length is at
+/// least its rendered one, and the sweep passes through the whole form and a cut one. The
+/// whole-and-replaced form, counted one character short, was a missed mutant
+/// (`mutants/README.md`, the read side's rest): no other test reads a replaced part at its edge.
+#[test]
+fn r1_every_form_of_the_partial_turn_stays_within_the_budget() {
+    let mut c = child("c");
+    push(&mut c, 1, "done");
+    c.set_partial(Some("step 1".into()));
+    let seen = since(&c, &c.start_cursor(), 2000)
+        .next
+        .expect("a since read has a next cursor");
+    assert_eq!(seen.partial_seen(), Some(6));
+    let fresh = c.cursor_after(&turn_id("t1")).expect("t1 is known");
+    let scenarios = [
+        (
+            "fresh",
+            fresh,
+            "the newest output ".repeat(3),
+            Partial::Whole { chars: 54 },
+        ),
+        (
+            "grown",
+            seen.clone(),
+            format!("step 1{}", " and more".repeat(6)),
+            Partial::New {
+                from: 6,
+                seen: 6,
+                total: 60,
+            },
+        ),
+        (
+            "replaced",
+            seen,
+            "another step, longer ".repeat(3),
+            Partial::Replaced {
+                shown: 63,
+                total: 63,
+            },
+        ),
+    ];
+    for (name, cursor, partial, whole) in scenarios {
+        c.set_partial(Some(partial));
+        let mut forms = Vec::new();
+        for chars_max in 0..500 {
+            let request = ReadRequest::new(Selector::Since(cursor.clone()), chars_max);
+            let window = match c.read(&request) {
+                Ok(window) => window,
+                Err(error) => {
+                    assert_eq!(error.kind(), ErrorKind::CharsMaxTooSmall, "{name}");
+                    continue;
+                }
+            };
+            assert!(
+                window.chars <= chars_max,
+                "{name}: {} > {chars_max}: {:?}",
+                window.chars,
+                window.partial
+            );
+            assert_eq!(window.chars, window.text.chars().count());
+            forms.push(window.partial);
+        }
+        assert_eq!(forms.last(), Some(&whole), "{name}");
+        let cut = forms.iter().any(|form| {
+            matches!(
+                form,
+                Partial::Cut { .. }
+                    | Partial::New { from: 7.., .. }
+                    | Partial::Replaced { shown: ..63, .. }
+            )
+        });
+        assert!(cut, "{name}: no cut form in {forms:?}");
+    }
+}
+
 #[test]
 fn r11_latest_is_the_may_repeat_read() {
     //= spec/read.md#r11-n-k-keeps-today-s-meaning-the-latest-may-repeat-read
