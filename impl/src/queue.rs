@@ -678,7 +678,15 @@ impl<S: Storage> Queue<S> {
         //# snapshot's length already shows no compaction is due; parkline uses the bytes of the
         //# lines the new state holds.)
         let floor = self.core.snapshot_bytes_floor_after(record);
-        if grown > floor.saturating_mul(2).saturating_add(slack) {
+        //= spec/mirror.md#m12-compaction
+        //# While a batch is in flight, a redrive MUST append its record and MUST NOT compact: the
+        //# next settle decides.
+        // Format 2's snapshot cannot say that state: a line back from the dead letters may hold
+        // a seq below the batch's, and the snapshot's `park` records before the `batch` record
+        // would put it ahead of the batch (the next open refused such a file as `Corrupt`).
+        let may_compact =
+            !matches!(record, Record::Redrive { .. }) || self.core.state.in_flight.is_none();
+        if may_compact && grown > floor.saturating_mul(2).saturating_add(slack) {
             //= spec/mirror.md#m12-compaction
             //# The decision MUST be made on the new state: the state before the settle still holds
             //# the batch, and the batch's delivered lines are exactly what makes compaction due.

@@ -126,9 +126,9 @@ fn m12_bound_rejects_a_log_over_it() {
         .expect("settle");
     let len = disk.live_len(MIRROR).expect("mirror");
     let slack = Setup::default().compact_slack_bytes;
-    let err = delivery::m12_bound(len, queue.state(), slack, 0).expect_err("over the bound");
+    let err = delivery::m12_bound(len, queue.state(), slack, 0, 0).expect_err("over the bound");
     assert!(err.starts_with("M12 file size: the mirror is "), "{err}");
-    assert!(delivery::m12_bound(len, queue.state(), 1 << 30, 0).is_ok());
+    assert!(delivery::m12_bound(len, queue.state(), 1 << 30, 0, 0).is_ok());
 }
 
 /// M6, D10: every crafted start state (counters at and next to their limits) either opens on

@@ -12,7 +12,7 @@ use parkline_model::delivery::Reference;
 
 use super::check::{Report, Setup};
 use super::craft::Crafted;
-use super::m12::m12_bound;
+use super::m12::{m12_bound, redrive_record_bytes_max};
 use super::op::{Handed, MIRROR, Op, QueueOp};
 use super::view::{
     Effect, SameLines, hand_over_of_ref, item_of_ref, settlement_of_ref, state_is_ref, state_of_ref,
@@ -69,6 +69,9 @@ pub(super) struct Run {
     /// Boundaries called with a batch in flight since the last settle: each may have appended
     /// an `attempt` record, which M12 allows until the next settle.
     repeats_since_settle: u64,
+    /// The longest `redrive` records that redrives with a batch in flight may have appended since
+    /// the last settle: M12 appends those instead of compacting, until the next settle.
+    redrive_bytes_since_settle: u64,
     /// The lines the crate and the reference were found to hold alike in this life.
     lines: SameLines,
     pub(super) report: Report,
@@ -100,6 +103,7 @@ impl Run {
             handed: None,
             fault: None,
             repeats_since_settle: 0,
+            redrive_bytes_since_settle: 0,
             lines: SameLines::default(),
             report: Report::default(),
         })
@@ -121,6 +125,7 @@ impl Run {
             queue.state(),
             self.setup.compact_slack_bytes,
             self.repeats_since_settle,
+            self.redrive_bytes_since_settle,
         )
     }
 
@@ -132,6 +137,7 @@ impl Run {
         self.fault = None;
         self.handed = None;
         self.repeats_since_settle = 0;
+        self.redrive_bytes_since_settle = 0;
         self.ghost = Ghost::default();
         self.lines.clear();
         self.queue = None;
@@ -248,6 +254,13 @@ impl Run {
                     && self.queue()?.queue().in_flight().is_some()
                 {
                     self.repeats_since_settle += 1;
+                }
+                if let QueueOp::Redrive { seqs } = op {
+                    let queue = self.queue()?.queue();
+                    if queue.in_flight().is_some() {
+                        let count = seqs.as_ref().map_or(queue.dead_letters().len(), Vec::len);
+                        self.redrive_bytes_since_settle += redrive_record_bytes_max(count as u64);
+                    }
                 }
                 match self.fault.take() {
                     None => self.step(op),
@@ -559,6 +572,7 @@ impl Run {
             ) => {
                 self.check_settlement(op, before_op()?, settlement)?;
                 self.repeats_since_settle = 0;
+                self.redrive_bytes_since_settle = 0;
                 self.report.settles += 1;
             }
             _ => {}
@@ -573,6 +587,7 @@ impl Run {
                 .delivered
                 .extend(settlement.delivered.iter().copied());
             self.repeats_since_settle = 0;
+            self.redrive_bytes_since_settle = 0;
         }
     }
 }
