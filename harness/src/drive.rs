@@ -95,7 +95,7 @@ fn print(out: &mut impl Write, reply: &Reply) -> io::Result<()> {
 /// With `known_bad` (a delivery behaviour), the ops go through its driver and storage seams.
 ///
 /// Returns the exit status of the protocol: 0 at the end of `input`, 1 when the mirror cannot be
-/// opened (after an `error` effect), 2 at a line that is not a valid op (after an `error` effect
+/// opened (after an `error` effect; `Locked` only after 10 s of retries), 2 at a line that is not a valid op (after an `error` effect
 /// of kind `BadInput`).
 ///
 /// # Errors
@@ -109,10 +109,28 @@ pub fn serve(
     mut output: impl Write,
 ) -> io::Result<u8> {
     let out = &mut output;
-    let opened = FsStorage::open(mirror).and_then(|storage| {
-        let name = storage.mirror_name().to_owned();
-        Queue::with_storage(Seamed::new(storage, known_bad), &name, config)
-    });
+    let open = || {
+        FsStorage::open(mirror).and_then(|storage| {
+            let name = storage.mirror_name().to_owned();
+            Queue::with_storage(Seamed::new(storage, known_bad), &name, config.clone())
+        })
+    };
+    // `Locked` is tried again for up to 10 s: the process that started this one released the
+    // lock before it did, but a child another of its threads spawned at that moment shares the
+    // lock's open file description from its fork to its exec, so the lock can still be held for
+    // that instant (an `flock` belongs to the description). Any other error is reported at once.
+    let start = std::time::Instant::now();
+    let opened = loop {
+        match open() {
+            Err(e)
+                if e.kind() == parkline::ErrorKind::Locked
+                    && start.elapsed() < std::time::Duration::from_secs(10) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            result => break result,
+        }
+    };
     let mut queue = match opened {
         Ok(queue) => Driver::new(queue, known_bad),
         Err(e) => {
