@@ -633,12 +633,19 @@ fn decimal_len(mut n: u128) -> usize {
     len
 }
 
-fn push_decimal(text: &mut String, mut n: u128) {
+fn push_decimal(text: &mut String, n: u128) {
     //= spec/delivery.md#d4-framing
     //# `ID`, `ATTEMPT`, `K`, `N`, `SEEN`, `BYTES`, `REMAINING` MUST be plain decimal (ASCII digits,
     //# no sign, no leading zeros, no digit grouping); `ATTEMPT` is at least 1.
-    // u128::MAX has 39 digits.
-    let mut digits = [0u8; 39];
+    for &digit in decimal_digits(n, &mut [0; 39]) {
+        text.push(char::from(digit));
+    }
+}
+
+/// `n` in plain decimal (ASCII digits, no sign, no leading zeros), written at the end of
+/// `digits` (u128::MAX has 39 digits); the turn text's numbers and the mirror's record writer
+/// both spell their numbers with it.
+pub(crate) fn decimal_digits(mut n: u128, digits: &mut [u8; 39]) -> &[u8] {
     let mut at = digits.len();
     loop {
         at -= 1;
@@ -648,9 +655,7 @@ fn push_decimal(text: &mut String, mut n: u128) {
             break;
         }
     }
-    for &digit in &digits[at..] {
-        text.push(char::from(digit));
-    }
+    &digits[at..]
 }
 
 fn push_hex(text: &mut String, crc: u32) {

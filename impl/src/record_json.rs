@@ -463,18 +463,8 @@ pub(crate) fn write_lines_record(out: &mut Vec<u8>, record: &Record) -> bool {
 }
 
 /// `value` in decimal, as serde_json writes a `u64`.
-fn write_integer(out: &mut Vec<u8>, mut value: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
+fn write_integer(out: &mut Vec<u8>, value: u64) {
+    out.extend_from_slice(crate::frame::decimal_digits(value.into(), &mut [0; 39]));
 }
 
 /// `text` as a JSON string, escaped as serde_json escapes it: `"` and `\\` with a backslash,
