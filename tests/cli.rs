@@ -6,6 +6,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use parkline_harness::drive::{LOCK_RELEASE_WAIT, retry_while_locked};
+
 const COMMANDS: [&str; 5] = ["check", "explore", "inspect", "redrive", "workload"];
 
 fn parkline(args: &[&str]) -> Output {
@@ -15,16 +17,10 @@ fn parkline(args: &[&str]) -> Output {
         .expect("run parkline")
 }
 
-/// How long a test waits for a mirror's lock it released to be free again.
-const LOCK_RELEASE_WAIT: Duration = Duration::from_secs(10);
-
 /// `parkline(args)`, run again while it says another process holds the mirror's lock (exit 3),
-/// for up to [`LOCK_RELEASE_WAIT`]: for use right after this test dropped its own handle.
-///
-/// The lock is an `flock`, which belongs to the open file description; a child that another
-/// test of this binary spawns at that moment shares the description from its fork until its
-/// exec closes it (the file is close-on-exec), so for that instant a lock this test released is
-/// still held. Seen once in a full workspace run under load (`Locked` at the daemon's open).
+/// for up to [`LOCK_RELEASE_WAIT`]: for use right after this test dropped its own handle, which
+/// a child another test spawns can hold for an instant (`drive::retry_while_locked` says why;
+/// seen twice in full workspace runs under load, `Locked` at the daemon's open).
 fn parkline_once_unlocked(args: &[&str]) -> Output {
     let start = Instant::now();
     loop {
@@ -34,23 +30,6 @@ fn parkline_once_unlocked(args: &[&str]) -> Output {
             return output;
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// `Queue::open(mirror)`, tried again while the mirror is `Locked`, for up to
-/// [`LOCK_RELEASE_WAIT`] (see [`parkline_once_unlocked`] for who can hold it).
-fn open_once_unlocked(mirror: &Path) -> parkline::Queue {
-    let start = Instant::now();
-    loop {
-        match parkline::Queue::open(mirror) {
-            Err(e)
-                if e.kind() == parkline::ErrorKind::Locked
-                    && start.elapsed() < LOCK_RELEASE_WAIT =>
-            {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            result => return result.expect("open"),
-        }
     }
 }
 
@@ -423,7 +402,7 @@ fn cli_redrive_refuses_a_held_lock_and_a_damaged_mirror() {
     let mirror = dir.path().join("s1.mirror");
     mirror_with_dead_letters(&mirror);
     let before = std::fs::read(&mirror).expect("read");
-    let daemon = open_once_unlocked(&mirror);
+    let daemon = retry_while_locked(|| parkline::Queue::open(&mirror)).expect("open");
     for args in [
         vec!["redrive", path(&mirror)],
         vec!["redrive", path(&mirror), "--dry-run"],

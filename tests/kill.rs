@@ -208,28 +208,6 @@ struct Tally {
     rewritten: usize,
 }
 
-/// `Queue::open_with(path, config())`, tried again for up to 10 s while the mirror is `Locked`.
-///
-/// The killed child no longer holds the lock, but another test of this binary may be spawning a
-/// child at this moment: from its fork to its exec that child shares every open file description
-/// of this process, so an `flock` this process released can still be held for that instant
-/// (`tests/cli.rs`, `parkline_once_unlocked`). Only `Locked` is retried; any other error is the
-/// test's to report.
-fn reopen(path: &Path) -> parkline::Result<Queue> {
-    let start = std::time::Instant::now();
-    loop {
-        match Queue::open_with(path, config()) {
-            Err(e)
-                if e.kind() == parkline::ErrorKind::Locked
-                    && start.elapsed() < std::time::Duration::from_secs(10) =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            result => return result,
-        }
-    }
-}
-
 /// The inode of the mirror, if it exists.
 fn inode(path: &Path) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
@@ -258,7 +236,9 @@ fn life(
     tally.kills += 1;
     tally.acknowledged += read;
 
-    let queue = reopen(path).map_err(|e| format!("reopen after kill -9: {e}"))?;
+    // The killed child released the lock, but another test may be spawning a child this instant.
+    let queue = drive::retry_while_locked(|| Queue::open_with(path, config()))
+        .map_err(|e| format!("reopen after kill -9: {e}"))?;
     let recovered = queue.state().clone();
     drop(queue);
     if before.is_some() && inode(path) != before {
