@@ -4,9 +4,12 @@
 //!
 //! Two seams on the delivery side, chosen by where the old in-crate switch broke the protocol:
 //!
-//! - a faulty [`Storage`] under the queue ([`SkipDirSync`]), for a fault of the durability
-//!   calls: `no-dir-sync` returns `Ok` from `sync_dir` without syncing, so a create or rename is
+//! - a faulty [`Storage`] under the queue, for a fault of the file's writes: `no-dir-sync`
+//!   ([`SkipDirSync`]) returns `Ok` from `sync_dir` without syncing, so a create or rename is
 //!   lost in a power loss although the queue acknowledged what followed it (D16, M5);
+//!   `compact-at-redrive` ([`CompactAtRedrive`]) rewrites the mirror as its snapshot after every
+//!   `redrive` record, a batch in flight or not, as the queue did before M12 forbade it (the
+//!   next open refuses that file as `Corrupt` when a redriven line's seq is below the batch's);
 //! - a broken [`Driver`] around the public [`Queue`], for a fault of the protocol's decisions:
 //!   `pop-front` asks every boundary with `Budget(0)` (the split takes one item, D1);
 //!   `clear-before-hand-over` settles a new batch as all delivered inside `boundary`, before
@@ -27,6 +30,7 @@ use std::io;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
+use parkline::mirror;
 use parkline::read::{Cursor, ReadRequest, Selector, Transcript, TurnSeq, Window};
 use parkline::{
     Attempt, Batch, BatchId, Budget, ErrorKind, Outcome, Queue, RequestId, Seq, Settlement, Storage,
@@ -54,6 +58,8 @@ pub enum KnownBad {
     NoAttemptCounter,
     /// The directory fsync after a create or rename is skipped (breaks D16, M5). Storage seam.
     NoDirSync,
+    /// A redrive compacts the mirror even while a batch is in flight (breaks M12). Storage seam.
+    CompactAtRedrive,
     /// A group is parked as one `park` per line, so a crash during it keeps a prefix (breaks
     /// D22). Driver seam.
     TornGroupKeepsPrefix,
@@ -72,11 +78,12 @@ pub enum KnownBad {
 
 impl KnownBad {
     /// Every known-bad behaviour.
-    pub const ALL: [KnownBad; 9] = [
+    pub const ALL: [KnownBad; 10] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
         KnownBad::NoAttemptCounter,
         KnownBad::NoDirSync,
+        KnownBad::CompactAtRedrive,
         KnownBad::TornGroupKeepsPrefix,
         KnownBad::CountAtSettle,
         KnownBad::ExcerptWithoutReference,
@@ -85,13 +92,14 @@ impl KnownBad {
     ];
 
     /// The delivery side's: what `delivery::check_with` and the drive loop run.
-    pub const DELIVERY: [KnownBad; 6] = [
+    pub const DELIVERY: [KnownBad; 7] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
         KnownBad::NoAttemptCounter,
         KnownBad::NoDirSync,
         KnownBad::TornGroupKeepsPrefix,
         KnownBad::CountAtSettle,
+        KnownBad::CompactAtRedrive,
     ];
 
     /// The read side's: what `read::check_with` runs.
@@ -108,6 +116,7 @@ impl KnownBad {
             KnownBad::ClearBeforeHandOver => "clear-before-hand-over",
             KnownBad::NoAttemptCounter => "no-attempt-counter",
             KnownBad::NoDirSync => "no-dir-sync",
+            KnownBad::CompactAtRedrive => "compact-at-redrive",
             KnownBad::TornGroupKeepsPrefix => "torn-group-keeps-prefix",
             KnownBad::CountAtSettle => "count-at-settle",
             KnownBad::ExcerptWithoutReference => "excerpt-without-reference",
@@ -121,13 +130,15 @@ impl KnownBad {
         KnownBad::ALL.into_iter().find(|bad| bad.name() == name)
     }
 
-    /// The requirement it breaks (the id the model's variant of the same name breaks too).
+    /// The requirement it breaks (the id the model's variant of the same name breaks too;
+    /// `compact-at-redrive` has none: the model does not model compaction).
     pub fn breaks(self) -> &'static str {
         match self {
             KnownBad::PopFront => "D1",
             KnownBad::ClearBeforeHandOver => "D9",
             KnownBad::NoAttemptCounter => "D10",
             KnownBad::NoDirSync => "D16",
+            KnownBad::CompactAtRedrive => "M12",
             KnownBad::TornGroupKeepsPrefix => "D22",
             KnownBad::CountAtSettle => "D19",
             KnownBad::ExcerptWithoutReference | KnownBad::AdvanceBeforeBuild => "R5",
@@ -207,6 +218,95 @@ impl<S: Storage> Storage for SkipDirSync<S> {
     }
 }
 
+/// `compact-at-redrive`: a [`Storage`] that, once the `redrive` record the queue appended is
+/// fsynced, rewrites the mirror as the snapshot of the state it now holds ([`mirror::encode`] of
+/// what [`mirror::decode`] reads), through M5's temp file, fsync, rename and directory fsync:
+/// the compaction at a redrive the queue made before M12 said "while a batch is in flight, a
+/// redrive MUST append its record and MUST NOT compact". The queue above it goes on appending
+/// to the rewritten file; a file its rules cannot decode is left as it is.
+#[derive(Clone, Debug)]
+pub struct CompactAtRedrive<S> {
+    inner: S,
+    /// The mirror a `redrive` record was appended to and not yet fsynced.
+    appended: Option<String>,
+}
+
+impl<S> CompactAtRedrive<S> {
+    /// `inner`, compacted after each redrive.
+    pub fn new(inner: S) -> Self {
+        CompactAtRedrive {
+            inner,
+            appended: None,
+        }
+    }
+}
+
+/// True when `bytes` (whole record lines) hold a `redrive` record: its type key and value can
+/// only be spelled unescaped outside a line's text, where every quote is escaped.
+fn holds_redrive_record(bytes: &[u8]) -> bool {
+    const KEY: &[u8] = br#""type":"redrive""#;
+    bytes.windows(KEY.len()).any(|window| window == KEY)
+}
+
+impl<S: Storage> CompactAtRedrive<S> {
+    fn compact(&mut self, name: &str) -> io::Result<()> {
+        let Some(bytes) = self.inner.read(name)? else {
+            return Ok(());
+        };
+        let Ok(state) = mirror::decode(&bytes) else {
+            return Ok(());
+        };
+        let tmp = format!("{name}.tmp");
+        self.inner.append(&tmp, &mirror::encode(&state))?;
+        self.inner.sync(&tmp)?;
+        self.inner.rename(&tmp, name)?;
+        self.inner.sync_dir()
+    }
+}
+
+impl<S: Storage> Storage for CompactAtRedrive<S> {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        self.inner.read_chunks(name, each)
+    }
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        self.inner.read(name)
+    }
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.inner.append(name, bytes)?;
+        if holds_redrive_record(bytes) {
+            self.appended = Some(name.to_owned());
+        }
+        Ok(())
+    }
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        self.inner.sync(name)?;
+        if self.appended.as_deref() == Some(name) {
+            self.appended = None;
+            self.compact(name)?;
+        }
+        Ok(())
+    }
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        self.inner.sync_dir()
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.inner.path(name)
+    }
+}
+
 /// The storage a check runs the queue on: `S` itself, or `S` behind the storage seam of the
 /// known-bad behaviour (one type for both, so the harness holds one kind of queue).
 #[derive(Clone, Debug)]
@@ -215,6 +315,8 @@ pub enum Seamed<S> {
     Sound(S),
     /// `no-dir-sync`.
     SkipDirSync(SkipDirSync<S>),
+    /// `compact-at-redrive`.
+    CompactAtRedrive(CompactAtRedrive<S>),
 }
 
 impl<S: Storage> Seamed<S> {
@@ -222,6 +324,9 @@ impl<S: Storage> Seamed<S> {
     pub fn new(storage: S, bad: Option<KnownBad>) -> Self {
         match bad {
             Some(KnownBad::NoDirSync) => Seamed::SkipDirSync(SkipDirSync(storage)),
+            Some(KnownBad::CompactAtRedrive) => {
+                Seamed::CompactAtRedrive(CompactAtRedrive::new(storage))
+            }
             _ => Seamed::Sound(storage),
         }
     }
@@ -230,6 +335,7 @@ impl<S: Storage> Seamed<S> {
     pub fn into_inner(self) -> S {
         match self {
             Seamed::Sound(storage) | Seamed::SkipDirSync(SkipDirSync(storage)) => storage,
+            Seamed::CompactAtRedrive(storage) => storage.inner,
         }
     }
 
@@ -237,6 +343,7 @@ impl<S: Storage> Seamed<S> {
         match self {
             Seamed::Sound(storage) => storage,
             Seamed::SkipDirSync(storage) => storage,
+            Seamed::CompactAtRedrive(storage) => storage,
         }
     }
 
@@ -244,6 +351,7 @@ impl<S: Storage> Seamed<S> {
         match self {
             Seamed::Sound(storage) => storage,
             Seamed::SkipDirSync(storage) => storage,
+            Seamed::CompactAtRedrive(storage) => storage,
         }
     }
 }
@@ -725,6 +833,8 @@ mod tests {
             match (bad, model_breaks) {
                 // The model has no disk: no-dir-sync has no model variant (D16 is the crate's).
                 (KnownBad::NoDirSync, None) => {}
+                // Nor compaction: compact-at-redrive breaks the file's rule M12 only.
+                (KnownBad::CompactAtRedrive, None) => {}
                 (_, Some(property)) => {
                     let id = property.split(' ').next().unwrap_or_default();
                     assert_eq!(
@@ -736,6 +846,36 @@ mod tests {
                 (_, None) => panic!("{bad}: no model variant of that name"),
             }
         }
+    }
+
+    /// M12: a line dies, a later one goes in flight, the dead one is redriven (its seq below the
+    /// batch's): the sound queue appends and its file reopens; behind `compact-at-redrive` the
+    /// redrive rewrites the file as a snapshot the next open refuses as `Corrupt`.
+    #[test]
+    fn compact_at_redrive_writes_a_file_the_next_open_refuses() -> TestResult {
+        for bad in [None, Some(KnownBad::CompactAtRedrive)] {
+            let disk = SimDisk::new();
+            let mut config = Config::default();
+            config.failures_max = 1;
+            let storage = Seamed::new(disk.clone(), bad);
+            let mut queue = Queue::with_storage(storage, MIRROR, config.clone())?;
+            queue.park(RequestId(1), "a")?;
+            let batch = queue.boundary(Budget(100))?.ok_or("a batch")?;
+            queue.settle(batch.id, &[Outcome::Failed])?;
+            queue.park(RequestId(2), "b")?;
+            queue.boundary(Budget(100))?.ok_or("a second batch")?;
+            assert_eq!(queue.redrive_all()?, vec![Seq(1)]);
+            drop(queue);
+            let reopened = Queue::with_storage(disk, MIRROR, config);
+            match bad {
+                None => assert_eq!(reopened?.parked().len(), 1),
+                Some(_) => assert_eq!(
+                    reopened.map(|_| ()).map_err(|e| e.kind()),
+                    Err(ErrorKind::Corrupt)
+                ),
+            }
+        }
+        Ok(())
     }
 
     fn seqs(batch: &Batch) -> Vec<Seq> {

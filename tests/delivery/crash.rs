@@ -151,6 +151,19 @@ pub(super) fn short_scenarios() -> Vec<Vec<Op>> {
                 delivered: vec![true],
             }),
         ],
+        // M12: a line dies, a later one goes in flight, the dead one is redriven below it (the
+        // redrive appends; compaction waits for the settle), then a clean restart.
+        vec![
+            park(1, "a"),
+            Op::Queue(QueueOp::Boundary { budget: 2 }),
+            Op::Queue(QueueOp::HandOverFailed),
+            Op::Queue(QueueOp::Boundary { budget: 2 }),
+            Op::Queue(QueueOp::HandOverFailed),
+            park(2, "b"),
+            Op::Queue(QueueOp::Boundary { budget: 2 }),
+            Op::Queue(QueueOp::Redrive { seqs: None }),
+            Op::Restart,
+        ],
         vec![
             park(1, &big),
             Op::Queue(QueueOp::Boundary { budget: 10 }),

@@ -4,7 +4,7 @@
 
 use parkline::{Budget, Outcome, Queue, RequestId, Seq};
 use parkline_harness::delivery::{self, Effect, MIRROR, Op, QueueOp, Setup, check, check_with};
-use parkline_harness::known_bad::Driver;
+use parkline_harness::known_bad::{Driver, KnownBad};
 use parkline_harness::simdisk::SimDisk;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -346,6 +346,19 @@ fn failure_cycles_strategy() -> impl Strategy<Value = Vec<Op>> {
                 ]
             }),
         2 => Just(vec![Op::Queue(QueueOp::Redrive { seqs: None })]),
+        // M12: a redrive while a batch is in flight (the redriven lines may hold seqs below the
+        // batch's), then the settle that may compact.
+        2 => (
+            prop_oneof![0..=30usize, Just(delivery::BUDGET_ALL)],
+            proptest::collection::vec(proptest::bool::weighted(0.15), 0..=6),
+        )
+            .prop_map(|(budget, delivered)| {
+                vec![
+                    Op::Queue(QueueOp::Boundary { budget }),
+                    Op::Queue(QueueOp::Redrive { seqs: None }),
+                    Op::Queue(QueueOp::Settle { delivered }),
+                ]
+            }),
         1 => (0..=5u64).prop_map(|torn| vec![Op::Crash { torn }]),
         1 => Just(vec![Op::Restart]),
     ];
@@ -403,4 +416,35 @@ fn failure_cycles_reach_a_second_death_of_a_redriven_line() {
         "no scenario redrove a line that then died after a higher seq"
     );
     eprintln!("failure cycles: {reached} of 500 scenarios reach a second death out of order");
+}
+
+/// M12: the failure-cycle generator reaches a redrive, while a batch is in flight, of a line
+/// whose seq is below the batch's, and a reopen after it: with the redrive compacting anyway
+/// (`compact-at-redrive`), some of 500 scenarios reopen a file the crate refuses, while the
+/// correct crate passes every one.
+#[test]
+fn failure_cycles_catch_a_compaction_at_a_redrive_in_flight() {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# While a batch is in flight, a redrive MUST append its record and MUST NOT compact: the
+    //# next settle decides.
+    let mut runner = TestRunner::deterministic();
+    let strategy = failure_cycles_strategy();
+    let broken = Setup {
+        known_bad: Some(KnownBad::CompactAtRedrive),
+        ..Setup::default()
+    };
+    let mut caught = 0;
+    for _ in 0..500 {
+        let ops = strategy.new_tree(&mut runner).expect("strategy").current();
+        if let Err(divergence) = check(&ops) {
+            panic!("the correct crate diverges: {divergence}\n{ops:?}");
+        }
+        caught += usize::from(check_with(&ops, &broken).is_err());
+    }
+    assert!(
+        caught > 0,
+        "no failure-cycle scenario catches a compaction at a redrive in flight"
+    );
+    eprintln!("failure cycles: {caught} of 500 scenarios catch compact-at-redrive");
 }

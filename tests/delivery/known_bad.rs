@@ -39,7 +39,7 @@ fn differential_finds(bad: KnownBad, cases: u32) -> Option<(usize, String)> {
 #[test]
 fn known_bad_each_caught_by_the_differential_proptest() {
     // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync),
-    // D22 (torn-group-keeps-prefix), D19 (count-at-settle).
+    // D22 (torn-group-keeps-prefix), D19 (count-at-settle), M12 (compact-at-redrive).
     for bad in KnownBad::DELIVERY {
         let found = differential_finds(bad, 2000);
         let (tried, message) = found.unwrap_or_else(|| panic!("{bad}: no divergence found"));
@@ -50,7 +50,7 @@ fn known_bad_each_caught_by_the_differential_proptest() {
 #[test]
 fn known_bad_each_caught_by_the_crash_enumeration() {
     // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync),
-    // D22 (torn-group-keeps-prefix), D19 (count-at-settle).
+    // D22 (torn-group-keeps-prefix), D19 (count-at-settle), M12 (compact-at-redrive).
     for bad in KnownBad::DELIVERY {
         let caught = short_scenarios()
             .iter()
@@ -62,7 +62,7 @@ fn known_bad_each_caught_by_the_crash_enumeration() {
 #[test]
 fn known_bad_each_caught_by_the_exhaustive_replay() {
     // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync),
-    // D22 (torn-group-keeps-prefix), D19 (count-at-settle).
+    // D22 (torn-group-keeps-prefix), D19 (count-at-settle), M12 (compact-at-redrive).
     let model = DeliveryModel::default();
     let (_, _, scenarios) = model_transitions(&model);
     for bad in KnownBad::DELIVERY {
