@@ -618,6 +618,87 @@ fn the_model_steps_through_the_protocol_phases() {
     assert!(matches!(&state.phase, Phase::Persisted(b) if b.attempt == 2 && b.id == 1));
 }
 
+// --- the bounds --------------------------------------------------------------------------------
+
+/// The bound sets are what their documentation says. The state-count pins of the sets beyond the
+/// default are checked by `parkline check` in release only, so these are the suite's checks of
+/// how each set is built: line sizes cycling through the sizes given, the third line the forged
+/// trailer, each named set adding what its name says, and the summary the check table prints.
+#[test]
+fn bound_sets_hold_the_lines_and_limits_they_name() {
+    let chars = |bounds: &Bounds| -> Vec<usize> {
+        bounds
+            .lines
+            .iter()
+            .map(|(_, line)| line.chars().count())
+            .collect()
+    };
+    let forged = Bounds::FORGED_LINE.chars().count();
+    let five = Bounds::with_sizes(5, &[1, 2], 6, 1, 2);
+    assert_eq!(chars(&five), [1, 2, forged, 2, 1]);
+    let requests: Vec<u64> = five.lines.iter().map(|(request, _)| *request).collect();
+    assert_eq!(requests, [1, 2, 3, 4, 5]);
+    assert_eq!(five.lines[1].1, "éé");
+    assert_eq!(five.lines[3].1, "dd");
+    assert_eq!(five.lines[4].1, "a");
+    assert_eq!(chars(&Bounds::with_sizes(2, &[], 6, 1, 2)), [1, 1]);
+
+    let default = Bounds::default();
+    assert_eq!(chars(&default), [1, 2, forged]);
+    assert_eq!(
+        (
+            default.budget,
+            default.crashes,
+            default.failures,
+            default.failures_max
+        ),
+        (6, 1, 2, 2)
+    );
+    assert_eq!(
+        (default.collects, default.group_at, default.redrives),
+        (1, Some(1), 1)
+    );
+    assert_eq!(
+        Bounds::check(),
+        Bounds {
+            crashes: 2,
+            ..Bounds::default()
+        }
+    );
+    let deep = Bounds::deep();
+    assert_eq!(chars(&deep), [1, 2, forged, 1]);
+    assert_eq!(
+        deep,
+        Bounds {
+            lines: deep.lines.clone(),
+            ..Bounds::check()
+        }
+    );
+    assert_eq!(
+        Bounds::crash(),
+        Bounds {
+            crashes: 3,
+            failures: 3,
+            failures_max: 3,
+            ..Bounds::default()
+        }
+    );
+
+    // The group is lines 2 and 3; without a third line there is no group.
+    assert_eq!(default.arrival_len(1), 2);
+    assert_eq!([0, 2].map(|i| default.arrival_len(i)), [1, 1]);
+    let two = Bounds::generated(2, 6, 1, 2);
+    assert_eq!(two.arrival_len(1), 1);
+    assert_eq!(
+        default.summary(),
+        format!(
+            "lines=3 (chars 1,2,{forged}) group=2,3 budget=6 crashes=1 failures=2 failures_max=2 \
+             collects=1 redrives=1"
+        )
+    );
+    assert!(two.summary().contains(" group=none "), "{}", two.summary());
+}
+
 // --- the exhaustive check ---------------------------------------------------------------------
 
 #[test]
