@@ -59,11 +59,12 @@ fn fingerprint(s: &DeliveryState) -> u64 {
 
 /// Every transition reachable from the initial states of `model`, checked with [`step_fault`],
 /// until `cap` states are found (some known-bad variants never stop growing a log); returns the
-/// number of states found.
-fn walk(model: &DeliveryModel, cap: usize) -> usize {
+/// number of states found and the actions offered that had no next state.
+fn walk(model: &DeliveryModel, cap: usize) -> (usize, Vec<Action>) {
     let mut stack = model.init_states();
     let mut seen: HashSet<u64> = stack.iter().map(fingerprint).collect();
     let mut actions = Vec::new();
+    let mut disabled = Vec::new();
     while let Some(state) = stack.pop() {
         if seen.len() >= cap {
             break;
@@ -72,6 +73,7 @@ fn walk(model: &DeliveryModel, cap: usize) -> usize {
         model.actions(&state, &mut actions);
         for action in actions.drain(..) {
             let Some(next) = model.next_state(&state, action.clone()) else {
+                disabled.push(action);
                 continue;
             };
             if let Some(fault) = step_fault(&state, &next) {
@@ -82,7 +84,7 @@ fn walk(model: &DeliveryModel, cap: usize) -> usize {
             }
         }
     }
-    seen.len()
+    (seen.len(), disabled)
 }
 
 #[test]
@@ -90,8 +92,17 @@ fn a_step_appends_at_most_one_record_to_each_log() {
     // The correct model at the default bounds (every state the suite checks), and every
     // known-bad variant at smaller ones (its first 20,000 states: some never stop growing a
     // log), since a variant's verdict rests on the same argument.
+    // And the correct model offers only actions it can take: an offered action without a next
+    // state would be a guard of `actions` that `next_state` silently disagrees with.
     let correct = DeliveryModel::new(Bounds::default(), Variant::Correct);
-    assert_eq!(walk(&correct, usize::MAX), DEFAULT_UNIQUE_STATES);
+    let (states, disabled) = walk(&correct, usize::MAX);
+    assert_eq!(states, DEFAULT_UNIQUE_STATES);
+    assert!(
+        disabled.is_empty(),
+        "{} offered actions without a next state, the first {:?}",
+        disabled.len(),
+        disabled.first()
+    );
     for variant in Variant::ALL {
         walk(
             &DeliveryModel::new(Bounds::generated(2, 6, 1, 1), variant),
@@ -156,5 +167,36 @@ fn step_fault_sees_each_kind_of_bad_step() {
         step_fault(&handed, &rewritten)
             .unwrap()
             .contains("changed a record")
+    );
+}
+
+/// Two logs are equal when they hold the same records in the same order, whichever states
+/// built them (stateright deduplicates by the hash, the tests compare states by `==`).
+#[test]
+fn logs_are_equal_exactly_when_their_records_are() {
+    let log = |records: &[u32]| {
+        let mut log = Log::default();
+        for record in records {
+            log.push(*record);
+        }
+        log
+    };
+    assert_eq!(log(&[1, 2]), log(&[1, 2]));
+    assert_eq!(log(&[]), Log::<u32>::default());
+    for (a, b) in [
+        (&[1, 2][..], &[2, 1][..]),
+        (&[1], &[2]),
+        (&[1], &[1, 1]),
+        (&[], &[1]),
+    ] {
+        assert_ne!(log(a), log(b), "{a:?} vs {b:?}");
+    }
+    let shared = log(&[7]);
+    let mut grown = shared.clone();
+    grown.push(8);
+    assert_eq!(
+        (shared.len(), grown.len()),
+        (1, 2),
+        "a push does not reach a clone"
     );
 }
