@@ -200,3 +200,57 @@ fn logs_are_equal_exactly_when_their_records_are() {
         "a push does not reach a clone"
     );
 }
+
+/// The model stays within its bounds, at bounds where going over is possible: with 4 failures
+/// and dead letters at 2, a line can die again after the one redrive allowed, so a guard off by
+/// one would offer a second redrive (the named bound sets give at most `failures_max` failures
+/// after a redrive, so their state counts cannot see it).
+#[test]
+fn the_model_takes_no_more_than_its_bounds_allow() {
+    let mut bounds = Bounds::generated(2, 6, 1, 4);
+    bounds.collects = 1;
+    let model = DeliveryModel::new(bounds.clone(), Variant::Correct);
+    let mut stack = model.init_states();
+    let mut seen: HashSet<u64> = stack.iter().map(fingerprint).collect();
+    let mut actions = Vec::new();
+    let mut dead_after_the_redrive = false;
+    let mut most = [0; 4];
+    while let Some(state) = stack.pop() {
+        let counts = [
+            state.redrives.len(),
+            state.crashes as usize,
+            state.failures as usize,
+            state.collected.len(),
+        ];
+        let limits = [
+            bounds.redrives as usize,
+            bounds.crashes as usize,
+            bounds.failures as usize,
+            bounds.collects as usize,
+        ];
+        assert!(
+            counts
+                .iter()
+                .zip(limits)
+                .all(|(count, limit)| *count <= limit),
+            "redrives, crashes, failures, collects {counts:?} over {limits:?}"
+        );
+        for (most, count) in most.iter_mut().zip(counts) {
+            *most = (*most).max(count);
+        }
+        dead_after_the_redrive |=
+            !state.redrives.is_empty() && !state.queue.dead_letters().is_empty();
+        actions.clear();
+        model.actions(&state, &mut actions);
+        for action in actions.drain(..) {
+            if let Some(next) = model.next_state(&state, action)
+                && seen.insert(fingerprint(&next))
+            {
+                stack.push(next);
+            }
+        }
+    }
+    // Not vacuous: every limit is reached, and a line is dead again after the redrive.
+    assert_eq!(most, [1, 1, 4, 1]);
+    assert!(dead_after_the_redrive);
+}
