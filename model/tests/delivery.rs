@@ -699,6 +699,32 @@ fn bound_sets_hold_the_lines_and_limits_they_name() {
     assert!(two.summary().contains(" group=none "), "{}", two.summary());
 }
 
+/// The known-bad `notified-per-batch` is the old daemon's behaviour exactly: one event per
+/// batch, its first item's, the other items' events never recorded (D5).
+#[test]
+fn notified_per_batch_records_only_the_first_item_of_a_batch() {
+    for (variant, seqs) in [
+        (Variant::Correct, vec![1, 2]),
+        (Variant::NotifiedPerBatch, vec![1]),
+    ] {
+        let model = DeliveryModel::new(Bounds::default(), variant);
+        let mut state = model.init_states().remove(0);
+        let steps = [
+            Action::Park(0),
+            Action::Park(1),
+            Action::Boundary,
+            Action::HandOver,
+            Action::Notify,
+            Action::Notify,
+        ];
+        for action in steps {
+            state = model.next_state(&state, action).unwrap();
+        }
+        let notified: Vec<u64> = state.notified.iter().map(|event| event.seq).collect();
+        assert_eq!(notified, seqs, "{variant:?}");
+    }
+}
+
 // --- the exhaustive check ---------------------------------------------------------------------
 
 #[test]
