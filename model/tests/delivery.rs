@@ -725,6 +725,26 @@ fn notified_per_batch_records_only_the_first_item_of_a_batch() {
     }
 }
 
+/// The steps of a path as stateright's explorer and a counterexample's action list print them.
+#[test]
+fn actions_are_formatted_in_the_spec_words() {
+    let model = DeliveryModel::default();
+    assert_eq!(
+        model.format_action(&Action::Park(0)),
+        r#"park line 0 of request 1: "a""#
+    );
+    assert_eq!(model.format_action(&Action::Park(9)), "park line 9");
+    assert_eq!(
+        model.format_action(&Action::ParkGroup(1)),
+        "park lines 1 and 2 as a group"
+    );
+    assert_eq!(
+        model.format_action(&Action::TornGroup(1)),
+        "crash while the group of lines 1 and 2 is appended"
+    );
+    assert_eq!(model.format_action(&Action::Boundary), "Boundary");
+}
+
 // --- the exhaustive check ---------------------------------------------------------------------
 
 #[test]

@@ -346,6 +346,12 @@ fn m12_compact_slack_bytes_sets_the_slack() -> TestResult {
     //# (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 4 MiB), the queue MUST write
     //# that snapshot instead of appending the settle record, through M5 (temp file, fsync, rename,
     //# directory fsync).
+    // The default is the spec's 4 MiB.
+    assert_eq!(crate::COMPACT_SLACK_BYTES, 4 << 20);
+    assert_eq!(
+        Config::default().compact_slack_bytes,
+        crate::COMPACT_SLACK_BYTES
+    );
     for (slack, compacts) in [(0u64, true), (crate::COMPACT_SLACK_BYTES, false)] {
         let config = Config {
             compact_slack_bytes: slack,
