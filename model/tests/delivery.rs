@@ -745,6 +745,68 @@ fn actions_are_formatted_in_the_spec_words() {
     assert_eq!(model.format_action(&Action::Boundary), "Boundary");
 }
 
+/// The goals of the deeper bound sets are listed only where their bounds reach them, and each
+/// holds on the state it names and not on the state just short of it (the suite does not run
+/// those sets: `parkline check --bounds deep|crash` does, in release).
+#[test]
+fn deeper_goals_are_listed_where_reachable_and_hold_on_their_state() {
+    let names = |bounds: Bounds| -> Vec<&'static str> {
+        DeliveryModel::new(bounds, Variant::Correct)
+            .properties()
+            .iter()
+            .map(|p| p.name)
+            .collect()
+    };
+    let deeper = [
+        delivery::SOMETIMES_TWO_LEFT,
+        delivery::SOMETIMES_FOURTH_ATTEMPT,
+    ];
+    assert!(!names(Bounds::default()).iter().any(|n| deeper.contains(n)));
+    assert!(!names(Bounds::check()).iter().any(|n| deeper.contains(n)));
+    assert!(names(Bounds::deep()).contains(&delivery::SOMETIMES_TWO_LEFT));
+    assert!(!names(Bounds::deep()).contains(&delivery::SOMETIMES_FOURTH_ATTEMPT));
+    assert!(names(Bounds::crash()).contains(&delivery::SOMETIMES_FOURTH_ATTEMPT));
+
+    let goal = |model: &DeliveryModel, name: &str, steps: &[Action]| -> bool {
+        let mut state = model.init_states().remove(0);
+        for action in steps {
+            state = model.next_state(&state, action.clone()).unwrap();
+        }
+        let property = model
+            .properties()
+            .into_iter()
+            .find(|p| p.name == name)
+            .unwrap();
+        (property.condition)(model, &state)
+    };
+    // Deep: lines of 1, 2, 72 and 1 characters at budget 6; the first batch takes two and
+    // leaves two, or, parked before the last arrives, leaves one.
+    use Action::*;
+    let deep = DeliveryModel::new(Bounds::deep(), Variant::Correct);
+    let two_left = delivery::SOMETIMES_TWO_LEFT;
+    assert!(goal(
+        &deep,
+        two_left,
+        &[Park(0), Park(1), Park(2), Park(3), Boundary, HandOver]
+    ));
+    assert!(!goal(
+        &deep,
+        two_left,
+        &[Park(0), Park(1), Park(2), Boundary, HandOver]
+    ));
+    // Crash: each crash after the boundary makes the next hand-over a repeat.
+    let crash = DeliveryModel::new(Bounds::crash(), Variant::Correct);
+    let mut steps = vec![Park(0), Boundary];
+    for _ in 0..2 {
+        steps.extend([Crash, Recover, Boundary]);
+    }
+    let fourth = delivery::SOMETIMES_FOURTH_ATTEMPT;
+    let third_attempt = [steps.as_slice(), &[HandOver]].concat();
+    assert!(!goal(&crash, fourth, &third_attempt));
+    steps.extend([Crash, Recover, Boundary, HandOver]);
+    assert!(goal(&crash, fourth, &steps));
+}
+
 // --- the exhaustive check ---------------------------------------------------------------------
 
 #[test]
