@@ -807,6 +807,86 @@ fn deeper_goals_are_listed_where_reachable_and_hold_on_their_state() {
     assert!(goal(&crash, fourth, &steps));
 }
 
+/// What `parkline check` prints for each step of a counterexample, one path through every
+/// kind of step, word for word.
+#[test]
+fn every_kind_of_step_is_narrated_in_the_spec_words() {
+    use Action::*;
+    let correct = DeliveryModel::default();
+    let per_batch = DeliveryModel::new(Bounds::default(), Variant::NotifiedPerBatch);
+    let paths = [
+        (
+            &correct,
+            vec![
+                Park(0),
+                ParkGroup(1),
+                Collected(1),
+                Boundary,
+                HandOver,
+                Notify,
+                ItemFails,
+                Settle,
+                Boundary,
+                HandOverFails,
+                Boundary,
+                HandOver,
+                Crash,
+                Recover,
+                Boundary,
+                HandOver,
+                Notify,
+                Settle,
+                Redrive,
+            ],
+        ),
+        (&correct, vec![Park(0), TornGroup(1), Recover]),
+        (
+            &per_batch,
+            vec![Park(0), Park(1), Boundary, HandOver, Notify, Notify],
+        ),
+    ];
+    let mut text = String::new();
+    for (model, steps) in paths {
+        let mut state = model.init_states().remove(0);
+        for action in steps {
+            let next = model.next_state(&state, action.clone()).unwrap();
+            text.push_str(&model.narrate(&state, &action, &next));
+            text.push('\n');
+            state = next;
+        }
+    }
+    let expected = r#"a line of request 1 arrives and is parked as seq 1 ("a", cost 2)
+lines 1 and 2 arrive together and are parked as one group (one record): seqs [2, 3]
+agent_read collects the line of seq 1
+the parent's turn ends (boundary): batch 1 attempt 1 is written with seqs [1, 2] of parked [1, 2, 3], remaining 1, seen 0, handed [1, 1]
+the daemon hands batch 1 attempt 1 over to the parent: "[parkline batch 1 attempt 1: 2 of 3 parked lines, 0 seen before, 7 bytes]\na\néé\n[parkline batch 1 end: 1 parked lines still undelivered, crc32 8319b96a]\n"
+delegation_notified is recorded for seq 1 (request 1)
+the notified event of seq 2 cannot be recorded: the item fails
+settle (mirror cleared): batch 1 attempt 1: delivered [1], failed [2]; parked now [2, 3], dead letters []
+the parent's turn ends (boundary): batch 2 attempt 1 is written with seqs [2] of parked [2, 3], remaining 1, seen 1, handed [2]
+the hand-over fails: every item fails (batch 2 attempt 1: delivered [], failed [2]; parked now [3], dead letters [2])
+the parent's turn ends (boundary): batch 3 attempt 1 is written with seqs [3] of parked [3], remaining 0, seen 0, handed [1]
+the daemon hands batch 3 attempt 1 over to the parent: "[parkline batch 3 attempt 1: 1 of 1 parked lines, 0 seen before, 73 bytes]\n[parkline batch 2 end: 0 parked lines still undelivered, crc32 00000000]\n[parkline batch 3 end: 0 parked lines still undelivered, crc32 5d044f66]\n"
+the daemon crashes (batch 3 handed over, notified 0 of 1)
+the daemon restarts; batch 3 attempt 1 is recovered from the mirror
+the parent's turn ends (boundary): batch 3 attempt 2 (repeat) is written with seqs [3] of parked [], remaining 0, seen 0, handed [2]
+the daemon hands batch 3 attempt 2 over to the parent: "[parkline batch 3 attempt 2, repeat: 1 of 1 parked lines, 0 seen before, 73 bytes]\n[parkline batch 2 end: 0 parked lines still undelivered, crc32 00000000]\n[parkline batch 3 end: 0 parked lines still undelivered, crc32 5d044f66]\n"
+delegation_notified is recorded for seq 3 (request 3)
+settle (mirror cleared): batch 3 attempt 2: delivered [3], failed []; parked now [], dead letters [2]
+the operator redrives the dead letters [2]: parked again with failures 0, hand-over counts kept ([(2, 2)])
+a line of request 1 arrives and is parked as seq 1 ("a", cost 2)
+the daemon crashes while the group park of lines 1 and 2 is appended (idle); parked now [1]
+the daemon restarts and recovers the mirror
+a line of request 1 arrives and is parked as seq 1 ("a", cost 2)
+a line of request 2 arrives and is parked as seq 2 ("éé", cost 3)
+the parent's turn ends (boundary): batch 1 attempt 1 is written with seqs [1, 2] of parked [1, 2], remaining 0, seen 0, handed [1, 1]
+the daemon hands batch 1 attempt 1 over to the parent: "[parkline batch 1 attempt 1: 2 of 2 parked lines, 0 seen before, 7 bytes]\na\néé\n[parkline batch 1 end: 0 parked lines still undelivered, crc32 8319b96a]\n"
+delegation_notified is recorded for seq 1 (request 1)
+seq 2 (request 2) counts as delivered, but no delegation_notified is recorded for it
+"#;
+    assert_eq!(text, expected);
+}
+
 // --- the exhaustive check ---------------------------------------------------------------------
 
 #[test]

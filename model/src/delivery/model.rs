@@ -4,7 +4,6 @@
 //! `next_state` (each calling the reference), and the properties listed by spec id. What each
 //! property checks is in `properties.rs`; how a step reads in the spec's words, `narrate.rs`.
 
-use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::Deref;
 use std::sync::Arc;
@@ -571,16 +570,6 @@ impl DeliveryModel {
 }
 
 impl DeliveryState {
-    /// Seqs settled `Delivered` by the daemon's own outcome.
-    pub fn delivered(&self) -> BTreeSet<u64> {
-        self.settles
-            .iter()
-            .flat_map(|r| r.outcomes.iter())
-            .filter(|(_, ok)| *ok)
-            .map(|(seq, _)| *seq)
-            .collect()
-    }
-
     /// Seqs that `park` acknowledged.
     pub(super) fn acknowledged(&self) -> std::ops::RangeInclusive<u64> {
         1..=self.arrived as u64

@@ -2,7 +2,7 @@
 //! `parkline check` prints for every step of a counterexample.
 
 use super::model::{Action, DeliveryModel, DeliveryState, Phase};
-use super::reference::{RefBatch, turn_text};
+use super::reference::{RefBatch, RefItem, turn_text};
 
 impl DeliveryModel {
     /// One step of a path in the spec's words: what `action` did from `before` to `after`.
@@ -83,32 +83,23 @@ impl DeliveryModel {
                 "the hand-over fails: every item fails ({})",
                 settle_words(after)
             ),
-            Action::Notify => match &before.phase {
-                Phase::HandedOver { batch, outcomes } => {
-                    let item = &batch.items[outcomes.len().min(batch.items.len() - 1)];
-                    if after.notified.len() > before.notified.len() {
-                        format!(
-                            "delegation_notified is recorded for seq {} (request {})",
-                            item.seq, item.request
-                        )
-                    } else {
-                        format!(
-                            "seq {} (request {}) counts as delivered, but no delegation_notified is recorded for it",
-                            item.seq, item.request
-                        )
-                    }
-                }
-                _ => "delegation_notified is recorded".into(),
+            Action::Notify => match next_item(before) {
+                Some(item) if after.notified.len() > before.notified.len() => format!(
+                    "delegation_notified is recorded for seq {} (request {})",
+                    item.seq, item.request
+                ),
+                Some(item) => format!(
+                    "seq {} (request {}) counts as delivered, but no delegation_notified is recorded for it",
+                    item.seq, item.request
+                ),
+                None => "delegation_notified is recorded".into(),
             },
-            Action::ItemFails => match &before.phase {
-                Phase::HandedOver { batch, outcomes } => {
-                    let item = &batch.items[outcomes.len().min(batch.items.len() - 1)];
-                    format!(
-                        "the notified event of seq {} cannot be recorded: the item fails",
-                        item.seq
-                    )
-                }
-                _ => "an item fails".into(),
+            Action::ItemFails => match next_item(before) {
+                Some(item) => format!(
+                    "the notified event of seq {} cannot be recorded: the item fails",
+                    item.seq
+                ),
+                None => "an item fails".into(),
             },
             Action::Settle => format!("settle (mirror cleared): {}", settle_words(after)),
             Action::Crash => format!("the daemon crashes ({})", phase_words(&before.phase)),
@@ -121,6 +112,14 @@ impl DeliveryModel {
             },
             Action::Collected(seq) => format!("agent_read collects the line of seq {seq}"),
         }
+    }
+}
+
+/// The item of the batch handed over whose notified event is recorded next.
+fn next_item(before: &DeliveryState) -> Option<&RefItem> {
+    match &before.phase {
+        Phase::HandedOver { batch, outcomes } => batch.items.get(outcomes.len()),
+        _ => None,
     }
 }
 
