@@ -887,6 +887,58 @@ seq 2 (request 2) counts as delivered, but no delegation_notified is recorded fo
     assert_eq!(text, expected);
 }
 
+/// Clauses of the properties that no known-bad variant breaks on its own, each shown to refuse a
+/// state a real path reaches with only that clause broken (its newest record tampered with).
+#[test]
+fn property_clauses_refuse_a_state_that_breaks_only_them() {
+    use Action::*;
+    let model = DeliveryModel::default();
+    let holds = |name: &'static str, s: &delivery::DeliveryState| {
+        (model.property(name).condition)(&model, s)
+    };
+    let walk = |steps: &[Action]| {
+        let mut state = model.init_states().remove(0);
+        for action in steps {
+            state = model.next_state(&state, action.clone()).unwrap();
+        }
+        state
+    };
+    fn replace_newest<T: Clone + std::hash::Hash>(
+        log: &delivery::Log<T>,
+        change: impl FnOnce(&mut T),
+    ) -> delivery::Log<T> {
+        let mut copy = delivery::Log::default();
+        for record in &log[..log.len() - 1] {
+            copy.push((**record).clone());
+        }
+        let mut newest = (*log[log.len() - 1]).clone();
+        change(&mut newest);
+        copy.push(newest);
+        copy
+    }
+
+    // D1, D11: a batch of the size split gives, not taken from the front of the parked list.
+    let state = walk(&[Park(0), Park(1), Park(2), Boundary]);
+    assert!(holds(delivery::D1, &state) && holds(delivery::D11, &state));
+    let mut bad = state.clone();
+    bad.boundaries = replace_newest(&state.boundaries, |r| {
+        r.batch.items[0] = r.parked[2].clone()
+    });
+    assert!(!holds(delivery::D1, &bad));
+    assert!(!holds(delivery::D11, &bad));
+
+    // D5 and the hand-over count: the newest notified event must name a hand-over that happened,
+    // with the item's count at that hand-over.
+    let state = walk(&[Park(0), Park(1), Boundary, HandOver, Notify]);
+    assert!(holds(delivery::D5, &state) && holds(delivery::HANDOVER_COUNT, &state));
+    let mut bad = state.clone();
+    bad.notified = replace_newest(&state.notified, |e| e.batch = 9);
+    assert!(!holds(delivery::D5, &bad));
+    let mut bad = state.clone();
+    bad.notified = replace_newest(&state.notified, |e| e.handed = 2);
+    assert!(!holds(delivery::HANDOVER_COUNT, &bad));
+}
+
 // --- the exhaustive check ---------------------------------------------------------------------
 
 #[test]
