@@ -254,3 +254,19 @@ fn the_model_takes_no_more_than_its_bounds_allow() {
     assert_eq!(most, [1, 1, 4, 1]);
     assert!(dead_after_the_redrive);
 }
+
+/// `fresh_turn` shows a turn only in the state its hand-over produced: after the first outcome
+/// the same batch is no longer fresh (the text properties read each turn once).
+#[test]
+fn a_turn_is_fresh_only_in_the_state_its_hand_over_produced() {
+    let model = DeliveryModel::default();
+    let mut state = model.init_states().remove(0);
+    for action in [Action::Park(0), Action::Park(1), Action::Boundary] {
+        state = model.next_state(&state, action).unwrap();
+    }
+    assert!(fresh_turn(&state).is_none());
+    state = model.next_state(&state, Action::HandOver).unwrap();
+    assert_eq!(fresh_turn(&state).map(|b| b.id), Some(1));
+    state = model.next_state(&state, Action::Notify).unwrap();
+    assert!(fresh_turn(&state).is_none());
+}
