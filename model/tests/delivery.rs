@@ -1108,7 +1108,7 @@ fn every_known_bad_variant_is_caught_for_the_property_it_breaks() {
 
 /// Properties whose own variant is caught first by another: each is shown to catch a variant
 /// by itself too, so none is vacuous (D2: a replay re-split at replay time takes lines parked
-/// after the boundary).
+/// after the boundary; D15, both forms: a failed line dropped is never delivered).
 #[test]
 fn properties_without_a_variant_of_their_own_catch_one_too() {
     let caught_by = |variant: Variant, name: &'static str| {
@@ -1121,6 +1121,14 @@ fn properties_without_a_variant_of_their_own_catch_one_too() {
         eprintln!("{variant:?} breaks {name:?}:\n{}", narrate(&model, &path));
     };
     caught_by(Variant::ArrivalTimedSplit, delivery::D2);
+    // D15 (quiescent means delivered): a failed line dropped is never delivered.
+    caught_by(Variant::DropFailed, delivery::D15_QUIESCENT);
+    let checker = DeliveryModel::new(Bounds::default(), Variant::DropFailed)
+        .checker()
+        .finish_when(HasDiscoveries::AnyOf([delivery::D15].into()))
+        .spawn_bfs()
+        .join();
+    assert!(checker.discovery(delivery::D15).is_some());
 }
 
 #[test]
