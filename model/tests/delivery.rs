@@ -927,16 +927,54 @@ fn property_clauses_refuse_a_state_that_breaks_only_them() {
     assert!(!holds(delivery::D1, &bad));
     assert!(!holds(delivery::D11, &bad));
 
-    // D5 and the hand-over count: the newest notified event must name a hand-over that happened,
-    // with the item's count at that hand-over.
+    // D2: each clause alone: an item that was not parked; a remaining that, with the items,
+    // outgrows the parked list (2 items and 1 remaining of a list cut to 2).
+    let state = walk(&[Park(0), Park(1), Park(2), Boundary]);
+    assert!(holds(delivery::D2, &state));
+    let boundary = |change: fn(&mut delivery::BoundaryRecord)| {
+        let mut bad = state.clone();
+        bad.boundaries = replace_newest(&state.boundaries, change);
+        bad
+    };
+    assert!(!holds(
+        delivery::D2,
+        &boundary(|r| r.batch.items[0].seq = 9)
+    ));
+    assert!(!holds(delivery::D2, &boundary(|r| r.parked.truncate(2))));
+
+    // D3: a handed-over turn whose item is not its parked line, the queue's items untouched.
+    let state = walk(&[Park(0), Park(1), Boundary, HandOver]);
+    assert!(holds(delivery::D3, &state));
+    let mut bad = state.clone();
+    bad.handed = replace_newest(&state.handed, |b| b.items[1].line = "x".into());
+    assert!(!holds(delivery::D3, &bad));
+
+    // D5 and the hand-over count: the newest notified event must name a hand-over that happened
+    // (batch, attempt, item, request), with its repeat mark and the item's count at it.
     let state = walk(&[Park(0), Park(1), Boundary, HandOver, Notify]);
     assert!(holds(delivery::D5, &state) && holds(delivery::HANDOVER_COUNT, &state));
+    let event = |change: fn(&mut delivery::RefNotified)| {
+        let mut bad = state.clone();
+        bad.notified = replace_newest(&state.notified, change);
+        bad
+    };
+    assert!(!holds(delivery::D5, &event(|e| e.batch = 9)));
+    assert!(!holds(delivery::D5, &event(|e| e.repeat = true)));
+    assert!(!holds(delivery::D5, &event(|e| e.request = 9)));
+    assert!(!holds(
+        delivery::D5,
+        &event(|e| {
+            e.attempt = 2;
+            e.repeat = true;
+        })
+    ));
+    assert!(!holds(delivery::HANDOVER_COUNT, &event(|e| e.handed = 2)));
+    // D5: a settle's delivered item must have its event from that batch's hand-over.
+    let state = walk(&[Park(0), Park(1), Boundary, HandOver, Notify, Notify, Settle]);
+    assert!(holds(delivery::D5, &state));
     let mut bad = state.clone();
-    bad.notified = replace_newest(&state.notified, |e| e.batch = 9);
+    bad.settles = replace_newest(&state.settles, |r| r.batch = 9);
     assert!(!holds(delivery::D5, &bad));
-    let mut bad = state.clone();
-    bad.notified = replace_newest(&state.notified, |e| e.handed = 2);
-    assert!(!holds(delivery::HANDOVER_COUNT, &bad));
 }
 
 // --- the exhaustive check ---------------------------------------------------------------------
