@@ -270,3 +270,22 @@ fn a_turn_is_fresh_only_in_the_state_its_hand_over_produced() {
     state = model.next_state(&state, Action::Notify).unwrap();
     assert!(fresh_turn(&state).is_none());
 }
+
+/// D6 clause by clause: an item's failure count and its dead-letter state are each checked on
+/// their own (a state with only one of them wrong is refused).
+#[test]
+fn d6_refuses_a_wrong_failure_count_or_dead_state_alone() {
+    use super::properties::d6_per_request_independence as d6;
+    let model = DeliveryModel::default();
+    let state = model
+        .next_state(&model.init_states().remove(0), Action::Park(0))
+        .unwrap();
+    assert!(d6(&model, &state));
+    let mut counted = state.clone();
+    counted.queue.mirror.parked[0].failures = 1;
+    assert!(!d6(&model, &counted));
+    let mut dead = state.clone();
+    let item = dead.queue.mirror.parked.remove(0);
+    dead.queue.mirror.dead.push(item);
+    assert!(!d6(&model, &dead));
+}
