@@ -969,6 +969,35 @@ fn property_clauses_refuse_a_state_that_breaks_only_them() {
         })
     ));
     assert!(!holds(delivery::HANDOVER_COUNT, &event(|e| e.handed = 2)));
+    // D10: a new batch is not a replay, has attempt 1 and an id above every earlier one (0 is
+    // above none); a repeat has its original's lines, all of them.
+    let state = walk(&[Park(0), Boundary]);
+    assert!(holds(delivery::D10, &state));
+    let first = |change: fn(&mut delivery::BoundaryRecord)| {
+        let mut bad = state.clone();
+        bad.boundaries = replace_newest(&state.boundaries, change);
+        bad
+    };
+    assert!(!holds(delivery::D10, &first(|r| r.replay = true)));
+    assert!(!holds(delivery::D10, &first(|r| r.batch.id = 0)));
+    let state = walk(&[Park(0), Park(1), Boundary, Crash, Recover, Boundary]);
+    assert!(holds(delivery::D10, &state));
+    let repeat = |change: fn(&mut delivery::BoundaryRecord)| {
+        let mut bad = state.clone();
+        bad.boundaries = replace_newest(&state.boundaries, change);
+        bad
+    };
+    assert!(!holds(
+        delivery::D10,
+        &repeat(|r| r.batch.items[1].line = "x".into())
+    ));
+    assert!(!holds(
+        delivery::D10,
+        &repeat(|r| {
+            r.batch.items.pop();
+        })
+    ));
+
     // D5: a settle's delivered item must have its event from that batch's hand-over.
     let state = walk(&[Park(0), Park(1), Boundary, HandOver, Notify, Notify, Settle]);
     assert!(holds(delivery::D5, &state));
