@@ -969,6 +969,7 @@ fn property_clauses_refuse_a_state_that_breaks_only_them() {
         })
     ));
     assert!(!holds(delivery::HANDOVER_COUNT, &event(|e| e.handed = 2)));
+    assert!(!holds(delivery::HANDOVER_COUNT, &event(|e| e.batch = 9)));
     // D10: a new batch is not a replay, has attempt 1 and an id above every earlier one (0 is
     // above none); a repeat has its original's lines, all of them.
     let state = walk(&[Park(0), Boundary]);
@@ -997,6 +998,33 @@ fn property_clauses_refuse_a_state_that_breaks_only_them() {
             r.batch.items.pop();
         })
     ));
+
+    // D13: the trailer's count is the original boundary's parked lines not in the batch (the
+    // header's count alone right).
+    let state = walk(&[Park(0), Park(1), Park(2), Boundary, HandOver]);
+    assert!(holds(delivery::D13, &state));
+    let mut bad = state.clone();
+    bad.boundaries = replace_newest(&state.boundaries, |r| {
+        r.batch.items.pop();
+    });
+    assert!(!holds(delivery::D13, &bad));
+    // D17: seqs follow the arrivals; a handed batch's items strictly increase.
+    assert!(holds(delivery::D17, &state));
+    let mut bad = state.clone();
+    bad.arrived += 1;
+    assert!(!holds(delivery::D17, &bad));
+    let mut bad = state.clone();
+    bad.handed = replace_newest(&state.handed, |b| b.items[1].seq = b.items[0].seq);
+    assert!(!holds(delivery::D17, &bad));
+    // The hand-over count: at the boundary (the newest boundary's items), as the parent saw it
+    // (the newest hand-over's items), each alone.
+    assert!(holds(delivery::HANDOVER_COUNT, &state));
+    let mut bad = state.clone();
+    bad.boundaries = replace_newest(&state.boundaries, |r| r.batch.items[0].handed = 2);
+    assert!(!holds(delivery::HANDOVER_COUNT, &bad));
+    let mut bad = state.clone();
+    bad.handed = replace_newest(&state.handed, |b| b.items[0].handed = 0);
+    assert!(!holds(delivery::HANDOVER_COUNT, &bad));
 
     // D5: a settle's delivered item must have its event from that batch's hand-over.
     let state = walk(&[Park(0), Park(1), Boundary, HandOver, Notify, Notify, Settle]);
