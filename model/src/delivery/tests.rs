@@ -210,6 +210,13 @@ fn the_model_takes_no_more_than_its_bounds_allow() {
     let mut bounds = Bounds::generated(2, 6, 1, 4);
     bounds.collects = 1;
     let model = DeliveryModel::new(bounds.clone(), Variant::Correct);
+    // Every `always` property holds here too: the named bound sets never fail a redriven line
+    // again, so this walk is where the redrive properties see a second life's failures.
+    let always: Vec<_> = model
+        .properties()
+        .into_iter()
+        .filter(|p| p.expectation == stateright::Expectation::Always)
+        .collect();
     let mut stack = model.init_states();
     let mut seen: HashSet<u64> = stack.iter().map(fingerprint).collect();
     let mut actions = Vec::new();
@@ -240,6 +247,13 @@ fn the_model_takes_no_more_than_its_bounds_allow() {
         }
         dead_after_the_redrive |=
             !state.redrives.is_empty() && !state.queue.dead_letters().is_empty();
+        for property in &always {
+            assert!(
+                (property.condition)(&model, &state),
+                "{} fails at {state:?}",
+                property.name
+            );
+        }
         actions.clear();
         model.actions(&state, &mut actions);
         for action in actions.drain(..) {
