@@ -303,3 +303,56 @@ fn d6_refuses_a_wrong_failure_count_or_dead_state_alone() {
     dead.queue.mirror.dead.push(item);
     assert!(!d6(&model, &dead));
 }
+
+/// The group-park property counts a group line present when it is held, or delivered by its
+/// own request: one line of the group held and the other gone (while another request's line was
+/// delivered) is refused.
+#[test]
+fn group_park_refuses_half_a_group_beside_another_delivery() {
+    use super::properties::group_park_all_or_none as group_park;
+    let model = DeliveryModel::default();
+    let mut state = model.init_states().remove(0);
+    for action in [
+        Action::Park(0),
+        Action::Boundary,
+        Action::HandOver,
+        Action::Notify,
+        Action::Settle,
+        Action::ParkGroup(1),
+    ] {
+        state = model.next_state(&state, action).unwrap();
+    }
+    assert!(group_park(&model, &state));
+    let mut half = state.clone();
+    half.queue.mirror.parked.retain(|item| item.request != 3);
+    assert!(!group_park(&model, &half));
+}
+
+/// The reference's errors read as sentences (they appear in the differential's divergences).
+#[test]
+fn reference_errors_are_worded() {
+    let words: Vec<String> = [
+        RefError::BatchInFlight,
+        RefError::UnknownBatch,
+        RefError::OutcomeCount,
+        RefError::Exhausted,
+        RefError::InvalidLine(2),
+        RefError::NotDead(7),
+        RefError::Corrupt,
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    assert_eq!(
+        words,
+        [
+            "a batch of this life is in flight",
+            "no batch of this life with that id is in flight",
+            "one outcome per item is required",
+            "a counter is exhausted",
+            "line 2 of the group holds a newline",
+            "seq 7 is not a dead letter",
+            "the mirror is impossible",
+        ]
+    );
+}
