@@ -431,3 +431,46 @@ fn r7_a_budget_outgrown_by_the_framing_is_not_a_refused_cursor() {
     );
     assert!((model.property(R7).condition)(&model, &after));
 }
+
+#[test]
+fn read_bound_sets_hold_the_limits_they_name() {
+    let ci = ReadBounds::default();
+    assert_eq!(
+        ci.summary(),
+        "turns=2 grow_chars=20 grows=3 budgets=260,300 requests=1"
+    );
+    // `deep` is the default with a third turn, nothing else.
+    let deep = ReadBounds::deep();
+    assert_eq!(deep, ReadBounds { turns: 3, ..ci });
+    assert_eq!(
+        deep.summary(),
+        "turns=3 grow_chars=20 grows=3 budgets=260,300 requests=1"
+    );
+}
+
+#[test]
+fn ids_are_one_to_128_of_the_allowed_characters() {
+    let longest = "a".repeat(128);
+    for id in ["a", "Z9", "child-1_x.y", longest.as_str()] {
+        assert!(valid_id(id), "{id:?} is a valid id");
+    }
+    let too_long = "a".repeat(129);
+    for id in ["", "a b", "a/b", "é", "a\n", too_long.as_str()] {
+        assert!(!valid_id(id), "{id:?} is not a valid id");
+    }
+}
+
+#[test]
+fn a_cursor_text_short_of_its_five_parts_is_damaged_and_a_dotted_child_round_trips() {
+    for text in ["", "v2", "v2.1", "v2.1.0", "v2.1.0.00000000"] {
+        assert_eq!(
+            parse_cursor(text),
+            Err(RefReadError::CursorDamaged),
+            "{text:?}"
+        );
+    }
+    let text = cursor_text("child.with.dots", 7);
+    let cursor = parse_cursor(&text).expect("a dotted child's cursor parses");
+    assert_eq!((cursor.child.as_str(), cursor.seq), ("child.with.dots", 7));
+    assert_eq!(cursor_text_of(&cursor), text);
+}
