@@ -356,3 +356,19 @@ fn reference_errors_are_worded() {
         ]
     );
 }
+
+#[test]
+fn turn_errors_are_worded() {
+    let words: Vec<String> = [TurnError::Header, TurnError::Body, TurnError::Trailer]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        words,
+        [
+            "the turn does not start with a batch header",
+            "the turn's body does not match its header and trailer",
+            "the turn does not end with its batch's trailer",
+        ]
+    );
+}
