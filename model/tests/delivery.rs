@@ -477,6 +477,59 @@ fn m6_d10_reference_counters_at_their_limits() {
     assert_eq!(queue.dead_letters()[0].failures, u32::MAX);
 }
 
+/// `from_mirror` refuses exactly the mirrors no correct queue holds, on each of its checks: a
+/// dead letter at seq `u64::MAX`, an in-flight batch at attempt 0, an in-flight item counted
+/// fewer hand-overs than its batch's attempt, a `seen` other than the items handed over before
+/// the batch; and accepts the same mirrors with that one thing right (an item of an earlier batch
+/// is counted more hand-overs than the attempt, and is `seen`).
+#[test]
+fn the_reference_recovers_exactly_the_mirrors_a_queue_can_hold() {
+    let item = |seq: u64, handed: u64| RefItem {
+        handed,
+        ..item_with(seq, 0)
+    };
+    let batch = |attempt: u32, items: Vec<RefItem>, seen: usize| RefBatch {
+        id: 4,
+        attempt,
+        items,
+        remaining: 0,
+        seen,
+    };
+    let mirror = |in_flight: Option<RefBatch>, dead: Vec<RefItem>| delivery::Mirror {
+        next_seq: 10,
+        next_batch: 5,
+        parked: vec![],
+        in_flight,
+        dead,
+    };
+    let good = [
+        mirror(None, vec![item(2, 1)]),
+        mirror(Some(batch(1, vec![item(3, 1)], 0)), vec![]),
+        mirror(Some(batch(2, vec![item(3, 2)], 0)), vec![]),
+        mirror(Some(batch(1, vec![item(3, 1), item(5, 3)], 1)), vec![]),
+    ];
+    for mirror in good {
+        assert!(
+            Reference::from_mirror(3, mirror.clone()).is_ok(),
+            "{mirror:?}"
+        );
+    }
+    let corrupt = [
+        mirror(None, vec![item(u64::MAX, 1)]),
+        mirror(Some(batch(0, vec![item(3, 0)], 0)), vec![]),
+        mirror(Some(batch(2, vec![item(3, 1)], 0)), vec![]),
+        mirror(Some(batch(1, vec![item(3, 1), item(5, 3)], 0)), vec![]),
+        mirror(Some(batch(1, vec![item(3, 1)], 1)), vec![]),
+    ];
+    for mirror in corrupt {
+        assert_eq!(
+            Reference::from_mirror(3, mirror.clone()),
+            Err(RefError::Corrupt),
+            "{mirror:?}"
+        );
+    }
+}
+
 #[test]
 fn d10_reference_replays_a_recovered_batch_as_a_repeat() {
     //= spec/delivery.md#d10-repeat-recognisable
