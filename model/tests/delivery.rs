@@ -530,6 +530,34 @@ fn the_reference_recovers_exactly_the_mirrors_a_queue_can_hold() {
     }
 }
 
+/// The reference's settle refuses a batch id when none is in flight (a fresh queue, a settled
+/// batch settled twice), and keeps the dead letters in seq order when a redriven line dies again
+/// after lines on both sides of it died.
+#[test]
+fn the_reference_settles_only_its_batch_and_files_the_dead_in_seq_order() {
+    let mut queue = Reference::new(1);
+    assert_eq!(queue.settle(1, &[]), Err(RefError::UnknownBatch));
+    for request in 1..=3 {
+        queue.park(request, "l");
+    }
+    let batch = queue.boundary(100).unwrap().unwrap();
+    assert_eq!(
+        queue.settle(batch.id, &[false; 3]).unwrap().dead,
+        vec![1, 2, 3]
+    );
+    assert_eq!(
+        queue.settle(batch.id, &[false; 3]),
+        Err(RefError::UnknownBatch)
+    );
+    for seq in [2, 1] {
+        assert_eq!(queue.redrive(&[seq]), Ok(vec![seq]));
+        let batch = queue.boundary(100).unwrap().unwrap();
+        assert_eq!(queue.settle(batch.id, &[false]).unwrap().dead, vec![seq]);
+        let dead: Vec<u64> = queue.dead_letters().iter().map(|item| item.seq).collect();
+        assert_eq!(dead, vec![1, 2, 3], "after seq {seq} died again");
+    }
+}
+
 #[test]
 fn d10_reference_replays_a_recovered_batch_as_a_repeat() {
     //= spec/delivery.md#d10-repeat-recognisable
