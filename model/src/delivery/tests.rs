@@ -372,3 +372,20 @@ fn turn_errors_are_worded() {
         ]
     );
 }
+
+#[test]
+fn variant_names_are_distinct_command_line_words_that_round_trip() {
+    let names: std::collections::BTreeSet<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+    assert_eq!(names.len(), Variant::ALL.len());
+    for variant in Variant::ALL {
+        let name = variant.name();
+        assert!(
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+            "{name:?}"
+        );
+        assert_eq!(Variant::from_name(name), Some(variant));
+    }
+    assert_eq!(Variant::Correct.name(), "correct");
+    assert_eq!(Variant::from_name("pop-front"), Some(Variant::PopFront));
+    assert_eq!(Variant::from_name("xyzzy"), None);
+}
