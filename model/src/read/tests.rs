@@ -495,3 +495,37 @@ fn read_variant_names_are_distinct_command_line_words_that_round_trip() {
     );
     assert_eq!(ReadVariant::from_name("xyzzy"), None);
 }
+
+#[test]
+fn read_steps_are_narrated_in_the_spec_words() {
+    let model = ReadModel::default();
+    let mut state = model.init_states().remove(0);
+    let mut told = Vec::new();
+    for action in [
+        ReadAction::Grow,
+        ReadAction::Complete,
+        ReadAction::OpenRequest,
+        ReadAction::ReadAtNeeded,
+    ] {
+        let after = model
+            .next_state(&state, action.clone())
+            .expect("the step is enabled");
+        told.push(model.narrate(&state, &action, &after));
+        state = after;
+    }
+    // The partial turn of seq 1 is written in the letter of seq 1; the read at no budget is told
+    // the budget of the window it then gets, 190 characters.
+    assert_eq!(
+        told,
+        [
+            "the child works: partial turn \"bbbbbbbbbbbbbbbbbbbb\"",
+            "turn t1 completes (seq 1, \"bbbbbbbbbbbbbbbbbbbb\")",
+            "the child opens a request",
+            "the caller reads with no budget and is told it needs 190; it retries: the caller \
+             reads with cursor at seq 0 and chars_max 190; window (190 chars, next cursor at seq \
+             1):\n[parkline read c since:v2.0.0.8e9ff85b.c]\n[turn t1 seq 1: 20 chars]\n\
+             bbbbbbbbbbbbbbbbbbbb\n[request 1 open] r1\n[parkline read end: 1 whole, 0 \
+             excerpt, 0 omitted; next since:v2.1.0.b3ffd1eb.c]\n",
+        ]
+    );
+}
