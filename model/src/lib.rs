@@ -8,3 +8,31 @@
 pub mod delivery;
 pub mod read;
 pub mod search;
+
+/// What the delivery and read models' unit tests share.
+#[cfg(test)]
+mod test_support {
+    use std::collections::BTreeSet;
+    use std::fmt::Debug;
+
+    /// The names `name` gives `all` are distinct command-line words (lowercase letters and
+    /// dashes), `from_name` gives each variant back from its name, and no variant from another
+    /// word.
+    pub(crate) fn assert_variant_names<V: Copy + PartialEq + Debug>(
+        all: &[V],
+        name: fn(V) -> &'static str,
+        from_name: fn(&str) -> Option<V>,
+    ) {
+        let names: BTreeSet<&str> = all.iter().map(|&v| name(v)).collect();
+        assert_eq!(names.len(), all.len(), "two variants share a name");
+        for &variant in all {
+            let name = name(variant);
+            assert!(
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                "{name:?}"
+            );
+            assert_eq!(from_name(name), Some(variant));
+        }
+        assert_eq!(from_name("xyzzy"), None);
+    }
+}

@@ -997,14 +997,18 @@ fn property_clauses_refuse_a_state_that_breaks_only_them() {
         copy.push(newest);
         copy
     }
+    // `state` with its newest boundary record changed.
+    let newest_boundary = |state: &delivery::DeliveryState,
+                           change: fn(&mut delivery::BoundaryRecord)| {
+        let mut bad = state.clone();
+        bad.boundaries = replace_newest(&state.boundaries, change);
+        bad
+    };
 
     // D1, D11: a batch of the size split gives, not taken from the front of the parked list.
     let state = walk(&[Park(0), Park(1), Park(2), Boundary]);
     assert!(holds(delivery::D1, &state) && holds(delivery::D11, &state));
-    let mut bad = state.clone();
-    bad.boundaries = replace_newest(&state.boundaries, |r| {
-        r.batch.items[0] = r.parked[2].clone()
-    });
+    let bad = newest_boundary(&state, |r| r.batch.items[0] = r.parked[2].clone());
     assert!(!holds(delivery::D1, &bad));
     assert!(!holds(delivery::D11, &bad));
 
@@ -1012,16 +1016,14 @@ fn property_clauses_refuse_a_state_that_breaks_only_them() {
     // outgrows the parked list (2 items and 1 remaining of a list cut to 2).
     let state = walk(&[Park(0), Park(1), Park(2), Boundary]);
     assert!(holds(delivery::D2, &state));
-    let boundary = |change: fn(&mut delivery::BoundaryRecord)| {
-        let mut bad = state.clone();
-        bad.boundaries = replace_newest(&state.boundaries, change);
-        bad
-    };
     assert!(!holds(
         delivery::D2,
-        &boundary(|r| r.batch.items[0].seq = 9)
+        &newest_boundary(&state, |r| r.batch.items[0].seq = 9)
     ));
-    assert!(!holds(delivery::D2, &boundary(|r| r.parked.truncate(2))));
+    assert!(!holds(
+        delivery::D2,
+        &newest_boundary(&state, |r| r.parked.truncate(2))
+    ));
 
     // D3: a handed-over turn whose item is not its parked line, the queue's items untouched.
     let state = walk(&[Park(0), Park(1), Boundary, HandOver]);
@@ -1055,27 +1057,23 @@ fn property_clauses_refuse_a_state_that_breaks_only_them() {
     // above none); a repeat has its original's lines, all of them.
     let state = walk(&[Park(0), Boundary]);
     assert!(holds(delivery::D10, &state));
-    let first = |change: fn(&mut delivery::BoundaryRecord)| {
-        let mut bad = state.clone();
-        bad.boundaries = replace_newest(&state.boundaries, change);
-        bad
-    };
-    assert!(!holds(delivery::D10, &first(|r| r.replay = true)));
-    assert!(!holds(delivery::D10, &first(|r| r.batch.id = 0)));
-    let state = walk(&[Park(0), Park(1), Boundary, Crash, Recover, Boundary]);
-    assert!(holds(delivery::D10, &state));
-    let repeat = |change: fn(&mut delivery::BoundaryRecord)| {
-        let mut bad = state.clone();
-        bad.boundaries = replace_newest(&state.boundaries, change);
-        bad
-    };
     assert!(!holds(
         delivery::D10,
-        &repeat(|r| r.batch.items[1].line = "x".into())
+        &newest_boundary(&state, |r| r.replay = true)
     ));
     assert!(!holds(
         delivery::D10,
-        &repeat(|r| {
+        &newest_boundary(&state, |r| r.batch.id = 0)
+    ));
+    let state = walk(&[Park(0), Park(1), Boundary, Crash, Recover, Boundary]);
+    assert!(holds(delivery::D10, &state));
+    assert!(!holds(
+        delivery::D10,
+        &newest_boundary(&state, |r| r.batch.items[1].line = "x".into())
+    ));
+    assert!(!holds(
+        delivery::D10,
+        &newest_boundary(&state, |r| {
             r.batch.items.pop();
         })
     ));
@@ -1084,8 +1082,7 @@ fn property_clauses_refuse_a_state_that_breaks_only_them() {
     // header's count alone right).
     let state = walk(&[Park(0), Park(1), Park(2), Boundary, HandOver]);
     assert!(holds(delivery::D13, &state));
-    let mut bad = state.clone();
-    bad.boundaries = replace_newest(&state.boundaries, |r| {
+    let bad = newest_boundary(&state, |r| {
         r.batch.items.pop();
     });
     assert!(!holds(delivery::D13, &bad));
@@ -1100,8 +1097,7 @@ fn property_clauses_refuse_a_state_that_breaks_only_them() {
     // The hand-over count: at the boundary (the newest boundary's items), as the parent saw it
     // (the newest hand-over's items), each alone.
     assert!(holds(delivery::HANDOVER_COUNT, &state));
-    let mut bad = state.clone();
-    bad.boundaries = replace_newest(&state.boundaries, |r| r.batch.items[0].handed = 2);
+    let bad = newest_boundary(&state, |r| r.batch.items[0].handed = 2);
     assert!(!holds(delivery::HANDOVER_COUNT, &bad));
     let mut bad = state.clone();
     bad.handed = replace_newest(&state.handed, |b| b.items[0].handed = 0);

@@ -58,9 +58,14 @@ fn fingerprint(s: &DeliveryState) -> u64 {
 }
 
 /// Every transition reachable from the initial states of `model`, checked with [`step_fault`],
-/// until `cap` states are found (some known-bad variants never stop growing a log); returns the
-/// number of states found and the actions offered that had no next state.
-fn walk(model: &DeliveryModel, cap: usize) -> (usize, Vec<Action>) {
+/// until `cap` states are found (some known-bad variants never stop growing a log), each state
+/// shown to `visit` once; returns the number of states found and the actions offered that had no
+/// next state.
+fn walk(
+    model: &DeliveryModel,
+    cap: usize,
+    mut visit: impl FnMut(&DeliveryState),
+) -> (usize, Vec<Action>) {
     let mut stack = model.init_states();
     let mut seen: HashSet<u64> = stack.iter().map(fingerprint).collect();
     let mut actions = Vec::new();
@@ -69,6 +74,7 @@ fn walk(model: &DeliveryModel, cap: usize) -> (usize, Vec<Action>) {
         if seen.len() >= cap {
             break;
         }
+        visit(&state);
         actions.clear();
         model.actions(&state, &mut actions);
         for action in actions.drain(..) {
@@ -87,6 +93,17 @@ fn walk(model: &DeliveryModel, cap: usize) -> (usize, Vec<Action>) {
     (seen.len(), disabled)
 }
 
+/// The state `steps` lead to from the initial state of `model`, each step enabled.
+fn state_after(model: &DeliveryModel, steps: &[Action]) -> DeliveryState {
+    let mut state = model.init_states().remove(0);
+    for action in steps {
+        state = model
+            .next_state(&state, action.clone())
+            .unwrap_or_else(|| panic!("{action:?} is enabled"));
+    }
+    state
+}
+
 #[test]
 fn a_step_appends_at_most_one_record_to_each_log() {
     // The correct model at the default bounds (every state the suite checks), and every
@@ -95,7 +112,7 @@ fn a_step_appends_at_most_one_record_to_each_log() {
     // And the correct model offers only actions it can take: an offered action without a next
     // state would be a guard of `actions` that `next_state` silently disagrees with.
     let correct = DeliveryModel::new(Bounds::default(), Variant::Correct);
-    let (states, disabled) = walk(&correct, usize::MAX);
+    let (states, disabled) = walk(&correct, usize::MAX, |_| {});
     assert_eq!(states, DEFAULT_UNIQUE_STATES);
     assert!(
         disabled.is_empty(),
@@ -107,6 +124,7 @@ fn a_step_appends_at_most_one_record_to_each_log() {
         walk(
             &DeliveryModel::new(Bounds::generated(2, 6, 1, 1), variant),
             20_000,
+            |_| {},
         );
     }
 }
@@ -217,12 +235,9 @@ fn the_model_takes_no_more_than_its_bounds_allow() {
         .into_iter()
         .filter(|p| p.expectation == stateright::Expectation::Always)
         .collect();
-    let mut stack = model.init_states();
-    let mut seen: HashSet<u64> = stack.iter().map(fingerprint).collect();
-    let mut actions = Vec::new();
     let mut dead_after_the_redrive = false;
     let mut most = [0; 4];
-    while let Some(state) = stack.pop() {
+    walk(&model, usize::MAX, |state| {
         let counts = [
             state.redrives.len(),
             state.crashes as usize,
@@ -249,21 +264,12 @@ fn the_model_takes_no_more_than_its_bounds_allow() {
             !state.redrives.is_empty() && !state.queue.dead_letters().is_empty();
         for property in &always {
             assert!(
-                (property.condition)(&model, &state),
+                (property.condition)(&model, state),
                 "{} fails at {state:?}",
                 property.name
             );
         }
-        actions.clear();
-        model.actions(&state, &mut actions);
-        for action in actions.drain(..) {
-            if let Some(next) = model.next_state(&state, action)
-                && seen.insert(fingerprint(&next))
-            {
-                stack.push(next);
-            }
-        }
-    }
+    });
     // Not vacuous: every limit is reached, and a line is dead again after the redrive.
     assert_eq!(most, [1, 1, 4, 1]);
     assert!(dead_after_the_redrive);
@@ -274,10 +280,10 @@ fn the_model_takes_no_more_than_its_bounds_allow() {
 #[test]
 fn a_turn_is_fresh_only_in_the_state_its_hand_over_produced() {
     let model = DeliveryModel::default();
-    let mut state = model.init_states().remove(0);
-    for action in [Action::Park(0), Action::Park(1), Action::Boundary] {
-        state = model.next_state(&state, action).unwrap();
-    }
+    let mut state = state_after(
+        &model,
+        &[Action::Park(0), Action::Park(1), Action::Boundary],
+    );
     assert!(fresh_turn(&state).is_none());
     state = model.next_state(&state, Action::HandOver).unwrap();
     assert_eq!(fresh_turn(&state).map(|b| b.id), Some(1));
@@ -291,9 +297,7 @@ fn a_turn_is_fresh_only_in_the_state_its_hand_over_produced() {
 fn d6_refuses_a_wrong_failure_count_or_dead_state_alone() {
     use super::properties::d6_per_request_independence as d6;
     let model = DeliveryModel::default();
-    let state = model
-        .next_state(&model.init_states().remove(0), Action::Park(0))
-        .unwrap();
+    let state = state_after(&model, &[Action::Park(0)]);
     assert!(d6(&model, &state));
     let mut counted = state.clone();
     counted.queue.mirror.parked[0].failures = 1;
@@ -311,17 +315,17 @@ fn d6_refuses_a_wrong_failure_count_or_dead_state_alone() {
 fn group_park_refuses_half_a_group_beside_another_delivery() {
     use super::properties::group_park_all_or_none as group_park;
     let model = DeliveryModel::default();
-    let mut state = model.init_states().remove(0);
-    for action in [
-        Action::Park(0),
-        Action::Boundary,
-        Action::HandOver,
-        Action::Notify,
-        Action::Settle,
-        Action::ParkGroup(1),
-    ] {
-        state = model.next_state(&state, action).unwrap();
-    }
+    let state = state_after(
+        &model,
+        &[
+            Action::Park(0),
+            Action::Boundary,
+            Action::HandOver,
+            Action::Notify,
+            Action::Settle,
+            Action::ParkGroup(1),
+        ],
+    );
     assert!(group_park(&model, &state));
     let mut half = state.clone();
     half.queue.mirror.parked.retain(|item| item.request != 3);
@@ -375,17 +379,7 @@ fn turn_errors_are_worded() {
 
 #[test]
 fn variant_names_are_distinct_command_line_words_that_round_trip() {
-    let names: std::collections::BTreeSet<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-    assert_eq!(names.len(), Variant::ALL.len());
-    for variant in Variant::ALL {
-        let name = variant.name();
-        assert!(
-            !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
-            "{name:?}"
-        );
-        assert_eq!(Variant::from_name(name), Some(variant));
-    }
+    crate::test_support::assert_variant_names(&Variant::ALL, Variant::name, Variant::from_name);
     assert_eq!(Variant::Correct.name(), "correct");
     assert_eq!(Variant::from_name("pop-front"), Some(Variant::PopFront));
-    assert_eq!(Variant::from_name("xyzzy"), None);
 }

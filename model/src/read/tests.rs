@@ -477,23 +477,16 @@ fn a_cursor_text_short_of_its_five_parts_is_damaged_and_a_dotted_child_round_tri
 
 #[test]
 fn read_variant_names_are_distinct_command_line_words_that_round_trip() {
-    let names: std::collections::BTreeSet<&str> =
-        ReadVariant::ALL.iter().map(|v| v.name()).collect();
-    assert_eq!(names.len(), ReadVariant::ALL.len());
-    for variant in ReadVariant::ALL {
-        let name = variant.name();
-        assert!(
-            !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
-            "{name:?}"
-        );
-        assert_eq!(ReadVariant::from_name(name), Some(variant));
-    }
+    crate::test_support::assert_variant_names(
+        &ReadVariant::ALL,
+        ReadVariant::name,
+        ReadVariant::from_name,
+    );
     assert_eq!(ReadVariant::Correct.name(), "correct");
     assert_eq!(
         ReadVariant::from_name("peek-latest"),
         Some(ReadVariant::PeekLatest)
     );
-    assert_eq!(ReadVariant::from_name("xyzzy"), None);
 }
 
 #[test]
