@@ -15,7 +15,7 @@ use super::properties::*;
 use super::reference::{chars, read_variant};
 use super::types::{
     RefExcerpt, RefHistory, RefPartial, RefReadError, RefReadRequest, RefRequest, RefSelector,
-    RefTranscript, RefTurn,
+    RefTranscript, RefTurn, RefWindow,
 };
 use super::variants::ReadVariant;
 
@@ -53,8 +53,12 @@ pub struct ReadState {
     pub over_budget: bool,
     /// Ghost: a read with the caller's own cursor failed (R7).
     pub refused: bool,
-    /// Ghost: a read with unread turns did not move the cursor (R8).
+    /// Ghost: a read with unread turns did not move the cursor, or gave no character of them
+    /// (R8).
     pub stalled: bool,
+    /// Ghost: following an excerpt's rest with `turn:` reads, each at the budget its
+    /// `CharsMaxTooSmall` names, did not end (R8).
+    pub rest_loops: bool,
     /// Ghost: a `since:turn:` resume did not continue right after the turn (R16).
     pub resume_wrong: bool,
     /// What the caller's cursor records of the partial turn.
@@ -142,22 +146,41 @@ impl ReadModel {
         }
     }
 
-    /// The caller reads with its cursor under `chars_max` and keeps the next cursor; the ghost
-    /// fields record what it was given. Returns the window's excerpt, if any.
+    /// The caller makes `request` and keeps the next cursor; the ghost fields record what it was
+    /// given ([`ReadModel::record_window`]) or that it was refused
+    /// ([`ReadModel::record_refusal`]). Returns the window, if the read answered.
     fn caller_reads(
         &self,
         state: &ReadState,
         next: &mut ReadState,
-        request: RefReadRequest,
-    ) -> Option<RefExcerpt> {
-        let chars_max = request.chars_max;
-        let window = match read_variant(&state.transcript, &request, self.variant) {
-            Ok(window) => window,
-            // The cursor was accepted, but the framing of this answer has outgrown the budget
-            // (more turns to count as omitted, longer numbers): R2's refusal, not R7's. It must
-            // name a budget that works, or it counts as a refusal.
-            Err(RefReadError::CharsMaxTooSmall { needed })
-                if needed > chars_max
+        request: &RefReadRequest,
+    ) -> Option<RefWindow> {
+        match read_variant(&state.transcript, request, self.variant) {
+            Ok(window) => {
+                self.record_window(state, next, &window, request.chars_max);
+                Some(window)
+            }
+            Err(error) => {
+                self.record_refusal(state, next, request, error);
+                None
+            }
+        }
+    }
+
+    /// R7: a read that fails refuses the caller's cursor, unless the error is `CharsMaxTooSmall`
+    /// naming a larger budget at which the same read answers: the framing of this answer has
+    /// outgrown the budget (more turns to count as omitted, longer numbers), R2's refusal, not
+    /// R7's.
+    pub(super) fn record_refusal(
+        &self,
+        state: &ReadState,
+        next: &mut ReadState,
+        request: &RefReadRequest,
+        error: RefReadError,
+    ) {
+        let outgrown = match error {
+            RefReadError::CharsMaxTooSmall { needed } => {
+                needed > request.chars_max
                     && read_variant(
                         &state.transcript,
                         &RefReadRequest {
@@ -166,21 +189,29 @@ impl ReadModel {
                         },
                         self.variant,
                     )
-                    .is_ok() =>
-            {
-                next.last = None;
-                return None;
+                    .is_ok()
             }
-            Err(_) => {
-                next.refused = true;
-                next.last = None;
-                return None;
-            }
+            _ => false,
         };
+        next.refused |= !outgrown;
+        next.last = None;
+    }
+
+    /// The ghost fields after the caller, in `state`, was given `window` under `chars_max`: each
+    /// clause below sets the flag of one property, and the tests give it a window that breaks
+    /// only that clause.
+    pub(super) fn record_window(
+        &self,
+        state: &ReadState,
+        next: &mut ReadState,
+        window: &RefWindow,
+        chars_max: usize,
+    ) {
         let turn = |seq: u64| state.transcript.turns.iter().find(|turn| turn.seq == seq);
+        // R6 and R5: a turn given again is a repeat; a turn counts as given only if the text
+        // really holds it whole under its own marker, or holds the excerpt and names its rest.
         for &seq in &window.whole {
             next.repeated |= state.given.contains(&seq);
-            // Given only if the text really holds the whole turn under its own marker.
             if let Some(turn) = turn(seq) {
                 let whole = format!(
                     "[turn {} seq {}: {} chars]\n{}\n",
@@ -203,16 +234,16 @@ impl ReadModel {
                 }
             }
         }
+        // R1.
         next.over_budget |= window.chars > chars_max;
+        // R8: a read with unread turns moves the cursor, and gives at least one character of the
+        // first of them (the latest-turn peek of `PeekLatest` is not a cursor read).
         let latest = state.transcript.turns.last().map_or(0, |turn| turn.seq);
+        let unread = self.variant != ReadVariant::PeekLatest && latest > state.cursor;
         let new_cursor = window.next.unwrap_or(state.cursor);
-        next.stalled |= self.variant != ReadVariant::PeekLatest
-            && latest > state.cursor
-            && new_cursor <= state.cursor;
-        // R8: an answer with unread turns gives at least one character of the first of them.
         let progress = !window.whole.is_empty() || window.excerpt.is_some_and(|e| e.to > e.from);
-        next.stalled |=
-            self.variant != ReadVariant::PeekLatest && latest > state.cursor && !progress;
+        next.stalled |= unread && new_cursor <= state.cursor;
+        next.stalled |= unread && !progress;
         next.cursor = new_cursor;
         next.seen = window.next_seen;
         // R15: a caller holding the partial turn as its cursor records it is sent only the
@@ -251,12 +282,11 @@ impl ReadModel {
             omitted: !window.omitted.is_empty(),
             nothing_new: window.whole.is_empty() && window.excerpt.is_none(),
         });
-        window.excerpt
     }
 
     /// R8: the rest of `excerpt`, followed by `turn:` reads each at the budget that its
     /// `CharsMaxTooSmall` names, ends in a bounded number of reads, each giving a character.
-    fn rest_chain_ends(&self, state: &ReadState, excerpt: Option<RefExcerpt>) -> bool {
+    pub(super) fn rest_chain_ends(&self, state: &ReadState, excerpt: Option<RefExcerpt>) -> bool {
         let Some(mut part) = excerpt else {
             return true;
         };
@@ -295,6 +325,25 @@ impl ReadModel {
     }
 }
 
+/// R16: a read resumed from turn `t<cursor>` gives first (whole or as the excerpt) the first
+/// turn after it: not the turn itself or one before it (given again), not a later one (one
+/// skipped). A window that gives no turn is judged by R8, not here.
+pub(super) fn resumed_elsewhere(state: &ReadState, window: &RefWindow) -> bool {
+    let first_unread = state
+        .transcript
+        .turns
+        .iter()
+        .find(|turn| turn.seq > state.cursor)
+        .map(|turn| turn.seq);
+    let first_given = window
+        .whole
+        .iter()
+        .copied()
+        .chain(window.excerpt.map(|excerpt| excerpt.seq))
+        .min();
+    first_given.is_some() && first_given != first_unread
+}
+
 impl Model for ReadModel {
     type State = ReadState;
     type Action = ReadAction;
@@ -312,6 +361,7 @@ impl Model for ReadModel {
             over_budget: false,
             refused: false,
             stalled: false,
+            rest_loops: false,
             resume_wrong: false,
             seen: None,
             held: None,
@@ -391,7 +441,7 @@ impl Model for ReadModel {
                 request.record = format!("r{id} done");
             }
             ReadAction::Read(chars_max) => {
-                self.caller_reads(state, &mut next, self.caller_read(state, chars_max));
+                self.caller_reads(state, &mut next, &self.caller_read(state, chars_max));
             }
             ReadAction::Resume(chars_max) => {
                 // The caller lost its cursor and resumes after the last turn it holds (R16).
@@ -400,31 +450,15 @@ impl Model for ReadModel {
                     chars_max,
                     history: RefHistory::Open,
                 };
-                let first_unread = state
-                    .transcript
-                    .turns
-                    .iter()
-                    .find(|turn| turn.seq > state.cursor)
-                    .map(|turn| turn.seq);
-                let before = next.given.len();
                 // Without its cursor, the read cannot know what the caller has of the partial
                 // turn: it is sent as new (R15 holds for cursor reads).
                 let lost = ReadState {
                     held: None,
-                    seen: None,
                     ..state.clone()
                 };
-                self.caller_reads(&lost, &mut next, request);
-                // The first turn given is the first one after the cursor: none skipped, none
-                // given again.
-                let first_given = next
-                    .given
-                    .iter()
-                    .copied()
-                    .filter(|seq| *seq > state.cursor)
-                    .min();
-                next.resume_wrong |= next.given.len() > before && first_given != first_unread;
-                next.resume_wrong |= next.repeated && !state.repeated;
+                if let Some(window) = self.caller_reads(&lost, &mut next, &request) {
+                    next.resume_wrong |= resumed_elsewhere(state, &window);
+                }
             }
             ReadAction::ReadAtNeeded => {
                 // The caller asks with no budget, then retries at the budget the error names.
@@ -433,8 +467,9 @@ impl Model for ReadModel {
                     Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
                     _ => 0,
                 };
-                let excerpt = self.caller_reads(state, &mut next, self.caller_read(state, needed));
-                next.stalled |= !self.rest_chain_ends(state, excerpt);
+                let window = self.caller_reads(state, &mut next, &self.caller_read(state, needed));
+                let excerpt = window.and_then(|window| window.excerpt);
+                next.rest_loops |= !self.rest_chain_ends(state, excerpt);
             }
         }
         Some(next)
@@ -459,7 +494,7 @@ impl Model for ReadModel {
             //= spec/read.md#r8-no-read-loops-an-oversized-turn-is-a-marked-excerpt-and-every-answer-makes-progress
             //# For `since` and `n:` reads the excerpt counts as given: the next cursor MUST move
             //# past it (R5), so following the cursors never loops on a turn larger than the budget.
-            Property::always(R8, |_, s: &ReadState| !s.stalled),
+            Property::always(R8, |_, s: &ReadState| !s.stalled && !s.rest_loops),
             //= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
             //# A `since:turn:<id>` read MUST be the `since` read with the cursor just after turn
             //# `<id>` that records nothing of the partial turn (the same selected turns, partial

@@ -676,6 +676,9 @@ fn answer_with(
             let smallest = forms.iter().map(|a| reader.size(a)).min().unwrap_or(empty);
             needed = needed.max(smallest);
         }
+        if variant == ReadVariant::NeededOneShort {
+            needed -= 1;
+        }
         RefReadError::CharsMaxTooSmall { needed }
     };
     if !reader.fits(&answer) {

@@ -1,6 +1,9 @@
 //! Unit tests of the read reference and model: the pinned state count, every known-bad variant
 //! caught for its property, the cursor text, and the exact texts of the spec's examples.
 
+use std::collections::BTreeSet;
+
+use super::model::resumed_elsewhere;
 use super::*;
 use stateright::{Checker, Model};
 
@@ -237,15 +240,16 @@ fn the_reference_needed_budget_is_the_smallest_that_works() {
     assert!(read(&t, &since(0, needed - 1)).is_err());
 }
 
-/// Reads of every kind over a transcript with long turns, a partial turn and requests: the
-/// candidates they try cover whole turns, excerpts with and without a rest, every partial view,
-/// omissions and requests.
+/// Reads of every kind over two transcripts: one with long turns, a partial turn and requests,
+/// one with twelve short turns (ids of two and three characters) and a partial turn of three-digit
+/// length. The candidates they try cover whole turns, excerpts with and without a rest, every
+/// partial view, omissions (ten and more, first and last ids of different lengths) and requests.
 fn fit_cases() -> Vec<(RefTranscript, RefReadRequest)> {
-    let mut t = transcript(
+    let mut long = transcript(
         &["one", &"é😀 x".repeat(40), "three", &"y".repeat(120)],
         Some("working\n[on] it"),
     );
-    t.requests = vec![
+    long.requests = vec![
         RefRequest {
             id: 1,
             open: true,
@@ -257,46 +261,53 @@ fn fit_cases() -> Vec<(RefTranscript, RefReadRequest)> {
             record: "request 2 done".into(),
         },
     ];
-    let grown = RefCursor {
-        child: "c".into(),
-        seq: 1,
-        seen: Some(RefSeen {
-            after: 4,
-            chars: 4,
-            prefix: crc32(b"work"),
-        }),
-    };
-    let replaced = RefCursor {
-        seen: Some(RefSeen {
-            after: 4,
-            chars: 4,
-            prefix: crc32(b"nope"),
-        }),
-        ..grown.clone()
-    };
-    let selectors = [
-        RefSelector::Since(cursor_text("c", 0)),
-        RefSelector::Since(cursor_text_of(&grown)),
-        RefSelector::Since(cursor_text_of(&replaced)),
-        RefSelector::Latest(3),
-        RefSelector::SinceTurn("t2".into()),
-        RefSelector::Turn {
-            id: "t2".into(),
-            offset: 7,
-        },
-    ];
+    let texts: Vec<String> = (1..=12).map(|n| format!("the text of turn {n}")).collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let many = transcript(&texts, Some(&format!("work{}", "z".repeat(101))));
     let mut cases = Vec::new();
-    for selector in selectors {
-        for history in [RefHistory::Open, RefHistory::All, RefHistory::None] {
-            for chars_max in (0..700).step_by(7) {
-                cases.push((
-                    t.clone(),
-                    RefReadRequest {
-                        selector: selector.clone(),
-                        chars_max,
-                        history,
-                    },
-                ));
+    for t in [long, many] {
+        let latest = t.turns.last().map_or(0, |turn| turn.seq);
+        let grown = RefCursor {
+            child: "c".into(),
+            seq: 1,
+            seen: Some(RefSeen {
+                after: latest,
+                chars: 4,
+                prefix: crc32(b"work"),
+            }),
+        };
+        let replaced = RefCursor {
+            seen: Some(RefSeen {
+                after: latest,
+                chars: 4,
+                prefix: crc32(b"nope"),
+            }),
+            ..grown.clone()
+        };
+        let selectors = [
+            RefSelector::Since(cursor_text("c", 0)),
+            RefSelector::Since(cursor_text_of(&grown)),
+            RefSelector::Since(cursor_text_of(&replaced)),
+            RefSelector::Latest(3),
+            RefSelector::Latest(12),
+            RefSelector::SinceTurn("t2".into()),
+            RefSelector::Turn {
+                id: "t2".into(),
+                offset: 7,
+            },
+        ];
+        for selector in selectors {
+            for history in [RefHistory::Open, RefHistory::All, RefHistory::None] {
+                for chars_max in (0..700).step_by(7) {
+                    cases.push((
+                        t.clone(),
+                        RefReadRequest {
+                            selector: selector.clone(),
+                            chars_max,
+                            history,
+                        },
+                    ));
+                }
             }
         }
     }
@@ -313,7 +324,68 @@ fn the_counted_fit_is_the_rendered_fit_on_every_candidate() {
         answers += usize::from(checked.is_ok());
     }
     // Not only refusals: most budgets above the framing give an answer.
-    assert!(answers > 1000, "{answers} answers");
+    assert!(answers > 2000, "{answers} answers");
+}
+
+/// The known-bad variants count their windows as they render them too (the variant that
+/// presents an excerpt as whole has its own marker to count), so each is caught for the
+/// property it breaks, not for a miscounted fit.
+#[test]
+fn every_variant_counts_the_fit_it_renders() {
+    use super::reference::{Measure, read_measured};
+    let counted = Measure::Checked(|reader, answer| reader.length(answer));
+    for variant in ReadVariant::ALL {
+        for (t, request) in fit_cases() {
+            let (_, mismatch) = read_measured(&t, &request, variant, counted);
+            assert_eq!(mismatch, None, "{variant:?} {request:?}");
+        }
+    }
+}
+
+/// The trailer of a window that holds an excerpt and omits the turns after it: the counts of each
+/// kind, and the ids of the first and last omitted turn.
+#[test]
+fn an_excerpts_window_counts_it_apart_and_names_the_omitted_turns() {
+    let t = transcript(&[&"x".repeat(300), "two", "three"], None);
+    let window = read(&t, &since(0, 250)).expect("an excerpt fits");
+    assert_eq!(window.excerpt.map(|e| e.seq), Some(1));
+    assert_eq!(window.omitted, [2, 3]);
+    assert!(
+        window.text.contains(
+            "[parkline read end: 0 whole, 1 excerpt, 2 omitted (turn:t2 to turn:t3); next since:"
+        ),
+        "{}",
+        window.text
+    );
+}
+
+/// A `turn:` read holds that turn only: no partial turn, not even as omitted.
+#[test]
+fn a_turn_read_says_nothing_of_the_partial_turn() {
+    let t = transcript(&["one"], Some("wor"));
+    let request = RefReadRequest {
+        selector: RefSelector::Turn {
+            id: "t1".into(),
+            offset: 0,
+        },
+        chars_max: 1000,
+        history: RefHistory::Open,
+    };
+    let window = read(&t, &request).expect("fits");
+    assert_eq!(window.partial, RefPartial::Absent);
+    assert!(!window.text.contains("in-flight"), "{}", window.text);
+    assert_eq!((window.next, window.next_seen), (None, None));
+}
+
+/// An empty partial turn is shown as such, and the next cursor records nothing of it: there is no
+/// prefix to check a later read against.
+#[test]
+fn an_empty_partial_turn_is_not_recorded_in_the_cursor() {
+    let window = read(&transcript(&["one"], Some("")), &since(0, 1000)).expect("fits");
+    assert_eq!(window.partial, RefPartial::Whole(0));
+    assert_eq!(window.next_seen, None);
+    let shown = read(&transcript(&["one"], Some("w")), &since(0, 1000)).expect("fits");
+    assert!(shown.next_seen.is_some());
 }
 
 #[test]
@@ -521,4 +593,385 @@ fn read_steps_are_narrated_in_the_spec_words() {
              excerpt, 0 omitted; next since:v2.1.0.b3ffd1eb.c]\n",
         ]
     );
+}
+
+/// A caller about to read `t` with the cursor at seq 0, holding nothing.
+fn reading(t: RefTranscript) -> ReadState {
+    ReadState {
+        transcript: t,
+        ..ReadModel::default().init_states().remove(0)
+    }
+}
+
+/// The state after the caller, in `state`, was given `window` under `chars_max`.
+fn judged(model: &ReadModel, state: &ReadState, window: &RefWindow, chars_max: usize) -> ReadState {
+    let mut next = state.clone();
+    model.record_window(state, &mut next, window, chars_max);
+    next
+}
+
+/// The names of the ghost flags set in `s`.
+fn flags(s: &ReadState) -> Vec<&'static str> {
+    [
+        ("repeated", s.repeated),
+        ("over_budget", s.over_budget),
+        ("refused", s.refused),
+        ("stalled", s.stalled),
+        ("rest_loops", s.rest_loops),
+        ("resume_wrong", s.resume_wrong),
+        ("partial_wrong", s.partial_wrong),
+    ]
+    .into_iter()
+    .filter_map(|(name, set)| set.then_some(name))
+    .collect()
+}
+
+/// Each clause of the window judgement, given a real window changed in the one place that clause
+/// judges, sets its own flag and no other. The model check alone cannot show this: a known-bad
+/// variant breaks its property through several clauses at once (`EmptyExcerpt` neither moves the
+/// cursor nor gives a character), so a clause that never fires would go unseen.
+#[test]
+fn each_ghost_clause_flags_a_window_that_breaks_only_it() {
+    let model = ReadModel::default();
+    let state = reading(transcript(&["one", "two"], Some("wor")));
+    let window = read(&state.transcript, &since(0, 1000)).expect("fits");
+    let good = judged(&model, &state, &window, 1000);
+    assert_eq!(flags(&good), Vec::<&str>::new());
+    assert_eq!(good.given, BTreeSet::from([1, 2]));
+    assert_eq!((good.cursor, good.held.as_deref()), (2, Some("wor")));
+    assert!(
+        good.last
+            .is_some_and(|last| !last.omitted && !last.nothing_new)
+    );
+
+    let broken = |change: &dyn Fn(&mut ReadState, &mut RefWindow) -> usize| {
+        let (mut state, mut window) = (state.clone(), window.clone());
+        let chars_max = change(&mut state, &mut window);
+        flags(&judged(&model, &state, &window, chars_max))
+    };
+    // R1: one character over the budget.
+    assert_eq!(broken(&|_, w| w.chars - 1), ["over_budget"]);
+    // R6: a whole turn the caller holds, given again.
+    assert_eq!(
+        broken(&|s, _| {
+            s.given.insert(1);
+            1000
+        }),
+        ["repeated"]
+    );
+    // R8: the cursor does not move although turns are unread ...
+    assert_eq!(
+        broken(&|_, w| {
+            w.next = Some(0);
+            1000
+        }),
+        ["stalled"]
+    );
+    // ... or it moves, but the window gives no turn, or an excerpt of no character.
+    assert_eq!(
+        broken(&|_, w| {
+            w.whole.clear();
+            1000
+        }),
+        ["stalled"]
+    );
+    assert_eq!(
+        broken(&|_, w| {
+            w.whole.clear();
+            w.excerpt = Some(RefExcerpt {
+                seq: 1,
+                from: 0,
+                to: 0,
+                total: 3,
+            });
+            1000
+        }),
+        ["stalled"]
+    );
+    // A caller with nothing unread is not stalled by a cursor that stays.
+    let mut read_up = state.clone();
+    read_up.cursor = 2;
+    let mut staying = window.clone();
+    staying.next = Some(2);
+    staying.whole.clear();
+    assert_eq!(
+        flags(&judged(&model, &read_up, &staying, 1000)),
+        Vec::<&str>::new()
+    );
+    // The latest-turn peek is not a cursor read: R8 does not judge it.
+    let peek = ReadModel::new(ReadBounds::default(), ReadVariant::PeekLatest);
+    let mut peeked = window.clone();
+    peeked.next = Some(0);
+    assert_eq!(
+        flags(&judged(&peek, &state, &peeked, 1000)),
+        Vec::<&str>::new()
+    );
+
+    // R3's trailer: omitted turns are seen as omitted.
+    let mut omitted = window.clone();
+    omitted.omitted = vec![2];
+    let after = judged(&model, &state, &omitted, 1000);
+    assert!(after.last.is_some_and(|last| last.omitted));
+}
+
+/// The excerpt clauses: an excerpt of a turn the caller holds is a repeat (R6), and an excerpt
+/// counts as given (R5) only if the text names its rest, or it runs to the turn's end.
+#[test]
+fn an_excerpt_is_given_only_with_its_rest_and_repeats_like_a_whole_turn() {
+    let model = ReadModel::default();
+    let state = reading(transcript(&[&"x".repeat(300)], None));
+    let window = read(&state.transcript, &since(0, 250)).expect("an excerpt fits");
+    let excerpt = window.excerpt.expect("the turn is larger than the budget");
+    assert!(excerpt.to < excerpt.total);
+    let rest = format!(", rest at turn:t1 offset {}", excerpt.to);
+    assert!(window.text.contains(&rest));
+    let good = judged(&model, &state, &window, 250);
+    assert_eq!(flags(&good), Vec::<&str>::new());
+    assert_eq!(good.given, BTreeSet::from([1]));
+
+    let mut holding = state.clone();
+    holding.given.insert(1);
+    assert_eq!(flags(&judged(&model, &holding, &window, 250)), ["repeated"]);
+
+    let mut no_rest = window.clone();
+    no_rest.text = window.text.replace(&rest, "");
+    assert_eq!(judged(&model, &state, &no_rest, 250).given, BTreeSet::new());
+    let mut to_the_end = no_rest.clone();
+    to_the_end.excerpt = Some(RefExcerpt {
+        to: excerpt.total,
+        ..excerpt
+    });
+    assert_eq!(
+        judged(&model, &state, &to_the_end, 250).given,
+        BTreeSet::from([1])
+    );
+}
+
+/// R15's clauses, and what the caller holds of the partial turn after each form of it.
+#[test]
+fn the_partial_turn_clauses_judge_each_form_against_what_the_caller_holds() {
+    let model = ReadModel::default();
+    let t = transcript(&["one", "two"], Some("wor"));
+    let first = read(&t, &since(0, 1000)).expect("fits");
+    let mut state = reading(transcript(&["one", "two"], Some("working")));
+    state.cursor = 2;
+    state.given = BTreeSet::from([1, 2]);
+    state.held = Some("wor".into());
+    state.seen = first.next_seen;
+    let request = model.caller_read(&state, 1000);
+    let window = read(&state.transcript, &request).expect("fits");
+    assert_eq!(
+        window.partial,
+        RefPartial::New {
+            from: 3,
+            seen: 3,
+            total: 7
+        }
+    );
+    let good = judged(&model, &state, &window, 1000);
+    assert_eq!(flags(&good), Vec::<&str>::new());
+    assert_eq!(good.held.as_deref(), Some("working"));
+
+    let with = |partial: RefPartial| {
+        let mut changed = window.clone();
+        changed.partial = partial;
+        judged(&model, &state, &changed, 1000)
+    };
+    // A grown part must come as new from exactly the characters held.
+    for wrong in [
+        RefPartial::New {
+            from: 2,
+            seen: 2,
+            total: 7,
+        },
+        RefPartial::Replaced { shown: 7, total: 7 },
+        RefPartial::Whole(7),
+        RefPartial::Cut { shown: 4, total: 7 },
+        RefPartial::Absent,
+    ] {
+        assert_eq!(flags(&with(wrong)), ["partial_wrong"], "{wrong:?}");
+    }
+    let omitted = with(RefPartial::Omitted(7));
+    assert_eq!(flags(&omitted), Vec::<&str>::new());
+    assert_eq!(omitted.held.as_deref(), Some("wor"));
+    // What the caller can rebuild: a replaced part only if shown whole, a new part only if it
+    // starts at the characters held.
+    let held = |partial| with(partial).held;
+    assert_eq!(held(RefPartial::Replaced { shown: 3, total: 7 }), None);
+    assert_eq!(
+        held(RefPartial::Replaced { shown: 7, total: 7 }).as_deref(),
+        Some("working")
+    );
+    assert_eq!(
+        held(RefPartial::New {
+            from: 5,
+            seen: 3,
+            total: 7
+        }),
+        None
+    );
+
+    // A replaced part (not a continuation of what is held) must come marked replaced.
+    let mut replaced = state.clone();
+    replaced.transcript.partial = Some("done".into());
+    let mut window = read(&replaced.transcript, &model.caller_read(&replaced, 1000)).expect("fits");
+    assert_eq!(window.partial, RefPartial::Replaced { shown: 4, total: 4 });
+    assert_eq!(
+        flags(&judged(&model, &replaced, &window, 1000)),
+        Vec::<&str>::new()
+    );
+    window.partial = RefPartial::New {
+        from: 3,
+        seen: 3,
+        total: 4,
+    };
+    assert_eq!(
+        flags(&judged(&model, &replaced, &window, 1000)),
+        ["partial_wrong"]
+    );
+}
+
+/// R7's clause: a failed read refuses the cursor, except a `CharsMaxTooSmall` naming a larger
+/// budget that answers the same read.
+#[test]
+fn a_refusal_is_r7s_unless_it_names_a_budget_that_answers() {
+    let model = ReadModel::default();
+    let state = reading(transcript(&["one"], None));
+    let request = since(0, 10);
+    let Err(RefReadError::CharsMaxTooSmall { needed }) = read(&state.transcript, &request) else {
+        panic!("10 chars cannot hold the framing");
+    };
+    let refused = |error| {
+        let mut next = state.clone();
+        model.record_refusal(&state, &mut next, &request, error);
+        flags(&next)
+    };
+    assert_eq!(
+        refused(RefReadError::CharsMaxTooSmall { needed }),
+        Vec::<&str>::new()
+    );
+    // One short of it does not answer; the budget already tried does not either.
+    assert!(needed - 1 > 10);
+    assert_eq!(
+        refused(RefReadError::CharsMaxTooSmall { needed: needed - 1 }),
+        ["refused"]
+    );
+    assert_eq!(
+        refused(RefReadError::CharsMaxTooSmall { needed: 10 }),
+        ["refused"]
+    );
+    assert_eq!(refused(RefReadError::CursorDamaged), ["refused"]);
+}
+
+/// R16's clause: a resumed read's first turn given is the first after the turn resumed from.
+#[test]
+fn a_resume_is_wrong_when_its_first_turn_given_is_not_the_next_one() {
+    let mut state = reading(transcript(&["one", "two", "three"], None));
+    state.cursor = 1;
+    let resume = |id: &str| RefReadRequest {
+        selector: RefSelector::SinceTurn(id.into()),
+        chars_max: 1000,
+        history: RefHistory::Open,
+    };
+    let right = read(&state.transcript, &resume("t1")).expect("fits");
+    assert_eq!(right.whole, [2, 3]);
+    assert!(!resumed_elsewhere(&state, &right));
+    let from_the_turn = read_variant(
+        &state.transcript,
+        &resume("t1"),
+        ReadVariant::ResumeIncludesTurn,
+    )
+    .expect("fits");
+    assert_eq!(from_the_turn.whole, [1, 2, 3]);
+    let skipping = read(&state.transcript, &resume("t2")).expect("fits");
+    assert!(resumed_elsewhere(&state, &from_the_turn));
+    assert!(resumed_elsewhere(&state, &skipping));
+    let mut nothing = right.clone();
+    nothing.whole.clear();
+    assert!(!resumed_elsewhere(&state, &nothing));
+    let mut excerpt = nothing.clone();
+    for (seq, wrong) in [(2, false), (3, true), (1, true)] {
+        excerpt.excerpt = Some(RefExcerpt {
+            seq,
+            from: 0,
+            to: 1,
+            total: 3,
+        });
+        assert_eq!(
+            resumed_elsewhere(&state, &excerpt),
+            wrong,
+            "excerpt of {seq}"
+        );
+    }
+    // With nothing after the turn resumed from, any turn given is given again.
+    state.cursor = 3;
+    assert!(resumed_elsewhere(&state, &right));
+}
+
+/// R8's rest clause: following an excerpt's rest at the budgets the errors name ends for the
+/// spec's read and loops for `EmptyExcerpt`; the model records it in its own flag.
+#[test]
+fn following_an_excerpts_rest_ends_and_the_empty_excerpt_loops() {
+    // A turn of 200 characters: larger than an excerpt's marker, so the read at the budget the
+    // error names is an excerpt, not the whole turn.
+    let bounds = ReadBounds {
+        grow_chars: 200,
+        ..ReadBounds::default()
+    };
+    let correct = ReadModel::new(bounds.clone(), ReadVariant::Correct);
+    let empty = ReadModel::new(bounds, ReadVariant::EmptyExcerpt);
+    let state = reading(transcript(&["one", &"x".repeat(300)], None));
+    let part = |seq| {
+        Some(RefExcerpt {
+            seq,
+            from: 0,
+            to: 5,
+            total: 300,
+        })
+    };
+    assert!(correct.rest_chain_ends(&state, part(2)));
+    assert!(!empty.rest_chain_ends(&state, part(2)));
+    assert!(empty.rest_chain_ends(&state, None));
+    assert!(
+        empty.rest_chain_ends(&state, part(9)),
+        "no such turn: no chain"
+    );
+
+    let path = [
+        ReadAction::Grow,
+        ReadAction::Complete,
+        ReadAction::ReadAtNeeded,
+    ];
+    let end = |model: &ReadModel| {
+        path.iter()
+            .fold(model.init_states().remove(0), |s, action| {
+                model.next_state(&s, action.clone()).expect("enabled")
+            })
+    };
+    assert!(end(&empty).rest_loops);
+    assert_eq!(flags(&end(&correct)), Vec::<&str>::new());
+}
+
+/// A caller that holds no turn has none to resume from: `Resume` is offered from the first read
+/// that moved the cursor on.
+#[test]
+fn resume_is_offered_once_the_caller_holds_a_turn() {
+    let model = ReadModel::default();
+    let resumes = |s: &ReadState| {
+        let mut actions = Vec::new();
+        model.actions(s, &mut actions);
+        actions
+            .iter()
+            .any(|action| matches!(action, ReadAction::Resume(_)))
+    };
+    let mut state = model.init_states().remove(0);
+    for action in [ReadAction::Grow, ReadAction::Complete] {
+        state = model.next_state(&state, action).expect("enabled");
+        assert!(!resumes(&state));
+    }
+    state = model
+        .next_state(&state, ReadAction::Read(300))
+        .expect("enabled");
+    assert_eq!(state.cursor, 1);
+    assert!(resumes(&state));
 }

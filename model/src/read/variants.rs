@@ -2,7 +2,7 @@
 //! the property (by spec id) that its test asserts catches it. The reference and the model
 //! branch on the variant at that one step.
 
-use super::properties::{R1, R5, R6, R8, R15, R16};
+use super::properties::{R1, R5, R6, R7, R8, R15, R16};
 
 /// A read step that a known-bad variant gets wrong; `Correct` is the protocol of the spec.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -28,11 +28,15 @@ pub enum ReadVariant {
     /// The partial turn is sent whole on every read, as before parkline's cursor held it.
     /// Breaks R15.
     ResendPartial,
+    /// `CharsMaxTooSmall` names one character less than the smallest budget that answers (a
+    /// size counted without its last newline), so a caller retrying at it with the same cursor
+    /// is refused again. Breaks R7.
+    NeededOneShort,
 }
 
 impl ReadVariant {
     /// Every variant, `Correct` first.
-    pub const ALL: [ReadVariant; 8] = [
+    pub const ALL: [ReadVariant; 9] = [
         ReadVariant::Correct,
         ReadVariant::ExcerptWithoutReference,
         ReadVariant::AdvanceBeforeBuild,
@@ -41,6 +45,7 @@ impl ReadVariant {
         ReadVariant::EmptyExcerpt,
         ReadVariant::ResumeIncludesTurn,
         ReadVariant::ResendPartial,
+        ReadVariant::NeededOneShort,
     ];
 
     /// The name used on the command line (`--variant advance-before-build`).
@@ -54,6 +59,7 @@ impl ReadVariant {
             ReadVariant::EmptyExcerpt => "empty-excerpt",
             ReadVariant::ResumeIncludesTurn => "resume-includes-turn",
             ReadVariant::ResendPartial => "resend-partial",
+            ReadVariant::NeededOneShort => "needed-one-short",
         }
     }
 
@@ -73,6 +79,7 @@ impl ReadVariant {
             ReadVariant::EmptyExcerpt => R8,
             ReadVariant::ResumeIncludesTurn => R16,
             ReadVariant::ResendPartial => R15,
+            ReadVariant::NeededOneShort => R7,
         })
     }
 }
