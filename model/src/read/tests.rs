@@ -263,7 +263,14 @@ fn fit_cases() -> Vec<(RefTranscript, RefReadRequest)> {
     ];
     let texts: Vec<String> = (1..=12).map(|n| format!("the text of turn {n}")).collect();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let many = transcript(&texts, Some(&format!("work{}", "z".repeat(101))));
+    let mut many = transcript(&texts, Some(&format!("work{}", "z".repeat(101))));
+    many.requests = (1..=12)
+        .map(|id| RefRequest {
+            id,
+            open: id % 3 != 0,
+            record: format!("r{id}"),
+        })
+        .collect();
     let mut cases = Vec::new();
     for t in [long, many] {
         let latest = t.turns.last().map_or(0, |turn| turn.seq);
@@ -321,6 +328,11 @@ fn the_counted_fit_is_the_rendered_fit_on_every_candidate() {
         let (checked, mismatch) = read_checking_fit(&t, &request);
         assert_eq!(mismatch, None, "{request:?}");
         assert_eq!(checked, read(&t, &request), "{request:?}");
+        // R1 of the reference itself: every answer within its budget, its size its text's.
+        if let Ok(window) = &checked {
+            assert!(window.chars <= request.chars_max, "{request:?}");
+            assert_eq!(window.chars, window.text.chars().count());
+        }
         answers += usize::from(checked.is_ok());
     }
     // Not only refusals: most budgets above the framing give an answer.
@@ -974,4 +986,105 @@ fn resume_is_offered_once_the_caller_holds_a_turn() {
         .expect("enabled");
     assert_eq!(state.cursor, 1);
     assert!(resumes(&state));
+}
+
+fn turn_read(id: &str, offset: usize, chars_max: usize) -> RefReadRequest {
+    RefReadRequest {
+        selector: RefSelector::Turn {
+            id: id.into(),
+            offset,
+        },
+        chars_max,
+        history: RefHistory::Open,
+    }
+}
+
+/// R12: a `turn:` read from an offset gives the rest of the turn from there (no reference: there
+/// is no rest after it), or its longest prefix that fits with a reference; an offset up to the
+/// turn's length is accepted, one past it is not.
+#[test]
+fn a_turn_read_from_an_offset_gives_the_rest_and_checks_the_offset() {
+    let t = transcript(&["one", &"y".repeat(300)], None);
+    let rest = read(&t, &turn_read("t2", 7, 1000)).expect("fits");
+    assert_eq!(rest.whole, Vec::<u64>::new());
+    assert_eq!(
+        rest.excerpt,
+        Some(RefExcerpt {
+            seq: 2,
+            from: 7,
+            to: 300,
+            total: 300
+        })
+    );
+    assert!(!rest.text.contains("rest at"), "{}", rest.text);
+    let cut = read(&t, &turn_read("t2", 7, 250)).expect("fits");
+    let part = cut.excerpt.expect("an excerpt");
+    assert_eq!(part.from, 7);
+    assert!(part.to < 300);
+    assert!(
+        cut.text
+            .contains(&format!(", rest at turn:t2 offset {}]", part.to))
+    );
+    assert!(read(&t, &turn_read("t2", 300, 1000)).is_ok());
+    assert_eq!(
+        read(&t, &turn_read("t2", 301, 1000)),
+        Err(RefReadError::OffsetOutOfRange)
+    );
+}
+
+/// R13: `history` attaches the open requests (`open`), or every request (`all`), or none; the
+/// window counts those that did not fit.
+#[test]
+fn history_selects_the_requests_and_the_window_counts_the_omitted() {
+    let mut t = transcript(&["one"], None);
+    t.requests = vec![
+        RefRequest {
+            id: 2,
+            open: false,
+            record: "two".into(),
+        },
+        RefRequest {
+            id: 1,
+            open: true,
+            record: "one".into(),
+        },
+    ];
+    let with = |history, chars_max| {
+        let request = RefReadRequest {
+            history,
+            ..since(0, chars_max)
+        };
+        read(&t, &request).expect("fits")
+    };
+    let open = with(RefHistory::Open, 1000);
+    assert_eq!((open.requests_shown, open.requests_omitted), (1, 0));
+    assert!(open.text.contains("[request 1 open] one\n"));
+    assert!(!open.text.contains("[request 2"));
+    let all = with(RefHistory::All, 1000);
+    assert_eq!((all.requests_shown, all.requests_omitted), (2, 0));
+    assert!(
+        all.text
+            .contains("[request 1 open] one\n[request 2 terminated] two\n")
+    );
+    let none = with(RefHistory::None, 1000);
+    assert_eq!((none.requests_shown, none.requests_omitted), (0, 0));
+    // One request fits beside the trailer that reports the other omitted.
+    let tight = with(RefHistory::All, all.chars - 1);
+    assert_eq!((tight.requests_shown, tight.requests_omitted), (1, 1));
+    assert!(tight.text.contains(", 1 requests omitted"));
+}
+
+/// The two budget variants change only what they are built to: `excerpt-without-reference`
+/// reports the cut turn as whole, with no rest; `turns-only-budget` fits the turn text alone
+/// under the budget, from the offset of a `turn:` read.
+#[test]
+fn the_excerpt_and_budget_variants_present_what_they_name() {
+    let t = transcript(&[&"x".repeat(300)], None);
+    let hidden =
+        read_variant(&t, &since(0, 250), ReadVariant::ExcerptWithoutReference).expect("fits");
+    assert_eq!((hidden.whole.as_slice(), hidden.excerpt), (&[1][..], None));
+    assert!(!hidden.text.contains("rest at"), "{}", hidden.text);
+    let text_only =
+        read_variant(&t, &turn_read("t1", 100, 50), ReadVariant::TurnsOnlyBudget).expect("fits");
+    assert_eq!(text_only.excerpt.map(|e| (e.from, e.to)), Some((100, 150)));
 }
