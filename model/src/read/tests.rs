@@ -965,10 +965,22 @@ fn following_an_excerpts_rest_ends_and_the_empty_excerpt_loops() {
 }
 
 /// A caller that holds no turn has none to resume from: `Resume` is offered from the first read
-/// that moved the cursor on.
+/// that moved the cursor on. Before any work there is no partial turn to complete or rewrite.
 #[test]
 fn resume_is_offered_once_the_caller_holds_a_turn() {
     let model = ReadModel::default();
+    let mut offered = Vec::new();
+    model.actions(&model.init_states()[0], &mut offered);
+    assert_eq!(
+        offered,
+        [
+            ReadAction::Grow,
+            ReadAction::OpenRequest,
+            ReadAction::Read(260),
+            ReadAction::Read(300),
+            ReadAction::ReadAtNeeded,
+        ]
+    );
     let resumes = |s: &ReadState| {
         let mut actions = Vec::new();
         model.actions(s, &mut actions);
