@@ -22,9 +22,15 @@ fn parkline(args: &[&str]) -> Output {
 /// a child another test spawns can hold for an instant (`drive::retry_while_locked` says why;
 /// seen twice in full workspace runs under load, `Locked` at the daemon's open).
 fn parkline_once_unlocked(args: &[&str]) -> Output {
+    once_unlocked(|| parkline(args))
+}
+
+/// `run()`, run again while it exits 3 saying the mirror's lock is held, as
+/// [`parkline_once_unlocked`] does.
+fn once_unlocked(run: impl Fn() -> Output) -> Output {
     let start = Instant::now();
     loop {
-        let output = parkline(args);
+        let output = run();
         let held = output.status.code() == Some(3) && stderr(&output).contains("lock");
         if !held || start.elapsed() > LOCK_RELEASE_WAIT {
             return output;
@@ -424,4 +430,30 @@ fn cli_redrive_refuses_a_held_lock_and_a_damaged_mirror() {
     let output = parkline_once_unlocked(&["redrive", path(&mirror)]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert_eq!(std::fs::read(&mirror).expect("read"), damaged);
+}
+
+/// An operator in the daemon's directory names the mirror bare (`parkline redrive s1.mirror`):
+/// the mirror's directory is then `.`, which the directory fsync after removing a leftover temp
+/// file (M5) opens. An empty parent path would be no directory at all.
+#[test]
+fn cli_redrive_of_a_bare_file_name_syncs_the_working_directory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    mirror_with_dead_letters(&mirror);
+    let tmp = dir.path().join("s1.mirror.tmp");
+    std::fs::write(&tmp, b"a compaction cut short\n").expect("write");
+    let output = once_unlocked(|| {
+        Command::new(env!("CARGO_BIN_EXE_parkline"))
+            .args(["redrive", "s1.mirror"])
+            .current_dir(dir.path())
+            .output()
+            .expect("run parkline")
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("redrove 2 of 2 dead letters"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(!tmp.exists(), "the leftover temp file is removed");
 }

@@ -123,6 +123,22 @@ fn damaged_cases() -> Vec<Damaged> {
             50,
             "json error",
         ),
+        // M3: the JSON of a record is not an object, or its type not a string: serde's type
+        // error says what was expected (the record, the type's name).
+        corrupt(
+            "record not an object",
+            header.clone() + &rec("true"),
+            2,
+            50,
+            "expected internally tagged enum Record",
+        ),
+        corrupt(
+            "record type not a string",
+            header.clone() + &rec(r#"{"type":5,"seq":1}"#),
+            2,
+            50,
+            "expected variant identifier",
+        ),
         // M3: a record whose JSON does not parse.
         corrupt(
             "json error",
@@ -513,7 +529,7 @@ fn damaged_files_are_corrupt_and_left_as_they_were() {
     //# In that case the queue MUST NOT modify the mirror or its temp file: no truncation, no
     //# "repair", no removal of the temp file; both stay byte for byte as they were.
     let cases = damaged_cases();
-    assert_eq!(cases.len(), 38, "a damaged case was added or lost");
+    assert_eq!(cases.len(), 40, "a damaged case was added or lost");
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|case| check_damaged(case).err())
