@@ -11,10 +11,14 @@ use parkline_harness::drive::{LOCK_RELEASE_WAIT, retry_while_locked};
 const COMMANDS: [&str; 5] = ["check", "explore", "inspect", "redrive", "workload"];
 
 fn parkline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_parkline"))
-        .args(args)
-        .output()
-        .expect("run parkline")
+    parkline_command(args).output().expect("run parkline")
+}
+
+/// The `parkline` command with `args`, not yet run.
+fn parkline_command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_parkline"));
+    command.args(args);
+    command
 }
 
 /// `parkline(args)`, run again while it says another process holds the mirror's lock (exit 3),
@@ -443,8 +447,7 @@ fn cli_redrive_of_a_bare_file_name_syncs_the_working_directory() {
     let tmp = dir.path().join("s1.mirror.tmp");
     std::fs::write(&tmp, b"a compaction cut short\n").expect("write");
     let output = once_unlocked(|| {
-        Command::new(env!("CARGO_BIN_EXE_parkline"))
-            .args(["redrive", "s1.mirror"])
+        parkline_command(&["redrive", "s1.mirror"])
             .current_dir(dir.path())
             .output()
             .expect("run parkline")

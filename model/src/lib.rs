@@ -15,6 +15,22 @@ mod test_support {
     use std::collections::BTreeSet;
     use std::fmt::Debug;
 
+    use stateright::Model;
+
+    /// The state `steps` lead to from the first initial state of `model`, each step enabled.
+    pub(crate) fn state_after<M: Model>(model: &M, steps: &[M::Action]) -> M::State
+    where
+        M::Action: Clone + Debug,
+    {
+        let mut state = model.init_states().remove(0);
+        for action in steps {
+            state = model
+                .next_state(&state, action.clone())
+                .unwrap_or_else(|| panic!("{action:?} is enabled"));
+        }
+        state
+    }
+
     /// The names `name` gives `all` are distinct command-line words (lowercase letters and
     /// dashes), `from_name` gives each variant back from its name, and no variant from another
     /// word.

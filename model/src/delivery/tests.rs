@@ -4,6 +4,7 @@
 use super::model::Log;
 use super::properties::fresh_turn;
 use super::*;
+use crate::test_support::state_after;
 use stateright::Model;
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -91,17 +92,6 @@ fn walk(
         }
     }
     (seen.len(), disabled)
-}
-
-/// The state `steps` lead to from the initial state of `model`, each step enabled.
-fn state_after(model: &DeliveryModel, steps: &[Action]) -> DeliveryState {
-    let mut state = model.init_states().remove(0);
-    for action in steps {
-        state = model
-            .next_state(&state, action.clone())
-            .unwrap_or_else(|| panic!("{action:?} is enabled"));
-    }
-    state
 }
 
 #[test]

@@ -146,6 +146,16 @@ impl ReadModel {
         }
     }
 
+    /// The budget a caller in `state` reads at after asking with none: the one its
+    /// `CharsMaxTooSmall` names (0 if the read at no budget did not fail so).
+    pub(super) fn needed_budget(&self, state: &ReadState) -> usize {
+        let probe = self.caller_read(state, 0);
+        match read_variant(&state.transcript, &probe, self.variant) {
+            Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
+            _ => 0,
+        }
+    }
+
     /// The caller makes `request` and keeps the next cursor; the ghost fields record what it was
     /// given ([`ReadModel::record_window`]) or that it was refused
     /// ([`ReadModel::record_refusal`]). Returns the window, if the read answered.
@@ -461,12 +471,7 @@ impl Model for ReadModel {
                 }
             }
             ReadAction::ReadAtNeeded => {
-                // The caller asks with no budget, then retries at the budget the error names.
-                let probe = self.caller_read(state, 0);
-                let needed = match read_variant(&state.transcript, &probe, self.variant) {
-                    Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
-                    _ => 0,
-                };
+                let needed = self.needed_budget(state);
                 let window = self.caller_reads(state, &mut next, &self.caller_read(state, needed));
                 let excerpt = window.and_then(|window| window.excerpt);
                 next.rest_loops |= !self.rest_chain_ends(state, excerpt);

@@ -3,7 +3,6 @@
 
 use super::model::{ReadAction, ReadModel, ReadState};
 use super::reference::read_variant;
-use super::types::RefReadError;
 
 impl ReadModel {
     /// One step of a path in the spec's words.
@@ -49,11 +48,7 @@ impl ReadModel {
                 before.cursor
             ),
             ReadAction::ReadAtNeeded => {
-                let probe = self.caller_read(before, 0);
-                let needed = match read_variant(&before.transcript, &probe, self.variant) {
-                    Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
-                    _ => 0,
-                };
+                let needed = self.needed_budget(before);
                 let narrated = self.narrate(before, &ReadAction::Read(needed), after);
                 format!(
                     "the caller reads with no budget and is told it needs {needed}; it retries: {narrated}"

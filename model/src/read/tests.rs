@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use super::model::resumed_elsewhere;
 use super::*;
+use crate::test_support::state_after;
 use stateright::{Checker, Model};
 
 const ALWAYS: [&str; 7] = [R1, R5, R6, R7, R8, R15, R16];
@@ -346,9 +347,10 @@ fn the_counted_fit_is_the_rendered_fit_on_every_candidate() {
 fn every_variant_counts_the_fit_it_renders() {
     use super::reference::{Measure, read_measured};
     let counted = Measure::Checked(|reader, answer| reader.length(answer));
+    let cases = fit_cases();
     for variant in ReadVariant::ALL {
-        for (t, request) in fit_cases() {
-            let (_, mismatch) = read_measured(&t, &request, variant, counted);
+        for (t, request) in &cases {
+            let (_, mismatch) = read_measured(t, request, variant, counted);
             assert_eq!(mismatch, None, "{variant:?} {request:?}");
         }
     }
@@ -375,15 +377,7 @@ fn an_excerpts_window_counts_it_apart_and_names_the_omitted_turns() {
 #[test]
 fn a_turn_read_says_nothing_of_the_partial_turn() {
     let t = transcript(&["one"], Some("wor"));
-    let request = RefReadRequest {
-        selector: RefSelector::Turn {
-            id: "t1".into(),
-            offset: 0,
-        },
-        chars_max: 1000,
-        history: RefHistory::Open,
-    };
-    let window = read(&t, &request).expect("fits");
+    let window = read(&t, &turn_read("t1", 0, 1000)).expect("fits");
     assert_eq!(window.partial, RefPartial::Absent);
     assert!(!window.text.contains("in-flight"), "{}", window.text);
     assert_eq!((window.next, window.next_seen), (None, None));
@@ -476,20 +470,19 @@ fn r7_a_budget_outgrown_by_the_framing_is_not_a_refused_cursor() {
     //# earlier read can become too small for a later one, and the error names the smallest budget
     //# that answers it (R1); a read at that budget with the same cursor MUST succeed.
     let model = ReadModel::new(ReadBounds::deep(), ReadVariant::Correct);
-    let mut state = model.init_states().remove(0);
-    let path = [
-        ReadAction::Grow,
-        ReadAction::Grow,
-        ReadAction::OpenRequest,
-        ReadAction::Read(260),
-        ReadAction::Complete,
-        ReadAction::Grow,
-        ReadAction::Complete,
-        ReadAction::Grow,
-    ];
-    for action in path {
-        state = model.next_state(&state, action).expect("enabled");
-    }
+    let state = state_after(
+        &model,
+        &[
+            ReadAction::Grow,
+            ReadAction::Grow,
+            ReadAction::OpenRequest,
+            ReadAction::Read(260),
+            ReadAction::Complete,
+            ReadAction::Grow,
+            ReadAction::Complete,
+            ReadAction::Grow,
+        ],
+    );
     let request = model.caller_read(&state, 260);
     let needed = match read(&state.transcript, &request) {
         Err(RefReadError::CharsMaxTooSmall { needed }) => needed,
@@ -954,12 +947,7 @@ fn following_an_excerpts_rest_ends_and_the_empty_excerpt_loops() {
         ReadAction::Complete,
         ReadAction::ReadAtNeeded,
     ];
-    let end = |model: &ReadModel| {
-        path.iter()
-            .fold(model.init_states().remove(0), |s, action| {
-                model.next_state(&s, action.clone()).expect("enabled")
-            })
-    };
+    let end = |model: &ReadModel| state_after(model, &path);
     assert!(end(&empty).rest_loops);
     assert_eq!(flags(&end(&correct)), Vec::<&str>::new());
 }
