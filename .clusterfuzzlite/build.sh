@@ -4,7 +4,7 @@
 # seed corpus `<target>_seed_corpus.zip` and its dictionary `<target>.dict` when it has one.
 #
 # In the build image (.clusterfuzzlite/Dockerfile) it runs from $SRC/parkline with the OSS-Fuzz
-# variables set. Outside Docker, on stable, set them by hand (README.md, Fuzzing), e.g.:
+# variables set. Outside Docker, on stable, set them by hand (docs/fuzzing.md, ClusterFuzzLite), e.g.:
 #   OUT=/tmp/cflite/out WORK=/tmp/cflite/work SRC=/tmp/cflite/src bash .clusterfuzzlite/build.sh
 # `bash build.sh` ignores the flags on the first line, so they are set here as well.
 set -euo pipefail

@@ -93,7 +93,7 @@ use sqlite::SqliteQueue;
 
 const LINES: [u64; 5] = [1, 10, 100, 1_000, 10_000];
 const JSON_LINES_MAX: u64 = 100;
-/// Where the chart of the interleaved pass is written (committed; the README links it).
+/// Where the chart of the interleaved pass is written (committed; docs/performance.md links it).
 const CHART: &str = "boundary-per-line.svg";
 
 struct Fixture {
@@ -216,7 +216,7 @@ fn rounds_for(n: u64) -> usize {
 }
 
 /// parkline's boundary, its floor, SQLite and today's pop-front (up to 100 lines) taking turns,
-/// one boundary each per round: the ratios the README reports, and the chart.
+/// one boundary each per round: the ratios docs/performance.md reports, and the chart.
 fn report_interleaved() {
     let names = ["parkline", "floor", "sqlite", "json pop-front"];
     let mut chart: Vec<Vec<(f64, Quartiles)>> = vec![Vec::new(); names.len()];

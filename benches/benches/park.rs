@@ -267,7 +267,7 @@ fn report_parkline_costs() {
     );
 }
 
-/// The same four parks taking turns, one each per round: the ratios the README reports.
+/// The same four parks taking turns, one each per round: the ratios docs/performance.md reports.
 fn report_interleaved() {
     let rounds = interleave::rounds(150);
     for n in PARKED {

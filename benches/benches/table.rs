@@ -1,5 +1,5 @@
-//! Every row of the README's performance table in one run, each beside its same-run baseline,
-//! printed as a Markdown table to paste (with the date):
+//! Every row of the performance table (docs/performance.md) in one run, each beside its same-run
+//! baseline, printed as a Markdown table to paste (with the date):
 //!
 //! ```text
 //! nice -n 5 cargo bench -p parkline-benches --bench table
