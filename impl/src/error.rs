@@ -76,6 +76,10 @@ pub enum ErrorKind {
     DuplicateRequest,
     /// A terminated request is not open.
     UnknownRequest,
+    /// The mirror path is refused (M8): a symbolic link, not a regular file, a file with more
+    /// than one name, or a name parkline keeps for its own files (`.tmp`, `.lock`). Nothing was
+    /// touched.
+    InvalidPath,
 }
 
 impl fmt::Display for ErrorKind {
@@ -106,6 +110,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::TranscriptFull => "transcript full",
             ErrorKind::DuplicateRequest => "duplicate request",
             ErrorKind::UnknownRequest => "unknown request",
+            ErrorKind::InvalidPath => "invalid mirror path",
         })
     }
 }

@@ -115,6 +115,7 @@ mod core;
 mod error;
 pub mod frame;
 mod line;
+mod lock;
 pub mod mirror;
 mod queue;
 pub mod read;

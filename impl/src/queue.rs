@@ -137,6 +137,7 @@ impl<S: Storage> Queue<S> {
                 "line_bytes_max must be at least 1",
             ));
         }
+        crate::storage::check_mirror_name(name).map_err(|e| e.with_path(storage.path(name)))?;
         let tmp = format!("{name}.tmp");
         let path = storage.path(name);
         let tmp_path = storage.path(&tmp);
@@ -184,9 +185,6 @@ impl<S: Storage> Queue<S> {
                 storage.remove(&tmp).map_err(|e| {
                     Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
                 })?;
-                storage
-                    .sync_dir()
-                    .map_err(|e| io_error("cannot fsync the directory", e))?;
             }
             if decoded.torn_len > 0 {
                 //= spec/mirror.md#m7-torn-final-record
@@ -198,9 +196,22 @@ impl<S: Storage> Queue<S> {
                 storage
                     .truncate(name, decoded.valid_len)
                     .map_err(|e| io_error("cannot cut the torn final record", e))?;
+            }
+            //= spec/mirror.md#m10-fail-stop
+            //# `open` of an existing mirror MUST fsync the mirror and then its directory before it
+            //# returns, whether or not it changed anything, so that what it read is durable before
+            //# the first acknowledgement built on it (an upgrade, M14, does both
+            //# through M5).
+            // A rename or create whose directory fsync failed before this open, in the same power
+            // cycle, is visible here but not yet durable (M10's failure model).
+            // An upgrade (below) writes the whole mirror through M5, which makes it durable.
+            if decoded.version == mirror::VERSION {
                 storage
                     .sync(name)
                     .map_err(|e| io_error("cannot fsync the mirror", e))?;
+                storage
+                    .sync_dir()
+                    .map_err(|e| io_error("cannot fsync the directory", e))?;
             }
             let mut queue = Queue {
                 storage,
@@ -746,6 +757,21 @@ impl<S: Storage> Queue<S> {
         }
         if let Err(e) = self.storage.sync(&name) {
             return Err(self.poison("fsync", &name, e));
+        }
+        //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+        //# Before it acknowledges an append, the queue MUST check that the mirror it wrote still
+        //# has a name in its directory (`Storage::linked`), and otherwise fail with `Io` and
+        //# poison the handle (M10).
+        match self.storage.linked(&name) {
+            Ok(true) => {}
+            Ok(false) => {
+                let e = io::Error::new(
+                    io::ErrorKind::NotFound,
+                    "the mirror was unlinked while this handle had it open",
+                );
+                return Err(self.poison("link check", &name, e));
+            }
+            Err(e) => return Err(self.poison("link check", &name, e)),
         }
         self.log_bytes += bytes.len() as u64;
         Ok(())

@@ -5,13 +5,14 @@
 //! crash the queue at any sync.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions, TryLockError};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::ops::ControlFlow;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::lock::{MirrorLock, Refused};
 
 /// The files of one directory, named by plain file names.
 ///
@@ -127,6 +128,18 @@ pub trait Storage {
     /// Any I/O error.
     fn sync_dir(&mut self) -> io::Result<()>;
 
+    /// Whether `name`, as this storage has it open, still has a name in the directory: `false`
+    /// when it was unlinked under the handle. The default says `true` (a storage that cannot
+    /// tell); the queue asks before it acknowledges a park (M8).
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error.
+    fn linked(&mut self, name: &str) -> io::Result<bool> {
+        let _ = name;
+        Ok(true)
+    }
+
     /// How errors name the file `name`; the default is the plain name.
     fn path(&self, name: &str) -> PathBuf {
         PathBuf::from(name)
@@ -154,8 +167,8 @@ pub struct FsStorage {
     dir: PathBuf,
     mirror_name: String,
     handles: BTreeMap<String, File>,
-    // Held for the lock; closing it releases the lock.
-    _lock: File,
+    // Held for the lock; dropping it releases the lock.
+    _lock: MirrorLock,
 }
 
 impl FsStorage {
@@ -178,48 +191,24 @@ impl FsStorage {
     /// # drop(storage); Ok(()) }
     /// ```
     pub fn open(mirror: impl AsRef<Path>) -> Result<FsStorage> {
-        let mirror = mirror.as_ref();
-        let Some(name) = mirror.file_name().and_then(|name| name.to_str()) else {
-            return Err(Error::io(
-                "mirror path has no utf-8 file name",
-                io::Error::from(io::ErrorKind::InvalidInput),
-            )
-            .with_path(mirror));
-        };
-        let mirror_name = name.to_owned();
-        let dir = match mirror.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let (dir, mirror_name) = resolve(mirror.as_ref())?;
         let lock_path = dir.join(format!("{mirror_name}.lock"));
-        let lock = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(|e| Error::io("cannot open the lock file", e).with_path(&lock_path))?;
         //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
-        //# Opening a mirror MUST take an exclusive lock on the sibling file `<name>.lock` (the
-        //# standard library's `File::try_lock`, an advisory `flock` on Linux), held for the life of
-        //# the handle.
+        //# Opening a mirror MUST take an exclusive lock on the sibling file `<name>.lock`, held
+        //# for the life of the handle: a POSIX record lock (`fcntl(F_SETLK)`), which belongs to
+        //# the process and is not inherited by a child it spawns, together with a table of the
+        //# lock files the process holds.
         //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
         //# A second handle, in the same or another process, MUST get a `Locked` error naming the
         //# lock file, without waiting.
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(Error::new(
-                    ErrorKind::Locked,
-                    "another handle holds this mirror's lock; one queue per mirror",
-                )
-                .with_path(&lock_path));
-            }
-            Err(TryLockError::Error(e)) => {
-                return Err(Error::io("cannot lock the lock file", e).with_path(&lock_path));
-            }
-        }
+        let lock = MirrorLock::acquire(&lock_path).map_err(|refused| match refused {
+            Refused::Locked => Error::new(
+                ErrorKind::Locked,
+                "another handle holds this mirror's lock; one queue per mirror",
+            )
+            .with_path(&lock_path),
+            Refused::Io(e) => Error::io("cannot lock the lock file", e).with_path(&lock_path),
+        })?;
         Ok(FsStorage {
             dir,
             mirror_name,
@@ -274,6 +263,73 @@ impl FsStorage {
         self.handles
             .get_mut(name)
             .ok_or_else(|| io::Error::other("handle vanished"))
+    }
+}
+
+/// The suffixes of the files parkline keeps beside a mirror (M5's temp file, M8's lock file).
+pub(crate) const RESERVED_SUFFIXES: [&str; 2] = [".tmp", ".lock"];
+
+/// Refuses a mirror name that another mirror's temp or lock file would take (M8).
+pub(crate) fn check_mirror_name(name: &str) -> Result<()> {
+    //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+    //# A mirror name that ends in `.tmp` or `.lock` MUST be refused with `InvalidPath`: it is the
+    //# name of another mirror's temp file (M5) or lock file.
+    if let Some(suffix) = RESERVED_SUFFIXES.iter().find(|s| name.ends_with(*s)) {
+        return Err(Error::new(
+            ErrorKind::InvalidPath,
+            format!(
+                "a mirror name must not end in {suffix:?}: parkline keeps its own files under such names"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The mirror's directory, resolved once (so that every alias of it derives the same lock and
+/// temp names), and its file name, checked (M8).
+fn resolve(mirror: &Path) -> Result<(PathBuf, String)> {
+    let Some(name) = mirror.file_name().and_then(|name| name.to_str()) else {
+        return Err(Error::io(
+            "mirror path has no utf-8 file name",
+            io::Error::from(io::ErrorKind::InvalidInput),
+        )
+        .with_path(mirror));
+    };
+    check_mirror_name(name).map_err(|e| e.with_path(mirror))?;
+    let parent = match mirror.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let dir = fs::canonicalize(parent)
+        .map_err(|e| Error::io("cannot resolve the mirror's directory", e).with_path(parent))?;
+    let path = dir.join(name);
+    let meta = match fs::symlink_metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((dir, name.to_owned())),
+        Err(e) => return Err(Error::io("cannot inspect the mirror", e).with_path(&path)),
+    };
+    //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+    //# Opening a mirror whose path is a symbolic link, is not a regular file, or is a regular file
+    //# with more than one name (a hard link) MUST fail with `InvalidPath` and touch nothing.
+    let refusal = if meta.file_type().is_symlink() {
+        let target = fs::read_link(&path).unwrap_or_default();
+        Some(format!(
+            "the mirror path is a symbolic link (to {}); open the file it names, so that one mirror has one lock",
+            target.display()
+        ))
+    } else if !meta.is_file() {
+        Some("the mirror path is not a regular file".to_owned())
+    } else if meta.nlink() > 1 {
+        Some(format!(
+            "the mirror has {} names (hard links); one mirror must have one name, so that it has one lock",
+            meta.nlink()
+        ))
+    } else {
+        None
+    };
+    match refusal {
+        Some(reason) => Err(Error::new(ErrorKind::InvalidPath, reason).with_path(&path)),
+        None => Ok((dir, name.to_owned())),
     }
 }
 
@@ -337,6 +393,13 @@ impl Storage for FsStorage {
 
     fn sync_dir(&mut self) -> io::Result<()> {
         File::open(&self.dir)?.sync_all()
+    }
+
+    fn linked(&mut self, name: &str) -> io::Result<bool> {
+        match self.handles.get(name) {
+            Some(file) => Ok(file.metadata()?.nlink() > 0),
+            None => Ok(fs::symlink_metadata(self.dir.join(name)).is_ok()),
+        }
     }
 
     fn path(&self, name: &str) -> PathBuf {
