@@ -556,7 +556,8 @@ impl Policy {
                 (total - shown, total)
             }
             Partial::New { from, total, .. } => (from, total),
-            Partial::Absent | Partial::Omitted { .. } => return,
+            // A partial form added later hands no characters this accounting knows of.
+            Partial::Absent | Partial::Omitted { .. } | _ => return,
         };
         let held = self.partial_held.entry(child.to_owned()).or_default();
         // The held prefix still valid for this text.

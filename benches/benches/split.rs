@@ -13,13 +13,7 @@ const LINES: [u64; 3] = [13, 1_000, 100_000];
 
 fn items(n: u64) -> Vec<Item> {
     (0..n)
-        .map(|i| Item {
-            seq: Seq(i + 1),
-            request: RequestId(i),
-            line: completion_line(i).into(),
-            failures: 0,
-            handed: 0,
-        })
+        .map(|i| Item::new(Seq(i + 1), RequestId(i), completion_line(i)))
         .collect()
 }
 

@@ -592,10 +592,7 @@ impl<S: Storage> Driver<S> {
         }
         let delivered = batch.items.iter().map(|item| item.seq).collect();
         self.cleared_early = None;
-        Ok(Settlement {
-            delivered,
-            ..Settlement::default()
-        })
+        Ok(Settlement::new(delivered, Vec::new(), Vec::new()))
     }
 }
 
@@ -720,12 +717,7 @@ fn turns_only_budget(transcript: &Transcript, request: &ReadRequest) -> parkline
             .sum();
         whole + window.excerpt.as_ref().map_or(0, |e| e.to - e.from)
     };
-    let asked = |chars_max: usize| {
-        transcript.read(&ReadRequest {
-            chars_max,
-            ..request.clone()
-        })
-    };
+    let asked = |chars_max: usize| transcript.read(&request.clone().with_chars_max(chars_max));
     // No budget above the whole answer's length admits more.
     let whole_answer = match asked(usize::MAX) {
         Ok(window) => window.chars,

@@ -178,8 +178,12 @@ impl Core {
                 value: Vec::new(),
             });
         }
+        //= spec/delivery.md#d22-group-park
+        //# The index of the first bad line MUST also be a value of the error
+        //# (`Error::line_index`).
         for (i, (request, line)) in lines.iter().enumerate() {
-            self.check_line(&format!("line {i} of the group (request {request})"), line)?;
+            self.check_line(&format!("line {i} of the group (request {request})"), line)
+                .map_err(|e| e.with_line_index(i))?;
         }
         // M6: the group's seqs are consecutive; the last one must leave a next seq.
         let first = self.state.next_seq;

@@ -119,6 +119,12 @@ impl fmt::Display for ErrorKind {
 /// (for [`ErrorKind::Corrupt`]), a lowercase context without trailing period, and the underlying
 /// I/O error (if any) as its [`source`](std::error::Error::source).
 ///
+/// `Display` prints the kind, the file, the place in it and the context, and never the source:
+/// a report that walks [`source`](std::error::Error::source) (anyhow, eyre) prints the I/O error
+/// once. The queue's errors and the read side's share this one type and one [`ErrorKind`] on
+/// purpose: a daemon that serves both handles one error, and values such as
+/// [`Error::needed_chars`] are carried by the kinds they belong to (spec/read.md section 6).
+///
 /// # Example
 ///
 /// ```
@@ -131,8 +137,13 @@ impl fmt::Display for ErrorKind {
 /// assert!(err.to_string().starts_with("mirror locked: "));
 /// # Ok(()) }
 /// ```
-#[derive(Debug)]
 pub struct Error {
+    // Boxed, so that a `Result` of a small value stays small (two words for `Result<Seq>`).
+    inner: Box<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
     kind: ErrorKind,
     path: Option<PathBuf>,
     offset: Option<u64>,
@@ -140,23 +151,33 @@ pub struct Error {
     context: String,
     source: Option<io::Error>,
     needed_chars: Option<usize>,
+    line_index: Option<usize>,
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
 }
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind, context: impl Into<String>) -> Self {
         Error {
-            kind,
-            path: None,
-            offset: None,
-            record: None,
-            context: context.into(),
-            source: None,
-            needed_chars: None,
+            inner: Box::new(Inner {
+                kind,
+                path: None,
+                offset: None,
+                record: None,
+                context: context.into(),
+                source: None,
+                needed_chars: None,
+                line_index: None,
+            }),
         }
     }
 
     pub(crate) fn with_needed_chars(mut self, needed: usize) -> Self {
-        self.needed_chars = Some(needed);
+        self.inner.needed_chars = Some(needed);
         self
     }
 
@@ -173,19 +194,40 @@ impl Error {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn needed_chars(&self) -> Option<usize> {
-        self.needed_chars
+        self.inner.needed_chars
+    }
+
+    pub(crate) fn with_line_index(mut self, index: usize) -> Self {
+        self.inner.line_index = Some(index);
+        self
+    }
+
+    /// For [`ErrorKind::InvalidLine`] from [`Queue::park_all`](crate::Queue::park_all): the index
+    /// in the slice of the first bad line (D22).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Config, MemStorage, Queue, RequestId};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// let err = queue.park_all(&[(RequestId(1), "ok"), (RequestId(2), "a\nb")]).unwrap_err();
+    /// assert_eq!(err.line_index(), Some(1));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn line_index(&self) -> Option<usize> {
+        self.inner.line_index
     }
 
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
         let mut error = Error::new(ErrorKind::Io, context);
-        error.source = Some(source);
+        error.inner.source = Some(source);
         error
     }
 
     pub(crate) fn corrupt(offset: u64, record: u64, reason: impl Into<String>) -> Self {
         let mut error = Error::new(ErrorKind::Corrupt, reason);
-        error.offset = Some(offset);
-        error.record = Some(record);
+        error.inner.offset = Some(offset);
+        error.inner.record = Some(record);
         error
     }
 
@@ -195,11 +237,14 @@ impl Error {
     /// # Example
     ///
     /// ```
-    /// let err = parkline::mirror::decode(b"").unwrap_err().with_path("/tmp/x.mirror");
-    /// assert_eq!(err.to_string(), "corrupt mirror: /tmp/x.mirror: record 1 at byte 0: empty file: no header");
+    /// let mut storage = parkline::MemStorage::new();
+    /// storage.set_file("m", b"nonsense\n".to_vec());
+    /// let err = parkline::Queue::with_storage(storage, "m", Default::default()).unwrap_err();
+    /// let err = err.with_path("/tmp/x.mirror");
+    /// assert!(err.to_string().starts_with("corrupt mirror: /tmp/x.mirror: record 1 at byte 0: "));
     /// ```
     pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
-        self.path = Some(path.into());
+        self.inner.path = Some(path.into());
         self
     }
 
@@ -208,11 +253,13 @@ impl Error {
     /// # Example
     ///
     /// ```
-    /// let err = parkline::mirror::decode(b"").unwrap_err();
+    /// let mut storage = parkline::MemStorage::new();
+    /// storage.set_file("m", b"nonsense\n".to_vec());
+    /// let err = parkline::Queue::with_storage(storage, "m", Default::default()).unwrap_err();
     /// assert_eq!(err.kind(), parkline::ErrorKind::Corrupt);
     /// ```
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.inner.kind
     }
 
     /// The file the error concerns, when there is one.
@@ -220,11 +267,13 @@ impl Error {
     /// # Example
     ///
     /// ```
-    /// let err = parkline::mirror::decode(b"").unwrap_err();
-    /// assert_eq!(err.path(), None); // decode sees bytes, not a file
+    /// let mut storage = parkline::MemStorage::new();
+    /// storage.set_file("m", b"nonsense\n".to_vec());
+    /// let err = parkline::Queue::with_storage(storage, "m", Default::default()).unwrap_err();
+    /// assert_eq!(err.path(), Some(std::path::Path::new("m")));
     /// ```
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        self.inner.path.as_deref()
     }
 
     /// For [`ErrorKind::Corrupt`]: the byte offset of the bad record in the file.
@@ -232,11 +281,13 @@ impl Error {
     /// # Example
     ///
     /// ```
-    /// let err = parkline::mirror::decode(b"nonsense\n").unwrap_err();
+    /// let mut storage = parkline::MemStorage::new();
+    /// storage.set_file("m", b"nonsense\n".to_vec());
+    /// let err = parkline::Queue::with_storage(storage, "m", Default::default()).unwrap_err();
     /// assert_eq!(err.offset(), Some(0));
     /// ```
     pub fn offset(&self) -> Option<u64> {
-        self.offset
+        self.inner.offset
     }
 
     /// For [`ErrorKind::Corrupt`]: the 1-based number of the bad record (the header is record 1).
@@ -244,11 +295,13 @@ impl Error {
     /// # Example
     ///
     /// ```
-    /// let err = parkline::mirror::decode(b"nonsense\n").unwrap_err();
+    /// let mut storage = parkline::MemStorage::new();
+    /// storage.set_file("m", b"nonsense\n".to_vec());
+    /// let err = parkline::Queue::with_storage(storage, "m", Default::default()).unwrap_err();
     /// assert_eq!(err.record(), Some(1));
     /// ```
     pub fn record(&self) -> Option<u64> {
-        self.record
+        self.inner.record
     }
 
     /// What was being done, or for [`ErrorKind::Corrupt`] the reason the record was rejected.
@@ -256,34 +309,35 @@ impl Error {
     /// # Example
     ///
     /// ```
-    /// let err = parkline::mirror::decode(b"").unwrap_err();
+    /// let mut storage = parkline::MemStorage::new();
+    /// storage.set_file("m", Vec::new());
+    /// let err = parkline::Queue::with_storage(storage, "m", Default::default()).unwrap_err();
     /// assert_eq!(err.context(), "empty file: no header");
     /// ```
     pub fn context(&self) -> &str {
-        &self.context
+        &self.inner.context
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.kind)?;
-        if let Some(path) = &self.path {
+        write!(f, "{}", self.inner.kind)?;
+        if let Some(path) = &self.inner.path {
             write!(f, ": {}", path.display())?;
         }
-        if let (Some(record), Some(offset)) = (self.record, self.offset) {
+        if let (Some(record), Some(offset)) = (self.inner.record, self.inner.offset) {
             write!(f, ": record {record} at byte {offset}")?;
         }
-        write!(f, ": {}", self.context)?;
-        if let Some(source) = &self.source {
-            write!(f, ": {source}")?;
-        }
-        Ok(())
+        // The I/O error is the `source`, not part of this text: a report that walks the chain
+        // (anyhow, eyre) prints it once.
+        write!(f, ": {}", self.inner.context)
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
+        self.inner
+            .source
             .as_ref()
             .map(|source| source as &(dyn std::error::Error + 'static))
     }

@@ -48,6 +48,7 @@ const CRC_DIGITS: usize = 8;
 /// # Ok::<(), parkline::frame::FrameError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Frame<'a> {
     /// The batch id, the same in the header and the trailer.
     pub id: BatchId,
@@ -400,6 +401,7 @@ pub fn parse(text: &str) -> Result<Frame<'_>, FrameError> {
 
 /// The part of a turn text a [`FrameError::Syntax`] is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Part {
     /// The first line.
     Header,

@@ -10,8 +10,12 @@
 //! acknowledged: a batch persisted but not settled comes back first in the next life, as a
 //! repeat (same id, attempt + 1).
 //!
-//! The contract (vocabulary, split, turn text, boundary and settle) is in ARCHITECTURE.md; the
-//! requirements are in spec/delivery.md (D1..) and the file format in spec/mirror.md (M1..).
+//! The contract (vocabulary, split, turn text, boundary and settle) is in `ARCHITECTURE.md`; the
+//! requirements are in `spec/delivery.md` (D1..), the file format in `spec/mirror.md` (M1..) and
+//! the read side in `spec/read.md` (R1..). All four files ship inside this package, at those
+//! paths; the ids in these docs (D9, M8, R5) name their sections.
+//!
+//! `examples/daemon.rs` is an async daemon built on this crate, to copy from.
 //!
 //! # The daemon's loop, end to end
 //!
@@ -110,12 +114,22 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(not(unix))]
+compile_error!(
+    "parkline supports Unix targets only: the mirror's durability rests on fsync of files and \
+     directories and its lock on POSIX record locks (spec/mirror.md M4, M5, M8)"
+);
+
 mod config;
 mod core;
 mod error;
 pub mod frame;
 mod line;
 mod lock;
+/// The mirror file format's in-memory types and codec (spec/mirror.md). **Not part of the stable
+/// API**: they change with the file format, in any release. The conformance harness, the fuzz
+/// targets and the operator command use them; a daemon uses [`Queue`].
+#[doc(hidden)]
 pub mod mirror;
 mod queue;
 pub mod read;

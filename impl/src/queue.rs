@@ -531,7 +531,9 @@ impl<S: Storage> Queue<S> {
         &self.core.state.dead_letters
     }
 
-    /// The whole durable state, as the mirror holds it.
+    /// The whole durable state, as the mirror holds it. **Not part of the stable API** (its type
+    /// is the file format's, which changes with the format); [`Queue::parked`],
+    /// [`Queue::in_flight`] and [`Queue::dead_letters`] are.
     ///
     /// # Example
     ///
@@ -542,6 +544,7 @@ impl<S: Storage> Queue<S> {
     /// assert_eq!(queue.state().next_seq, Seq(1));
     /// # Ok(()) }
     /// ```
+    #[doc(hidden)]
     pub fn state(&self) -> &MirrorState {
         &self.core.state
     }

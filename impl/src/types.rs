@@ -87,10 +87,11 @@ newtype! {
 ///
 /// ```
 /// use parkline::{Item, RequestId, Seq};
-/// let item = Item { seq: Seq(1), request: RequestId(9), line: "done".into(), failures: 0, handed: 0 };
+/// let item = Item::new(Seq(1), RequestId(9), "done");
 /// assert_eq!(item.cost(), 5);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Item {
     /// Arrival order number.
     pub seq: Seq,
@@ -109,13 +110,60 @@ pub struct Item {
 }
 
 impl Item {
+    /// An item that has never been handed over or failed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Item, RequestId, Seq};
+    /// let item = Item::new(Seq(1), RequestId(9), "done");
+    /// assert_eq!((item.failures, item.handed), (0, 0));
+    /// ```
+    pub fn new(seq: Seq, request: RequestId, line: impl Into<Line>) -> Item {
+        Item {
+            seq,
+            request,
+            line: line.into(),
+            failures: 0,
+            handed: 0,
+        }
+    }
+
+    /// The same item with `failures` failed hand-overs.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Item, RequestId, Seq};
+    /// assert_eq!(Item::new(Seq(1), RequestId(9), "done").with_failures(2).failures, 2);
+    /// ```
+    #[must_use]
+    pub fn with_failures(mut self, failures: u32) -> Item {
+        self.failures = failures;
+        self
+    }
+
+    /// The same item with a hand-over count of `handed`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Item, RequestId, Seq};
+    /// assert_eq!(Item::new(Seq(1), RequestId(9), "done").with_handed(3).handed, 3);
+    /// ```
+    #[must_use]
+    pub fn with_handed(mut self, handed: u64) -> Item {
+        self.handed = handed;
+        self
+    }
+
     /// The item's cost against a [`Budget`]: its characters plus one (D12).
     ///
     /// # Example
     ///
     /// ```
     /// use parkline::{Item, RequestId, Seq};
-    /// let item = Item { seq: Seq(1), request: RequestId(1), line: "é!".into(), failures: 0, handed: 0 };
+    /// let item = Item::new(Seq(1), RequestId(1), "é!");
     /// assert_eq!(item.cost(), 3); // two characters (three bytes) plus one
     /// ```
     pub fn cost(&self) -> usize {
@@ -131,13 +179,8 @@ impl Item {
 ///
 /// ```
 /// use parkline::{Attempt, Batch, BatchId, Item, RequestId, Seq};
-/// let batch = Batch {
-///     id: BatchId(4),
-///     attempt: Attempt(2),
-///     items: vec![Item { seq: Seq(1), request: RequestId(7), line: "r7 ok".into(), failures: 0, handed: 2 }],
-///     remaining: 3,
-///     seen: 0,
-/// };
+/// let items = vec![Item::new(Seq(1), RequestId(7), "r7 ok").with_handed(2)];
+/// let batch = Batch::new(BatchId(4), Attempt(2), items, 3);
 /// assert!(batch.is_repeat());
 /// assert_eq!(
 ///     batch.text(),
@@ -147,6 +190,7 @@ impl Item {
 /// );
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Batch {
     /// The batch id, the same on every attempt.
     pub id: BatchId,
@@ -162,13 +206,48 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// A batch of `items` at `attempt`, leaving `remaining` parked lines behind, none of its
+    /// items seen in an earlier batch. [`Queue::boundary`](crate::Queue::boundary) is where
+    /// batches come from; this is for tests and renderings of the turn text.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Attempt, Batch, BatchId};
+    /// let batch = Batch::new(BatchId(1), Attempt(1), vec![], 0);
+    /// assert_eq!(batch.seen, 0);
+    /// ```
+    pub fn new(id: BatchId, attempt: Attempt, items: Vec<Item>, remaining: usize) -> Batch {
+        Batch {
+            id,
+            attempt,
+            items,
+            remaining,
+            seen: 0,
+        }
+    }
+
+    /// The same batch with `seen` of its items handed over in an earlier batch (D20).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Attempt, Batch, BatchId};
+    /// assert_eq!(Batch::new(BatchId(1), Attempt(1), vec![], 0).with_seen(2).seen, 2);
+    /// ```
+    #[must_use]
+    pub fn with_seen(mut self, seen: usize) -> Batch {
+        self.seen = seen;
+        self
+    }
+
     /// True when this batch was handed over before (attempt > 1, D10).
     ///
     /// # Example
     ///
     /// ```
     /// use parkline::{Attempt, Batch, BatchId};
-    /// let batch = Batch { id: BatchId(1), attempt: Attempt(1), items: vec![], remaining: 0, seen: 0 };
+    /// let batch = Batch::new(BatchId(1), Attempt(1), vec![], 0);
     /// assert!(!batch.is_repeat());
     /// ```
     pub fn is_repeat(&self) -> bool {
@@ -184,8 +263,8 @@ impl Batch {
     ///
     /// ```
     /// use parkline::{Attempt, Batch, BatchId, Item, RequestId, Seq};
-    /// let item = |seq, line: &str| Item { seq: Seq(seq), request: RequestId(seq), line: line.into(), failures: 0, handed: 0 };
-    /// let batch = Batch { id: BatchId(1), attempt: Attempt(1), items: vec![item(1, "a"), item(2, "b")], remaining: 0, seen: 0 };
+    /// let item = |seq, line: &str| Item::new(Seq(seq), RequestId(seq), line);
+    /// let batch = Batch::new(BatchId(1), Attempt(1), vec![item(1, "a"), item(2, "b")], 0);
     /// assert_eq!(
     ///     batch.text(),
     ///     "[parkline batch 1 attempt 1: 2 of 2 parked lines, 0 seen before, 4 bytes]\na\nb\n\
@@ -206,8 +285,8 @@ impl Batch {
     ///
     /// ```
     /// use parkline::{Attempt, Batch, BatchId, Item, RequestId, Seq};
-    /// let item = Item { seq: Seq(1), request: RequestId(1), line: "a".into(), failures: 0, handed: 0 };
-    /// let batch = Batch { id: BatchId(1), attempt: Attempt(1), items: vec![item], remaining: 0, seen: 0 };
+    /// let item = Item::new(Seq(1), RequestId(1), "a");
+    /// let batch = Batch::new(BatchId(1), Attempt(1), vec![item], 0);
     /// let mut turn = String::new();
     /// for _ in 0..2 {
     ///     turn.clear();
@@ -235,8 +314,8 @@ impl Batch {
     ///
     /// ```
     /// use parkline::{Attempt, Batch, BatchId, Item, RequestId, Seq};
-    /// let item = Item { seq: Seq(5), request: RequestId(42), line: "x".into(), failures: 0, handed: 0 };
-    /// let batch = Batch { id: BatchId(2), attempt: Attempt(3), items: vec![item], remaining: 0, seen: 0 };
+    /// let item = Item::new(Seq(5), RequestId(42), "x");
+    /// let batch = Batch::new(BatchId(2), Attempt(3), vec![item], 0);
     /// let events = batch.notified();
     /// assert_eq!(events.len(), 1);
     /// assert_eq!(events[0].request, RequestId(42));
@@ -276,10 +355,11 @@ impl Batch {
 ///
 /// ```
 /// use parkline::{Attempt, BatchId, Notified, RequestId, Seq};
-/// let event = Notified { request: RequestId(1), seq: Seq(1), batch: BatchId(1), attempt: Attempt(1), repeat: false, handed: 1 };
+/// let event = Notified::new(RequestId(1), Seq(1), BatchId(1), Attempt(1), 1);
 /// assert!(!event.repeat);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Notified {
     /// The request the item answers.
     pub request: RequestId,
@@ -296,6 +376,35 @@ pub struct Notified {
     pub handed: u64,
 }
 
+impl Notified {
+    /// The event of one item's hand-over, as [`Batch::notified`] makes it; for tests that
+    /// compare events.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Attempt, BatchId, Notified, RequestId, Seq};
+    /// let event = Notified::new(RequestId(1), Seq(1), BatchId(1), Attempt(1), 1);
+    /// assert!(!event.repeat);
+    /// ```
+    pub fn new(
+        request: RequestId,
+        seq: Seq,
+        batch: BatchId,
+        attempt: Attempt,
+        handed: u64,
+    ) -> Self {
+        Notified {
+            request,
+            seq,
+            batch,
+            attempt,
+            repeat: attempt.0 > 1,
+            handed,
+        }
+    }
+}
+
 /// What happened to one item of a handed-over batch.
 ///
 /// # Example
@@ -306,6 +415,7 @@ pub struct Notified {
 /// assert_ne!(outcomes[0], outcomes[1]);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum Outcome {
     /// The turn was handed over and the item's notified event recorded: clear it.
     Delivered,
@@ -322,6 +432,7 @@ pub enum Outcome {
 /// assert!(settlement.delivered.is_empty() && settlement.failed.is_empty() && settlement.dead.is_empty());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Settlement {
     /// Items cleared from the mirror.
     pub delivered: Vec<Seq>,
@@ -329,6 +440,25 @@ pub struct Settlement {
     pub failed: Vec<Seq>,
     /// Items that reached `failures_max` and moved to the dead letters (D8).
     pub dead: Vec<Seq>,
+}
+
+impl Settlement {
+    /// A settlement of the given seqs; for tests that compare what a settle did.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Seq, Settlement};
+    /// let settlement = Settlement::new(vec![Seq(1)], vec![], vec![]);
+    /// assert_eq!(settlement.delivered, [Seq(1)]);
+    /// ```
+    pub fn new(delivered: Vec<Seq>, failed: Vec<Seq>, dead: Vec<Seq>) -> Self {
+        Settlement {
+            delivered,
+            failed,
+            dead,
+        }
+    }
 }
 
 /// The deterministic split (D11, D12): how many of the parked items, in seq order, go into the
@@ -342,7 +472,7 @@ pub struct Settlement {
 ///
 /// ```
 /// use parkline::{split, Budget, Item, RequestId, Seq};
-/// let item = |seq, line: &str| Item { seq: Seq(seq), request: RequestId(seq), line: line.into(), failures: 0, handed: 0 };
+/// let item = |seq, line: &str| Item::new(Seq(seq), RequestId(seq), line);
 /// let items = [item(1, "abcd"), item(2, "ef"), item(3, "g")];
 /// assert_eq!(split(&items, Budget(8)), 2); // 5 + 3 = 8 fits, + 2 does not
 /// assert_eq!(split(&items, Budget(1)), 1); // always at least one

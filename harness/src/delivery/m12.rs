@@ -82,13 +82,7 @@ mod tests {
     use parkline::{Item, RequestId, Seq};
 
     fn item(seq: u64, line: &str) -> Item {
-        Item {
-            seq: Seq(seq),
-            request: RequestId(seq),
-            line: line.into(),
-            failures: 0,
-            handed: 0,
-        }
+        Item::new(Seq(seq), RequestId(seq), line)
     }
 
     /// The shortcut's floor never exceeds the snapshot (lines that escape to more bytes, none at

@@ -75,35 +75,38 @@ pub enum Effect {
 
 /// The reference's item as the crate's type.
 pub fn item_of_ref(item: &RefItem) -> Item {
-    Item {
-        seq: Seq(item.seq),
-        request: RequestId(item.request),
-        line: Line::from(item.line.as_str()),
-        failures: item.failures,
-        handed: item.handed,
-    }
+    Item::new(
+        Seq(item.seq),
+        RequestId(item.request),
+        Line::from(item.line.as_str()),
+    )
+    .with_failures(item.failures)
+    .with_handed(item.handed)
 }
 
 /// The reference's batch as the crate's type.
 pub fn batch_of_ref(batch: &RefBatch) -> Batch {
-    Batch {
-        id: BatchId(batch.id),
-        attempt: Attempt(batch.attempt),
-        items: batch.items.iter().map(item_of_ref).collect(),
-        remaining: batch.remaining,
-        seen: batch.seen,
-    }
+    Batch::new(
+        BatchId(batch.id),
+        Attempt(batch.attempt),
+        batch.items.iter().map(item_of_ref).collect(),
+        batch.remaining,
+    )
+    .with_seen(batch.seen)
 }
 
 fn notified_of_ref(event: &RefNotified) -> Notified {
-    Notified {
-        request: RequestId(event.request),
-        seq: Seq(event.seq),
-        batch: BatchId(event.batch),
-        attempt: Attempt(event.attempt),
-        repeat: event.repeat,
-        handed: event.handed,
-    }
+    let notified = Notified::new(
+        RequestId(event.request),
+        Seq(event.seq),
+        BatchId(event.batch),
+        Attempt(event.attempt),
+        event.handed,
+    );
+    // The reference's repeat mark is its own (D5); the crate's follows from the attempt.
+    let mut notified = notified;
+    notified.repeat = event.repeat;
+    notified
 }
 
 /// What the reference hands over for `batch`: its own turn text and notified events.
@@ -119,11 +122,11 @@ pub fn hand_over_of_ref(batch: &RefBatch) -> HandOver {
 /// The reference's settlement as the crate's type.
 pub fn settlement_of_ref(settlement: &RefSettlement) -> Settlement {
     let seqs = |seqs: &[u64]| seqs.iter().copied().map(Seq).collect();
-    Settlement {
-        delivered: seqs(&settlement.delivered),
-        failed: seqs(&settlement.failed),
-        dead: seqs(&settlement.dead),
-    }
+    Settlement::new(
+        seqs(&settlement.delivered),
+        seqs(&settlement.failed),
+        seqs(&settlement.dead),
+    )
 }
 
 /// The reference's durable mirror as the crate's type.

@@ -472,7 +472,7 @@ impl Pair {
                 Partial::New { seen, .. } => !grown || seen != held.chars().count(),
                 Partial::Replaced { .. } => grown,
                 Partial::Omitted { .. } => false,
-                Partial::Whole { .. } | Partial::Cut { .. } | Partial::Absent => true,
+                Partial::Whole { .. } | Partial::Cut { .. } | Partial::Absent | _ => true,
             };
             if wrong {
                 return Err(format!(

@@ -94,11 +94,7 @@ pub(super) fn compare_answer(
     };
     let chars_max = request.chars_max;
     let answer = crate_selector(&request.selector)?.and_then(|selector| {
-        let request = ReadRequest {
-            selector,
-            chars_max,
-            requests: crate_history,
-        };
+        let request = ReadRequest::new(selector, chars_max).with_requests(crate_history);
         read_as(transcript, known_bad, &request)
     });
     match (answer, expected) {
@@ -248,6 +244,7 @@ pub(super) fn same_window(
         Partial::Omitted { total } => RefPartial::Omitted(total),
         Partial::New { from, seen, total } => RefPartial::New { from, seen, total },
         Partial::Replaced { shown, total } => RefPartial::Replaced { shown, total },
+        other => return Err(format!("a partial form the reference has not: {other:?}")),
     };
     if partial != expected.partial {
         return Err(format!(

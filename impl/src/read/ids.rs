@@ -172,6 +172,7 @@ impl fmt::Display for TurnSeq {
 /// assert_eq!(turn.text, "done");
 /// # Ok::<(), parkline::Error>(())
 /// ```
+// Exhaustive on purpose: a turn is its id, its seq and its text, nothing more.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Turn {
     /// The turn's id.
@@ -192,6 +193,7 @@ pub struct Turn {
 /// assert_eq!(turn.seq, TurnSeq(1));
 /// # Ok::<(), parkline::Error>(())
 /// ```
+// Exhaustive on purpose: a turn is named by its id and seq, nothing more.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TurnRef {
     /// The turn's id.

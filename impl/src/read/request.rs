@@ -17,6 +17,7 @@ use super::{Cursor, TurnId};
 /// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Selector {
     /// `n:<k>`: the latest `n` completed turns, plus the partial turn. The "latest, may repeat"
     /// read: it returns the same turns again until newer ones complete (R11).
@@ -61,6 +62,7 @@ impl fmt::Display for Selector {
 /// assert_eq!(RequestHistory::default(), RequestHistory::Open);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RequestHistory {
     /// Only the open requests (the default).
     #[default]
@@ -82,6 +84,7 @@ pub enum RequestHistory {
 /// assert_eq!(request.requests, RequestHistory::Open);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ReadRequest {
     /// Which completed turns.
     pub selector: Selector,
@@ -109,5 +112,34 @@ impl ReadRequest {
             //# By default a read MUST attach only the open requests.
             requests: RequestHistory::Open,
         }
+    }
+
+    /// The same read, attaching `requests`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ReadRequest, RequestHistory, Selector};
+    /// let request = ReadRequest::new(Selector::Latest { n: 1 }, 500).with_requests(RequestHistory::All);
+    /// assert_eq!(request.requests, RequestHistory::All);
+    /// ```
+    #[must_use]
+    pub fn with_requests(mut self, requests: RequestHistory) -> Self {
+        self.requests = requests;
+        self
+    }
+
+    /// The same read within `chars_max`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ReadRequest, Selector};
+    /// assert_eq!(ReadRequest::new(Selector::Latest { n: 1 }, 500).with_chars_max(90).chars_max, 90);
+    /// ```
+    #[must_use]
+    pub fn with_chars_max(mut self, chars_max: usize) -> Self {
+        self.chars_max = chars_max;
+        self
     }
 }

@@ -11,16 +11,12 @@ use super::{Cursor, Selector, TurnRef};
 ///
 /// ```
 /// use parkline::read::{Excerpt, Selector, TurnId, TurnRef, TurnSeq};
-/// let excerpt = Excerpt {
-///     turn: TurnRef { id: TurnId::new("t1")?, seq: TurnSeq(1) },
-///     from: 0,
-///     to: 100,
-///     total: 250,
-/// };
+/// let excerpt = Excerpt::new(TurnRef { id: TurnId::new("t1")?, seq: TurnSeq(1) }, 0, 100, 250);
 /// assert_eq!(excerpt.rest(), Some(Selector::Turn { id: TurnId::new("t1")?, offset: 100 }));
 /// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Excerpt {
     /// The turn.
     pub turn: TurnRef,
@@ -33,6 +29,30 @@ pub struct Excerpt {
 }
 
 impl Excerpt {
+    /// Characters `from..to` of `turn`, whose text has `total` characters.
+    ///
+    /// # Panics
+    ///
+    /// When `from > to` or `to > total`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{Excerpt, TurnId, TurnRef, TurnSeq};
+    /// let excerpt = Excerpt::new(TurnRef { id: TurnId::new("t1")?, seq: TurnSeq(1) }, 0, 10, 20);
+    /// assert_eq!(excerpt.to - excerpt.from, 10);
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn new(turn: TurnRef, from: usize, to: usize, total: usize) -> Excerpt {
+        assert!(from <= to && to <= total, "an excerpt lies inside its turn");
+        Excerpt {
+            turn,
+            from,
+            to,
+            total,
+        }
+    }
+
     /// The read that continues this excerpt, when the turn goes on after it.
     ///
     /// # Example
@@ -40,7 +60,7 @@ impl Excerpt {
     /// ```
     /// use parkline::read::{Excerpt, TurnId, TurnRef, TurnSeq};
     /// let turn = TurnRef { id: TurnId::new("t1")?, seq: TurnSeq(1) };
-    /// let last_part = Excerpt { turn, from: 200, to: 250, total: 250 };
+    /// let last_part = Excerpt::new(turn, 200, 250, 250);
     /// assert_eq!(last_part.rest(), None);
     /// # Ok::<(), parkline::Error>(())
     /// ```
@@ -63,6 +83,7 @@ impl Excerpt {
 /// assert!(none.first.is_none());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Omitted {
     /// How many selected turns are not in the window.
     pub count: usize,
@@ -82,6 +103,7 @@ pub struct Omitted {
 /// assert_ne!(cut, Partial::Whole { chars: 400 });
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Partial {
     /// No partial turn: the child is not working, or the read was a `turn:` read.
     Absent,
@@ -138,6 +160,7 @@ pub enum Partial {
 /// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Window {
     /// The response text, exactly as specified in `spec/read.md` (R14).
     pub text: String,
@@ -169,6 +192,7 @@ pub struct Window {
 /// assert_eq!(parkline::read::RequestState::Open.to_string(), "open");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RequestState {
     /// Still running.
     Open,

@@ -53,3 +53,26 @@ fn an_io_error_is_the_source_of_the_error() -> TestResult {
     assert!(std::error::Error::source(&err).is_none());
     Ok(())
 }
+
+/// The I/O error is printed once by a report that walks the chain: it is the `source`, and the
+/// error's own text does not repeat it.
+#[test]
+fn the_source_is_printed_once_in_a_chain() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let err = Queue::open(dir.path().join("no such directory").join("s1.mirror"))
+        .expect_err("the directory does not exist");
+    let source = std::error::Error::source(&err).ok_or("an I/O error has a source")?;
+    let mut chain = err.to_string();
+    chain.push_str(": ");
+    chain.push_str(&source.to_string());
+    assert_eq!(chain.matches(&source.to_string()).count(), 1, "{chain}");
+    assert!(!err.to_string().contains(&source.to_string()), "{err}");
+    Ok(())
+}
+
+/// A `Result` of a small value stays two words: the error's fields are boxed.
+#[test]
+fn a_result_of_a_seq_is_two_words() {
+    assert!(size_of::<crate::Result<Seq>>() <= 16);
+    assert_eq!(size_of::<crate::Error>(), 8);
+}

@@ -85,7 +85,8 @@ fn failed_fsync_poisons_the_queue() -> TestResult {
             .err()
             .ok_or("injected")?;
         assert_eq!(err.kind(), ErrorKind::Io, "{fail}");
-        assert!(err.to_string().contains("injected"), "{err}");
+        let source = std::error::Error::source(&err).ok_or("the injected error is the source")?;
+        assert!(source.to_string().contains("injected"), "{err}");
         assert!(queue.is_poisoned());
         let len = queue.into_storage();
         let bytes = len.inner.file("m").ok_or("exists")?.to_vec();

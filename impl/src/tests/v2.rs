@@ -222,6 +222,10 @@ fn d22_group_park_is_all_or_nothing() -> TestResult {
     //= spec/delivery.md#d22-group-park
     //= type=test
     //# A crash during the append MUST leave all of the group's lines parked or none of them.
+    //= spec/delivery.md#d22-group-park
+    //= type=test
+    //# The index of the first bad line MUST also be a value of the error
+    //# (`Error::line_index`).
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     let before = file(&queue);
     let err = queue
@@ -230,6 +234,12 @@ fn d22_group_park_is_all_or_nothing() -> TestResult {
         .ok_or("bad line")?;
     assert_eq!(err.kind(), ErrorKind::InvalidLine);
     assert!(err.to_string().contains("line 1 of the group"), "{err}");
+    assert_eq!(err.line_index(), Some(1));
+    let err = queue
+        .park_all(&[(RequestId(1), "a\nb"), (RequestId(2), "c\nd")])
+        .err()
+        .ok_or("bad lines")?;
+    assert_eq!(err.line_index(), Some(0), "the first bad line");
     assert_eq!(file(&queue), before);
     assert!(!queue.is_poisoned());
     assert_eq!(queue.park_all(&[])?, Vec::<Seq>::new());

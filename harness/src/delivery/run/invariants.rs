@@ -108,13 +108,11 @@ impl Run {
         let expected: Vec<Notified> = batch
             .items
             .iter()
-            .map(|item| Notified {
-                request: item.request,
-                seq: item.seq,
-                batch: batch.id,
-                attempt: batch.attempt,
-                repeat,
-                handed: item.handed,
+            .map(|item| {
+                let event =
+                    Notified::new(item.request, item.seq, batch.id, batch.attempt, item.handed);
+                debug_assert_eq!(event.repeat, repeat);
+                event
             })
             .collect();
         if *notified != expected {
@@ -155,10 +153,7 @@ impl Run {
             let again: Vec<parkline::Item> = stored
                 .items
                 .iter()
-                .map(|item| parkline::Item {
-                    handed: item.handed.saturating_add(1),
-                    ..item.clone()
-                })
+                .map(|item| item.clone().with_handed(item.handed.saturating_add(1)))
                 .collect();
             if batch.id != stored.id
                 || batch.items != again
@@ -257,10 +252,7 @@ impl Run {
             // D19: each item is the parked one, with this hand-over counted.
             let expected: Vec<parkline::Item> = before.parked[..split.min(before.parked.len())]
                 .iter()
-                .map(|item| parkline::Item {
-                    handed: item.handed.saturating_add(1),
-                    ..item.clone()
-                })
+                .map(|item| item.clone().with_handed(item.handed.saturating_add(1)))
                 .collect();
             if batch.items != expected {
                 return Err(format!(
@@ -321,11 +313,7 @@ impl Run {
                 failed.push(item.seq);
             }
         }
-        let expected = Settlement {
-            delivered,
-            failed,
-            dead,
-        };
+        let expected = Settlement::new(delivered, failed, dead);
         if settlement != &expected {
             return Err(format!(
                 "D6/D7/D8: settlement {settlement:?}, the outcomes give {expected:?}"
@@ -479,13 +467,7 @@ mod tests {
     use super::*;
 
     fn item(seq: u64, line: &str) -> Item {
-        Item {
-            seq: Seq(seq),
-            request: RequestId(seq + 10),
-            line: Line::from(line),
-            failures: 0,
-            handed: 0,
-        }
+        Item::new(Seq(seq), RequestId(seq + 10), Line::from(line))
     }
 
     /// Seqs 1 to 4 acknowledged, 4 delivered; 1 parked, 2 in flight, 3 dead.
@@ -499,13 +481,7 @@ mod tests {
         ghost.delivered.insert(Seq(4));
         let state = MirrorState {
             parked: vec![item(1, "one")],
-            in_flight: Some(Batch {
-                id: BatchId(1),
-                attempt: Attempt(1),
-                items: vec![item(2, "two")],
-                remaining: 1,
-                seen: 0,
-            }),
+            in_flight: Some(Batch::new(BatchId(1), Attempt(1), vec![item(2, "two")], 1)),
             dead_letters: vec![item(3, "three")],
             next_seq: Seq(5),
             next_batch: BatchId(2),

@@ -1,0 +1,153 @@
+//! A parent session's daemon on parkline: child requests complete on their own tasks while the
+//! parent is mid-turn, their completion lines are parked, and each turn boundary hands the parent
+//! one batch. It shows a failed hand-over retried, a crash (a batch dropped without a settle) and
+//! the restart that repeats it, a reopen after a poisoned handle, and an `agent_read` follower
+//! that reads each child's new turns through `since:` cursors.
+//!
+//! Run it with `cargo run -p parkline --example daemon`.
+
+use std::sync::{Arc, Mutex};
+
+use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+use parkline::{Batch, Budget, Outcome, Queue, RequestId};
+
+type Shared = Arc<Mutex<Queue>>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A child's request ended: park its completion line. The queue waits for an fsync, so it runs
+/// on a blocking thread; a std `Mutex`, not an async one, because it is never held across an
+/// await.
+async fn complete(queue: Shared, request: u64, turn: &str) -> Result<(), BoxError> {
+    let line = format!(
+        "[delegation r-{request} answered turn {turn}] outcome: ok; agent_read{{turn:\"{turn}\"}}"
+    );
+    let seq = tokio::task::spawn_blocking(move || {
+        let mut queue = queue.lock().map_err(|_| "queue mutex poisoned")?;
+        queue
+            .park(RequestId(request), &line)
+            .map_err(BoxError::from)
+    })
+    .await??;
+    println!("parked r-{request} as seq {}", seq.0);
+    Ok(())
+}
+
+/// The parent's turn ended: take the next batch, if any.
+async fn boundary(queue: &Shared) -> Result<Option<Batch>, BoxError> {
+    let queue = Arc::clone(queue);
+    tokio::task::spawn_blocking(move || {
+        let mut queue = queue.lock().map_err(|_| "queue mutex poisoned")?;
+        queue.boundary(Budget(16_000)).map_err(BoxError::from)
+    })
+    .await?
+}
+
+/// The parent was (or was not) given the batch: settle it.
+async fn settle(queue: &Shared, batch: &Batch, outcome: Outcome) -> Result<(), BoxError> {
+    let (queue, id, n) = (Arc::clone(queue), batch.id, batch.items.len());
+    let settlement = tokio::task::spawn_blocking(move || {
+        let mut queue = queue.lock().map_err(|_| "queue mutex poisoned")?;
+        queue.settle(id, &vec![outcome; n]).map_err(BoxError::from)
+    })
+    .await??;
+    println!(
+        "settled batch {}: {} delivered, {} parked again, {} dead",
+        id.0,
+        settlement.delivered.len(),
+        settlement.failed.len(),
+        settlement.dead.len()
+    );
+    Ok(())
+}
+
+fn show(batch: &Batch) {
+    println!("--- turn handed to the parent (one wake-up) ---");
+    print!("{}", batch.text());
+    for event in batch.notified() {
+        let again = if event.repeat { ", repeat" } else { "" };
+        println!(
+            "delegation_notified r-{} (hand-over {}{again})",
+            event.request.0, event.handed
+        );
+    }
+}
+
+/// An `agent_read` follower: each read returns what is new since its cursor.
+fn follow(child: &Transcript, cursor: Cursor) -> Result<Cursor, parkline::Error> {
+    let window = child.read(&ReadRequest::new(Selector::Since(cursor.clone()), 2_000))?;
+    println!("--- agent_read since {cursor} ---\n{}", window.text);
+    Ok(window.next.unwrap_or(cursor))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("session-s966.mirror");
+    let queue: Shared = Arc::new(Mutex::new(Queue::open(&path)?));
+
+    // Three children finish while the parent is mid-turn, each on its own task.
+    let tasks: Vec<_> = (1..=3)
+        .map(|r| {
+            tokio::spawn(complete(
+                Arc::clone(&queue),
+                r,
+                ["t7", "t8", "t9"][r as usize - 1],
+            ))
+        })
+        .collect();
+    for task in tasks {
+        task.await??;
+    }
+
+    // Turn boundary: one batch for all three. The hand-over fails: the lines stay parked.
+    let batch = boundary(&queue).await?.ok_or("three lines are parked")?;
+    show(&batch);
+    settle(&queue, &batch, Outcome::Failed).await?;
+
+    // The next boundary retries them; this time the daemon crashes before it settles.
+    let batch = boundary(&queue)
+        .await?
+        .ok_or("the failed lines are parked")?;
+    show(&batch);
+    println!("--- the daemon crashes before the settle ---");
+    drop(batch);
+    drop(queue);
+
+    // The restart: the same batch comes back first, marked as a repeat.
+    let queue: Shared = Arc::new(Mutex::new(Queue::open(&path)?));
+    let batch = boundary(&queue).await?.ok_or("the crashed batch repeats")?;
+    assert!(batch.is_repeat());
+    show(&batch);
+    settle(&queue, &batch, Outcome::Delivered).await?;
+    {
+        let guard = queue.lock().map_err(|_| "queue mutex poisoned")?;
+        println!(
+            "parked {}, in flight {}, dead {}",
+            guard.parked().len(),
+            guard.in_flight().map_or(0, |b| b.items.len()),
+            guard.dead_letters().len()
+        );
+    }
+
+    // A poisoned handle (after an I/O error) is replaced by dropping it before reopening.
+    drop(queue);
+    let reopened = Queue::open(&path)?;
+    println!("reopened: {} parked", reopened.parked().len());
+
+    // agent_read: the parent follows child s980-1's turns without being sent t7 twice.
+    let mut child = Transcript::new(ChildId::new("s980-1")?);
+    child.push_turn(TurnId::new("t7")?, TurnSeq(1), "the first answer")?;
+    let cursor = follow(&child, child.start_cursor())?;
+    child.push_turn(TurnId::new("t8")?, TurnSeq(2), "the second answer")?;
+    follow(&child, cursor)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The example runs to its end without an error.
+    #[test]
+    fn the_daemon_example_runs() -> Result<(), super::BoxError> {
+        super::main()
+    }
+}
