@@ -369,19 +369,18 @@ pub enum ExploreModel {
     Read,
 }
 
-/// A bound set's long help, with the figures measured on the 2-core machine (release, one
-/// thread, DFS, 2026-12-04 for delivery and 2026-12-03 for read; `/usr/bin/time` for the peak
-/// resident memory).
+/// A bound set's long help: what each set bounds and reaches, and its pinned state counts (time
+/// and memory are measured in docs/verification.md, not promised here).
 const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, or a JSON file\n\n\
 - ci: the default and CI's. Delivery: 3 lines, budget 6, 2 crashes, 2 failures (dead at 2), \
-1 collection, 1 redrive, lines 2 and 3 as one group park: 1,828,677 unique states, about 5 s, \
-28 MB. Read: 2 turns, 18,057 unique states, under a second.\n\
+1 collection, 1 redrive, lines 2 and 3 as one group park: 1,828,677 unique states. \
+Read: 2 turns, 18,057 unique states.\n\
 - deep: ci with a fourth line (a batch leaves two lines behind it) and a third read turn: \
-26,896,892 delivery states, about 75 s, 320 MB; read 321,708 states, 13 s. Reaches \
+26,896,892 delivery states; read 321,708 states. Reaches \
 'a batch leaves two lines for later turns'; catches the known-bad trailer-counts-next-turn, \
 which holds at ci.\n\
 - crash: ci with a third crash and a failure budget of 3 (dead at 3): 80,207,285 delivery \
-states, about 5 minutes, 1.26 GB; read as ci. \
+states; read as ci. \
 Reaches 'a batch is handed over at attempt 4'.\n\
 - FILE: a JSON object {\"delivery\": {...}, \"read\": {...}}, every key optional and \
 defaulting to ci: delivery keys lines, sizes, budget, crashes, failures, failures_max, \
@@ -580,7 +579,7 @@ pub struct CheckArgs {
     /// Search order (dfs: the same states, less memory)
     #[arg(long, value_enum, default_value_t = Search::Dfs)]
     pub search: Search,
-    /// Checker threads (a second did not help on 2 cores)
+    /// Checker threads
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub threads: usize,
 }

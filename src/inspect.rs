@@ -91,22 +91,23 @@ fn advice(e: &Error) -> String {
     if e.kind() != ErrorKind::Corrupt {
         return "the file was not changed".to_owned();
     }
-    let intact = if record <= 1 {
-        "- the header itself is damaged, so no record is usable as it stands; if this is not a parkline\n\
-         \x20 mirror (for instance the daemon's old deferred-input.json), point the daemon elsewhere;".to_owned()
-    } else {
-        format!(
-            "- records 1..{before} (bytes 0..{offset}) are intact; if record {record} is the last one and you accept\n\
-             \x20 losing it, `truncate -s {offset} <mirror>` and reopen;",
-            before = record - 1,
-        )
-    };
+    if record <= 1 {
+        // No intact prefix: a cut at byte 0 would leave an empty file, which is damaged too.
+        return "the file was not changed, and the queue will not open it (spec/mirror.md M11). What you can do:\n\
+                - keep a copy of the file first;\n\
+                - the header itself is damaged, so no record is usable as it stands; if this is not a parkline\n\
+                \x20 mirror (for instance the daemon's old deferred-input.json), point the daemon elsewhere;\n\
+                - otherwise move the file aside (the daemon then starts a new mirror) and recover its lines by hand"
+            .to_owned();
+    }
     format!(
         "the file was not changed, and the queue will not open it (spec/mirror.md M11). What you can do:\n\
          - keep a copy of the file first;\n\
-         {intact}\n\
+         - records 1..{before} (bytes 0..{offset}) are intact; if record {record} is the last one and you accept\n\
+         \x20 losing it, `truncate -s {offset} <mirror>` and reopen;\n\
          - otherwise move the file aside (the daemon then starts a new mirror) and recover the lines of the\n\
-         \x20 intact records by hand: `head -c {offset} <mirror> > intact && parkline inspect intact`"
+         \x20 intact records by hand: `head -c {offset} <mirror> > intact && parkline inspect intact`",
+        before = record - 1,
     )
 }
 
@@ -123,28 +124,77 @@ fn json_error(e: &Error) -> serde_json::Value {
     })
 }
 
-/// `inspect --json`'s object: the file's figures, then the state exactly as
-/// `parkline::mirror::MirrorState` serialises (the same serde the drive protocol's `state` uses),
-/// flattened to the top level.
+/// The version of `inspect --json`'s schema (M13), which changes apart from the file format.
+pub const JSON_SCHEMA: u64 = 1;
+
+/// `inspect --json`'s object, schema [`JSON_SCHEMA`] (M13): its own types, so that a change of
+/// the file format's in-memory state does not change what a script reads.
 #[derive(serde::Serialize)]
-struct JsonReport<'a> {
+struct JsonReport {
+    schema: u64,
     path: String,
-    version: u64,
+    format_version: u64,
     bytes: usize,
     records: u64,
     torn_bytes: u64,
-    #[serde(flatten)]
-    state: &'a MirrorState,
+    next_seq: u64,
+    next_batch: u64,
+    parked: Vec<JsonItem>,
+    in_flight: Option<JsonBatch>,
+    dead_letters: Vec<JsonItem>,
 }
 
-fn json_report<'a>(path: &Path, bytes: usize, decoded: &'a Decoded) -> JsonReport<'a> {
+#[derive(serde::Serialize)]
+struct JsonItem {
+    seq: u64,
+    request: u64,
+    line: String,
+    failures: u32,
+    handed: u64,
+}
+
+#[derive(serde::Serialize)]
+struct JsonBatch {
+    id: u64,
+    attempt: u32,
+    remaining: usize,
+    seen: usize,
+    items: Vec<JsonItem>,
+}
+
+fn json_items(items: &[Item]) -> Vec<JsonItem> {
+    items
+        .iter()
+        .map(|item| JsonItem {
+            seq: item.seq.0,
+            request: item.request.0,
+            line: item.line.to_string(),
+            failures: item.failures,
+            handed: item.handed,
+        })
+        .collect()
+}
+
+fn json_report(path: &Path, bytes: usize, decoded: &Decoded) -> JsonReport {
+    let state: &MirrorState = &decoded.state;
     JsonReport {
+        schema: JSON_SCHEMA,
         path: path.display().to_string(),
-        version: mirror::VERSION,
+        format_version: decoded.version,
         bytes,
         records: decoded.records,
         torn_bytes: decoded.torn_len,
-        state: &decoded.state,
+        next_seq: state.next_seq.0,
+        next_batch: state.next_batch.0,
+        parked: json_items(&state.parked),
+        in_flight: state.in_flight.as_ref().map(|batch| JsonBatch {
+            id: batch.id.0,
+            attempt: batch.attempt.0,
+            remaining: batch.remaining,
+            seen: batch.seen,
+            items: json_items(&batch.items),
+        }),
+        dead_letters: json_items(&state.dead_letters),
     }
 }
 
@@ -153,7 +203,7 @@ fn table_report(path: &Path, bytes: usize, decoded: &Decoded) -> String {
     let mut text = format!(
         "mirror {}: format version {}, {} records, {bytes} bytes; next seq {}, next batch {}\n",
         path.display(),
-        mirror::VERSION,
+        decoded.version,
         decoded.records,
         state.next_seq,
         state.next_batch,
@@ -330,21 +380,85 @@ mod tests {
         let decoded = mirror::decode_log(&std::fs::read(&path)?)?;
         assert_eq!(value["records"], decoded.records);
         assert_eq!(value["torn_bytes"], 0);
-        // The state is the crate's own serde of `MirrorState`, the drive protocol's `state` too.
-        let keys = [
+        // M13: schema 1, its own keys, whatever the file format's in-memory state holds.
+        assert_eq!(value["schema"], JSON_SCHEMA);
+        assert_eq!(value["format_version"], decoded.version);
+        let keys: Vec<&str> = value
+            .as_object()
+            .ok_or("an object")?
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut schema_1 = [
+            "schema",
+            "path",
+            "format_version",
+            "bytes",
+            "records",
+            "torn_bytes",
+            "next_seq",
+            "next_batch",
             "parked",
             "in_flight",
             "dead_letters",
-            "next_seq",
-            "next_batch",
         ];
-        let state: serde_json::Map<String, serde_json::Value> = keys
-            .iter()
-            .map(|key| ((*key).to_owned(), value[*key].clone()))
+        schema_1.sort_unstable();
+        assert_eq!(keys, schema_1);
+        let item_keys: Vec<&str> = value["parked"][0]
+            .as_object()
+            .ok_or("an item")?
+            .keys()
+            .map(String::as_str)
             .collect();
-        assert_eq!(
-            serde_json::to_value(&decoded.state)?,
-            serde_json::Value::Object(state)
+        assert_eq!(item_keys, ["failures", "handed", "line", "request", "seq"]);
+        Ok(())
+    }
+
+    /// M13: the format version shown is the file's header's, not the build's: a version 1 file
+    /// says 1, in the table and in the JSON.
+    #[test]
+    fn m13_inspect_shows_the_files_own_format_version() -> Result<(), Box<dyn std::error::Error>> {
+        //= spec/mirror.md#m13-inspection-is-read-only-and-lock-free
+        //= type=test
+        //# `parkline inspect <mirror>` MUST NOT write to the mirror's directory (no truncation of a
+        //# torn tail, no removal of a temp file, no lock file created) and MUST NOT take the lock.
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/impl/tests/fixtures/v1/mixed.mirror"
+        );
+        let before = std::fs::read(fixture)?;
+        let (status, out, _) = run_on(&[fixture, "--json"]);
+        assert_eq!(status, 0);
+        let value: serde_json::Value = serde_json::from_str(&out)?;
+        assert_eq!(value["format_version"], 1);
+        let (status, out, _) = run_on(&[fixture]);
+        assert_eq!(status, 0);
+        assert!(out.contains("format version 1,"), "{out}");
+        assert_eq!(std::fs::read(fixture)?, before);
+        Ok(())
+    }
+
+    /// M13, section 6: a damaged header gets no advice to cut the file at byte 0 (that leaves an
+    /// empty file, which is damaged too); a later damaged record gets the cut at its offset.
+    #[test]
+    fn m13_the_advice_names_only_commands_that_work() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let header = dir.path().join("header.mirror");
+        std::fs::write(&header, b"00000000 {\"format\":\"nonsense\"}\n")?;
+        let (status, _, err) = run_on(&[header.to_str().ok_or("utf-8")?]);
+        assert_eq!(status, 1);
+        assert!(!err.contains("head -c 0"), "{err}");
+        assert!(!err.contains("truncate -s 0"), "{err}");
+        let path = sample(dir.path())?;
+        let mut bytes = std::fs::read(&path)?;
+        let at = bytes.len() - 3;
+        bytes[at] ^= 1;
+        std::fs::write(&path, &bytes)?;
+        let (status, _, err) = run_on(&[path.to_str().ok_or("utf-8")?]);
+        assert_eq!(status, 1);
+        assert!(
+            err.contains("head -c ") && err.contains("truncate -s "),
+            "{err}"
         );
         Ok(())
     }

@@ -4,12 +4,13 @@
 //! It takes the mirror's lock as the daemon does (spec/mirror.md M8), so it never writes beside a
 //! live queue: while the daemon holds the lock it refuses and says so. It then opens the queue
 //! (`parkline::Queue::open`, which also upgrades a version 1 mirror, M14) and calls
-//! `Queue::redrive` or `Queue::redrive_all`: one record, one fsync. `--dry-run` takes the lock,
-//! decodes the mirror and prints what would move, writing nothing at all.
+//! `Queue::redrive` or `Queue::redrive_all`: one record, one fsync. It never creates a mirror: a
+//! path with no mirror is an error. `--dry-run` reads and decodes the mirror as `inspect` does,
+//! without the lock, and prints what would move, writing nothing at all (not even the lock file).
 //!
 //! Exit status: 0 success (also when there was nothing to move), 1 the mirror is damaged, 2 usage
-//! (clap's, or a seq that is not a dead letter), 3 the lock is held or a file cannot be read or
-//! written.
+//! (clap's, or a seq that is not a dead letter), 3 the lock is held, the mirror does not exist, or
+//! a file cannot be read or written.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -63,16 +64,39 @@ pub fn run(args: &RedriveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             _ => 3,
         }
     };
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //# `parkline redrive` MUST NOT create a mirror or its lock file where none exists: a path
+    //# with no mirror is an error (exit 3), with or without `--dry-run`.
+    if let Err(e) = std::fs::symlink_metadata(path) {
+        let _ = writeln!(
+            err,
+            "parkline redrive: {}: {e}; redrive never creates a mirror, check the path",
+            path.display()
+        );
+        return 3;
+    }
+    let seqs: Vec<Seq> = args.seqs.iter().copied().map(Seq).collect();
+    if args.dry_run {
+        return dry_run(path, &seqs, out, err, &fail);
+    }
     // M8: the lock first, as the daemon takes it; a live daemon makes this fail at once.
-    let storage = match FsStorage::open(path) {
+    let mut storage = match FsStorage::open(path) {
         Ok(storage) => storage,
         Err(e) => return fail(err, &e),
     };
-    let seqs: Vec<Seq> = args.seqs.iter().copied().map(Seq).collect();
-    if args.dry_run {
-        return dry_run(storage, &seqs, out, err, &fail);
-    }
     let name = storage.mirror_name().to_owned();
+    // Removed between the check above and the lock: still never created.
+    match storage.read_chunks(&name, &mut |_| std::ops::ControlFlow::Break(())) {
+        Ok(true) => {}
+        Ok(false) => {
+            let _ = writeln!(err, "parkline redrive: {} does not exist", path.display());
+            return 3;
+        }
+        Err(e) => {
+            let _ = writeln!(err, "parkline redrive: cannot read {}: {e}", path.display());
+            return 3;
+        }
+    }
     let mut queue = match Queue::with_storage(storage, &name, Config::default()) {
         Ok(queue) => queue,
         Err(e) => return fail(err, &e),
@@ -89,34 +113,25 @@ pub fn run(args: &RedriveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     }
 }
 
-/// `--dry-run`: holding the lock, decode the mirror as `open` would and say what would move.
+/// `--dry-run`: read and decode the mirror as `inspect` does, lock-free and writing nothing (the
+/// answer is the mirror as of the read), and say what would move.
 fn dry_run(
-    mut storage: FsStorage,
+    path: &std::path::Path,
     seqs: &[Seq],
     out: &mut dyn Write,
     err: &mut dyn Write,
     fail: &dyn Fn(&mut dyn Write, &parkline::Error) -> u8,
 ) -> u8 {
-    let name = storage.mirror_name().to_owned();
-    let bytes = match storage.read(&name) {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => {
-            let _ = writeln!(
-                err,
-                "parkline redrive: {} does not exist",
-                storage.path(&name).display()
-            );
-            return 3;
-        }
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) => {
-            let path = storage.path(&name);
             let _ = writeln!(err, "parkline redrive: cannot read {}: {e}", path.display());
             return 3;
         }
     };
     let state = match mirror::decode_log(&bytes) {
         Ok(decoded) => decoded.state,
-        Err(e) => return fail(err, &e.with_path(storage.path(&name))),
+        Err(e) => return fail(err, &e.with_path(path)),
     };
     let dead = state.dead_letters;
     let would: Vec<Seq> = if seqs.is_empty() {

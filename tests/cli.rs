@@ -4,9 +4,6 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
-
-use parkline_harness::drive::{LOCK_RELEASE_WAIT, retry_while_locked};
 
 const COMMANDS: [&str; 5] = ["check", "explore", "inspect", "redrive", "workload"];
 
@@ -19,28 +16,6 @@ fn parkline_command(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_parkline"));
     command.args(args);
     command
-}
-
-/// `parkline(args)`, run again while it says another process holds the mirror's lock (exit 3),
-/// for up to [`LOCK_RELEASE_WAIT`]: for use right after this test dropped its own handle, which
-/// a child another test spawns can hold for an instant (`drive::retry_while_locked` says why;
-/// seen twice in full workspace runs under load, `Locked` at the daemon's open).
-fn parkline_once_unlocked(args: &[&str]) -> Output {
-    once_unlocked(|| parkline(args))
-}
-
-/// `run()`, run again while it exits 3 saying the mirror's lock is held, as
-/// [`parkline_once_unlocked`] does.
-fn once_unlocked(run: impl Fn() -> Output) -> Output {
-    let start = Instant::now();
-    loop {
-        let output = run();
-        let held = output.status.code() == Some(3) && stderr(&output).contains("lock");
-        if !held || start.elapsed() > LOCK_RELEASE_WAIT {
-            return output;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn stdout(output: &Output) -> String {
@@ -363,7 +338,7 @@ fn cli_redrive_moves_dead_letters_and_dry_run_writes_nothing() {
     let mirror = dir.path().join("s1.mirror");
     mirror_with_dead_letters(&mirror);
     let before = std::fs::read(&mirror).expect("read");
-    let dry = parkline_once_unlocked(&["redrive", path(&mirror), "--dry-run"]);
+    let dry = parkline(&["redrive", path(&mirror), "--dry-run"]);
     assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
     assert!(
         stdout(&dry).contains("would redrive 2 of 2 dead letters"),
@@ -412,26 +387,29 @@ fn cli_redrive_refuses_a_held_lock_and_a_damaged_mirror() {
     let mirror = dir.path().join("s1.mirror");
     mirror_with_dead_letters(&mirror);
     let before = std::fs::read(&mirror).expect("read");
-    let daemon = retry_while_locked(|| parkline::Queue::open(&mirror)).expect("open");
-    for args in [
-        vec!["redrive", path(&mirror)],
-        vec!["redrive", path(&mirror), "--dry-run"],
-    ] {
-        let held = parkline(&args);
-        assert_eq!(held.status.code(), Some(3), "{}", stderr(&held));
-        assert!(
-            stderr(&held).contains("holds the mirror's lock"),
-            "{}",
-            stderr(&held)
-        );
-    }
+    let daemon = parkline::Queue::open(&mirror).expect("open");
+    let held = parkline(&["redrive", path(&mirror)]);
+    assert_eq!(held.status.code(), Some(3), "{}", stderr(&held));
+    assert!(
+        stderr(&held).contains("holds the mirror's lock"),
+        "{}",
+        stderr(&held)
+    );
+    // --dry-run reads lock-free, as inspect does: it answers beside a live daemon.
+    let dry = parkline(&["redrive", path(&mirror), "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert!(
+        stdout(&dry).contains("would redrive 2 of 2"),
+        "{}",
+        stdout(&dry)
+    );
     drop(daemon);
     assert_eq!(std::fs::read(&mirror).expect("read"), before);
     let mut damaged = before.clone();
     let at = damaged.len() - 3;
     damaged[at] ^= 1;
     std::fs::write(&mirror, &damaged).expect("write");
-    let output = parkline_once_unlocked(&["redrive", path(&mirror)]);
+    let output = parkline(&["redrive", path(&mirror)]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert_eq!(std::fs::read(&mirror).expect("read"), damaged);
 }
@@ -446,12 +424,10 @@ fn cli_redrive_of_a_bare_file_name_syncs_the_working_directory() {
     mirror_with_dead_letters(&mirror);
     let tmp = dir.path().join("s1.mirror.tmp");
     std::fs::write(&tmp, b"a compaction cut short\n").expect("write");
-    let output = once_unlocked(|| {
-        parkline_command(&["redrive", "s1.mirror"])
-            .current_dir(dir.path())
-            .output()
-            .expect("run parkline")
-    });
+    let output = parkline_command(&["redrive", "s1.mirror"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run parkline");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stdout(&output).contains("redrove 2 of 2 dead letters"),
@@ -459,4 +435,45 @@ fn cli_redrive_of_a_bare_file_name_syncs_the_working_directory() {
         stdout(&output)
     );
     assert!(!tmp.exists(), "the leftover temp file is removed");
+}
+
+/// D21: `redrive` of a path with no mirror (an operator's typo) is an error that creates
+/// nothing, neither a mirror nor its lock file, with or without `--dry-run`; `--dry-run` on a
+/// real mirror creates no lock file either.
+#[test]
+fn d21_redrive_never_creates_a_mirror_or_a_lock() {
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //= type=test
+    //# `parkline redrive` MUST NOT create a mirror or its lock file where none exists: a path
+    //# with no mirror is an error (exit 3), with or without `--dry-run`.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let typo = dir.path().join("s1.mirorr");
+    for args in [
+        vec!["redrive", path(&typo)],
+        vec!["redrive", path(&typo), "--dry-run"],
+    ] {
+        let output = parkline(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(3),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("never creates a mirror"),
+            "{}",
+            stderr(&output)
+        );
+    }
+    let names = std::fs::read_dir(dir.path()).expect("list").count();
+    assert_eq!(names, 0, "nothing created");
+    let mirror = dir.path().join("s1.mirror");
+    mirror_with_dead_letters(&mirror);
+    std::fs::remove_file(dir.path().join("s1.mirror.lock")).expect("remove the lock file");
+    let dry = parkline(&["redrive", path(&mirror), "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert!(
+        !dir.path().join("s1.mirror.lock").exists(),
+        "--dry-run wrote nothing"
+    );
 }

@@ -12,7 +12,6 @@
 
 use std::io::{self, BufRead, Write};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use parkline::mirror::MirrorState;
 use parkline::{Config, FsStorage, Queue};
@@ -91,43 +90,12 @@ fn print(out: &mut impl Write, reply: &Reply) -> io::Result<()> {
     out.flush()
 }
 
-/// How long [`retry_while_locked`] tries again.
-pub const LOCK_RELEASE_WAIT: Duration = Duration::from_secs(10);
-
-/// `open()`, tried again every 20 ms for up to [`LOCK_RELEASE_WAIT`] while it fails with
-/// `Locked`; any other result is returned at once.
-///
-/// For an open that follows a release of the same lock in this or the parent process: an
-/// `flock` belongs to the open file description, and a child that another thread spawns at
-/// that moment shares every description from its fork until its exec closes it (the lock file is
-/// close-on-exec), so for that instant a released lock is still held. A scratch loop that
-/// reopened a mirror right after dropping it, beside a thread spawning `/bin/true`, got `Locked`
-/// 4 to 6 times in 3,000 (2026-12-04).
-///
-/// # Errors
-///
-/// The last error of `open`.
-pub fn retry_while_locked<T>(mut open: impl FnMut() -> parkline::Result<T>) -> parkline::Result<T> {
-    let start = Instant::now();
-    loop {
-        match open() {
-            Err(e)
-                if e.kind() == parkline::ErrorKind::Locked
-                    && start.elapsed() < LOCK_RELEASE_WAIT =>
-            {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            result => return result,
-        }
-    }
-}
-
 /// Opens (creating or recovering) the mirror at `mirror` with `config`, writes the `opened` effect,
 /// then applies each op line of `input` and writes its effect to `output`, flushed after each.
 /// With `known_bad` (a delivery behaviour), the ops go through its driver and storage seams.
 ///
 /// Returns the exit status of the protocol: 0 at the end of `input`, 1 when the mirror cannot be
-/// opened (after an `error` effect; `Locked` only after 10 s of retries), 2 at a line that is not a valid op (after an `error` effect
+/// opened (after an `error` effect), 2 at a line that is not a valid op (after an `error` effect
 /// of kind `BadInput`).
 ///
 /// # Errors
@@ -141,12 +109,9 @@ pub fn serve(
     mut output: impl Write,
 ) -> io::Result<u8> {
     let out = &mut output;
-    // The process that started this one released the lock before it did (`retry_while_locked`).
-    let opened = retry_while_locked(|| {
-        FsStorage::open(mirror).and_then(|storage| {
-            let name = storage.mirror_name().to_owned();
-            Queue::with_storage(Seamed::new(storage, known_bad), &name, config.clone())
-        })
+    let opened = FsStorage::open(mirror).and_then(|storage| {
+        let name = storage.mirror_name().to_owned();
+        Queue::with_storage(Seamed::new(storage, known_bad), &name, config)
     });
     let mut queue = match opened {
         Ok(queue) => Driver::new(queue, known_bad),
