@@ -10,7 +10,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use parkline::frame::{self, Frame};
+use parkline::frame;
 use parkline::{Attempt, BatchId};
 
 #[derive(Debug, Arbitrary)]
@@ -45,17 +45,21 @@ fn round_trip(turn: Turn) {
     }
     let seen = usize::from(turn.seen) % (lines.len() + 1);
     let text = frame::render(BatchId(turn.id), attempt, seen, remaining, &lines);
-    let expected = Frame {
-        id: BatchId(turn.id),
-        attempt,
-        repeat: attempt.0 > 1,
-        k: lines.len(),
-        n: lines.len() + remaining,
-        seen,
-        remaining,
-        lines: lines.iter().map(String::as_str).collect(),
-    };
-    assert_eq!(frame::parse(&text), Ok(expected), "{text:?}");
+    let frame = frame::parse(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    assert_eq!(
+        (frame.id, frame.attempt, frame.repeat, frame.k, frame.n),
+        (
+            BatchId(turn.id),
+            attempt,
+            attempt.0 > 1,
+            lines.len(),
+            lines.len() + remaining
+        ),
+        "{text:?}"
+    );
+    assert_eq!((frame.seen, frame.remaining), (seen, remaining), "{text:?}");
+    assert_eq!(frame.lines, lines, "{text:?}");
 }
 
 fuzz_target!(|data: &[u8]| {
