@@ -126,9 +126,8 @@ mod error;
 pub mod frame;
 mod line;
 mod lock;
-/// The mirror file format's in-memory types and codec (spec/mirror.md). **Not part of the stable
-/// API**: they change with the file format, in any release. The conformance harness, the fuzz
-/// targets and the operator command use them; a daemon uses [`Queue`].
+// The file format's in-memory types: public for the harness, the fuzz targets and the operator
+// command, hidden and outside the stable API (the module's docs say so).
 #[doc(hidden)]
 pub mod mirror;
 mod queue;

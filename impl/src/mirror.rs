@@ -1,5 +1,9 @@
 //! The mirror file format (spec/mirror.md): an append-only log of checksummed JSON lines.
 //!
+//! **Not part of the stable API**: these types change with the file format, in any release. The
+//! conformance harness, the fuzz targets and the operator command use them; a daemon uses
+//! `Queue`.
+//!
 //! Every line is `<crc32 of the JSON as 8 lowercase hex digits> <JSON>\n` (M1). The first record
 //! is the header `{"format":"parkline-mirror","version":2}` (M2; version 1 files are read and
 //! upgraded, M14); the others change the state as
