@@ -62,7 +62,7 @@ for target in "${targets[@]}"; do
     # The seed corpus: the committed corpus and the committed findings (fixed bugs that `cargo
     # test` replays), so the fuzzer starts from them and a regression shows as a crash.
     rm -f "$OUT/${target}_seed_corpus.zip"
-    seeds=$(find "fuzz/corpus/$target" "fuzz/artifacts/$target" -maxdepth 1 -type f ! -name '.*' 2>/dev/null || true)
+    seeds=$(find "fuzz/corpus/$target" "fuzz/regressions/$target" -maxdepth 1 -type f ! -name '.*' 2>/dev/null || true)
     if [ -n "$seeds" ]; then
         printf '%s\n' "$seeds" | zip -q -j -@ "$OUT/${target}_seed_corpus.zip"
     fi

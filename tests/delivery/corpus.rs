@@ -1,4 +1,4 @@
-//! The fuzz corpus and artifacts of `delivery_ops` and `mirror_decode`, replayed on stable, the
+//! The fuzz corpus and committed findings (`fuzz/regressions`) of `delivery_ops` and `mirror_decode`, replayed on stable, the
 //! seed corpus they start from and the crafted mirror seeds.
 
 use std::path::{Path, PathBuf};
@@ -17,7 +17,7 @@ fn fuzz_dir() -> PathBuf {
 
 fn files_of(target: &str) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for folder in ["corpus", "artifacts"] {
+    for folder in ["corpus", "regressions"] {
         let Ok(entries) = std::fs::read_dir(fuzz_dir().join(folder).join(target)) else {
             continue;
         };
@@ -32,7 +32,7 @@ fn files_of(target: &str) -> Vec<PathBuf> {
 }
 
 #[test]
-fn fuzz_delivery_ops_corpus_and_artifacts_replay() {
+fn fuzz_delivery_ops_corpus_and_regressions_replay() {
     // D1..D17: every fuzz finding stays a regression test on stable.
     let files = files_of("delivery_ops");
     assert!(files.len() >= 4, "seed corpus missing: {files:?}");
@@ -45,7 +45,7 @@ fn fuzz_delivery_ops_corpus_and_artifacts_replay() {
 }
 
 #[test]
-fn fuzz_mirror_decode_corpus_and_artifacts_replay() {
+fn fuzz_mirror_decode_corpus_and_regressions_replay() {
     // M1, M11: the decoder on every fuzz finding, on stable.
     let files = files_of("mirror_decode");
     assert!(files.len() >= 4, "seed corpus missing: {files:?}");

@@ -235,13 +235,13 @@ fn frame_edited_texts_are_accepted_and_refused() {
     );
 }
 
-/// The fuzz target `frame_parse`'s committed corpus and artifacts, replayed on stable: each named
+/// The fuzz target `frame_parse`'s committed corpus and findings (`fuzz/regressions`), replayed on stable: each named
 /// seed is a turn text that parses (forged lines included), and every file has one reading.
 #[test]
 fn fuzz_frame_parse_corpus_replays() {
     let fuzz = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     let mut files = Vec::new();
-    for folder in ["corpus", "artifacts"] {
+    for folder in ["corpus", "regressions"] {
         if let Ok(entries) = std::fs::read_dir(fuzz.join(folder).join("frame_parse")) {
             files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
         }

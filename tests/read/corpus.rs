@@ -1,4 +1,4 @@
-//! The fuzz corpus and artifacts of `read_windows`, replayed on stable, and the seed corpus they
+//! The fuzz corpus and committed findings (`fuzz/regressions`) of `read_windows`, replayed on stable, and the seed corpus they
 //! start from.
 
 use parkline_harness::known_bad::KnownBad;
@@ -11,7 +11,7 @@ use super::known_bad::known_bad_scenario;
 fn read_fuzz_files() -> Vec<std::path::PathBuf> {
     let fuzz = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     let mut files = Vec::new();
-    for folder in ["corpus", "artifacts"] {
+    for folder in ["corpus", "regressions"] {
         let Ok(entries) = std::fs::read_dir(fuzz.join(folder).join("read_windows")) else {
             continue;
         };
@@ -22,7 +22,7 @@ fn read_fuzz_files() -> Vec<std::path::PathBuf> {
 }
 
 #[test]
-fn fuzz_read_windows_corpus_and_artifacts_replay() {
+fn fuzz_read_windows_corpus_and_regressions_replay() {
     for file in read_fuzz_files() {
         let bytes = std::fs::read(&file).expect("read corpus file");
         if let Some(ops) = decode_read_ops(&bytes) {
