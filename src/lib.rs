@@ -15,3 +15,41 @@ Exit status:
      the mirror is damaged (inspect, redrive); the trace is invalid (workload)
   2  usage error (an unknown command or flag, a bad value; redrive: a seq not a dead letter)
   3  a file cannot be read, or the output cannot be written; redrive: the daemon holds the lock";
+
+/// `parkline check --help`'s exit statuses.
+pub const EXIT_CHECK: &str = "\
+Exit status:
+  0  every property holds and every pinned state count matches
+  1  a property violated or never reached, or a pinned state count changed
+  2  usage error (an unknown flag, a bad value, a bound set file that cannot be read or parsed)";
+
+/// `parkline explore --help`'s exit statuses.
+pub const EXIT_EXPLORE: &str = "\
+Exit status:
+  2  usage error (an unknown flag, a bad value, a bound set file that cannot be read or parsed)
+  otherwise it serves until it is killed";
+
+/// `parkline inspect --help`'s exit statuses.
+pub const EXIT_INSPECT: &str = "\
+Exit status:
+  0  the mirror was read and shown
+  1  the mirror is damaged (the file is left as it is)
+  2  usage error (an unknown flag, a bad value)
+  3  the file cannot be read, or the output cannot be written";
+
+/// `parkline redrive --help`'s exit statuses.
+pub const EXIT_REDRIVE: &str = "\
+Exit status:
+  0  the dead letters moved (or would move), also when there was nothing to move
+  1  the mirror is damaged (the file is left as it is)
+  2  usage error, or a seq that is not a dead letter or is named twice
+  3  the daemon holds the mirror's lock, the mirror does not exist, or a file cannot be read
+     or written";
+
+/// `parkline workload --help`'s exit statuses.
+pub const EXIT_WORKLOAD: &str = "\
+Exit status:
+  0  the trace was replayed and the report printed
+  1  the trace is invalid
+  2  usage error (an unknown flag, a bad value)
+  3  the trace cannot be read, or the output cannot be written";

@@ -5,9 +5,12 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use parkline_cli::{EXIT_STATUS, check, inspect, redrive, workload};
+use parkline_cli::{
+    EXIT_CHECK, EXIT_EXPLORE, EXIT_INSPECT, EXIT_REDRIVE, EXIT_STATUS, EXIT_WORKLOAD, check,
+    inspect, redrive, workload,
+};
 
-/// The verified core of deferred delivery: model check, inspect, workload.
+/// The verified core of deferred delivery: model check, explore, inspect, redrive, workload.
 #[derive(Debug, Parser)]
 #[command(name = "parkline", version, after_help = EXIT_STATUS, arg_required_else_help = true)]
 struct Cli {
@@ -23,26 +26,27 @@ enum Command {
     /// given bounds, shows progress on stderr, and prints a table: states, unique states, depth,
     /// time and each property's verdict (holds / discovered / VIOLATED / NOT REACHED). A violated
     /// property gets its shortest counterexample as numbered steps.
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = EXIT_CHECK)]
     Check(check::CheckArgs),
     /// Serve stateright's Explorer for a model on 127.0.0.1
     ///
     /// Serves stateright's Explorer for the model at the address and blocks until killed.
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = EXIT_EXPLORE)]
     Explore(check::ExploreArgs),
     /// Print what a mirror file holds, without modifying it
     ///
     /// Prints what the mirror file holds: parked lines, the batch in flight (with its attempt),
     /// dead letters. Never modifies the file and takes no lock, so it works on a live session.
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = EXIT_INSPECT)]
     Inspect(inspect::InspectArgs),
     /// Move dead letters back to the parked list (takes the mirror's lock)
     ///
     /// Moves the dead letters named by `--seq` (all of them without it) back to the parked list,
     /// each at its seq's place with failures 0 and its hand-over count kept (spec/delivery.md
     /// D21): one record, one fsync. Takes the mirror's lock as the daemon does and refuses while
-    /// the daemon holds it. `--dry-run` prints what would move and writes nothing.
-    #[command(after_help = EXIT_STATUS)]
+    /// the daemon holds it; never creates a mirror. `--dry-run` reads the mirror lock-free, as
+    /// inspect does, prints what would move and writes nothing.
+    #[command(after_help = EXIT_REDRIVE)]
     Redrive(redrive::RedriveArgs),
     /// Replay a planner workload trace through today's policy and parkline's
     ///
@@ -52,7 +56,7 @@ enum Command {
     /// handed to the parent, characters repeated and the share repeated, and, when the trace
     /// carries them, estimated cache-read tokens of wake-up turns, parent calls per card and the
     /// per-card context delta. `--json` prints the same report as one JSON object.
-    #[command(after_help = EXIT_STATUS)]
+    #[command(after_help = EXIT_WORKLOAD)]
     Workload(workload::WorkloadArgs),
 }
 

@@ -66,6 +66,14 @@ fn cli_every_command_has_help_that_exits_0() {
             "{command}: {text}"
         );
         assert!(text.contains("Exit status:"), "{command}: {text}");
+        // Each command states its own exit statuses, not every other command's.
+        let statuses = text.split("Exit status:").nth(1).unwrap_or_default();
+        for other in COMMANDS.iter().filter(|other| **other != command) {
+            assert!(
+                !statuses.contains(other),
+                "{command}'s exit statuses name {other}"
+            );
+        }
     }
     // The flags `check` has always had, with the same names.
     let text = stdout(&parkline(&["check", "--help"]));
