@@ -1,10 +1,11 @@
 //! parkline-cli: the subcommands of the `parkline` operator command (check, explore, inspect,
-//! workload). The command line itself, parsed with clap, is `src/main.rs`; the conformance harness
+//! redrive, remove, workload). The command line itself, parsed with clap, is `src/main.rs`; the conformance harness
 //! is the separate `parkline-harness` crate, which this one does not link.
 
 pub mod check;
 pub mod inspect;
 pub mod redrive;
+pub mod remove;
 pub mod workload;
 
 /// The exit statuses every `parkline` command uses, as `--help` shows them.
@@ -14,7 +15,9 @@ Exit status:
   1  a finding: a property violated or never reached, or a pinned state count changed (check);
      the mirror is damaged (inspect, redrive); the trace is invalid (workload)
   2  usage error (an unknown command or flag, a bad value; redrive: a seq not a dead letter)
-  3  a file cannot be read, or the output cannot be written; redrive: the daemon holds the lock";
+  3  a file cannot be read, or the output cannot be written; redrive, remove: the daemon holds
+     the lock
+  4  remove: the mirror still holds lines";
 
 /// `parkline check --help`'s exit statuses.
 pub const EXIT_CHECK: &str = "\
@@ -45,6 +48,16 @@ Exit status:
   2  usage error, or a seq that is not a dead letter or is named twice
   3  the daemon holds the mirror's lock, the mirror does not exist, or a file cannot be read
      or written";
+
+/// `parkline remove --help`'s exit statuses.
+pub const EXIT_REMOVE: &str = "\
+Exit status:
+  0  the mirror and its lock file were removed
+  1  the mirror is damaged (the file is left as it is)
+  2  usage error (an unknown flag, a bad value)
+  3  the daemon holds the mirror's lock, the mirror does not exist, or a file cannot be read
+     or removed
+  4  the mirror holds parked, in-flight or dead lines and --force was not given";
 
 /// `parkline workload --help`'s exit statuses.
 pub const EXIT_WORKLOAD: &str = "\

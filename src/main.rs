@@ -6,11 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use parkline_cli::{
-    EXIT_CHECK, EXIT_EXPLORE, EXIT_INSPECT, EXIT_REDRIVE, EXIT_STATUS, EXIT_WORKLOAD, check,
-    inspect, redrive, workload,
+    EXIT_CHECK, EXIT_EXPLORE, EXIT_INSPECT, EXIT_REDRIVE, EXIT_REMOVE, EXIT_STATUS, EXIT_WORKLOAD,
+    check, inspect, redrive, remove, workload,
 };
 
-/// The verified core of deferred delivery: model check, explore, inspect, redrive, workload.
+/// The verified core of deferred delivery: model check, explore, inspect, redrive, remove, workload.
 #[derive(Debug, Parser)]
 #[command(name = "parkline", version, after_help = EXIT_STATUS, arg_required_else_help = true)]
 struct Cli {
@@ -48,6 +48,13 @@ enum Command {
     /// inspect does, prints what would move and writes nothing.
     #[command(after_help = EXIT_REDRIVE)]
     Redrive(redrive::RedriveArgs),
+    /// End a session: remove its mirror and lock file (takes the mirror's lock)
+    ///
+    /// Removes the mirror, then its lock file, then fsyncs the directory (spec/mirror.md M15).
+    /// Refuses while the daemon holds the lock, and while the mirror holds parked, in-flight or
+    /// dead lines unless `--force`. Never creates a mirror.
+    #[command(after_help = EXIT_REMOVE)]
+    Remove(remove::RemoveArgs),
     /// Replay a planner workload trace through today's policy and parkline's
     ///
     /// Replays a planner workload trace (JSON lines, spec/workload.md) through today's policy
@@ -66,6 +73,7 @@ fn main() -> ExitCode {
         Command::Explore(flags) => check::explore_main(&flags),
         Command::Inspect(flags) => inspect::main(&flags),
         Command::Redrive(flags) => redrive::main(&flags),
+        Command::Remove(flags) => remove::main(&flags),
         Command::Workload(flags) => workload::main(&flags),
     }
 }

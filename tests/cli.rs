@@ -5,7 +5,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-const COMMANDS: [&str; 5] = ["check", "explore", "inspect", "redrive", "workload"];
+const COMMANDS: [&str; 6] = [
+    "check", "explore", "inspect", "redrive", "remove", "workload",
+];
 
 fn parkline(args: &[&str]) -> Output {
     parkline_command(args).output().expect("run parkline")
@@ -44,7 +46,9 @@ fn cli_help_lists_every_command_and_the_exit_statuses() {
         .collect();
     assert_eq!(
         listed,
-        ["check", "explore", "inspect", "redrive", "workload", "help"]
+        [
+            "check", "explore", "inspect", "redrive", "remove", "workload", "help"
+        ]
     );
     assert!(text.contains("Exit status:"), "{text}");
     assert!(text.contains("  2  usage error"), "{text}");
@@ -484,4 +488,27 @@ fn d21_redrive_never_creates_a_mirror_or_a_lock() {
         !dir.path().join("s1.mirror.lock").exists(),
         "--dry-run wrote nothing"
     );
+}
+
+/// M15: `parkline remove` ends a session: it refuses while the daemon holds the lock (3) and
+/// while lines are held (4), removes with `--force`, and never creates a mirror (3).
+#[test]
+fn m15_parkline_remove() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    mirror_with_dead_letters(&mirror);
+    let before = std::fs::read(&mirror).expect("read");
+    let daemon = parkline::Queue::open(&mirror).expect("open");
+    let held = parkline(&["remove", path(&mirror), "--force"]);
+    assert_eq!(held.status.code(), Some(3), "{}", stderr(&held));
+    drop(daemon);
+    let not_empty = parkline(&["remove", path(&mirror)]);
+    assert_eq!(not_empty.status.code(), Some(4), "{}", stderr(&not_empty));
+    assert_eq!(std::fs::read(&mirror).expect("read"), before);
+    let forced = parkline(&["remove", path(&mirror), "--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
+    assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
+    let missing = parkline(&["remove", path(&mirror)]);
+    assert_eq!(missing.status.code(), Some(3), "{}", stderr(&missing));
+    assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
 }

@@ -1,8 +1,9 @@
 //! A parent session's daemon on parkline: child requests complete on their own tasks while the
 //! parent is mid-turn, their completion lines are parked, and each turn boundary hands the parent
 //! one batch. It shows a failed hand-over retried, a crash (a batch dropped without a settle) and
-//! the restart that repeats it, a reopen after a poisoned handle, and an `agent_read` follower
-//! that reads each child's new turns through `since:` cursors.
+//! the restart that repeats it, a reopen in place (the way on after `Poisoned`), the counters a
+//! daemon exports, the session's end, and an `agent_read` follower that reads each child's new
+//! turns through `since:` cursors.
 //!
 //! Run it with `cargo run -p parkline --example daemon`.
 
@@ -120,19 +121,18 @@ async fn main() -> Result<(), BoxError> {
     show(&batch);
     settle(&queue, &batch, Outcome::Delivered).await?;
     {
-        let guard = queue.lock().map_err(|_| "queue mutex poisoned")?;
+        let mut guard = queue.lock().map_err(|_| "queue mutex poisoned")?;
+        // After `Poisoned` (a failed write or fsync), the shared handle reopens in place.
+        guard.reopen()?;
+        let stats = guard.stats();
         println!(
-            "parked {}, in flight {}, dead {}",
-            guard.parked().len(),
-            guard.in_flight().map_or(0, |b| b.items.len()),
-            guard.dead_letters().len()
+            "after a reopen: parked {}, in flight {}, dead {}, {} bytes",
+            stats.parked, stats.in_flight, stats.dead_letters, stats.mirror_bytes
         );
+        // The session ends: its mirror and lock file go (refused while lines are held).
+        guard.remove(false)?;
+        println!("session ended: {} removed", path.display());
     }
-
-    // A poisoned handle (after an I/O error) is replaced by dropping it before reopening.
-    drop(queue);
-    let reopened = Queue::open(&path)?;
-    println!("reopened: {} parked", reopened.parked().len());
 
     // agent_read: the parent follows child s980-1's turns without being sent t7 twice.
     let mut child = Transcript::new(ChildId::new("s980-1")?);

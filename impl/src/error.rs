@@ -80,6 +80,8 @@ pub enum ErrorKind {
     /// than one name, or a name parkline keeps for its own files (`.tmp`, `.lock`). Nothing was
     /// touched.
     InvalidPath,
+    /// `Queue::remove` found lines parked, in flight or dead, and was not forced (M15).
+    NotEmpty,
 }
 
 impl fmt::Display for ErrorKind {
@@ -111,6 +113,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::DuplicateRequest => "duplicate request",
             ErrorKind::UnknownRequest => "unknown request",
             ErrorKind::InvalidPath => "invalid mirror path",
+            ErrorKind::NotEmpty => "mirror not empty",
         })
     }
 }

@@ -139,7 +139,7 @@ mod types;
 pub use config::Config;
 pub use error::{Error, ErrorKind, Result};
 pub use line::Line;
-pub use queue::{COMPACT_SLACK_BYTES, Queue};
+pub use queue::{COMPACT_SLACK_BYTES, Queue, Stats};
 pub use storage::{FsStorage, MemStorage, Storage};
 pub use types::{
     Attempt, Batch, BatchId, Budget, Item, Notified, Outcome, RequestId, Seq, Settlement, split,

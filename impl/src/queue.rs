@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::io;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::core::Core;
@@ -22,6 +23,9 @@ use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settle
 /// compacts once per 4 MiB of delivered records, and recovery reads at most 4 MiB more than
 /// twice the live state (about 5 ms here, at the recovery bench's 25 ms per 100,000 lines).
 pub const COMPACT_SLACK_BYTES: u64 = 4 * 1024 * 1024;
+
+/// What `poisoned` holds after [`Queue::remove`]: the handle is closed, not failed.
+const REMOVED: &str = "removal";
 
 /// The crash-safe queue of one parent session: parks lines durably, hands every parked line over
 /// as one batch turn at a boundary, and clears what the daemon settles as delivered.
@@ -52,6 +56,48 @@ pub struct Queue<S: Storage = FsStorage> {
     log_bytes: u64,
     /// Set by the first failed write; every later call fails (M10).
     poisoned: Option<String>,
+    /// What this handle did, for [`Queue::stats`].
+    stats: Stats,
+}
+
+/// Counters of one queue handle, since it was opened, for a daemon's metrics: plain numbers, no
+/// dependency. From [`Queue::stats`].
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> parkline::Result<()> {
+/// use parkline::{Config, MemStorage, Queue, RequestId};
+/// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+/// queue.park(RequestId(1), "done")?;
+/// let stats = queue.stats();
+/// // Creating the mirror fsynced its temp file; the park fsynced the mirror.
+/// assert_eq!((stats.fsyncs, stats.parked, stats.appends), (2, 1, 1));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Records appended to the mirror.
+    pub appends: u64,
+    /// File fsyncs (of the mirror or its temp file).
+    pub fsyncs: u64,
+    /// Directory fsyncs.
+    pub dir_fsyncs: u64,
+    /// How long the last file or directory fsync took.
+    pub fsync_last: Duration,
+    /// How long the slowest file or directory fsync took.
+    pub fsync_max: Duration,
+    /// Whole-file rewrites at a settle or redrive (M12).
+    pub compactions: u64,
+    /// Lines parked now.
+    pub parked: usize,
+    /// Lines in the batch in flight now.
+    pub in_flight: usize,
+    /// Dead letters now.
+    pub dead_letters: usize,
+    /// The mirror's length in bytes as this handle wrote it.
+    pub mirror_bytes: u64,
 }
 
 impl Queue<FsStorage> {
@@ -99,6 +145,107 @@ impl Queue<FsStorage> {
         let storage = FsStorage::open(path)?;
         let name = storage.mirror_name().to_owned();
         Queue::with_storage(storage, &name, config)
+    }
+
+    /// Reopens the mirror in place, with the same [`Config`]: releases this handle's lock and
+    /// files, then opens the mirror again and recovers what it kept (M10). The way on after
+    /// [`ErrorKind::Poisoned`], without replacing the handle the daemon shares.
+    ///
+    /// # Errors
+    ///
+    /// As [`Queue::open`]. The lock is released before the open, so another process may take it
+    /// in between ([`ErrorKind::Locked`]); after a failed reopen the handle refuses every call
+    /// with `Poisoned`, and `reopen` may be called again.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use parkline::{Queue, RequestId};
+    /// let dir = tempfile::tempdir()?;
+    /// let mut queue = Queue::open(dir.path().join("s1.mirror"))?;
+    /// queue.park(RequestId(1), "done")?;
+    /// queue.reopen()?; // as after a Poisoned error
+    /// assert_eq!(queue.parked().len(), 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn reopen(&mut self) -> Result<()> {
+        //= spec/mirror.md#m10-fail-stop
+        //# `Queue::reopen` MUST release the handle's lock before it opens the mirror again; until a
+        //# reopen succeeds the handle MUST refuse every call with `Poisoned`.
+        let path = self.storage.dir().join(&self.name);
+        let config = self.core.config.clone();
+        if self.poisoned.is_none() {
+            self.poisoned = Some("reopen".to_owned());
+        }
+        self.storage.release();
+        *self = Queue::open_with(&path, config)?;
+        debug_assert!(!self.is_poisoned());
+        Ok(())
+    }
+
+    /// Ends the session: removes the mirror, its temp file if any and its lock file, fsyncs the
+    /// directory and releases the lock; the handle then refuses every call (`Poisoned`), and a
+    /// [`reopen`](Queue::reopen) starts a new, empty mirror. Refuses while lines are parked, in
+    /// flight or dead, unless `force` (they are then lost). Another handle on the mirror cannot
+    /// exist: this one holds the lock (M8, M15).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotEmpty`] when lines are held and `force` is false (nothing removed, the
+    /// handle stays usable); [`ErrorKind::Poisoned`] after an earlier failure (reopen first, to
+    /// learn what the mirror holds); [`ErrorKind::Io`] when a removal or the directory fsync
+    /// fails (the handle is then poisoned; what was removed is known by looking).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use parkline::{ErrorKind, Queue, RequestId};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("s1.mirror");
+    /// let mut queue = Queue::open(&path)?;
+    /// queue.park(RequestId(1), "done")?;
+    /// assert_eq!(queue.remove(false).unwrap_err().kind(), ErrorKind::NotEmpty);
+    /// queue.remove(true)?;
+    /// assert!(!path.exists() && !dir.path().join("s1.mirror.lock").exists());
+    /// # Ok(()) }
+    /// ```
+    pub fn remove(&mut self, force: bool) -> Result<()> {
+        self.check_poison()?;
+        //= spec/mirror.md#m15-removal-at-the-end-of-a-session
+        //# `Queue::remove` MUST refuse with `NotEmpty`, removing nothing, while lines are parked,
+        //# in flight or dead, unless forced.
+        let stats = self.stats();
+        if stats.parked + stats.in_flight + stats.dead_letters > 0 && !force {
+            return Err(Error::new(
+                ErrorKind::NotEmpty,
+                format!(
+                    "{} parked, {} in flight and {} dead lines would be lost; force to remove them",
+                    stats.parked, stats.in_flight, stats.dead_letters
+                ),
+            )
+            .with_path(self.path()));
+        }
+        //= spec/mirror.md#m15-removal-at-the-end-of-a-session
+        //# It MUST remove the mirror, then the lock file, then fsync the directory, and only then
+        //# release the lock.
+        let (name, tmp) = (self.name.clone(), self.tmp.clone());
+        let removed = self
+            .storage
+            .remove(&name)
+            .and_then(|()| match self.storage.remove(&tmp) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                other => other,
+            })
+            .and_then(|()| self.storage.remove_lock_file())
+            .and_then(|()| self.storage.sync_dir());
+        if let Err(e) = removed {
+            return Err(self.poison("removal of the mirror", &name, e));
+        }
+        self.poisoned = Some(REMOVED.to_owned());
+        self.storage.release();
+        Ok(())
     }
 }
 
@@ -220,6 +367,7 @@ impl<S: Storage> Queue<S> {
                 core: Core::new(decoded.state, config),
                 log_bytes: decoded.valid_len,
                 poisoned: None,
+                stats: Stats::default(),
             };
             if decoded.version < mirror::VERSION {
                 //= spec/mirror.md#m2-header-and-version
@@ -252,6 +400,7 @@ impl<S: Storage> Queue<S> {
                 core: Core::new(MirrorState::default(), config),
                 log_bytes: 0,
                 poisoned: None,
+                stats: Stats::default(),
             };
             // M5: the mirror appears whole (header and counters) or not at all.
             let bytes = mirror::encode(&queue.core.state);
@@ -579,6 +728,35 @@ impl<S: Storage> Queue<S> {
         self.storage.path(&self.name)
     }
 
+    /// This handle's counters since it was opened (fsyncs and their durations, appends,
+    /// compactions) and the queue's sizes now.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Budget, Config, MemStorage, Queue, RequestId};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// queue.park(RequestId(1), "one")?;
+    /// queue.boundary(Budget(100))?;
+    /// let stats = queue.stats();
+    /// assert_eq!((stats.parked, stats.in_flight, stats.appends), (0, 1, 2));
+    /// # Ok(()) }
+    /// ```
+    pub fn stats(&self) -> Stats {
+        let state = &self.core.state;
+        Stats {
+            parked: state.parked.len(),
+            in_flight: state
+                .in_flight
+                .as_ref()
+                .map_or(0, |batch| batch.items.len()),
+            dead_letters: state.dead_letters.len(),
+            mirror_bytes: self.log_bytes,
+            ..self.stats.clone()
+        }
+    }
+
     /// True after a failed write: every call fails until the queue is reopened (M10).
     ///
     /// # Example
@@ -633,6 +811,11 @@ impl<S: Storage> Queue<S> {
         //# fsync.
         match &self.poisoned {
             None => Ok(()),
+            Some(what) if what == REMOVED => Err(Error::new(
+                ErrorKind::Poisoned,
+                "the mirror was removed by this handle; reopen to start a new one",
+            )
+            .with_path(self.path())),
             Some(what) => Err(Error::new(
                 ErrorKind::Poisoned,
                 format!("an earlier {what} failed; reopen the queue to learn what the mirror kept"),
@@ -719,7 +902,10 @@ impl<S: Storage> Queue<S> {
             }
         }
         match snapshot {
-            Some(bytes) => self.replace_durable(&bytes)?,
+            Some(bytes) => {
+                self.replace_durable(&bytes)?;
+                self.stats.compactions += 1;
+            }
             None => self.append_durable(&encoded)?,
         }
         self.core.commit(record);
@@ -758,9 +944,10 @@ impl<S: Storage> Queue<S> {
         if let Err(e) = self.storage.append(&name, bytes) {
             return Err(self.poison("append", &name, e));
         }
-        if let Err(e) = self.storage.sync(&name) {
+        if let Err(e) = self.timed(|storage| storage.sync(&name), false) {
             return Err(self.poison("fsync", &name, e));
         }
+        self.stats.appends += 1;
         //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
         //# Before it acknowledges an append, the queue MUST check that the mirror it wrote still
         //# has a name in its directory (`Storage::linked`), and otherwise fail with `Io` and
@@ -780,6 +967,21 @@ impl<S: Storage> Queue<S> {
         Ok(())
     }
 
+    /// Runs one fsync (`dir`: of the directory) and counts it and its duration in the stats.
+    fn timed(&mut self, sync: impl FnOnce(&mut S) -> io::Result<()>, dir: bool) -> io::Result<()> {
+        let start = Instant::now();
+        let result = sync(&mut self.storage);
+        let took = start.elapsed();
+        if dir {
+            self.stats.dir_fsyncs += 1;
+        } else {
+            self.stats.fsyncs += 1;
+        }
+        self.stats.fsync_last = took;
+        self.stats.fsync_max = self.stats.fsync_max.max(took);
+        result
+    }
+
     /// Replaces the mirror by `bytes`: temp file, fsync, rename, directory fsync (M5).
     fn replace_durable(&mut self, bytes: &[u8]) -> Result<()> {
         //= spec/delivery.md#d16-durable-park
@@ -795,13 +997,13 @@ impl<S: Storage> Queue<S> {
         if let Err(e) = self.storage.append(&tmp, bytes) {
             return Err(self.poison("temp file write", &tmp, e));
         }
-        if let Err(e) = self.storage.sync(&tmp) {
+        if let Err(e) = self.timed(|storage| storage.sync(&tmp), false) {
             return Err(self.poison("temp file fsync", &tmp, e));
         }
         if let Err(e) = self.storage.rename(&tmp, &name) {
             return Err(self.poison("rename", &name, e));
         }
-        if let Err(e) = self.storage.sync_dir() {
+        if let Err(e) = self.timed(|storage| storage.sync_dir(), true) {
             return Err(self.poison("directory fsync", &name, e));
         }
         self.log_bytes = bytes.len() as u64;

@@ -167,8 +167,8 @@ pub struct FsStorage {
     dir: PathBuf,
     mirror_name: String,
     handles: BTreeMap<String, File>,
-    // Held for the lock; dropping it releases the lock.
-    _lock: MirrorLock,
+    // Held for the lock; dropping it releases the lock. `None` once released.
+    lock: Option<MirrorLock>,
 }
 
 impl FsStorage {
@@ -213,7 +213,7 @@ impl FsStorage {
             dir,
             mirror_name,
             handles: BTreeMap::new(),
-            _lock: lock,
+            lock: Some(lock),
         })
     }
 
@@ -245,6 +245,19 @@ impl FsStorage {
     /// ```
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Closes every file and releases the lock: the storage is then unusable, and the mirror can
+    /// be opened again (`Queue::reopen`).
+    pub(crate) fn release(&mut self) {
+        self.handles.clear();
+        self.lock = None;
+    }
+
+    /// Removes the lock file (`Queue::remove`, at a session's end); the lock itself is held until
+    /// the storage is dropped or released.
+    pub(crate) fn remove_lock_file(&mut self) -> io::Result<()> {
+        fs::remove_file(self.dir.join(format!("{}.lock", self.mirror_name)))
     }
 
     fn handle(&mut self, name: &str) -> io::Result<&mut File> {

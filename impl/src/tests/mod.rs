@@ -97,6 +97,7 @@ mod api;
 mod batch_split;
 mod check_before_write;
 mod compaction;
+mod contract;
 mod crash;
 mod damaged;
 mod fail_stop;
