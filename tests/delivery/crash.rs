@@ -308,3 +308,126 @@ fn d9_random_crashes_in_long_runs() {
         "no mirror rewrite (compaction) in {runs} long runs"
     );
 }
+
+/// A storage that swallows the fsyncs of an open that changes nothing (those before the
+/// handle's first write): the open of an earlier build, which built on a rename whose directory
+/// fsync had failed. The known-bad side of
+/// [`m10_a_failed_directory_fsync_then_a_reopen_then_a_power_loss_keeps_the_park`].
+#[derive(Debug)]
+struct SkipOpenSync {
+    disk: SimDisk,
+    written: bool,
+}
+
+impl parkline::Storage for SkipOpenSync {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> std::ops::ControlFlow<()>,
+    ) -> std::io::Result<bool> {
+        self.disk.read_chunks(name, each)
+    }
+    fn append(&mut self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.written = true;
+        self.disk.append(name, bytes)
+    }
+    fn truncate(&mut self, name: &str, len: u64) -> std::io::Result<()> {
+        self.written = true;
+        self.disk.truncate(name, len)
+    }
+    fn sync(&mut self, name: &str) -> std::io::Result<()> {
+        if self.written {
+            self.disk.sync(name)
+        } else {
+            Ok(())
+        }
+    }
+    fn rename(&mut self, from: &str, to: &str) -> std::io::Result<()> {
+        self.written = true;
+        self.disk.rename(from, to)
+    }
+    fn remove(&mut self, name: &str) -> std::io::Result<()> {
+        self.written = true;
+        self.disk.remove(name)
+    }
+    fn sync_dir(&mut self) -> std::io::Result<()> {
+        if self.written {
+            self.disk.sync_dir()
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// M10: a compacting settle whose directory fsync fails, a reopen in the same power cycle, a
+/// park acknowledged, then a power loss: the park survives, because the reopen fsyncs what it
+/// read. Through the differential (the generators' `Op::IoErrorReopen`) and directly, where an
+/// open that skips those fsyncs loses the park.
+#[test]
+fn m10_a_failed_directory_fsync_then_a_reopen_then_a_power_loss_keeps_the_park() {
+    //= spec/mirror.md#m10-fail-stop
+    //= type=test
+    //# `open` of an existing mirror MUST fsync the mirror and then its directory before it
+    //# returns, whether or not it changed anything, so that what it read is durable before
+    //# the first acknowledgement built on it (an upgrade, M14, does both
+    //# through M5).
+    // Slack 0: the settle compacts (temp file 1, fsync 2, rename 3, directory fsync 4).
+    let setup = Setup {
+        compact_slack_bytes: 0,
+        ..Setup::default()
+    };
+    let ops = vec![
+        park(1, "a"),
+        park(2, "b"),
+        Op::Queue(QueueOp::Boundary { budget: 100 }),
+        Op::IoErrorReopen { n: 4 },
+        Op::Queue(QueueOp::Settle {
+            delivered: vec![true; 2],
+        }),
+        park(3, "c"),
+        Op::Crash { torn: 0 },
+    ];
+    let report = check_with(&ops, &setup).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(report.io_errors, 1);
+
+    let mut config = parkline::Config::default();
+    config.compact_slack_bytes = 0;
+    for skip_open_sync in [false, true] {
+        let disk = SimDisk::new();
+        let open = |disk: &SimDisk| {
+            Queue::with_storage(
+                SkipOpenSync {
+                    disk: disk.clone(),
+                    written: !skip_open_sync,
+                },
+                MIRROR,
+                config.clone(),
+            )
+            .expect("open")
+        };
+        let mut queue = open(&disk);
+        queue.park(RequestId(1), "a").expect("park");
+        queue.park(RequestId(2), "b").expect("park");
+        let batch = queue
+            .boundary(Budget(100))
+            .expect("boundary")
+            .expect("batch");
+        disk.fail_at_call(Some(4));
+        let failed = queue.settle(batch.id, &[Outcome::Delivered; 2]);
+        disk.fail_at_call(None);
+        assert_eq!(
+            failed.map(|_| ()).map_err(|e| e.kind()),
+            Err(parkline::ErrorKind::Io)
+        );
+        drop(queue);
+        let mut queue = open(&disk);
+        assert_eq!(
+            queue.park(RequestId(3), "c").expect("park"),
+            parkline::Seq(3)
+        );
+        drop(queue);
+        let recovered = Queue::with_storage(disk.crash(), MIRROR, config.clone()).expect("open");
+        let kept = recovered.parked().iter().any(|item| item.line == "c");
+        assert_eq!(kept, !skip_open_sync, "skip_open_sync {skip_open_sync}");
+    }
+}

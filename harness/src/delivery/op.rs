@@ -204,6 +204,15 @@ pub enum Op {
         /// Which call of the next op (1-based).
         n: u64,
     },
+    /// An I/O error at the `n`-th writing or syncing call of the next op, as in
+    /// [`Op::IoError`], after which the daemon reopens the mirror in the same power cycle (the
+    /// live disk, no power loss; M10's way on after `Poisoned`): the reopened state must be the
+    /// state before or after the op, and what follows is acknowledged on it, so a later power
+    /// loss shows whether the reopen made it durable (a rename whose directory fsync failed).
+    IoErrorReopen {
+        /// Which call of the next op (1-based).
+        n: u64,
+    },
     /// Clean close and reopen (a restart without power loss).
     Restart,
     /// Park `line` for `request` `count` times, one park after another (a fault armed before
@@ -294,7 +303,10 @@ impl<'a> Arbitrary<'a> for Op {
             17 => Op::IoError {
                 n: u.int_in_range(1..=4)?,
             },
-            18 | 19 => Op::Restart,
+            18 => Op::Restart,
+            19 => Op::IoErrorReopen {
+                n: u.int_in_range(1..=4)?,
+            },
             _ => Op::Restart,
         })
     }
@@ -315,6 +327,7 @@ pub fn op_strategy() -> impl Strategy<Value = Op> {
         1 => (0..=5u64).prop_map(|torn| Op::Crash { torn }),
         1 => (1..=3u64, 0..=5u64).prop_map(|(n, torn)| Op::CrashAtSync { n, torn }),
         1 => (1..=4u64).prop_map(|n| Op::IoError { n }),
+        1 => (1..=4u64).prop_map(|n| Op::IoErrorReopen { n }),
         1 => Just(Op::Restart),
         1 => (1..=4u64, 0..=LINES.len(), prop_oneof![5 => 1..=8u32, 1 => Just(PARK_MANY_MAX)])
             .prop_map(|(request, i, count)| Op::ParkMany {

@@ -23,8 +23,15 @@ use crate::simdisk::SimDisk;
 /// A fault armed for the next op.
 #[derive(Clone, Copy, Debug)]
 enum Fault {
-    PowerLoss { n: u64, torn: u64 },
-    IoError { n: u64 },
+    PowerLoss {
+        n: u64,
+        torn: u64,
+    },
+    /// `reopen`: the daemon reopens in the same power cycle instead of losing power.
+    IoError {
+        n: u64,
+        reopen: bool,
+    },
 }
 
 /// The queue a check drives: over the simulated disk (behind the storage seam of a known-bad
@@ -216,7 +223,17 @@ impl Run {
                 Ok(())
             }
             Op::IoError { n } => {
-                self.fault = Some(Fault::IoError { n: *n });
+                self.fault = Some(Fault::IoError {
+                    n: *n,
+                    reopen: false,
+                });
+                Ok(())
+            }
+            Op::IoErrorReopen { n } => {
+                self.fault = Some(Fault::IoError {
+                    n: *n,
+                    reopen: true,
+                });
                 Ok(())
             }
             Op::Restart => {
@@ -301,7 +318,7 @@ impl Run {
         let before = self.state_before(op)?;
         match fault {
             Fault::PowerLoss { n, .. } => self.disk.crash_at_sync(Some(n)),
-            Fault::IoError { n } => self.disk.fail_at_call(Some(n)),
+            Fault::IoError { n, .. } => self.disk.fail_at_call(Some(n)),
         }
         let expected = self.apply_ref(op);
         let got = self.apply_crate(op)?;
@@ -329,17 +346,24 @@ impl Run {
             return Ok(());
         }
         // The op failed: it was not acknowledged.
-        let torn = match fault {
-            Fault::PowerLoss { torn, .. } => torn,
-            Fault::IoError { .. } => {
+        let (torn, reopen) = match fault {
+            Fault::PowerLoss { torn, .. } => (torn, false),
+            Fault::IoError { reopen, .. } => {
                 self.report.io_errors += 1;
                 self.expect_fail_stop()?;
-                0
+                (0, reopen)
             }
         };
         let after_ref = self.reference.clone();
-        self.power_loss(torn)?;
-        self.report.crashes_in_op += 1;
+        if reopen {
+            // M10: the daemon reopens the poisoned handle; the power stays on.
+            self.queue = None;
+            self.handed = None;
+            self.reopen("after an I/O error, in the same power cycle")?;
+        } else {
+            self.power_loss(torn)?;
+            self.report.crashes_in_op += 1;
+        }
         let recovered = state_of_crate(self.queue()?);
         let mut before_crashed = before_ref;
         before_crashed.crash();
@@ -354,8 +378,8 @@ impl Run {
             self.observe_unacknowledged(&expected);
         } else {
             return Err(format!(
-                "after a power loss inside the op, the recovered state is neither the state \
-                 before the op nor after it:\n  recovered {recovered:?}\n  before    {:?}\n  \
+                "after a power loss or an I/O error inside the op, the recovered state is neither \
+                 the state before the op nor after it:\n  recovered {recovered:?}\n  before    {:?}\n  \
                  after     {:?}",
                 state_of_ref(&before_crashed),
                 state_of_ref(&after_crashed)
