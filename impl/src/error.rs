@@ -155,6 +155,8 @@ struct Inner {
     source: Option<io::Error>,
     needed_chars: Option<usize>,
     line_index: Option<usize>,
+    resume_cursor: Option<crate::read::Cursor>,
+    cursor_child: Option<crate::read::ChildId>,
 }
 
 impl fmt::Debug for Error {
@@ -175,6 +177,8 @@ impl Error {
                 source: None,
                 needed_chars: None,
                 line_index: None,
+                resume_cursor: None,
+                cursor_child: None,
             }),
         }
     }
@@ -219,6 +223,59 @@ impl Error {
     /// ```
     pub fn line_index(&self) -> Option<usize> {
         self.inner.line_index
+    }
+
+    pub(crate) fn with_resume_cursor(mut self, cursor: crate::read::Cursor) -> Self {
+        self.inner.resume_cursor = Some(cursor);
+        self
+    }
+
+    pub(crate) fn with_cursor_child(mut self, child: crate::read::ChildId) -> Self {
+        self.inner.cursor_child = Some(child);
+        self
+    }
+
+    /// For a refused read whose advice names a cursor: the cursor to resume following with,
+    /// whole, so that a daemon keeping the parent's cursor need not parse the message. For
+    /// [`ErrorKind::CursorAhead`] the cursor at the transcript's last turn; for
+    /// [`ErrorKind::CursorOtherChild`] and for [`ErrorKind::UnknownTurn`] of a `since:turn:`
+    /// read, the start cursor of the child read (for a caller that holds none of its turns).
+    /// `None` for the other kinds: a damaged or retired cursor does not say which child or turn
+    /// the caller holds (section 6 of spec/read.md).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "one")?;
+    /// let ahead = Cursor::after(child.child(), TurnSeq(9));
+    /// let err = child.read(&ReadRequest::new(Selector::Since(ahead), 1000)).unwrap_err();
+    /// let resume = err.resume_cursor().expect("CursorAhead names the cursor to resume with");
+    /// assert_eq!(resume.seq(), TurnSeq(1));
+    /// assert!(child.read(&ReadRequest::new(Selector::Since(resume.clone()), 1000)).is_ok());
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn resume_cursor(&self) -> Option<&crate::read::Cursor> {
+        self.inner.resume_cursor.as_ref()
+    }
+
+    /// For [`ErrorKind::CursorOtherChild`]: the child the refused cursor names, whole (the
+    /// message echoes at most `ECHO_CHARS_MAX` characters of it).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript};
+    /// let child = Transcript::new(ChildId::new("a")?);
+    /// let other = Cursor::start(&ChildId::new("b")?);
+    /// let err = child.read(&ReadRequest::new(Selector::Since(other), 1000)).unwrap_err();
+    /// assert_eq!(err.cursor_child().map(ChildId::as_str), Some("b"));
+    /// assert_eq!(err.resume_cursor(), Some(&child.start_cursor()));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn cursor_child(&self) -> Option<&crate::read::ChildId> {
+        self.inner.cursor_child.as_ref()
     }
 
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {

@@ -575,3 +575,65 @@ fn r8_needed_chars_makes_progress() {
     let last = read(&c, end.clone(), needed_at(&end));
     assert_eq!(last.excerpt.and_then(|e| e.rest()), None);
 }
+
+/// R7, section 6: every error whose advice names a cursor or an id gives it whole as a value,
+/// and its message echoes at most `ECHO_CHARS_MAX` chars of what the caller passed, even for
+/// 128-char ids.
+#[test]
+fn r7_errors_give_their_advice_as_values() {
+    //= spec/read.md#6-errors
+    //= type=test
+    //# Every error that gives advice naming a cursor or an id MUST also give it
+    //# whole as a value (`Error::resume_cursor()`, `Error::cursor_child()`).
+    let long = |c: char| std::iter::repeat_n(c, 128).collect::<String>();
+    let mut c = child(&long('a'));
+    push(&mut c, 1, "one");
+    push(&mut c, 2, "two");
+    let request = |selector| ReadRequest::new(selector, 4000);
+
+    let ahead = Cursor::after(c.child(), TurnSeq(9));
+    let err = c.read(&request(Selector::Since(ahead))).expect_err("ahead");
+    assert_eq!(err.kind(), ErrorKind::CursorAhead);
+    let resume = err.resume_cursor().expect("a cursor to resume with");
+    assert_eq!(resume.seq(), TurnSeq(2));
+    assert!(
+        err.to_string().contains(&format!("since:{resume}")),
+        "{err}"
+    );
+    assert!(c.read(&request(Selector::Since(resume.clone()))).is_ok());
+
+    let other = ChildId::new(long('b')).expect("a 128-char id");
+    let err = c
+        .read(&request(Selector::Since(Cursor::start(&other))))
+        .expect_err("another child's cursor");
+    assert_eq!(err.kind(), ErrorKind::CursorOtherChild);
+    assert_eq!(err.cursor_child(), Some(&other));
+    assert_eq!(err.resume_cursor(), Some(&c.start_cursor()));
+    let text = err.to_string();
+    assert!(
+        !text.contains(other.as_str()),
+        "the other id echoed whole: {text}"
+    );
+    assert!(text.contains(&"b".repeat(ECHO_CHARS_MAX)), "{text}");
+
+    let unknown = turn_id(&long('t'));
+    let err = c
+        .read(&request(Selector::SinceTurn(unknown.clone())))
+        .expect_err("unknown turn");
+    assert_eq!(err.kind(), ErrorKind::UnknownTurn);
+    assert_eq!(err.resume_cursor(), Some(&c.start_cursor()));
+    assert!(!err.to_string().contains(unknown.as_str()), "{err}");
+    let err = c
+        .read(&request(Selector::Turn {
+            id: unknown.clone(),
+            offset: 0,
+        }))
+        .expect_err("unknown turn");
+    assert!(!err.to_string().contains(unknown.as_str()), "{err}");
+    assert!(err.to_string().chars().count() <= ERROR_CHARS_MAX);
+
+    // A damaged or retired cursor does not say which turn the caller holds: no value.
+    let damaged = Cursor::parse("v2.0.0.00000000.c").expect_err("damaged");
+    assert_eq!(damaged.kind(), ErrorKind::CursorDamaged);
+    assert_eq!(damaged.resume_cursor(), None);
+}

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::cursor::Seen;
-use super::error_text::RESUME;
+use super::error_text::{RESUME, echo};
 use super::plan::{Candidates, Plan, Progress, View};
 use super::text::char_slice;
 use super::{ChildId, Cursor, ReadRequest, Selector, TurnId, TurnSeq, Turns, Window};
@@ -134,16 +134,16 @@ impl Transcript {
             Some(turn) => format!("turn {} seq {}", turn.id, turn.seq),
             None => "no turn".to_string(),
         };
+        let resume = Cursor::at(&self.child, self.latest_seq());
         Error::new(
             ErrorKind::CursorAhead,
             format!(
                 "cursor at seq {} is past the end of child {} ({last}): the transcript was rebuilt \
-                 shorter or the cursor is not from it; resume with since:{}",
-                cursor.seq,
-                self.child,
-                Cursor::at(&self.child, self.latest_seq())
+                 shorter or the cursor is not from it; resume with since:{resume}",
+                cursor.seq, self.child,
             ),
         )
+        .with_resume_cursor(resume)
     }
 
     /// The cursor just after turn `id`: what `since:turn:<id>` reads from.
@@ -170,7 +170,7 @@ impl Transcript {
             (Candidates::Forward { since, .. }, _) => Ok(Cursor::at(&self.child, since)),
             _ => Err(Error::new(
                 ErrorKind::UnknownTurn,
-                format!("child {} has no turn {id}", self.child),
+                format!("child {} has no turn {}", self.child, echo(id.as_str())),
             )),
         }
     }
@@ -433,18 +433,22 @@ impl Transcript {
                 //# with a cursor past the child's latest turn, with `CursorAhead`.
                 // R7: the cursor names its child, so this holds for every pair of ids.
                 if cursor.child != self.child {
+                    //= spec/read.md#6-errors
+                    //# Every error that gives advice naming a cursor or an id MUST also give it
+                    //# whole as a value (`Error::resume_cursor()`, `Error::cursor_child()`).
+                    let theirs = echo(cursor.child.as_str());
                     return Err(Error::new(
                         ErrorKind::CursorOtherChild,
                         format!(
-                            "cursor of child {} read on child {}; read child {} with it, and \
-                             for child {} {RESUME} (since:{})",
-                            cursor.child,
+                            "cursor of child {theirs} read on child {}; read child {theirs} with \
+                             it, and for child {} {RESUME} (since:{})",
                             self.child,
-                            cursor.child,
                             self.child,
                             self.start_cursor()
                         ),
-                    ));
+                    )
+                    .with_cursor_child(cursor.child.clone())
+                    .with_resume_cursor(self.start_cursor()));
                 }
                 //= spec/read.md#r7-opaque-cursor-typed-errors
                 //# A cursor the crate handed out for a child MUST be accepted by every later read
@@ -485,12 +489,14 @@ impl Transcript {
                     return Err(Error::new(
                         ErrorKind::UnknownTurn,
                         format!(
-                            "child {} has no turn {id}; resume with since:{} if you hold none \
+                            "child {} has no turn {}; resume with since:{} if you hold none \
                              of its turns",
                             self.child,
+                            echo(id.as_str()),
                             self.start_cursor()
                         ),
-                    ));
+                    )
+                    .with_resume_cursor(self.start_cursor()));
                 };
                 Ok((
                     Candidates::Forward {
@@ -512,7 +518,7 @@ impl Transcript {
                 let Some(index) = self.turns.position(id.as_str()) else {
                     return Err(Error::new(
                         ErrorKind::UnknownTurn,
-                        format!("child {} has no turn {id}", self.child),
+                        format!("child {} has no turn {}", self.child, echo(id.as_str())),
                     ));
                 };
                 if *offset > self.turns.chars(index) {
