@@ -114,6 +114,29 @@ struct Disk {
     fail_at_call: Option<u64>,
     /// The power went out: every later call fails and nothing becomes durable.
     powered_off: bool,
+    /// Which appends fail with "no space left on device" (`StorageFull`), writing nothing.
+    full: Option<Full>,
+}
+
+/// Which files a full disk refuses appends to ([`SimDisk::set_full`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Full {
+    /// Temp files (`*.tmp`): a compaction's snapshot does not fit, a small record still does.
+    Temp,
+    /// Every other file: the mirror's own appends.
+    Log,
+    /// Every file.
+    Both,
+}
+
+impl Full {
+    fn refuses(self, name: &str) -> bool {
+        match self {
+            Full::Temp => name.ends_with(".tmp"),
+            Full::Log => !name.ends_with(".tmp"),
+            Full::Both => true,
+        }
+    }
 }
 
 /// Counters of what a disk has seen, for reports and for enumerating crash points.
@@ -270,6 +293,12 @@ impl SimDisk {
         disk.fail_at_call = n.map(|n| disk.calls + n.max(1));
     }
 
+    /// Make appends fail with `StorageFull` (ENOSPC), writing nothing: to temp files, to the
+    /// others, or to all, until `None`. The ENOSPC of the media model (spec/mirror.md section 5).
+    pub fn set_full(&self, full: Option<Full>) {
+        self.inner.borrow_mut().full = full;
+    }
+
     /// Whether an armed power loss has happened.
     pub fn powered_off(&self) -> bool {
         self.inner.borrow().powered_off
@@ -374,6 +403,12 @@ impl parkline::Storage for SimDisk {
     fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let mut disk = self.inner.borrow_mut();
         disk.enter()?;
+        if disk.full.is_some_and(|full| full.refuses(name)) {
+            return Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                "no space left on device",
+            ));
+        }
         let ino = match disk.live_dir.get(name) {
             Some(&ino) => ino,
             None => {

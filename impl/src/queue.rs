@@ -90,6 +90,9 @@ pub struct Stats {
     pub fsync_max: Duration,
     /// Whole-file rewrites at a settle or redrive (M12).
     pub compactions: u64,
+    /// Compactions abandoned because their temp file could not be written or fsynced (a full
+    /// disk): the record was appended instead, and the next settle or redrive compacts (M10).
+    pub compactions_deferred: u64,
     /// Lines parked now.
     pub parked: usize,
     /// Lines in the batch in flight now.
@@ -902,13 +905,36 @@ impl<S: Storage> Queue<S> {
             }
         }
         match snapshot {
-            Some(bytes) => {
-                self.replace_durable(&bytes)?;
-                self.stats.compactions += 1;
-            }
+            Some(bytes) => self.compact_or_defer(&bytes, &encoded)?,
             None => self.append_durable(&encoded)?,
         }
         self.core.commit(record);
+        Ok(())
+    }
+
+    /// Writes the snapshot `bytes` through M5, or, when the temp file cannot be written or
+    /// fsynced (a full disk), abandons the compaction and appends the record `encoded` instead.
+    fn compact_or_defer(&mut self, bytes: &[u8], encoded: &[u8]) -> Result<()> {
+        //= spec/mirror.md#m10-fail-stop
+        //# A compaction whose temp file cannot be written or fsynced MUST be abandoned without
+        //# poisoning the handle: the temp file removed (a failed removal poisons), then the
+        //# record appended to the mirror as if no compaction were due.
+        let Err((what, e)) = self.write_temp(bytes) else {
+            self.rename_temp(bytes)?;
+            self.stats.compactions += 1;
+            return Ok(());
+        };
+        let tmp = self.tmp.clone();
+        // The temp file may hold part of the snapshot; the next compaction must not append to it.
+        if let Err(removal) = self.storage.remove(&tmp)
+            && removal.kind() != io::ErrorKind::NotFound
+        {
+            return Err(self.poison(what, &tmp, e));
+        }
+        self.stats.compactions_deferred += 1;
+        let len_before = self.log_bytes;
+        self.append_durable(encoded)?;
+        debug_assert_eq!(self.log_bytes, len_before + encoded.len() as u64);
         Ok(())
     }
 
@@ -993,13 +1019,28 @@ impl<S: Storage> Queue<S> {
         //# Whenever the queue writes a whole mirror (creating a new one, or compacting, M12) it
         //# MUST: write the complete content to `<name>.tmp` (created with mode 0600), fsync it,
         //# rename it over `<name>`, and fsync the directory; only then is the new file durable.
+        if let Err((what, e)) = self.write_temp(bytes) {
+            let tmp = self.tmp.clone();
+            return Err(self.poison(what, &tmp, e));
+        }
+        self.rename_temp(bytes)
+    }
+
+    /// Writes `bytes` to the temp file and fsyncs it: the half of M5 that touches nothing the
+    /// mirror holds.
+    fn write_temp(&mut self, bytes: &[u8]) -> std::result::Result<(), (&'static str, io::Error)> {
+        let tmp = self.tmp.clone();
+        self.storage
+            .append(&tmp, bytes)
+            .map_err(|e| ("temp file write", e))?;
+        self.timed(|storage| storage.sync(&tmp), false)
+            .map_err(|e| ("temp file fsync", e))
+    }
+
+    /// Renames the written temp file over the mirror and fsyncs the directory: the half of M5
+    /// after which the mirror is `bytes`.
+    fn rename_temp(&mut self, bytes: &[u8]) -> Result<()> {
         let (name, tmp) = (self.name.clone(), self.tmp.clone());
-        if let Err(e) = self.storage.append(&tmp, bytes) {
-            return Err(self.poison("temp file write", &tmp, e));
-        }
-        if let Err(e) = self.timed(|storage| storage.sync(&tmp), false) {
-            return Err(self.poison("temp file fsync", &tmp, e));
-        }
         if let Err(e) = self.storage.rename(&tmp, &name) {
             return Err(self.poison("rename", &name, e));
         }

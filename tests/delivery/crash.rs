@@ -431,3 +431,39 @@ fn m10_a_failed_directory_fsync_then_a_reopen_then_a_power_loss_keeps_the_park()
         assert_eq!(kept, !skip_open_sync, "skip_open_sync {skip_open_sync}");
     }
 }
+
+/// M10, M12: a full disk at the temp file during a compacting settle, through the differential:
+/// the settle succeeds (the record appended), the bound is deferred, and the next settle with
+/// space compacts; a full log fails the op, poisons, and the reopen finds the state before it.
+#[test]
+fn m10_a_full_disk_defers_the_compaction_and_never_stops_delivery() {
+    //= spec/mirror.md#m10-fail-stop
+    //= type=test
+    //# A compaction whose temp file cannot be written or fsynced MUST be abandoned without
+    //# poisoning the handle: the temp file removed (a failed removal poisons), then the
+    //# record appended to the mirror as if no compaction were due.
+    let setup = Setup {
+        compact_slack_bytes: 0,
+        ..Setup::default()
+    };
+    for at in 0..=2 {
+        let ops = vec![
+            park(1, "a"),
+            park(2, "b"),
+            Op::Queue(QueueOp::Boundary { budget: 100 }),
+            Op::DiskFull { at },
+            Op::Queue(QueueOp::Settle {
+                delivered: vec![true, false],
+            }),
+            Op::Queue(QueueOp::Boundary { budget: 100 }),
+            Op::Queue(QueueOp::Settle {
+                delivered: vec![true],
+            }),
+            Op::Crash { torn: 0 },
+        ];
+        let report = check_with(&ops, &setup).unwrap_or_else(|d| panic!("at {at}: {d}"));
+        // A full temp file defers the compaction (0); a full log does not stop a compaction,
+        // which appends nothing (1); with both full the appended record fails too (2).
+        assert_eq!(report.io_errors, usize::from(at == 2), "at {at}");
+    }
+}

@@ -79,6 +79,7 @@ mod tests {
                 Op::Queue(QueueOp::Settle { delivered }) => assert!(delivered.len() <= 6),
                 Op::CrashAtSync { n, .. } => assert!((1..=3).contains(n)),
                 Op::IoError { n } | Op::IoErrorReopen { n } => assert!((1..=4).contains(n)),
+                Op::DiskFull { at } => assert!(*at <= 2),
                 Op::Queue(QueueOp::ParkAll { items }) => assert!(items.len() <= 4),
                 Op::Queue(QueueOp::Redrive { seqs }) => {
                     assert!(seqs.iter().flatten().all(|seq| (1..=12).contains(seq)));

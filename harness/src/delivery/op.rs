@@ -213,6 +213,14 @@ pub enum Op {
         /// Which call of the next op (1-based).
         n: u64,
     },
+    /// A full disk during the next op (ENOSPC): appends to the temp file (`at` 0), to the
+    /// mirror (1) or to both (2) fail and write nothing. A compaction that cannot write its temp
+    /// file is abandoned and the record appended instead (M10); an append to the mirror that
+    /// fails poisons the handle, and the daemon reopens once space is back.
+    DiskFull {
+        /// Which appends fail: 0 the temp file's, 1 the mirror's, 2 both.
+        at: u8,
+    },
     /// Clean close and reopen (a restart without power loss).
     Restart,
     /// Park `line` for `request` `count` times, one park after another (a fault armed before
@@ -303,7 +311,15 @@ impl<'a> Arbitrary<'a> for Op {
             17 => Op::IoError {
                 n: u.int_in_range(1..=4)?,
             },
-            18 => Op::Restart,
+            18 => {
+                if u.ratio(1, 2)? {
+                    Op::Restart
+                } else {
+                    Op::DiskFull {
+                        at: u.int_in_range(0..=2)?,
+                    }
+                }
+            }
             19 => Op::IoErrorReopen {
                 n: u.int_in_range(1..=4)?,
             },
@@ -328,6 +344,7 @@ pub fn op_strategy() -> impl Strategy<Value = Op> {
         1 => (1..=3u64, 0..=5u64).prop_map(|(n, torn)| Op::CrashAtSync { n, torn }),
         1 => (1..=4u64).prop_map(|n| Op::IoError { n }),
         1 => (1..=4u64).prop_map(|n| Op::IoErrorReopen { n }),
+        1 => (0..=2u8).prop_map(|at| Op::DiskFull { at }),
         1 => Just(Op::Restart),
         1 => (1..=4u64, 0..=LINES.len(), prop_oneof![5 => 1..=8u32, 1 => Just(PARK_MANY_MAX)])
             .prop_map(|(request, i, count)| Op::ParkMany {

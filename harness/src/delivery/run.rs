@@ -18,7 +18,7 @@ use super::view::{
     Effect, SameLines, hand_over_of_ref, item_of_ref, settlement_of_ref, state_is_ref, state_of_ref,
 };
 use crate::known_bad::{Driver, Seamed};
-use crate::simdisk::SimDisk;
+use crate::simdisk::{Full, SimDisk};
 
 /// A fault armed for the next op.
 #[derive(Clone, Copy, Debug)]
@@ -32,6 +32,8 @@ enum Fault {
         n: u64,
         reopen: bool,
     },
+    /// Appends refused for a full disk (ENOSPC) during the op; the daemon reopens after it.
+    DiskFull(Full),
 }
 
 /// The queue a check drives: over the simulated disk (behind the storage seam of a known-bad
@@ -79,6 +81,11 @@ pub(super) struct Run {
     /// The longest `redrive` records that redrives with a batch in flight may have appended since
     /// the last settle: M12 appends those instead of compacting, until the next settle.
     redrive_bytes_since_settle: u64,
+    /// A compaction may have been abandoned for a full disk (M10): M12's bound is deferred until
+    /// the next settle or redrive without a fault, which must bring the file back within it.
+    deferring: bool,
+    /// The last op was a settle or redrive that ran without a fault.
+    clean_settle: bool,
     /// The lines the crate and the reference were found to hold alike in this life.
     lines: SameLines,
     pub(super) report: Report,
@@ -111,6 +118,8 @@ impl Run {
             fault: None,
             repeats_since_settle: 0,
             redrive_bytes_since_settle: 0,
+            deferring: false,
+            clean_settle: false,
             lines: SameLines::default(),
             report: Report::default(),
         })
@@ -127,13 +136,24 @@ impl Run {
             return Ok(());
         }
         let len = self.disk.live_len(MIRROR).unwrap_or(0);
-        m12_bound(
+        let within = m12_bound(
             len,
             queue.state(),
             self.setup.compact_slack_bytes,
             self.repeats_since_settle,
             self.redrive_bytes_since_settle,
-        )
+        );
+        let clean_settle = std::mem::take(&mut self.clean_settle);
+        if within.is_ok() {
+            // Within the bound: a deferred compaction, if any, has happened.
+            self.deferring = false;
+            return within;
+        }
+        if self.deferring && !clean_settle {
+            // M12's deferred term: no settle or redrive has been able to compact since.
+            return Ok(());
+        }
+        within
     }
 
     /// `Op::Craft`: a fresh disk holding the crafted mirror, opened by both sides.
@@ -229,6 +249,14 @@ impl Run {
                 });
                 Ok(())
             }
+            Op::DiskFull { at } => {
+                self.fault = Some(Fault::DiskFull(match at {
+                    0 => Full::Temp,
+                    1 => Full::Log,
+                    _ => Full::Both,
+                }));
+                Ok(())
+            }
             Op::IoErrorReopen { n } => {
                 self.fault = Some(Fault::IoError {
                     n: *n,
@@ -298,6 +326,8 @@ impl Run {
                 "the crate returned {got:?}, the reference {expected:?}"
             ));
         }
+        // A settle record was written with no fault: it compacts if the file is over the bound.
+        self.clean_settle = matches!(got, Returned::Done(Effect::Settled(_)));
         if got == Returned::Error("Exhausted".to_owned()) {
             // M6, D10: an exhausted counter refuses the op without writing or poisoning.
             if self.disk.live_len(MIRROR) != len_before {
@@ -319,11 +349,13 @@ impl Run {
         match fault {
             Fault::PowerLoss { n, .. } => self.disk.crash_at_sync(Some(n)),
             Fault::IoError { n, .. } => self.disk.fail_at_call(Some(n)),
+            Fault::DiskFull(full) => self.disk.set_full(Some(full)),
         }
         let expected = self.apply_ref(op);
         let got = self.apply_crate(op)?;
         self.disk.crash_at_sync(None);
         self.disk.fail_at_call(None);
+        self.disk.set_full(None);
         let failed = matches!(got, Returned::Error(_)) && !matches!(expected, Returned::Error(_));
         if !failed {
             // The fault was not reached (or the op failed for its own reason on both sides):
@@ -332,6 +364,10 @@ impl Run {
                 return Err(format!(
                     "the crate returned {got:?}, the reference {expected:?}"
                 ));
+            }
+            if matches!(fault, Fault::IoError { .. } | Fault::DiskFull(_)) {
+                // The op may have abandoned its compaction and appended instead (M10).
+                self.deferring = true;
             }
             self.observe(op, before.as_ref(), &got)?;
             self.expect_state("after the op")?;
@@ -352,6 +388,19 @@ impl Run {
                 self.report.io_errors += 1;
                 self.expect_fail_stop()?;
                 (0, reopen)
+            }
+            Fault::DiskFull(Full::Temp) => {
+                return Err(format!(
+                    "M10: with only the temp file out of space, {op:?} failed ({got:?}); a \
+                     compaction that cannot write its temp file must be abandoned and the \
+                     record appended"
+                ));
+            }
+            Fault::DiskFull(_) => {
+                self.report.io_errors += 1;
+                self.expect_fail_stop()?;
+                // Space comes back and the daemon reopens, in the same power cycle.
+                (0, true)
             }
         };
         let after_ref = self.reference.clone();

@@ -182,3 +182,91 @@ fn failed_boundary_and_settle_writes_poison_the_queue() -> TestResult {
     }
     Ok(())
 }
+
+/// A storage whose appends to temp files fail with "no space left on device" while `full`.
+#[derive(Debug)]
+struct FullTemp {
+    inner: MemStorage,
+    // Shared with the test, which frees the disk while the queue owns the storage.
+    full: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl Storage for FullTemp {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        self.inner.read_chunks(name, each)
+    }
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        if self.full.get() && name.ends_with(".tmp") {
+            // A real ENOSPC may have written part of the snapshot first.
+            self.inner.append(name, &bytes[..bytes.len() / 2])?;
+            return Err(io::Error::new(io::ErrorKind::StorageFull, "no space left"));
+        }
+        self.inner.append(name, bytes)
+    }
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        self.inner.sync(name)
+    }
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        self.inner.sync_dir()
+    }
+}
+
+/// M10, M12: a settle whose compaction cannot write its temp file (a full disk) still settles:
+/// the compaction is abandoned, its partial temp file removed, the settle record appended, and
+/// the handle stays usable; once space is back the next settle compacts and the bound holds.
+#[test]
+fn m10_a_full_disk_at_the_temp_file_still_settles() -> TestResult {
+    //= spec/mirror.md#m10-fail-stop
+    //= type=test
+    //# A compaction whose temp file cannot be written or fsynced MUST be abandoned without
+    //# poisoning the handle: the temp file removed (a failed removal poisons), then the
+    //# record appended to the mirror as if no compaction were due.
+    let config = Config {
+        compact_slack_bytes: 0,
+        ..Config::default()
+    };
+    let full = std::rc::Rc::new(std::cell::Cell::new(false));
+    let storage = FullTemp {
+        inner: MemStorage::new(),
+        full: std::rc::Rc::clone(&full),
+    };
+    let mut queue = Queue::with_storage(storage, "m", config.clone())?;
+    queue.park(RequestId(1), "one")?;
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    let before = queue.storage().inner.file("m").ok_or("mirror")?.len();
+    full.set(true);
+    let settled = queue.settle(batch.id, &[Outcome::Delivered])?;
+    assert_eq!(settled.delivered, [Seq(1)]);
+    assert!(!queue.is_poisoned());
+    assert_eq!(queue.stats().compactions_deferred, 1);
+    assert_eq!(
+        queue.storage().inner.names(),
+        ["m"],
+        "the partial temp file is gone"
+    );
+    let grown = queue.storage().inner.file("m").ok_or("mirror")?.len();
+    assert!(grown > before, "the settle record was appended");
+    // Space comes back: the next settle compacts.
+    queue.park(RequestId(2), "two")?;
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    full.set(false);
+    queue.settle(batch.id, &[Outcome::Delivered])?;
+    assert_eq!(queue.stats().compactions, 1);
+    let state = queue.state().clone();
+    let reopened = Queue::with_storage(queue.into_storage(), "m", config)?;
+    assert_eq!(reopened.state(), &state);
+    Ok(())
+}
