@@ -75,8 +75,16 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
             )
         } else if roll >= 10 {
             // D22: a group in one record; a kill during it keeps all or none.
+            // One line per request (D3): the requests are the seqs the lines get.
+            let first = now.mirror().next_seq;
             let items: Vec<(u64, String)> = (0..=rng.upto(2))
-                .map(|i| (1 + i as u64, format!("[delegation r-{i} group] outcome ok")))
+                .map(|i| {
+                    let request = first + i as u64;
+                    (
+                        request,
+                        format!("[delegation r-{request} group] outcome ok"),
+                    )
+                })
                 .collect();
             let lines: Vec<(u64, &str)> = items.iter().map(|(r, l)| (*r, l.as_str())).collect();
             let seqs = now.park_all(&lines);
@@ -87,7 +95,8 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
                 },
             )
         } else if roll < 5 {
-            let request = 1 + rng.upto(5) as u64;
+            // One line per request (D3): the request is the seq the line gets.
+            let request = now.mirror().next_seq;
             let line = match rng.upto(3) {
                 0 => format!("[delegation r-{request} done] outcome ok"),
                 1 => "é→ü".to_owned(),

@@ -25,7 +25,18 @@ pub(crate) struct Core {
     /// The bytes of the lines the state holds: a lower bound of its snapshot's length, kept
     /// without a pass over the state, so a settle decides cheaply that no compaction is due.
     line_bytes: u64,
+    /// The seqs of the items the state holds (parked, in flight or dead), by request: a retried
+    /// park finds its line without a pass over the state (D3).
+    by_request: BTreeSet<(RequestId, Seq)>,
     pub(crate) config: Config,
+}
+
+/// What the mirror holds for a request already (D3).
+enum Held<'a> {
+    /// Parked or in flight.
+    Live(&'a Item),
+    /// A dead letter.
+    Dead(&'a Item),
 }
 
 /// What the driver must persist, and what the daemon gets once it is durable. One record at
@@ -44,13 +55,82 @@ impl Core {
             .iter()
             .chain(&state.dead_letters)
             .chain(state.in_flight.iter().flat_map(|batch| &batch.items));
-        let line_bytes = items.map(|item| item.line.len() as u64).sum();
+        let mut line_bytes = 0;
+        let mut by_request = BTreeSet::new();
+        for item in items {
+            line_bytes += item.line.len() as u64;
+            by_request.insert((item.request, item.seq));
+        }
         Core {
             state,
             handed: false,
             line_bytes,
+            by_request,
             config,
         }
+    }
+
+    /// The item of `request` the state holds (parked, in flight or dead), if any.
+    pub(crate) fn find(&self, request: RequestId) -> Option<&Item> {
+        self.held(request).map(|held| match held {
+            Held::Live(item) | Held::Dead(item) => item,
+        })
+    }
+
+    /// The item of `request` the state holds, the lowest seq if a file holds several.
+    fn held(&self, request: RequestId) -> Option<Held<'_>> {
+        let (_, seq) = *self
+            .by_request
+            .range((request, Seq(0))..=(request, Seq(u64::MAX)))
+            .next()?;
+        fn find(items: &[Item], seq: Seq) -> Option<&Item> {
+            items
+                .binary_search_by_key(&seq, |item| item.seq)
+                .ok()
+                .map(|at| &items[at])
+        }
+        let in_flight = self
+            .state
+            .in_flight
+            .as_ref()
+            .map_or(&[][..], |b| &b.items[..]);
+        if let Some(item) = find(&self.state.parked, seq).or_else(|| find(in_flight, seq)) {
+            return Some(Held::Live(item));
+        }
+        // Dead letters are in the order they died, not in seq order.
+        let dead = self.state.dead_letters.iter().find(|item| item.seq == seq);
+        debug_assert!(dead.is_some(), "an indexed seq is held");
+        dead.map(Held::Dead)
+    }
+
+    /// D3: what a park of `line` for `request` gets when the mirror holds the request already:
+    /// the seq it has (same line), or an error (another line, or a dead letter). `None` when the
+    /// request is not held.
+    fn repeated_park(&self, request: RequestId, line: &str) -> Option<Result<Seq>> {
+        //= spec/delivery.md#d3-items-verbatim
+        //# A park for a request whose line the mirror holds (parked or in flight) MUST write
+        //# nothing and return the seq that line has when the line is the same, and fail with
+        //# `RequestConflict` when it is another; a request whose line is a dead letter MUST fail
+        //# with `RequestDead`, writing nothing.
+        Some(match self.held(request)? {
+            Held::Live(item) if item.line == line => Ok(item.seq),
+            Held::Live(item) => Err(Error::new(
+                ErrorKind::RequestConflict,
+                format!(
+                    "request {request} already has another line parked or in flight (seq {}); \
+                     one completion line per request",
+                    item.seq
+                ),
+            )),
+            Held::Dead(item) => Err(Error::new(
+                ErrorKind::RequestDead,
+                format!(
+                    "request {request}'s line is a dead letter (seq {}); redrive it to deliver \
+                     it again",
+                    item.seq
+                ),
+            )),
+        })
     }
 
     /// A lower bound of the length of this state's snapshot (the tests check the tracking).
@@ -130,6 +210,12 @@ impl Core {
 
     pub(crate) fn park(&self, request: RequestId, line: &str) -> Result<Step<Seq>> {
         self.check_line(&format!("line of request {request}"), line)?;
+        if let Some(repeated) = self.repeated_park(request, line) {
+            return repeated.map(|seq| Step {
+                record: None,
+                value: seq,
+            });
+        }
         //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
         //# A counter (`next` record, or the value after the last record) MAY be `u64::MAX`: it is
         //# **exhausted**.
@@ -185,6 +271,12 @@ impl Core {
             self.check_line(&format!("line {i} of the group (request {request})"), line)
                 .map_err(|e| e.with_line_index(i))?;
         }
+        if let Some(repeated) = self.repeated_group(lines) {
+            return repeated.map(|seqs| Step {
+                record: None,
+                value: seqs,
+            });
+        }
         // M6: the group's seqs are consecutive; the last one must leave a next seq.
         let first = self.state.next_seq;
         let last = u64::try_from(lines.len() - 1)
@@ -211,6 +303,42 @@ impl Core {
             record: Some(Record::Parks { seq: first, items }),
             value: (first.0..=last).map(Seq).collect(),
         })
+    }
+
+    /// D3, D22: a group park is repeated only as a whole: every request held with its line gives
+    /// their seqs; a group that names a request twice, or mixes held and new requests, fails.
+    /// `None` when no request of the group is held.
+    fn repeated_group(&self, lines: &[(RequestId, &str)]) -> Option<Result<Vec<Seq>>> {
+        //= spec/delivery.md#d22-group-park
+        //# A group that names one request twice, or mixes requests the mirror holds with new
+        //# ones, MUST fail with `RequestConflict` and write nothing; a group whose requests are
+        //# all held with the same lines MUST return their seqs and write nothing.
+        let conflict = |why: &str| Error::new(ErrorKind::RequestConflict, why.to_owned());
+        let mut named = BTreeSet::new();
+        if !lines.iter().all(|(request, _)| named.insert(*request)) {
+            return Some(Err(conflict("the group names one request twice")));
+        }
+        let held = lines
+            .iter()
+            .filter(|(request, _)| self.held(*request).is_some())
+            .count();
+        if held == 0 {
+            return None;
+        }
+        if held < lines.len() {
+            return Some(Err(conflict(
+                "the group mixes requests the mirror holds with new ones; park them apart",
+            )));
+        }
+        Some(
+            lines
+                .iter()
+                .map(|(request, line)| {
+                    self.repeated_park(*request, line)
+                        .unwrap_or_else(|| Err(conflict("a held request vanished")))
+                })
+                .collect(),
+        )
     }
 
     /// D21: the named dead letters back to the parked list, in one `redrive` record.
@@ -481,7 +609,47 @@ impl Core {
         self.line_bytes = self
             .line_bytes
             .saturating_sub(self.dropped_line_bytes(record));
+        self.index(record);
         self.state.apply_checked(record);
+    }
+
+    /// Keeps `by_request` in step with `record`, applied next: parks add, delivered items leave.
+    fn index(&mut self, record: &Record) {
+        let mut add = |request: RequestId, seq: Seq| {
+            self.by_request.insert((request, seq));
+        };
+        match record {
+            Record::Park { seq, request, .. } | Record::Dead { seq, request, .. } => {
+                add(*request, *seq);
+            }
+            Record::Parks { seq, items } => {
+                // The group's seqs are consecutive and below u64::MAX (M6).
+                for (offset, item) in (0u64..).zip(items) {
+                    add(item.request, Seq(seq.0 + offset));
+                }
+            }
+            Record::Settle { delivered, .. } => {
+                let Some(batch) = &self.state.in_flight else {
+                    return;
+                };
+                let by_request = &mut self.by_request;
+                if delivered.is_sorted() {
+                    // A planned settle names its seqs in item order: one merge walk (D17).
+                    for (item, named) in named_in_order(&batch.items, delivered) {
+                        if named {
+                            by_request.remove(&(item.request, item.seq));
+                        }
+                    }
+                } else {
+                    for seq in delivered {
+                        if let Some(item) = batch.items.iter().find(|item| item.seq == *seq) {
+                            by_request.remove(&(item.request, item.seq));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The batch just returned by `boundary` was handed to the daemon.

@@ -82,6 +82,12 @@ pub enum ErrorKind {
     InvalidPath,
     /// `Queue::remove` found lines parked, in flight or dead, and was not forced (M15).
     NotEmpty,
+    /// A park for a request whose other line the mirror holds, or a group that names a request
+    /// twice or mixes held and new requests (D3, D22). Nothing was written.
+    RequestConflict,
+    /// A park for a request whose line is a dead letter: redrive it instead (D3). Nothing was
+    /// written.
+    RequestDead,
 }
 
 impl fmt::Display for ErrorKind {
@@ -114,6 +120,8 @@ impl fmt::Display for ErrorKind {
             ErrorKind::UnknownRequest => "unknown request",
             ErrorKind::InvalidPath => "invalid mirror path",
             ErrorKind::NotEmpty => "mirror not empty",
+            ErrorKind::RequestConflict => "request conflict",
+            ErrorKind::RequestDead => "request's line is dead",
         })
     }
 }

@@ -416,10 +416,17 @@ impl<S: Storage> Queue<S> {
     /// Parks `line` for `request` and returns its seq once the line is durable (D16, M4: one
     /// append of O(line) bytes and one fsync).
     ///
+    /// One completion line per request (D3): a park for a request whose line the mirror holds,
+    /// parked or in flight, is a retry: the same line returns the seq it already has and writes
+    /// nothing. So a daemon that got `Io` (the line may or may not have reached the mirror)
+    /// reopens and parks again, and the line is delivered once.
+    ///
     /// # Errors
     ///
     /// [`ErrorKind::InvalidLine`] for a line with `\n` or longer than `line_bytes_max` (nothing
-    /// written); [`ErrorKind::Io`] when the append or fsync fails (the queue is then poisoned and
+    /// written); [`ErrorKind::RequestConflict`] when the mirror holds another line for the
+    /// request, and [`ErrorKind::RequestDead`] when its line is a dead letter (redrive it;
+    /// nothing written); [`ErrorKind::Io`] when the append or fsync fails (the queue is then poisoned and
     /// whether the line was kept is known only after reopening); [`ErrorKind::Poisoned`] after an
     /// earlier failure; [`ErrorKind::Exhausted`] when the next seq is `u64::MAX` (nothing
     /// written, the handle stays usable; M6); [`ErrorKind::Internal`] for a bug in parkline
@@ -448,11 +455,16 @@ impl<S: Storage> Queue<S> {
     /// Parks every line of `lines`, in order, with consecutive seqs, all or nothing: one record
     /// appended and one fsync whatever the number of lines (D22, M4). A crash during the append
     /// keeps all of them or none (M7: a torn record is cut whole). An empty slice writes nothing.
+    /// A group is a retry only as a whole (D22): when the mirror holds every request of it with
+    /// the same lines, their seqs are returned and nothing is written.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::InvalidLine`] when any line has `\n` or is longer than `line_bytes_max`: the
-    /// error names the first such line's index and nothing is written; [`ErrorKind::Exhausted`]
+    /// error names the first such line's index and nothing is written;
+    /// [`ErrorKind::RequestConflict`] when the group names a request twice, mixes held and new
+    /// requests, or a held request has another line; [`ErrorKind::RequestDead`] when a held
+    /// request's line is a dead letter (nothing written); [`ErrorKind::Exhausted`]
     /// when the group's seqs would reach `u64::MAX` (nothing written, the handle stays usable;
     /// M6); [`ErrorKind::Io`] when the append or fsync fails (then poisoned: reopen to learn
     /// whether the group was kept, whole or not at all); [`ErrorKind::Poisoned`];
@@ -729,6 +741,25 @@ impl<S: Storage> Queue<S> {
     /// ```
     pub fn path(&self) -> PathBuf {
         self.storage.path(&self.name)
+    }
+
+    /// The line the mirror holds for `request` (parked, in flight or dead), if any: what a
+    /// daemon that does not know whether an earlier `park` reached the mirror can ask (D3). A
+    /// line that was delivered and settled is no longer held.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue, RequestId, Seq};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// queue.park(RequestId(7), "r7 done")?;
+    /// assert_eq!(queue.find(RequestId(7)).map(|item| item.seq), Some(Seq(1)));
+    /// assert!(queue.find(RequestId(8)).is_none());
+    /// # Ok(()) }
+    /// ```
+    pub fn find(&self, request: RequestId) -> Option<&Item> {
+        self.core.find(request)
     }
 
     /// This handle's counters since it was opened (fsyncs and their durations, appends,

@@ -54,6 +54,7 @@ fn differential_scenarios_reach_every_kind_of_step() {
         total.crafted += report.crafted;
         total.crafted_corrupt += report.crafted_corrupt;
         total.exhausted += report.exhausted;
+        total.repeated_parks += report.repeated_parks;
     }
     eprintln!("differential, {cases} cases: {total:?}");
     assert!(
@@ -66,6 +67,8 @@ fn differential_scenarios_reach_every_kind_of_step() {
         total.renames > 0 && total.crafted > 0 && total.crafted_corrupt > 0 && total.exhausted > 0,
         "{total:?}"
     );
+    // D3: retried parks of a request the mirror holds.
+    assert!(total.repeated_parks > 0, "{total:?}");
 }
 
 proptest! {

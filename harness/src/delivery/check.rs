@@ -69,6 +69,8 @@ pub struct Report {
     pub crashes_in_op: usize,
     /// Injected I/O errors that failed an op.
     pub io_errors: usize,
+    /// Parks that returned the seq their request's line already had (D3).
+    pub repeated_parks: usize,
     /// Renames the crate made (mirror rewrites: creation and compaction).
     pub renames: u64,
     /// For each op, how many syncs the crate made while applying it.

@@ -223,8 +223,8 @@ pub enum Op {
     },
     /// Clean close and reopen (a restart without power loss).
     Restart,
-    /// Park `line` for `request` `count` times, one park after another (a fault armed before
-    /// applies to the first).
+    /// Park `line` `count` times, one park after another, the `i`-th for request
+    /// `request + 10 * i` (one line per request, D3; a fault armed before applies to the first).
     ParkMany {
         /// The request the lines answer.
         request: u64,

@@ -86,6 +86,8 @@ pub(super) struct Run {
     deferring: bool,
     /// The last op was a settle or redrive that ran without a fault.
     clean_settle: bool,
+    /// The crate's next seq before the last op: a park that returns a lower one repeated (D3).
+    next_seq_before: Seq,
     /// The lines the crate and the reference were found to hold alike in this life.
     lines: SameLines,
     pub(super) report: Report,
@@ -120,6 +122,7 @@ impl Run {
             redrive_bytes_since_settle: 0,
             deferring: false,
             clean_settle: false,
+            next_seq_before: Seq(1),
             lines: SameLines::default(),
             report: Report::default(),
         })
@@ -282,11 +285,12 @@ impl Run {
                 line,
                 count,
             } => {
-                let park = QueueOp::Park {
-                    request: *request,
-                    line: line.clone(),
-                };
-                for _ in 0..*count {
+                for i in 0..u64::from(*count) {
+                    // One line per request (D3): the i-th park answers its own request.
+                    let park = QueueOp::Park {
+                        request: request + 10 * i,
+                        line: line.clone(),
+                    };
                     match self.fault.take() {
                         None => self.step(&park)?,
                         Some(fault) => self.step_with_fault(&park, fault)?,
@@ -559,6 +563,7 @@ impl Run {
     /// The crate's side of a queue op: the one call the drive protocol makes too. It moves
     /// `handed` (the reference's side, applied first, reads it as it was).
     fn apply_crate(&mut self, op: &QueueOp) -> Result<Returned, String> {
+        self.next_seq_before = self.queue()?.queue().state().next_seq;
         let mut handed = self.handed;
         let returned = match op.call(self.queue()?, &mut handed) {
             Ok(effect) => Returned::Done(effect),
@@ -578,6 +583,13 @@ impl Run {
     ) -> Result<(), String> {
         let before_op = || before.ok_or("internal: no state kept before this op");
         match (op, returned) {
+            (QueueOp::Park { request, line }, Returned::Done(Effect::Parked { seq }))
+                if *seq < self.next_seq_before =>
+            {
+                // D3: a repeated park returns the seq its line already has, and only that.
+                self.check_repeated_park(*seq, *request, line)?;
+                self.report.repeated_parks += 1;
+            }
             (QueueOp::Park { request, line }, Returned::Done(Effect::Parked { seq })) => {
                 if let Some(last) = self.ghost.acked.keys().next_back()
                     && seq <= last
@@ -612,6 +624,17 @@ impl Run {
                         before.in_flight
                     ));
                 }
+            }
+            (QueueOp::ParkAll { items }, Returned::Done(Effect::ParkedAll { seqs }))
+                if seqs
+                    .first()
+                    .is_some_and(|first| *first < self.next_seq_before) =>
+            {
+                // D22: a group repeated whole returns its seqs.
+                for (seq, (request, line)) in seqs.iter().zip(items) {
+                    self.check_repeated_park(*seq, *request, line)?;
+                }
+                self.report.repeated_parks += seqs.len();
             }
             (QueueOp::ParkAll { items }, Returned::Done(Effect::ParkedAll { seqs })) => {
                 if seqs.len() != items.len() {
@@ -651,6 +674,31 @@ impl Run {
             _ => {}
         }
         Ok(())
+    }
+
+    /// D3: a park that returned an older seq must find that seq held, parked or in flight, with
+    /// the same request and line (it may have been parked by an op a crash left unacknowledged);
+    /// it is acknowledged from now on.
+    fn check_repeated_park(&mut self, seq: Seq, request: u64, line: &str) -> Result<(), String> {
+        let queue = self.queue()?.queue();
+        let held = queue
+            .parked()
+            .iter()
+            .chain(queue.in_flight().into_iter().flat_map(|batch| &batch.items))
+            .find(|item| item.seq == seq)
+            .map(|item| (item.request, item.line.clone()));
+        match held {
+            Some((held_request, held_line))
+                if held_request == RequestId(request) && held_line == line =>
+            {
+                self.ghost.acked.insert(seq, (held_request, held_line));
+                Ok(())
+            }
+            held => Err(format!(
+                "D3: a park of request {request} returned the older seq {seq}, which holds \
+                 {held:?}"
+            )),
+        }
     }
 
     /// An op that was not acknowledged took effect before the power loss: keep the ghost in step.

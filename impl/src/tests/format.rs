@@ -31,7 +31,8 @@ fn random_workload<S: Storage>(queue: &mut Queue<S>, rng: &mut Rng, steps: usize
                             [(i + step) % 10]
                     })
                     .collect();
-                queue.park(RequestId(rng.below(1000)), &line)?;
+                // One line per request (D3): the step number is a fresh request.
+                queue.park(RequestId(step as u64 * 1000 + rng.below(1000)), &line)?;
             }
             2 => {
                 if queue.in_flight().is_none() {
@@ -202,9 +203,9 @@ fn fsyncs_per_operation_are_bounded() -> TestResult {
     };
     let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
     let counts = |q: &Queue<MemStorage>| (q.storage().syncs(), q.storage().dir_syncs());
-    for _ in 0..300 {
+    for request in 0..300 {
         let before = counts(&queue);
-        queue.park(RequestId(1), "line")?;
+        queue.park(RequestId(request), "line")?;
         assert_eq!(counts(&queue), (before.0 + 1, before.1));
     }
     let before = counts(&queue);

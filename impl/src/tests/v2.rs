@@ -365,3 +365,110 @@ fn d21_redrive_keeps_seq_order_and_counts() -> TestResult {
     );
     Ok(())
 }
+
+/// D3: a retried park is answered from the mirror: the same line gets the seq it has and writes
+/// nothing, another line is a conflict, a dead line points to redrive; once delivered, the
+/// request is free again. A retry across a crash between the append and the fsync gets the
+/// seq when the record reached the file, and a new one when it did not.
+#[test]
+fn d3_a_retried_park_is_delivered_once() -> TestResult {
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# A park for a request whose line the mirror holds (parked or in flight) MUST write
+    //# nothing and return the seq that line has when the line is the same, and fail with
+    //# `RequestConflict` when it is another; a request whose line is a dead letter MUST fail
+    //# with `RequestDead`, writing nothing.
+    let config = Config {
+        failures_max: 1,
+        ..Config::default()
+    };
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
+    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Seq(1));
+    let before = file(&queue);
+    let syncs = queue.storage().syncs();
+    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Seq(1));
+    assert_eq!(
+        (file(&queue), queue.storage().syncs()),
+        (before.clone(), syncs)
+    );
+    let err = queue
+        .park(RequestId(1), "r1 other")
+        .map(|_| ())
+        .err()
+        .ok_or("conflict")?;
+    assert_eq!(err.kind(), ErrorKind::RequestConflict);
+    assert_eq!(file(&queue), before);
+    // In flight: still the same seq.
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Seq(1));
+    // Dead: a retry points to redrive.
+    queue.settle(batch.id, &[Outcome::Failed])?;
+    let err = queue
+        .park(RequestId(1), "r1 ok")
+        .map(|_| ())
+        .err()
+        .ok_or("dead")?;
+    assert_eq!(err.kind(), ErrorKind::RequestDead);
+    assert_eq!(queue.find(RequestId(1)).map(|item| item.seq), Some(Seq(1)));
+    // Delivered and settled: the request is no longer held, a park is a new line.
+    queue.redrive_all()?;
+    let batch = queue.boundary(Budget(100))?.ok_or("redriven")?;
+    queue.settle(batch.id, &[Outcome::Delivered])?;
+    assert!(queue.find(RequestId(1)).is_none());
+    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Seq(2));
+
+    Ok(())
+}
+
+/// D3: a park whose answer was lost (the append reached the file or did not, then the daemon
+/// died) is retried after the reopen and delivered exactly once either way.
+#[test]
+fn d3_a_park_retried_across_a_crash_is_kept_once() -> TestResult {
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# A park for a request whose line the mirror holds (parked or in flight) MUST write
+    //# nothing and return the seq that line has when the line is the same, and fail with
+    //# `RequestConflict` when it is another; a request whose line is a dead letter MUST fail
+    //# with `RequestDead`, writing nothing.
+    let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    let before_park = queue.into_storage();
+    let mut queue = Queue::with_storage(before_park.clone(), "m", Config::default())?;
+    queue.park(RequestId(5), "r5 ok")?;
+    let after_park = queue.into_storage();
+    for (reached, storage) in [(false, before_park), (true, after_park)] {
+        let mut reopened = Queue::with_storage(storage, "m", Config::default())?;
+        assert_eq!(
+            reopened.park(RequestId(5), "r5 ok")?,
+            Seq(1),
+            "reached {reached}"
+        );
+        let lines: Vec<Seq> = reopened.parked().iter().map(|item| item.seq).collect();
+        assert_eq!(lines, [Seq(1)], "reached {reached}");
+    }
+    Ok(())
+}
+
+/// D22: a group is retried only as a whole.
+#[test]
+fn d22_a_group_is_retried_whole() -> TestResult {
+    //= spec/delivery.md#d22-group-park
+    //= type=test
+    //# A group that names one request twice, or mixes requests the mirror holds with new
+    //# ones, MUST fail with `RequestConflict` and write nothing; a group whose requests are
+    //# all held with the same lines MUST return their seqs and write nothing.
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    let group = [(RequestId(1), "a"), (RequestId(2), "b")];
+    assert_eq!(queue.park_all(&group)?, [Seq(1), Seq(2)]);
+    let before = file(&queue);
+    assert_eq!(queue.park_all(&group)?, [Seq(1), Seq(2)]);
+    for bad in [
+        vec![(RequestId(3), "c"), (RequestId(3), "c")],
+        vec![(RequestId(1), "a"), (RequestId(3), "c")],
+        vec![(RequestId(1), "a"), (RequestId(2), "other")],
+    ] {
+        let err = queue.park_all(&bad).map(|_| ()).err().ok_or("conflict")?;
+        assert_eq!(err.kind(), ErrorKind::RequestConflict, "{bad:?}");
+    }
+    assert_eq!(file(&queue), before);
+    Ok(())
+}

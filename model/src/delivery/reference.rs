@@ -117,6 +117,11 @@ pub enum RefError {
     InvalidLine(usize),
     /// `redrive`: this seq is not a dead letter (or is named twice); nothing moves.
     NotDead(u64),
+    /// A park for a request whose other line is held (parked or in flight), or a group that
+    /// names a request twice or mixes held and new requests (D3, D22); nothing changes.
+    RequestConflict,
+    /// A park for a request whose line is a dead letter (D3); nothing changes.
+    RequestDead,
     /// [`Reference::from_mirror`]: a mirror no correct queue can hold (a seq or batch id of
     /// `u64::MAX`, a parked item with `u32::MAX` failures, an attempt of 0, an in-flight item
     /// handed fewer times than its batch's attempt, a `seen` its items do not give).
@@ -135,6 +140,8 @@ impl fmt::Display for RefError {
             }
             RefError::NotDead(seq) => return write!(f, "seq {seq} is not a dead letter"),
             RefError::Corrupt => "the mirror is impossible",
+            RefError::RequestConflict => "the request has another line held",
+            RefError::RequestDead => "the request's line is a dead letter",
         })
     }
 }
@@ -599,6 +606,9 @@ impl Reference {
     ///
     /// [`RefError::Exhausted`] when the next seq is `u64::MAX`; nothing changes.
     pub fn try_park(&mut self, request: u64, line: &str) -> Result<u64, RefError> {
+        if let Some(repeated) = self.repeated_park(request, line) {
+            return repeated;
+        }
         let seq = self.mirror.next_seq;
         // M6: u64::MAX is never a seq, so the counter there means none is left.
         if seq == u64::MAX {
@@ -649,6 +659,29 @@ impl Reference {
         if let Some(index) = items.iter().position(|(_, line)| line.contains('\n')) {
             return Err(RefError::InvalidLine(index));
         }
+        // D22: a group is repeated only as a whole.
+        let mut named: Vec<u64> = items.iter().map(|(request, _)| *request).collect();
+        named.sort_unstable();
+        named.dedup();
+        if named.len() < items.len() {
+            return Err(RefError::RequestConflict);
+        }
+        let held = items
+            .iter()
+            .filter(|(request, _)| self.held(*request).is_some())
+            .count();
+        if held == items.len() && held > 0 {
+            return items
+                .iter()
+                .map(|(request, line)| {
+                    self.repeated_park(*request, line)
+                        .unwrap_or(Err(RefError::RequestConflict))
+                })
+                .collect();
+        }
+        if held > 0 {
+            return Err(RefError::RequestConflict);
+        }
         let first = self.mirror.next_seq;
         let count = u64::try_from(items.len()).map_err(|_| RefError::Exhausted)?;
         // M6: u64::MAX is never a seq, so the group's last seq must stay below it.
@@ -666,6 +699,31 @@ impl Reference {
         }
         self.mirror.next_seq = next;
         Ok(seqs)
+    }
+
+    /// The lowest-seq item of `request` the mirror holds (parked, in flight or dead) and whether
+    /// it is dead: a plain scan, the crate keeps an index.
+    fn held(&self, request: u64) -> Option<(&RefItem, bool)> {
+        let live = self
+            .mirror
+            .parked
+            .iter()
+            .chain(self.mirror.in_flight.iter().flat_map(|batch| &batch.items))
+            .map(|item| (item, false));
+        let dead = self.mirror.dead.iter().map(|item| (item, true));
+        live.chain(dead)
+            .filter(|(item, _)| item.request == request)
+            .min_by_key(|(item, _)| item.seq)
+    }
+
+    /// D3: a park for a request the mirror holds returns its seq (same line) or fails; `None`
+    /// when the request is not held.
+    fn repeated_park(&self, request: u64, line: &str) -> Option<Result<u64, RefError>> {
+        Some(match self.held(request)? {
+            (item, false) if item.line == line => Ok(item.seq),
+            (_, false) => Err(RefError::RequestConflict),
+            (_, true) => Err(RefError::RequestDead),
+        })
     }
 
     /// The process dies while a group park's record is appended: the torn record is cut at
