@@ -384,7 +384,8 @@ states; read as ci. \
 Reaches 'a batch is handed over at attempt 4'.\n\
 - FILE: a JSON object {\"delivery\": {...}, \"read\": {...}}, every key optional and \
 defaulting to ci: delivery keys lines, sizes, budget, crashes, failures, failures_max, \
-collects, redrives, group (the first line of the group park, 1-based; 0 for none); read keys \
+collects, redrives, group (the first line of the group park, 1-based; 0 for none), lost_parks \
+(parks whose answer a crash loses, each retried; no-park-dedup needs 1); read keys \
 turns, grow_chars, grows, budgets, requests. A file's counts are not pinned.\n\n\
 The flags below change the set's delivery bounds; a named set's unique state count is pinned \
 (a regression alarm) only when no flag changes it.";
@@ -479,6 +480,7 @@ impl BoundSet {
         delivery.failures_max = d.failures_max.unwrap_or(ci.failures_max);
         delivery.collects = d.collects.unwrap_or(ci.collects);
         delivery.redrives = d.redrives.unwrap_or(ci.redrives);
+        delivery.lost_parks = d.lost_parks.unwrap_or(ci.lost_parks);
         if let Some(group) = d.group {
             delivery.group_at = group.checked_sub(1);
         }
@@ -522,6 +524,7 @@ struct DeliveryFile {
     collects: Option<u32>,
     redrives: Option<u32>,
     group: Option<usize>,
+    lost_parks: Option<u32>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]

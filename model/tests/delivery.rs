@@ -1422,3 +1422,30 @@ fn count_at_settle_loses_the_cut_hand_over() {
     assert_eq!(last_handed(Variant::Correct), (2, 2, true));
     assert_eq!(last_handed(Variant::CountAtSettle), (2, 1, false));
 }
+
+/// D3: with a park whose answer a crash lost (the record reached the mirror), the daemon's
+/// retry after the restart is answered from the mirror: every property holds, by BFS and DFS,
+/// at a pinned count; `no-park-dedup` is the known-bad side (caught in the variant tests).
+#[test]
+fn d3_a_retried_park_holds_every_property() {
+    let model = DeliveryModel::new(Bounds::with_lost_park(), Variant::Correct);
+    // The goals of the `sometimes` properties need the larger bounds; every other one holds.
+    let must_hold: Vec<&str> = model
+        .properties()
+        .iter()
+        .filter(|p| p.expectation != Expectation::Sometimes)
+        .map(|p| p.name)
+        .collect();
+    assert!(must_hold.contains(&delivery::D3));
+    let bfs = model.clone().checker().spawn_bfs().join();
+    let dfs = model.checker().spawn_dfs().join();
+    for checker in [&bfs as &dyn Checker<DeliveryModel>, &dfs] {
+        for name in &must_hold {
+            assert!(checker.discovery(name).is_none(), "{name} violated");
+        }
+        assert_eq!(
+            checker.unique_state_count(),
+            delivery::LOST_PARK_UNIQUE_STATES
+        );
+    }
+}

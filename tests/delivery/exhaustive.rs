@@ -26,6 +26,11 @@ fn ops_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) -
         // D22: power lost during the group's one append: its sync never returns, nothing of
         // the group survives.
         Action::TornGroup(i) => vec![Op::CrashAtSync { n: 1, torn: 0 }, group(*i)],
+        // D3: the park's record is durable, then the power goes; the retry follows Recover.
+        Action::ParkAnswerLost(i) => {
+            let (request, line) = &model.bounds.lines[*i];
+            vec![park(*request, line), Op::Crash { torn: 0 }]
+        }
         _ => op_of_step(model, before, action).into_iter().collect(),
     }
 }
@@ -36,7 +41,7 @@ fn op_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) ->
             let (request, line) = &model.bounds.lines[*i];
             Some(park(*request, line))
         }
-        Action::ParkGroup(_) | Action::TornGroup(_) => None,
+        Action::ParkGroup(_) | Action::TornGroup(_) | Action::ParkAnswerLost(_) => None,
         Action::Redrive => Some(Op::Queue(QueueOp::Redrive { seqs: None })),
         Action::Boundary => Some(Op::Queue(QueueOp::Boundary {
             budget: model.bounds.budget,
@@ -177,4 +182,35 @@ fn exhaustive_model_graph_with_a_crash_at_every_sync() {
         scenarios.len().div_ceil(stride)
     );
     assert!(points > scenarios.len() / stride);
+}
+
+/// D3: the model's graph with a park whose answer a crash lost, replayed on the crate: the retry
+/// after the restart gets the seq the mirror holds, and the line is delivered once.
+#[test]
+fn d3_the_lost_park_answer_graph_replays_on_the_crate() {
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# A park for a request whose line the mirror holds (parked or in flight) MUST write
+    //# nothing and return the seq that line has when the line is the same, and fail with
+    //# `RequestConflict` when it is another; a request whose line is a dead letter MUST fail
+    //# with `RequestDead`, writing nothing.
+    let model = DeliveryModel::new(
+        parkline_model::delivery::Bounds::with_lost_park(),
+        Variant::Correct,
+    );
+    let (states, _, scenarios) = model_transitions(&model);
+    let setup = Setup {
+        failures_max: model.bounds.failures_max,
+        ..Setup::default()
+    };
+    let repeated: usize = scenarios
+        .iter()
+        .map(|ops| {
+            check_with(ops, &setup)
+                .unwrap_or_else(|d| panic!("{ops:?}\n{d}"))
+                .repeated_parks
+        })
+        .sum();
+    eprintln!("lost park answer: {states} states, {repeated} retried parks replayed");
+    assert!(repeated > 0);
 }

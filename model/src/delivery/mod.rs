@@ -34,6 +34,7 @@ mod variants;
 
 pub use bounds::{
     Bounds, CHECK_UNIQUE_STATES, CRASH_UNIQUE_STATES, DEEP_UNIQUE_STATES, DEFAULT_UNIQUE_STATES,
+    LOST_PARK_UNIQUE_STATES,
 };
 pub use model::{
     Action, BoundaryRecord, DeliveryModel, DeliveryState, Log, Phase, RedriveRecord, SettleRecord,

@@ -163,6 +163,11 @@ pub struct DeliveryState {
     pub redrives: Vec<RedriveRecord>,
     /// Ghost: group parks whose record a crash tore.
     pub torn: u32,
+    /// Ghost: parks whose answer a crash lost after their record reached the mirror.
+    pub lost_parks: u32,
+    /// The daemon restarts not knowing whether its last park reached the mirror: it parks that
+    /// line again before anything else (D3).
+    pub retry_pending: bool,
 }
 
 /// One step of the model, in the spec's words.
@@ -179,6 +184,9 @@ pub enum Action {
     Redrive,
     /// The parent's turn ends: the boundary persists the next batch.
     Boundary,
+    /// The line at this index is parked and its record reaches the mirror, but the daemon
+    /// crashes before it learns so: after the restart it parks the line again (D3).
+    ParkAnswerLost(usize),
     /// The daemon hands the batch's turn over to the parent.
     HandOver,
     /// The hand-over fails: every item fails (failure 1 of D7).
@@ -249,6 +257,8 @@ impl Model for DeliveryModel {
             collected: Vec::new(),
             redrives: Vec::new(),
             torn: 0,
+            lost_parks: 0,
+            retry_pending: false,
         }]
     }
 
@@ -257,6 +267,11 @@ impl Model for DeliveryModel {
         match &state.phase {
             Phase::Down => {
                 actions.push(Action::Recover);
+                return;
+            }
+            // The park whose answer was lost is retried first.
+            _ if state.retry_pending => {
+                actions.push(Action::Park(state.arrived));
                 return;
             }
             Phase::Idle => {
@@ -289,6 +304,10 @@ impl Model for DeliveryModel {
                 }
             } else {
                 actions.push(Action::Park(state.arrived));
+                if state.lost_parks < self.bounds.lost_parks && state.crashes < self.bounds.crashes
+                {
+                    actions.push(Action::ParkAnswerLost(state.arrived));
+                }
             }
         }
         if state.redrives.len() < self.bounds.redrives as usize
@@ -315,6 +334,17 @@ impl Model for DeliveryModel {
                 let (request, line) = self.bounds.lines.get(index)?;
                 state.queue.park(*request, line);
                 state.arrived += 1;
+                state.retry_pending = false;
+            }
+            Action::ParkAnswerLost(index) => {
+                // The record is durable; the daemon never learns it and retries the park.
+                let (request, line) = self.bounds.lines.get(index)?;
+                state.queue.park(*request, line);
+                state.queue.crash();
+                state.phase = Phase::Down;
+                state.crashes += 1;
+                state.lost_parks += 1;
+                state.retry_pending = true;
             }
             Action::ParkGroup(index) | Action::TornGroup(index) => {
                 let lines = self.bounds.lines.get(index..index + 2)?;
@@ -417,6 +447,11 @@ impl Model for DeliveryModel {
                 None => format!("park line {index}"),
             },
             Action::ParkGroup(index) => format!("park lines {index} and {} as a group", index + 1),
+            Action::ParkAnswerLost(index) => {
+                format!(
+                    "park line {index}: its record reaches the mirror, then a crash loses the answer"
+                )
+            }
             Action::TornGroup(index) => {
                 format!(
                     "crash while the group of lines {index} and {} is appended",

@@ -16,10 +16,37 @@ impl DeliveryModel {
         match action {
             Action::Park(index) => {
                 let (request, line) = self.bounds.lines.get(*index).cloned().unwrap_or_default();
+                // The seq the park returned: the highest the mirror holds for the request.
+                let seq = after
+                    .queue
+                    .mirror()
+                    .parked
+                    .iter()
+                    .filter(|item| item.request == request)
+                    .map(|item| item.seq)
+                    .max()
+                    .unwrap_or(after.arrived as u64);
+                let again = if before.retry_pending {
+                    ", a retry"
+                } else {
+                    ""
+                };
                 format!(
-                    "a line of request {request} arrives and is parked as seq {} ({line:?}, cost {})",
-                    after.arrived,
+                    "a line of request {request} arrives and is parked as seq {seq} ({line:?}, cost {}{again})",
                     line.chars().count() + 1
+                )
+            }
+            Action::ParkAnswerLost(index) => {
+                let (request, _) = self.bounds.lines.get(*index).cloned().unwrap_or_default();
+                format!(
+                    "a line of request {request} is parked and its record reaches the mirror, then the daemon crashes before the park returns ({}); parked now {:?}",
+                    phase_words(&before.phase),
+                    after
+                        .queue
+                        .parked()
+                        .iter()
+                        .map(|i| i.seq)
+                        .collect::<Vec<_>>()
                 )
             }
             Action::ParkGroup(index) => {

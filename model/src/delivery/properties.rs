@@ -195,7 +195,18 @@ pub(super) fn d3_items_verbatim(m: &DeliveryModel, s: &DeliveryState) -> bool {
             .and_then(|seq| m.bounds.lines.get(seq.wrapping_sub(1)))
             .is_some_and(|(request, line)| *request == item.request && *line == item.line)
     };
-    s.items().all(verbatim)
+    //= spec/delivery.md#d3-items-verbatim
+    //# A park for a request whose line the mirror holds (parked or in flight) MUST write
+    //# nothing and return the seq that line has when the line is the same, and fail with
+    //# `RequestConflict` when it is another; a request whose line is a dead letter MUST fail
+    //# with `RequestDead`, writing nothing.
+    // One held item per request: a retried park added no second one.
+    let mut requests: Vec<u64> = s.items().map(|item| item.request).collect();
+    let held = requests.len();
+    requests.sort_unstable();
+    requests.dedup();
+    requests.len() == held
+        && s.items().all(verbatim)
         && fresh_turn(s).into_iter().all(|b| {
             let text = turn_text(b);
             let body: Vec<&str> = text.lines().skip(1).take(b.items.len()).collect();
@@ -480,7 +491,8 @@ pub(super) fn d17_order(_: &DeliveryModel, s: &DeliveryState) -> bool {
     //# in a batch are in seq order and a line is first offered only after every line with a lower
     //# seq was offered.
     let increasing = |items: &[RefItem]| items.windows(2).all(|w| w[0].seq < w[1].seq);
-    s.queue.mirror().next_seq == s.arrived as u64 + 1
+    // A park whose answer was lost holds its seq before the daemon counts it as arrived.
+    s.queue.mirror().next_seq == s.arrived as u64 + 1 + u64::from(s.retry_pending)
         && increasing(s.queue.parked())
         && newest_handed(s).is_none_or(|(_, b)| increasing(&b.items))
         && newest_boundary(s).is_none_or(|r| {

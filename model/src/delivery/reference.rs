@@ -606,7 +606,10 @@ impl Reference {
     ///
     /// [`RefError::Exhausted`] when the next seq is `u64::MAX`; nothing changes.
     pub fn try_park(&mut self, request: u64, line: &str) -> Result<u64, RefError> {
-        if let Some(repeated) = self.repeated_park(request, line) {
+        // Known bad: no deduplication, a retried park appends a second line.
+        if self.variant != Variant::NoParkDedup
+            && let Some(repeated) = self.repeated_park(request, line)
+        {
             return repeated;
         }
         let seq = self.mirror.next_seq;

@@ -67,11 +67,15 @@ pub enum Variant {
     /// batch, which takes a fourth line: the `deep` bounds of `parkline check` (see
     /// [`Variant::caught_at`]).
     TrailerCountsNextTurn,
+    /// A park for a request the mirror holds appends a second line instead of returning the
+    /// seq it has, so a park retried after a crash that lost its answer is delivered twice.
+    /// Breaks D3 (needs a lost park answer: [`Bounds::with_lost_park`]).
+    NoParkDedup,
 }
 
 impl Variant {
     /// Every variant, `Correct` first.
-    pub const ALL: [Variant; 22] = [
+    pub const ALL: [Variant; 23] = [
         Variant::Correct,
         Variant::PopFront,
         Variant::ClearBeforeHandOver,
@@ -94,6 +98,7 @@ impl Variant {
         Variant::FramingSearchesTrailer,
         Variant::SeenRecomputedAtRepeat,
         Variant::TrailerCountsNextTurn,
+        Variant::NoParkDedup,
     ];
 
     /// The name used on the command line (`--variant pop-front`).
@@ -121,6 +126,7 @@ impl Variant {
             Variant::FramingSearchesTrailer => "framing-searches-trailer",
             Variant::SeenRecomputedAtRepeat => "seen-recomputed-at-repeat",
             Variant::TrailerCountsNextTurn => "trailer-counts-next-turn",
+            Variant::NoParkDedup => "no-park-dedup",
         }
     }
 
@@ -140,7 +146,7 @@ impl Variant {
             Variant::ArrivalTimedSplit | Variant::HashOrderSplit => D11,
             Variant::DropCollected => D14,
             Variant::SplitOvershoot => D12,
-            Variant::CutOversizedLine => D3,
+            Variant::CutOversizedLine | Variant::NoParkDedup => D3,
             Variant::TrailerCountsAll | Variant::TrailerCountsNextTurn => D13,
             Variant::FailedToBack => D17,
             Variant::FailWholeBatch => D6,
@@ -164,6 +170,7 @@ impl Variant {
     pub fn caught_at(self) -> Bounds {
         match self {
             Variant::TrailerCountsNextTurn => Bounds::generated(4, 6, 0, 0),
+            Variant::NoParkDedup => Bounds::with_lost_park(),
             _ => Bounds::default(),
         }
     }
