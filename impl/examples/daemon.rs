@@ -38,7 +38,9 @@ async fn boundary(queue: &Shared) -> Result<Option<Batch>, BoxError> {
     let queue = Arc::clone(queue);
     tokio::task::spawn_blocking(move || {
         let mut queue = queue.lock().map_err(|_| "queue mutex poisoned")?;
-        queue.boundary(Budget(16_000)).map_err(BoxError::from)
+        // The parent's read budget bounds the whole turn text (D12).
+        let budget = Budget::for_turn_chars(16_000)?;
+        queue.boundary(budget).map_err(BoxError::from)
     })
     .await?
 }

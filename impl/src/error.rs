@@ -88,6 +88,9 @@ pub enum ErrorKind {
     /// A park for a request whose line is a dead letter: redrive it instead (D3). Nothing was
     /// written.
     RequestDead,
+    /// `Budget::for_turn_chars` got a limit that cannot hold a turn's header and trailer (D12);
+    /// see [`Error::needed_chars`].
+    BudgetTooSmall,
 }
 
 impl fmt::Display for ErrorKind {
@@ -122,6 +125,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::NotEmpty => "mirror not empty",
             ErrorKind::RequestConflict => "request conflict",
             ErrorKind::RequestDead => "request's line is dead",
+            ErrorKind::BudgetTooSmall => "budget too small",
         })
     }
 }
@@ -196,7 +200,8 @@ impl Error {
         self
     }
 
-    /// For [`ErrorKind::CharsMaxTooSmall`]: the smallest `chars_max` at which the read succeeds.
+    /// For [`ErrorKind::CharsMaxTooSmall`]: the smallest `chars_max` at which the read succeeds;
+    /// for [`ErrorKind::BudgetTooSmall`], the smallest limit `Budget::for_turn_chars` takes.
     ///
     /// # Example
     ///

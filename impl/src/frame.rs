@@ -30,6 +30,44 @@ const TRAILER_CRC: &str = " parked lines still undelivered, crc32 ";
 const TRAILER_END: &str = "]\n";
 const CRC_DIGITS: usize = 8;
 
+/// The widest decimal `u64` or `usize`, and the widest attempt (`u32`).
+const NUMBER_DIGITS_MAX: usize = 20;
+const ATTEMPT_DIGITS_MAX: usize = 10;
+
+/// The most characters the header and trailer of any turn text take together: every number at
+/// its widest and the repeat mark. What [`Budget::for_turn_chars`](crate::Budget::for_turn_chars)
+/// sets aside, so that a repeat, whose header is longer than its first hand-over's, still fits
+/// the same limit (D12).
+///
+/// # Example
+///
+/// ```
+/// use parkline::{Attempt, BatchId, frame};
+/// let text = frame::render(BatchId(u64::MAX), Attempt(u32::MAX), 0, usize::MAX, ["line"]);
+/// assert!(text.chars().count() - "line\n".len() <= frame::FRAMING_CHARS_MAX);
+/// ```
+pub const FRAMING_CHARS_MAX: usize = HEADER_BATCH.len()
+    + NUMBER_DIGITS_MAX
+    + HEADER_ATTEMPT.len()
+    + ATTEMPT_DIGITS_MAX
+    + HEADER_REPEAT.len()
+    + HEADER_K.len()
+    + NUMBER_DIGITS_MAX
+    + HEADER_N.len()
+    + NUMBER_DIGITS_MAX
+    + HEADER_SEEN.len()
+    + NUMBER_DIGITS_MAX
+    + HEADER_BYTES.len()
+    + NUMBER_DIGITS_MAX
+    + HEADER_END.len()
+    + TRAILER_BATCH.len()
+    + NUMBER_DIGITS_MAX
+    + TRAILER_REMAINING.len()
+    + NUMBER_DIGITS_MAX
+    + TRAILER_CRC.len()
+    + CRC_DIGITS
+    + TRAILER_END.len();
+
 /// A turn text read by [`parse`]: the header's and trailer's fields and the lines, borrowed from
 /// the text.
 ///

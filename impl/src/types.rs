@@ -69,8 +69,11 @@ newtype! {
 }
 
 newtype! {
-    /// The most characters (Unicode scalar values) of item bodies one batch may carry; each item
-    /// costs `line.chars().count() + 1`.
+    /// The delivery budget: the most characters (Unicode scalar values) of item bodies one batch
+    /// may carry, each item costing `line.chars().count() + 1` (D12). It does not count the
+    /// turn's header and trailer; a caller whose limit is the whole turn text gets its budget
+    /// from [`Budget::for_turn_chars`]. (The read side's `chars_max` is the other kind of limit:
+    /// the whole answer, framing included.)
     ///
     /// # Example
     ///
@@ -79,6 +82,47 @@ newtype! {
     /// assert_eq!(budget.0, 4096);
     /// ```
     Budget(usize)
+}
+
+impl Budget {
+    /// The budget whose batches' whole turn texts, header and trailer included, are at most
+    /// `chars_max` characters, first hand-over or repeat (D12): `chars_max` less
+    /// [`FRAMING_CHARS_MAX`](crate::frame::FRAMING_CHARS_MAX). A single line longer than that
+    /// still goes alone and whole (D12), over the limit.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::BudgetTooSmall`](crate::ErrorKind::BudgetTooSmall) when `chars_max` cannot
+    /// hold the framing; [`Error::needed_chars`](crate::Error::needed_chars) is the smallest that
+    /// can.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Budget, ErrorKind, frame::FRAMING_CHARS_MAX};
+    /// assert_eq!(Budget::for_turn_chars(FRAMING_CHARS_MAX + 100)?, Budget(100));
+    /// let err = Budget::for_turn_chars(150).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::BudgetTooSmall);
+    /// assert_eq!(err.needed_chars(), Some(FRAMING_CHARS_MAX));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn for_turn_chars(chars_max: usize) -> crate::Result<Budget> {
+        //= spec/delivery.md#d12-budget
+        //# A batch split under `Budget::for_turn_chars(n)` MUST have a turn text of at most `n`
+        //# chars, header and trailer included, on every hand-over, unless it is a single item
+        //# whose cost alone exceeds the budget.
+        let framing = crate::frame::FRAMING_CHARS_MAX;
+        chars_max.checked_sub(framing).map(Budget).ok_or_else(|| {
+            crate::Error::new(
+                crate::ErrorKind::BudgetTooSmall,
+                format!(
+                    "a turn of at most {chars_max} chars cannot hold its header and trailer \
+                     ({framing} chars at most)"
+                ),
+            )
+            .with_needed_chars(framing)
+        })
+    }
 }
 
 /// One parked completion line with its arrival number and failure count.

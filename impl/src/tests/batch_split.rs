@@ -230,3 +230,44 @@ fn a_boundary_hands_over_the_lines_without_copying_them() -> TestResult {
     }
     Ok(())
 }
+
+/// D12: a caller whose limit is the whole turn text (the parent's read budget) gets its budget
+/// from `Budget::for_turn_chars`: every turn text, first hand-over and repeat, is within the
+/// limit, but for a single line over the budget, which goes alone.
+#[test]
+fn d12_a_budget_for_turn_chars_bounds_the_whole_turn_text() -> TestResult {
+    //= spec/delivery.md#d12-budget
+    //= type=test
+    //# A batch split under `Budget::for_turn_chars(n)` MUST have a turn text of at most `n`
+    //# chars, header and trailer included, on every hand-over, unless it is a single item
+    //# whose cost alone exceeds the budget.
+    let framing = crate::frame::FRAMING_CHARS_MAX;
+    assert_eq!(
+        Budget::for_turn_chars(framing - 1).map_err(|e| e.kind()),
+        Err(ErrorKind::BudgetTooSmall)
+    );
+    for extra in [0, 1, 7, 40, 150, 600] {
+        let chars_max = framing + extra;
+        let budget = Budget::for_turn_chars(chars_max)?;
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+        for request in 0..30u64 {
+            let line = "é".repeat((request as usize * 37) % 90);
+            queue.park(RequestId(request), &line)?;
+        }
+        while let Some(batch) = queue.boundary(budget)? {
+            // The same batch again, as a repeat after a crash: its header is longer.
+            let storage = queue.into_storage();
+            queue = Queue::with_storage(storage, "m", Config::default())?;
+            let repeat = queue.boundary(budget)?.ok_or("the batch repeats")?;
+            assert!(repeat.is_repeat());
+            for turn in [&batch, &repeat] {
+                let chars = turn.text().chars().count();
+                let alone_over = turn.items.len() == 1 && turn.items[0].cost() > budget.0;
+                assert!(chars <= chars_max || alone_over, "{chars} > {chars_max}");
+            }
+            let outcomes = vec![Outcome::Delivered; repeat.items.len()];
+            queue.settle(repeat.id, &outcomes)?;
+        }
+    }
+    Ok(())
+}
