@@ -1,7 +1,8 @@
 //! A parent session's daemon on parkline: child requests complete on their own tasks while the
 //! parent is mid-turn, their completion lines are parked, and each turn boundary hands the parent
 //! one batch. It shows a failed hand-over retried, a crash (a batch dropped without a settle) and
-//! the restart that repeats it, a reopen in place (the way on after `Poisoned`), the counters a
+//! the restart that repeats it, a park retried after the restart (answered with the seq the line
+//! has), a reopen in place (the way on after `Poisoned`), the counters a
 //! daemon exports, the session's end, and an `agent_read` follower that reads each child's new
 //! turns through `since:` cursors.
 //!
@@ -116,8 +117,11 @@ async fn main() -> Result<(), BoxError> {
     drop(batch);
     drop(queue);
 
-    // The restart: the same batch comes back first, marked as a repeat.
+    // The restart. The daemon is not sure its last park reached the mirror: it parks the line
+    // again, and the mirror answers with the seq the line already has (one line per request).
     let queue: Shared = Arc::new(Mutex::new(Queue::open(&path)?));
+    complete(Arc::clone(&queue), 3, "t9").await?;
+    // The same batch comes back first, marked as a repeat.
     let batch = boundary(&queue).await?.ok_or("the crashed batch repeats")?;
     assert!(batch.is_repeat());
     show(&batch);
