@@ -637,3 +637,26 @@ fn r7_errors_give_their_advice_as_values() {
     assert_eq!(damaged.kind(), ErrorKind::CursorDamaged);
     assert_eq!(damaged.resume_cursor(), None);
 }
+
+/// Section 5.1: a partial-turn record of 0 chars has no form, so a cursor text holding one, even
+/// with a correct check, is damaged (it parsed with the crate's own check before).
+#[test]
+fn r7_a_zero_char_partial_record_is_damaged() {
+    //= spec/read.md#5-1-the-partial-turn-record
+    //= type=test
+    //# A record of 0 chars has no form: a cursor text with one MUST fail with `CursorDamaged`.
+    let err = Cursor::parse("v2.0.0-0-00000000.7a97152b.c").expect_err("no 0-char record");
+    assert_eq!(err.kind(), ErrorKind::CursorDamaged);
+    assert_eq!(
+        parkline_model::read::parse_cursor("v2.0.0-0-00000000.7a97152b.c"),
+        Err(parkline_model::read::RefReadError::CursorDamaged)
+    );
+    // A record of 1 char with its check still parses.
+    let mut c = child("c");
+    push(&mut c, 1, "one");
+    c.set_partial(Some("x".to_owned()));
+    let window = since(&c, &c.start_cursor(), 4000);
+    let next = window.next.expect("a next cursor");
+    assert_eq!(next.partial_seen(), Some(1));
+    assert_eq!(Cursor::parse(&next.to_string()).ok(), Some(next));
+}

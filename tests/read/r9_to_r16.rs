@@ -581,3 +581,39 @@ fn r11_r12_the_documentation_names_each_read() {
         assert!(docs.contains(expected), "the docs lack {expected:?}");
     }
 }
+
+/// R16 with section 3: a `since:turn:` read and the cursor read after the same turn select the
+/// same turns, partial turn and next cursor at every budget both answers fit; below that, each
+/// is fitted (or refused) with its own header counted, never over `chars_max`.
+#[test]
+fn r16_since_turn_and_the_cursor_read_agree_where_both_fit() {
+    let mut c = child("c");
+    push(&mut c, 1, "one");
+    push(&mut c, 2, &"x".repeat(100));
+    let after = c.cursor_after(&turn_id("t1")).expect("t1");
+    let mut agreed = 0;
+    for chars_max in 0..400 {
+        let by_id = c.read(&ReadRequest::new(
+            Selector::SinceTurn(turn_id("t1")),
+            chars_max,
+        ));
+        let by_cursor = c.read(&ReadRequest::new(Selector::Since(after.clone()), chars_max));
+        for window in [&by_id, &by_cursor].into_iter().flatten() {
+            assert!(
+                window.text.chars().count() <= chars_max,
+                "section 3 at {chars_max}"
+            );
+        }
+        if let (Ok(a), Ok(b)) = (&by_id, &by_cursor)
+            && a.excerpt.is_none()
+            && b.excerpt.is_none()
+        {
+            assert_eq!(
+                (&a.whole, &a.partial, &a.next),
+                (&b.whole, &b.partial, &b.next)
+            );
+            agreed += 1;
+        }
+    }
+    assert!(agreed > 100, "{agreed}");
+}

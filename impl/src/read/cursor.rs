@@ -121,8 +121,13 @@ impl Seen {
         else {
             return None;
         };
+        //= spec/read.md#5-1-the-partial-turn-record
+        //# A record of 0 chars has no form: a cursor text with one MUST fail with `CursorDamaged`.
+        let chars = usize::from_str_radix(chars, 16)
+            .ok()
+            .filter(|chars| *chars > 0)?;
         Some(Some(Seen {
-            chars: usize::from_str_radix(chars, 16).ok()?,
+            chars,
             after: TurnSeq(u64::from_str_radix(after, 16).ok()?),
             prefix: u32::from_str_radix(prefix, 16).ok()?,
         }))

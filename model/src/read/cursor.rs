@@ -155,8 +155,13 @@ pub fn parse_cursor(text: &str) -> Result<RefCursor, RefReadError> {
             return Err(RefReadError::CursorDamaged);
         }
         let number = |f: &str| u64::from_str_radix(f, 16).map_err(|_| RefReadError::CursorDamaged);
+        // Section 5.1: a record is of n >= 1 chars; 0 has no form.
+        let chars = usize::try_from(number(fields[0])?).map_err(|_| RefReadError::CursorDamaged)?;
+        if chars == 0 {
+            return Err(RefReadError::CursorDamaged);
+        }
         Some(RefSeen {
-            chars: usize::try_from(number(fields[0])?).map_err(|_| RefReadError::CursorDamaged)?,
+            chars,
             after: number(fields[1])?,
             prefix: u32::try_from(number(fields[2])?).map_err(|_| RefReadError::CursorDamaged)?,
         })
