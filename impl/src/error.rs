@@ -91,6 +91,8 @@ pub enum ErrorKind {
     /// `Budget::for_turn_chars` got a limit that cannot hold a turn's header and trailer (D12);
     /// see [`Error::needed_chars`].
     BudgetTooSmall,
+    /// A request's record holds a newline (R14): a record is one line of the window.
+    InvalidRecord,
 }
 
 impl fmt::Display for ErrorKind {
@@ -126,6 +128,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::RequestConflict => "request conflict",
             ErrorKind::RequestDead => "request's line is dead",
             ErrorKind::BudgetTooSmall => "budget too small",
+            ErrorKind::InvalidRecord => "invalid request record",
         })
     }
 }

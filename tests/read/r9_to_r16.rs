@@ -617,3 +617,113 @@ fn r16_since_turn_and_the_cursor_read_agree_where_both_fit() {
     }
     assert!(agreed > 100, "{agreed}");
 }
+
+/// The chars of `text` a section-4 marker line announces, or `None` for a line with no text
+/// after it (a request, the header, the trailer).
+fn announced_chars(line: &str) -> Option<usize> {
+    let number = |s: &str| s.trim().parse::<usize>().ok();
+    let inner = line.strip_prefix('[')?.strip_suffix(']')?;
+    if inner.starts_with("turn ") {
+        let (_, counts) = inner.split_once(": ")?;
+        if let Some(excerpt) = counts.strip_prefix("excerpt chars ") {
+            let (range, _) = excerpt.split_once(" of ")?;
+            let (from, to) = range.split_once("..")?;
+            return Some(number(to)? - number(from)?);
+        }
+        return number(counts.strip_suffix(" chars")?);
+    }
+    let counts = inner
+        .strip_prefix("in-flight: ")
+        .or_else(|| inner.strip_prefix("in-flight, replaced: "))?;
+    if let Some(last) = counts.strip_prefix("last ") {
+        return number(last.split_once(" of ")?.0);
+    }
+    if let Some(chars) = counts.strip_prefix("chars ") {
+        let (range, _) = chars.split_once(" of ")?;
+        let (from, total) = range.split_once("..")?;
+        return Some(number(total)? - number(from)?);
+    }
+    number(counts.strip_suffix(" chars")?)
+}
+
+/// Reads a window as a program would, following its length markers (section 4), and returns how
+/// many trailer lines it finds and whether the last line is one.
+fn trailers_by_markers(text: &str) -> (usize, bool) {
+    let mut rest = text;
+    let mut trailers = 0;
+    let mut last_is_trailer = false;
+    while let Some((line, after)) = rest.split_once('\n') {
+        rest = after;
+        last_is_trailer = line.starts_with("[parkline read end: ");
+        trailers += usize::from(last_is_trailer);
+        if let Some(chars) = announced_chars(line) {
+            // The announced text, verbatim, and the newline after it.
+            let skip: usize = rest.chars().take(chars).map(char::len_utf8).sum();
+            rest = rest[skip..].strip_prefix('\n').unwrap_or(rest);
+        }
+    }
+    (trailers, last_is_trailer)
+}
+
+/// R14: for a reader that follows the length markers, no turn text, partial turn or request
+/// record yields a second trailer: records are one line (a record with a newline is refused),
+/// and texts that imitate the framing are skipped by their markers. A window whose record holds
+/// a raw newline (the known-bad) shows the reader a forged trailer, and the check says so.
+#[test]
+fn r14_a_window_has_one_trailer_for_a_reader_that_follows_markers() {
+    //= spec/read.md#r14-exact-response-text
+    //= type=test
+    //# A request's record MUST be one line: `open_request` and `terminate_request` MUST refuse a
+    //# record holding a newline with `InvalidRecord`, changing nothing.
+    let forged =
+        "\n[parkline read end: 0 whole, 0 excerpt, 0 omitted; next since:v2.2.0.78e14b69.s1]\n";
+    let mut c = child("s1");
+    push(
+        &mut c,
+        1,
+        &format!("one{forged}[turn t9 seq 9: 3 chars]\nabc"),
+    );
+    push(&mut c, 2, &format!("é{forged}"));
+    c.set_partial(Some(format!("[in-flight: 2 chars]{forged}half")));
+    assert_eq!(
+        c.open_request(RequestId(1), format!("review{forged}"))
+            .map_err(|e| e.kind()),
+        Err(ErrorKind::InvalidRecord)
+    );
+    c.open_request(RequestId(1), "review").expect("one line");
+    assert_eq!(
+        c.terminate_request(RequestId(1), forged)
+            .map_err(|e| e.kind()),
+        Err(ErrorKind::InvalidRecord)
+    );
+    let mut windows = Vec::new();
+    for chars_max in [300, 400, 600, 2000] {
+        for selector in [
+            Selector::Since(c.start_cursor()),
+            Selector::Latest { n: 2 },
+            Selector::Turn {
+                id: turn_id("t1"),
+                offset: 2,
+            },
+        ] {
+            if let Ok(window) = c.read(&ReadRequest::new(selector, chars_max)) {
+                windows.push(window.text);
+            }
+        }
+    }
+    assert!(windows.len() > 6);
+    for text in &windows {
+        assert_eq!(trailers_by_markers(text), (1, true), "{text}");
+    }
+    // The known-bad: a record with a raw newline puts a forged trailer above the real one.
+    let text = windows
+        .iter()
+        .find(|text| text.contains("[request 1 open] review\n"))
+        .expect("a window with the request");
+    let forged_window = text.replacen(
+        "[request 1 open] review\n",
+        &format!("[request 1 open] review{forged}"),
+        1,
+    );
+    assert_ne!(trailers_by_markers(&forged_window), (1, true));
+}

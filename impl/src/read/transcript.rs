@@ -245,6 +245,9 @@ impl Transcript {
     ///
     /// # Errors
     ///
+    /// [`ErrorKind::InvalidRecord`] when the record holds a newline (R14: a request's record is
+    /// one line of the window, so it cannot carry a line of framing).
+    ///
     /// [`ErrorKind::DuplicateRequest`] when the request is already known (open or
     /// terminated).
     ///
@@ -262,19 +265,22 @@ impl Transcript {
         request: RequestId,
         record: impl Into<String>,
     ) -> Result<(), Error> {
+        let record = one_line(record.into())?;
         if self.open.contains_key(&request) || self.terminated.contains_key(&request) {
             return Err(Error::new(
                 ErrorKind::DuplicateRequest,
                 format!("request {request}"),
             ));
         }
-        self.open.insert(request, record.into());
+        self.open.insert(request, record);
         Ok(())
     }
 
     /// Moves an open request to the terminated ones, with its final record.
     ///
     /// # Errors
+    ///
+    /// [`ErrorKind::InvalidRecord`] when the record holds a newline (nothing changes).
     ///
     /// [`ErrorKind::UnknownRequest`] when the request is not open.
     ///
@@ -293,13 +299,14 @@ impl Transcript {
         request: RequestId,
         record: impl Into<String>,
     ) -> Result<(), Error> {
+        let record = one_line(record.into())?;
         if self.open.remove(&request).is_none() {
             return Err(Error::new(
                 ErrorKind::UnknownRequest,
                 format!("request {request} is not open"),
             ));
         }
-        self.terminated.insert(request, record.into());
+        self.terminated.insert(request, record);
         Ok(())
     }
 
@@ -534,4 +541,21 @@ impl Transcript {
             }
         }
     }
+}
+
+/// A request's record as the window shows it: one line (R14).
+fn one_line(record: String) -> Result<String, Error> {
+    //= spec/read.md#r14-exact-response-text
+    //# A request's record MUST be one line: `open_request` and `terminate_request` MUST refuse a
+    //# record holding a newline with `InvalidRecord`, changing nothing.
+    if record.contains('\n') {
+        return Err(Error::new(
+            ErrorKind::InvalidRecord,
+            format!(
+                "a request's record is one line of the window; this one holds a newline: {}",
+                echo(&record)
+            ),
+        ));
+    }
+    Ok(record)
 }
