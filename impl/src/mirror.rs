@@ -180,11 +180,12 @@ pub(crate) enum RecordV1 {
 //= spec/mirror.md#m14-upgrade-from-version-1
 //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
 //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`) with
-//# the same transition, each `park` and `dead` item with handed 0, so the `batch` and `attempt`
-//# records count the hand-overs the file still shows.
+//# the same transition, each `park` and `dead` item with handed equal to its failure count, so
+//# the `batch` and `attempt` records count the hand-overs the file still shows on top of those.
 impl From<RecordV1> for Record {
-    /// Version 1 recorded no hand-over count: a line parked or dead is read as never handed
-    /// over, and the batch and attempt records then count the hand-overs the file still shows.
+    /// Version 1 recorded no hand-over count: a line that failed `f` times was handed over at
+    /// least `f` times (D19's safe direction, an upper side never below the truth), and the
+    /// batch and attempt records then count the hand-overs the file still shows on top.
     fn from(record: RecordV1) -> Record {
         match record {
             RecordV1::Park {
@@ -197,7 +198,7 @@ impl From<RecordV1> for Record {
                 request,
                 line,
                 failures,
-                handed: 0,
+                handed: u64::from(failures),
             },
             RecordV1::Dead {
                 seq,
@@ -209,7 +210,7 @@ impl From<RecordV1> for Record {
                 request,
                 line,
                 failures,
-                handed: 0,
+                handed: u64::from(failures),
             },
             RecordV1::Batch {
                 id,

@@ -37,14 +37,17 @@ fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
     //= type=test
     //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
     //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
-    //# with the same transition, each `park` and `dead` item with handed 0, so the `batch` and
-    //# `attempt` records count the hand-overs the file still shows.
+    //# with the same transition, each `park` and `dead` item with handed equal to its failure
+    //# count, so the `batch` and `attempt` records count the hand-overs the file still shows on
+    //# top of those.
     //= spec/mirror.md#m14-upgrade-from-version-1
     //= type=test
     //# `open` of a version 1 mirror that decodes without error MUST, before it appends anything,
     //# write the current version's snapshot of that state through M5 (temp file, fsync, rename,
     //# directory fsync).
-    for (bytes, dead_handed) in [(V1_LOG, [2, 2]), (V1_COMPACTED, [0, 0])] {
+    // A dead letter failed twice: both forms count at least those two hand-overs (the log's
+    // batch records, the compacted file's failure counts).
+    for (bytes, dead_handed) in [(V1_LOG, [2, 2]), (V1_COMPACTED, [2, 2])] {
         let queue = open_bytes(bytes, config_2())?;
         // M5: the rewrite went through a temp file renamed over the mirror, then a directory
         // fsync.
@@ -95,8 +98,9 @@ fn m14_upgraded_batch_repeats_with_its_counts() -> TestResult {
     //= type=test
     //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
     //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
-    //# with the same transition, each `park` and `dead` item with handed 0, so the `batch` and
-    //# `attempt` records count the hand-overs the file still shows.
+    //# with the same transition, each `park` and `dead` item with handed equal to its failure
+    //# count, so the `batch` and `attempt` records count the hand-overs the file still shows on
+    //# top of those.
     let mut queue = open_bytes(V1_LOG, config_2())?;
     let repeat = queue.boundary(Budget(12))?.ok_or("recovered")?;
     assert_eq!(
@@ -470,5 +474,31 @@ fn d22_a_group_is_retried_whole() -> TestResult {
         assert_eq!(err.kind(), ErrorKind::RequestConflict, "{bad:?}");
     }
     assert_eq!(file(&queue), before);
+    Ok(())
+}
+
+/// M14, D19: a compacted version 1 file dropped the batch records of a line that failed; its
+/// failure count says it was handed over at least that often, so after the upgrade its next
+/// batch says it was seen before, and its count is not below the truth.
+#[test]
+fn m14_an_upgraded_line_that_failed_counts_its_hand_overs() -> TestResult {
+    //= spec/mirror.md#m14-upgrade-from-version-1
+    //= type=test
+    //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
+    //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
+    //# with the same transition, each `park` and `dead` item with handed equal to its failure
+    //# count, so the `batch` and `attempt` records count the hand-overs the file still shows on
+    //# top of those.
+    let bytes = [
+        rec(r#"{"format":"parkline-mirror","version":1}"#),
+        rec(r#"{"type":"park","seq":3,"request":13,"line":"r13","failures":1}"#),
+        rec(r#"{"type":"next","seq":4,"batch":2}"#),
+    ]
+    .concat();
+    let mut queue = open_bytes(bytes.as_bytes(), config_2())?;
+    assert_eq!(handed(queue.parked()), [1]);
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    assert_eq!(batch.seen, 1, "the line was handed over before");
+    assert_eq!(handed(&batch.items), [2]);
     Ok(())
 }
