@@ -500,3 +500,42 @@ fn serve_answers_a_script_or_is_the_child() {
         "{last:?}"
     );
 }
+
+/// spec/drive.md's example is what `serve` writes for its four ops, byte for byte: the spec's
+/// example cannot drift from the protocol.
+#[test]
+fn drive_md_example_is_what_serve_writes() {
+    let spec = include_str!("../spec/drive.md");
+    let example = spec
+        .split("## Example")
+        .nth(1)
+        .and_then(|section| section.split("```").nth(1))
+        .expect("drive.md has an example block");
+    let ops = concat!(
+        r#"{"op":"park","request":1,"line":"r-1 done"}"#,
+        "\n",
+        r#"{"op":"boundary","budget":100}"#,
+        "\n",
+        r#"{"op":"settle","delivered":[true]}"#,
+        "\n",
+        r#"{"op":"state"}"#,
+        "\n"
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut out = Vec::new();
+    let status = drive::serve(
+        &dir.path().join("s1.mirror"),
+        Config::default(),
+        None,
+        ops.as_bytes(),
+        &mut out,
+    )
+    .expect("serve");
+    assert_eq!(status, 0);
+    let written = String::from_utf8(out).expect("utf-8");
+    assert_eq!(
+        example.trim_start_matches('\n'),
+        written,
+        "update spec/drive.md's example"
+    );
+}
