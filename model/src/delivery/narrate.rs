@@ -41,12 +41,7 @@ impl DeliveryModel {
                 format!(
                     "a line of request {request} is parked and its record reaches the mirror, then the daemon crashes before the park returns ({}); parked now {:?}",
                     phase_words(&before.phase),
-                    after
-                        .queue
-                        .parked()
-                        .iter()
-                        .map(|i| i.seq)
-                        .collect::<Vec<_>>()
+                    parked_seqs(after)
                 )
             }
             Action::ParkGroup(index) => {
@@ -63,12 +58,7 @@ impl DeliveryModel {
                 "the daemon crashes while the group park of lines {index} and {} is appended ({}); parked now {:?}",
                 index + 1,
                 phase_words(&before.phase),
-                after
-                    .queue
-                    .parked()
-                    .iter()
-                    .map(|i| i.seq)
-                    .collect::<Vec<_>>()
+                parked_seqs(after)
             ),
             Action::Redrive => match after.redrives.last() {
                 Some(r) => format!(
@@ -166,12 +156,7 @@ fn settle_words(after: &DeliveryState) -> String {
                 r.attempt,
                 pick(true),
                 pick(false),
-                after
-                    .queue
-                    .parked()
-                    .iter()
-                    .map(|i| i.seq)
-                    .collect::<Vec<_>>(),
+                parked_seqs(after),
                 after
                     .queue
                     .dead_letters()
@@ -182,6 +167,11 @@ fn settle_words(after: &DeliveryState) -> String {
         }
         None => String::new(),
     }
+}
+
+/// The seqs of the lines parked in `state`, for the steps that say what is parked now.
+fn parked_seqs(state: &DeliveryState) -> Vec<u64> {
+    state.queue.parked().iter().map(|i| i.seq).collect()
 }
 
 fn phase_words(phase: &Phase) -> String {
