@@ -374,9 +374,9 @@ pub enum ExploreModel {
 const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, or a JSON file\n\n\
 - ci: the default and CI's. Delivery: 3 lines, budget 6, 2 crashes, 2 failures (dead at 2), \
 1 collection, 1 redrive, lines 2 and 3 as one group park: 1,828,677 unique states. \
-Read: 2 turns, 18,057 unique states.\n\
+Read: 2 turns, a rebuild of the transcript, 111,690 unique states.\n\
 - deep: ci with a fourth line (a batch leaves two lines behind it) and a third read turn: \
-26,896,892 delivery states; read 321,708 states. Reaches \
+26,896,892 delivery states; read 2,286,164 states. Reaches \
 'a batch leaves two lines for later turns'; catches the known-bad trailer-counts-next-turn, \
 which holds at ci.\n\
 - crash: ci with a third crash and a failure budget of 3 (dead at 3): 80,207,285 delivery \
@@ -492,6 +492,7 @@ impl BoundSet {
             grows: r.grows.unwrap_or(ci.grows),
             budgets: r.budgets.unwrap_or(ci.budgets),
             requests: r.requests.unwrap_or(ci.requests),
+            rebuilds: r.rebuilds.unwrap_or(ci.rebuilds),
         };
         Ok(BoundSet {
             name: name.to_owned(),
@@ -535,6 +536,7 @@ struct ReadFile {
     grows: Option<usize>,
     budgets: Option<Vec<usize>>,
     requests: Option<usize>,
+    rebuilds: Option<usize>,
 }
 
 /// The bounds of `check` and `explore`: a bound set, and flags that change its delivery

@@ -68,7 +68,7 @@ fn s966_cursor_reads_repeat_no_completed_turn_while_n1_peeks_repeat_the_named_on
 fn s966_since_reads_repeat_no_partial_character_while_n1_peeks_do() {
     //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
     //= type=test
-    //# - when the partial turn still starts with those `s` chars (same length, same CRC-32 of that
+    //# - when the partial turn still starts with those `s` chars (same length, same CRC-64 of that
     //# prefix), the part only grew: the read MUST give only chars `s..total` (all of them if they
     //# fit, else their newest that fit), marked `chars <from>..<total> of <total>`, and never one
     //# of the first `s` again;

@@ -74,11 +74,15 @@ pub enum KnownBad {
     /// A read budgets the turns only, the framing and partial turn on top (breaks R1). Read
     /// wrapper.
     TurnsOnlyBudget,
+    /// A read trusts its cursor's seq alone, as a v2 cursor did: a cursor refused with
+    /// `CursorDiverged` reads on from the turn now at its seq, so a transcript rebuilt shorter and
+    /// grown back skips the turns that replaced the caller's (breaks R5). Read wrapper.
+    TrustSeq,
 }
 
 impl KnownBad {
     /// Every known-bad behaviour.
-    pub const ALL: [KnownBad; 10] = [
+    pub const ALL: [KnownBad; 11] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
         KnownBad::NoAttemptCounter,
@@ -89,6 +93,7 @@ impl KnownBad {
         KnownBad::ExcerptWithoutReference,
         KnownBad::AdvanceBeforeBuild,
         KnownBad::TurnsOnlyBudget,
+        KnownBad::TrustSeq,
     ];
 
     /// The delivery side's: what `delivery::check_with` and the drive loop run.
@@ -103,10 +108,11 @@ impl KnownBad {
     ];
 
     /// The read side's: what `read::check_with` runs.
-    pub const READ: [KnownBad; 3] = [
+    pub const READ: [KnownBad; 4] = [
         KnownBad::ExcerptWithoutReference,
         KnownBad::AdvanceBeforeBuild,
         KnownBad::TurnsOnlyBudget,
+        KnownBad::TrustSeq,
     ];
 
     /// The kebab-case name.
@@ -122,6 +128,7 @@ impl KnownBad {
             KnownBad::ExcerptWithoutReference => "excerpt-without-reference",
             KnownBad::AdvanceBeforeBuild => "advance-before-build",
             KnownBad::TurnsOnlyBudget => "turns-only-budget",
+            KnownBad::TrustSeq => "trust-seq",
         }
     }
 
@@ -141,7 +148,9 @@ impl KnownBad {
             KnownBad::CompactAtRedrive => "M12",
             KnownBad::TornGroupKeepsPrefix => "D22",
             KnownBad::CountAtSettle => "D19",
-            KnownBad::ExcerptWithoutReference | KnownBad::AdvanceBeforeBuild => "R5",
+            KnownBad::ExcerptWithoutReference
+            | KnownBad::AdvanceBeforeBuild
+            | KnownBad::TrustSeq => "R5",
             KnownBad::TurnsOnlyBudget => "R1",
         }
     }
@@ -634,8 +643,41 @@ pub fn read_as(
             Ok(advance_before_build(transcript, request, window))
         }
         Some(KnownBad::TurnsOnlyBudget) => turns_only_budget(transcript, request),
+        Some(KnownBad::TrustSeq) => trust_seq(transcript, request),
         _ => transcript.read(request),
     }
+}
+
+/// `trust-seq` (R5): a cursor refused as diverged is read as the cursor after the turn the
+/// transcript now has at its seq, which is what a cursor naming only its seq reads.
+fn trust_seq(transcript: &Transcript, request: &ReadRequest) -> parkline::Result<Window> {
+    let refused = match transcript.read(request) {
+        Err(error) if error.kind() == ErrorKind::CursorDiverged => error,
+        answer => return answer,
+    };
+    let Selector::Since(cursor) = &request.selector else {
+        return Err(refused);
+    };
+    let Some(turn) = transcript
+        .turns()
+        .iter()
+        .find(|turn| turn.seq == cursor.seq())
+    else {
+        return Err(refused);
+    };
+    let turn = parkline::read::TurnRef {
+        id: parkline::read::TurnId::new(turn.id)?,
+        seq: turn.seq,
+    };
+    let trusted = Cursor::after(transcript.child(), &turn);
+    let mut asked = request.clone();
+    asked.selector = Selector::Since(trusted.clone());
+    let mut window = transcript.read(&asked)?;
+    window.text =
+        window
+            .text
+            .replacen(&format!("since:{trusted}]"), &format!("since:{cursor}]"), 1);
+    Ok(window)
 }
 
 /// `excerpt-without-reference` (R5): the cut turn is presented as whole, without the
@@ -689,7 +731,7 @@ fn advance_before_build(
     if !forward || last.seq <= next.seq() {
         return window;
     }
-    let advanced = Cursor::after(transcript.child(), last.seq);
+    let advanced = Cursor::after(transcript.child(), last);
     window.text = window.text.replacen(
         &format!("; next since:{next}]"),
         &format!("; next since:{advanced}]"),

@@ -58,6 +58,9 @@ pub enum ErrorKind {
     CursorOtherChild,
     /// A read's cursor is past the child's latest completed turn (R7).
     CursorAhead,
+    /// A read's cursor follows a turn that the child no longer has at its seq: the transcript
+    /// was rebuilt (section 5.2 of `spec/read.md`); see [`Error::resume_cursor`].
+    CursorDiverged,
     /// No turn has the id of a `turn:` read.
     UnknownTurn,
     /// The offset of a `turn:` read is past the turn's end.
@@ -114,6 +117,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::CursorRetired => "retired cursor",
             ErrorKind::CursorOtherChild => "cursor of another child",
             ErrorKind::CursorAhead => "cursor ahead of the transcript",
+            ErrorKind::CursorDiverged => "cursor of a rebuilt transcript",
             ErrorKind::UnknownTurn => "unknown turn",
             ErrorKind::OffsetOutOfRange => "offset out of range",
             ErrorKind::CharsMaxTooSmall => "chars_max too small",
@@ -254,18 +258,21 @@ impl Error {
     /// For a refused read whose advice names a cursor: the cursor to resume following with,
     /// whole, so that a daemon keeping the parent's cursor need not parse the message. For
     /// [`ErrorKind::CursorAhead`] the cursor at the transcript's last turn; for
-    /// [`ErrorKind::CursorOtherChild`] and for [`ErrorKind::UnknownTurn`] of a `since:turn:`
-    /// read, the start cursor of the child read (for a caller that holds none of its turns).
+    /// [`ErrorKind::CursorDiverged`], [`ErrorKind::CursorOtherChild`] and for
+    /// [`ErrorKind::UnknownTurn`] of a `since:turn:` read, the start cursor of the child read (for a caller that holds none of its turns).
     /// `None` for the other kinds: a damaged or retired cursor does not say which child or turn
     /// the caller holds (section 6 of spec/read.md).
     ///
     /// # Example
     ///
     /// ```
-    /// use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+    /// use parkline::read::{
+    ///     ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnRef, TurnSeq,
+    /// };
     /// let mut child = Transcript::new(ChildId::new("c")?);
     /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "one")?;
-    /// let ahead = Cursor::after(child.child(), TurnSeq(9));
+    /// let t9 = TurnRef { id: TurnId::new("t9")?, seq: TurnSeq(9) };
+    /// let ahead = Cursor::after(child.child(), &t9);
     /// let err = child.read(&ReadRequest::new(Selector::Since(ahead), 1000)).unwrap_err();
     /// let resume = err.resume_cursor().expect("CursorAhead names the cursor to resume with");
     /// assert_eq!(resume.seq(), TurnSeq(1));

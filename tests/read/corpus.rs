@@ -93,6 +93,28 @@ fn write_read_seed_corpus() {
                 },
             ],
         ),
+        // Section 5.2: the transcript is rebuilt without the turn the follower's cursor follows
+        // and grows back past it; then a forged v2 cursor and a re-checked 0-char record.
+        (
+            "r5_rebuilt_grown_back".to_string(),
+            vec![
+                ReadOp::Grow { len: 5, letter: 0 },
+                ReadOp::Complete { gap: 0 },
+                ReadOp::ReadSince {
+                    budget: 520,
+                    history: 0,
+                },
+                ReadOp::Rebuild { keep: 0 },
+                ReadOp::Grow { len: 7, letter: 1 },
+                ReadOp::Complete { gap: 0 },
+                ReadOp::ReadSince {
+                    budget: 520,
+                    history: 0,
+                },
+                ReadOp::ReadForged { seq: 0, kind: 4 },
+                ReadOp::ReadForged { seq: 0, kind: 3 },
+            ],
+        ),
         // R8: a follower that retries at needed_chars, on a turn larger than any budget.
         (
             "r8_needed_chars".to_string(),
@@ -105,12 +127,12 @@ fn write_read_seed_corpus() {
     ];
     let mut runner = TestRunner::deterministic();
     let strategy = read_harness::read_ops_strategy(60);
-    while seeds.len() < 10 {
+    while seeds.len() < 11 {
         let ops =
             proptest::strategy::ValueTree::current(&strategy.new_tree(&mut runner).expect("tree"));
         let report = check(&ops).expect("correct crate");
         if report.excerpts > 0 && report.omissions > 0 && report.errors > 0 {
-            seeds.push((format!("seed_{}", seeds.len() - 4), ops));
+            seeds.push((format!("seed_{}", seeds.len() - 5), ops));
         }
     }
     for bad in KnownBad::READ {

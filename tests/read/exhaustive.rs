@@ -52,9 +52,17 @@ fn exhaustive(known_bad: Option<KnownBad>) -> Result<(usize, usize, usize), Stri
         let transcript = read_harness::transcript_of(t)?;
         let latest = t.turns.last().map_or(0, |turn| turn.seq);
         let mut selectors: Vec<RefSelector> = (0..=latest + 1)
-            .map(|seq| RefSelector::Since(cursor_text(&t.child, seq)))
+            .map(|seq| {
+                let turn = t.turns.iter().find(|turn| turn.seq == seq);
+                let turn = turn.map_or(format!("t{seq}"), |turn| turn.id.clone());
+                RefSelector::Since(cursor_text(&t.child, seq, Some(&turn)))
+            })
             .collect();
-        selectors.push(RefSelector::Since(cursor_text("other", 0)));
+        // Section 5.2: a cursor after another turn at the same seq, as after a rebuild.
+        selectors.extend(
+            (1..=latest).map(|seq| RefSelector::Since(cursor_text(&t.child, seq, Some("rebuilt")))),
+        );
+        selectors.push(RefSelector::Since(cursor_text("other", 0, None)));
         selectors.extend((0..=3).map(RefSelector::Latest));
         for turn in &t.turns {
             for offset in [0, 1, turn.text.chars().count()] {

@@ -12,6 +12,7 @@ mod exhaustive;
 mod known_bad;
 mod r1_to_r8;
 mod r9_to_r16;
+mod rebuild;
 
 use parkline::RequestId;
 use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq, Window};

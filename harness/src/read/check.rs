@@ -6,14 +6,16 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::OnceLock;
 
+use parkline::ErrorKind;
 use parkline::RequestId;
+use parkline::read::ReadRequest;
 use parkline::read::{ChildId, Cursor, Partial, Selector, Transcript, TurnSeq, Window};
 use parkline_model::read::{
-    RefReadRequest, RefRequest, RefSelector, RefTranscript, RefTurn, cursor_text, read,
-    read_checking_fit, v1_cursor_text,
+    RefCursor, RefReadRequest, RefRequest, RefSeen, RefSelector, RefTranscript, RefTurn, crc32,
+    crc64, cursor_text, cursor_text_of, read, read_checking_fit, v1_cursor_text,
 };
 
-use super::compare::{compare_answer, id, parse_followed};
+use super::compare::{compare_answer, id, transcript_of};
 use super::op::{
     ALPHABET, BUDGET_MAX, CHILD, COLLIDING_CHILD, GROW_CHARS_MAX, OTHER_CHILD, ReadOp, budget,
     history,
@@ -162,6 +164,8 @@ struct Pair {
     report: ReadReport,
     /// Whether every read also checks the reference's counted fit against its rendered one.
     fit_rule: bool,
+    /// Times the transcript was rebuilt: the suffix of later turns' ids.
+    rebuilds: u32,
 }
 
 impl Pair {
@@ -172,10 +176,10 @@ impl Pair {
         let child = ChildId::new(CHILD).map_err(|e| e.to_string())?;
         let crate_side = Transcript::new(child);
         let followed = crate_side.start_cursor().to_string();
-        if followed != cursor_text(CHILD, 0) {
+        if followed != cursor_text(CHILD, 0, None) {
             return Err(format!(
                 "R7: start cursor {followed} differs from the reference's {}",
-                cursor_text(CHILD, 0)
+                cursor_text(CHILD, 0, None)
             ));
         }
         Ok(Pair {
@@ -191,6 +195,7 @@ impl Pair {
             held: None,
             report: ReadReport::default(),
             fit_rule: false,
+            rebuilds: 0,
         })
     }
 
@@ -218,7 +223,11 @@ impl Pair {
                 self.held = None;
                 let seq = self.latest() + 1 + u64::from(gap % 3);
                 let text = self.model.partial.take().unwrap_or_default();
-                let turn = format!("t{seq}");
+                // A rebuilt transcript's new turns have new ids (section 5.2).
+                let turn = match self.rebuilds {
+                    0 => format!("t{seq}"),
+                    rebuilds => format!("t{seq}r{rebuilds}"),
+                };
                 self.crate_side
                     .push_turn(id(&turn)?, TurnSeq(seq), text.clone())
                     .map_err(|e| format!("push_turn: {e}"))?;
@@ -266,10 +275,11 @@ impl Pair {
             } => {
                 let cursor = self.followed.clone();
                 let window = self.compare(RefSelector::Since(cursor), budget(b), h)?;
-                if let Some((window, next)) = window {
-                    self.follow(&window, next)?;
+                match window {
+                    Some((window, next)) => self.follow(&window, next),
+                    None if self.followed_refused_by_rebuild()? => self.recover(budget(b), h),
+                    None => Ok(()),
                 }
-                Ok(())
             }
             ReadOp::ReadStale { pick, budget: b } => {
                 let cursor = self.issued[usize::from(pick) % self.issued.len()].clone();
@@ -320,39 +330,36 @@ impl Pair {
             }
             ReadOp::ReadForeign { seq, child } => {
                 let seq = u64::from(seq) % (self.latest() + 1);
+                let turn = format!("t{seq}");
+                let turn = (seq > 0).then_some(turn.as_str());
                 let cursor = match child % 3 {
-                    0 => cursor_text(OTHER_CHILD, seq),
-                    1 => cursor_text(COLLIDING_CHILD, seq),
+                    0 => cursor_text(OTHER_CHILD, seq, turn),
+                    1 => cursor_text(COLLIDING_CHILD, seq, turn),
                     _ => v1_cursor_text(CHILD, seq),
                 };
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }
             ReadOp::ReadAhead { by } => {
-                let cursor = cursor_text(CHILD, self.latest() + 1 + u64::from(by % 4));
+                let seq = self.latest() + 1 + u64::from(by % 4);
+                let cursor = cursor_text(CHILD, seq, Some(&format!("t{seq}")));
                 self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
                     .map(drop)
             }
             ReadOp::ReadSinceTurn { pick, budget: b } => {
-                let followed = parse_followed(&self.followed)?;
+                // The last turn the follower holds that the transcript still has (after a
+                // rebuild the followed cursor's seq may name another turn).
                 let resume = self
                     .model
                     .turns
                     .iter()
-                    .find(|turn| turn.seq == followed)
+                    .rev()
+                    .find(|turn| self.given.contains(&turn.seq))
                     .map(|turn| turn.id.clone());
                 match resume {
-                    Some(turn) if pick % 2 == 0 => {
-                        let selector = RefSelector::SinceTurn(turn.clone());
-                        let Some((window, next)) = self.compare(selector, budget(b), 0)? else {
-                            return Ok(());
-                        };
-                        // R16: resuming from the last turn given continues the chain: the
-                        // chain checks of `follow` (no skip, no repeat) apply to it. Without
-                        // its cursor, the read cannot know the caller's partial turn.
-                        self.held = None;
-                        self.follow(&window, next)
-                    }
+                    // R16: resuming from the last turn given continues the chain: the chain
+                    // checks of `follow` (no skip, no repeat) apply to it.
+                    Some(_) if pick % 2 == 0 => self.recover(budget(b), 0),
                     _ => {
                         let id = match self.model.turns.len() {
                             0 => "t0".to_string(),
@@ -363,7 +370,27 @@ impl Pair {
                     }
                 }
             }
+            ReadOp::Rebuild { keep } => {
+                let keep = usize::from(keep) % (self.model.turns.len() + 1);
+                self.model.turns.truncate(keep);
+                self.model.partial = None;
+                self.crate_side = transcript_of(&self.model)?;
+                // The follower holds what it was given of the turns that remain.
+                let last = self.latest();
+                self.given.retain(|&seq| seq <= last);
+                self.held = None;
+                self.rebuilds += 1;
+                Ok(())
+            }
+            ReadOp::ReadForged { seq, kind } => {
+                let cursor = self.forged(seq, kind);
+                self.compare(RefSelector::Since(cursor), BUDGET_MAX, 0)
+                    .map(drop)
+            }
             ReadOp::ReadAtNeeded { history: h } => {
+                if self.rebuilds > 0 && self.followed_refused_by_rebuild()? {
+                    return self.recover(BUDGET_MAX, h);
+                }
                 let selector = RefSelector::Since(self.followed.clone());
                 let needed = self.needed(&selector, h)?;
                 let Some((window, next)) = self.compare(selector, needed, h)? else {
@@ -407,6 +434,80 @@ impl Pair {
                 }
             }
         }
+    }
+
+    /// Whether the crate refuses the followed cursor as one of a rebuilt transcript (both sides
+    /// refused alike: the comparison checked it).
+    fn followed_refused_by_rebuild(&self) -> Result<bool, String> {
+        let cursor = Cursor::parse(&self.followed)
+            .map_err(|e| format!("R7: the followed cursor does not parse: {e}"))?;
+        let refused = self
+            .crate_side
+            .read(&ReadRequest::new(Selector::Since(cursor), BUDGET_MAX))
+            .err()
+            .map(|error| error.kind());
+        Ok(matches!(
+            refused,
+            Some(ErrorKind::CursorDiverged | ErrorKind::CursorAhead)
+        ))
+    }
+
+    /// Section 5.2: after a rebuild refused its cursor, the follower resumes after the last turn
+    /// it holds that the transcript still has (from the start if none), and follows on; the
+    /// chain checks apply from there.
+    fn recover(&mut self, chars_max: usize, history_pick: u8) -> Result<(), String> {
+        let resume = self
+            .model
+            .turns
+            .iter()
+            .rev()
+            .find(|turn| self.given.contains(&turn.seq))
+            .map(|turn| (turn.id.clone(), turn.seq));
+        let selector = match &resume {
+            Some((turn, _)) => RefSelector::SinceTurn(turn.clone()),
+            None => RefSelector::Since(cursor_text(CHILD, 0, None)),
+        };
+        self.followed = match &resume {
+            Some((turn, seq)) => cursor_text(CHILD, *seq, Some(turn)),
+            None => cursor_text(CHILD, 0, None),
+        };
+        self.held = None;
+        match self.compare(selector, chars_max, history_pick)? {
+            Some((window, next)) => self.follow(&window, next),
+            None => Ok(()),
+        }
+    }
+
+    /// A cursor of this child with forged fields and a check computed over them
+    /// ([`ReadOp::ReadForged`]).
+    fn forged(&self, seq: u8, kind: u8) -> String {
+        let turn = match self.model.turns.len() {
+            0 => None,
+            count => Some(&self.model.turns[usize::from(seq) % count]),
+        };
+        let (seq, id) = turn.map_or((0, "t0"), |turn| (turn.seq, turn.id.as_str()));
+        let partial = self.model.partial.as_deref().unwrap_or("");
+        let given = partial.chars().count().clamp(1, 7);
+        let prefix: String = partial.chars().take(given).collect();
+        let record = |chars, prefix| RefSeen {
+            after: self.latest(),
+            chars,
+            prefix,
+        };
+        let mut cursor = RefCursor::new(CHILD, seq, Some(id), None);
+        match kind % 6 {
+            0 => cursor.turn = Some(crc64(format!("{id}x").as_bytes())),
+            1 => (cursor.seq, cursor.turn) = (seq.max(1), None),
+            2 => (cursor.seq, cursor.turn) = (0, Some(crc64(id.as_bytes()))),
+            3 => cursor.seen = Some(record(0, crc64(b""))),
+            4 => (cursor.v2, cursor.turn) = (true, None),
+            _ => {
+                let check = u64::from(crc32(prefix.as_bytes()));
+                (cursor.v2, cursor.turn) = (true, None);
+                cursor.seen = Some(record(given, check));
+            }
+        }
+        cursor_text_of(&cursor)
     }
 
     /// The `needed_chars` of a read with no budget, on the crate (0 when it answers).

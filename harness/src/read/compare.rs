@@ -99,7 +99,7 @@ pub(super) fn compare_answer(
     });
     match (answer, expected) {
         (Ok(window), Ok(expected)) => {
-            let next = same_window(&window, &expected, &model.child)?;
+            let next = same_window(&window, &expected, model)?;
             if window.chars > chars_max || window.text.chars().count() > chars_max {
                 return Err(format!(
                     //= spec/read.md#r1-one-overall-budget
@@ -127,12 +127,6 @@ pub(super) fn compare_answer(
     }
 }
 
-pub(super) fn parse_followed(text: &str) -> Result<u64, String> {
-    Cursor::parse(text)
-        .map(|cursor| cursor.seq().0)
-        .map_err(|e| format!("R7: the followed cursor does not parse: {e}"))
-}
-
 /// The crate's selector for the reference's: `Err` for an id the crate refuses, `Ok(Err)` for a
 /// cursor text the crate does not parse (a read error, compared like any other).
 pub(super) fn crate_selector(selector: &RefSelector) -> Result<Result<Selector, Error>, String> {
@@ -153,6 +147,7 @@ pub(super) fn same_error(error: &Error, expected: RefReadError) -> Result<(), St
         RefReadError::CursorRetired => (ErrorKind::CursorRetired, None),
         RefReadError::CursorOtherChild => (ErrorKind::CursorOtherChild, None),
         RefReadError::CursorAhead => (ErrorKind::CursorAhead, None),
+        RefReadError::CursorDiverged => (ErrorKind::CursorDiverged, None),
         RefReadError::UnknownTurn => (ErrorKind::UnknownTurn, None),
         RefReadError::OffsetOutOfRange => (ErrorKind::OffsetOutOfRange, None),
         RefReadError::CharsMaxTooSmall { needed } => (ErrorKind::CharsMaxTooSmall, Some(needed)),
@@ -173,6 +168,7 @@ pub(super) fn same_error(error: &Error, expected: RefReadError) -> Result<(), St
             | ErrorKind::CursorRetired
             | ErrorKind::CursorOtherChild
             | ErrorKind::CursorAhead
+            | ErrorKind::CursorDiverged
     );
     if cursor_error && !text.contains("resume with since:") {
         return Err(format!("R7: the error names no way to resume: {text}"));
@@ -192,7 +188,7 @@ pub(super) fn same_error(error: &Error, expected: RefReadError) -> Result<(), St
 pub(super) fn same_window(
     window: &Window,
     expected: &RefWindow,
-    child: &str,
+    model: &RefTranscript,
 ) -> Result<Option<String>, String> {
     if window.text != expected.text {
         return Err(format!(
@@ -265,12 +261,22 @@ pub(super) fn same_window(
     }
     let next = window.next.as_ref().map(|cursor| cursor.to_string());
     let expected_next = expected.next.map(|seq| {
-        cursor_text_of(&RefCursor {
-            child: child.to_string(),
-            seq,
-            seen: expected.next_seen,
-        })
+        let turn = model.turns.iter().find(|turn| turn.seq == seq);
+        let turn = turn.map(|turn| turn.id.as_str());
+        cursor_text_of(&RefCursor::new(&model.child, seq, turn, expected.next_seen))
     });
+    // Section 5.3: the window says as a value what its header says of a v2 cursor.
+    let marked = expected
+        .text
+        .lines()
+        .next()
+        .is_some_and(|header| header.ends_with(" (v2 cursor: turn unchecked)]"));
+    if window.cursor_unchecked != marked {
+        return Err(format!(
+            "R7: cursor_unchecked {}, the header says {marked}",
+            window.cursor_unchecked
+        ));
+    }
     if next != expected_next {
         return Err(format!(
             "R4: next cursor {next:?}, reference {expected_next:?}"

@@ -17,7 +17,7 @@ pub fn decode_read_ops(bytes: &[u8]) -> Option<Vec<ReadOp>> {
 /// little-endian `u32` scaled to the variant count, then the fields little-endian in order). Used
 /// to write seed corpora from readable scenarios.
 pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
-    const VARIANTS: u64 = 14;
+    const VARIANTS: u64 = 16;
     let mut bytes = Vec::new();
     for op in ops {
         bytes.push(1);
@@ -58,6 +58,8 @@ pub fn encode_read_ops(ops: &[ReadOp]) -> Vec<u8> {
             }
             ReadOp::ReadAtNeeded { history } => (12, vec![history]),
             ReadOp::Rewrite { len, letter } => (13, vec![len, letter]),
+            ReadOp::Rebuild { keep } => (14, vec![keep]),
+            ReadOp::ReadForged { seq, kind } => (15, vec![seq, kind]),
         };
         // The derive picks variant `(u32 * VARIANTS) >> 32`: the smallest u32 giving `index`.
         let discriminant = u32::try_from((index << 32).div_ceil(VARIANTS)).unwrap_or(u32::MAX);

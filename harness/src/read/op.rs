@@ -140,6 +140,26 @@ pub enum ReadOp {
         /// Which character first.
         letter: u8,
     },
+    /// The daemon restarts and rebuilds the transcript from its first `keep % (turns + 1)`
+    /// turns, without the partial turn; later turns get new ids (`t<seq>r<n>`), so a transcript
+    /// that grows back past the follower's cursor has other turns at its seqs (section 5.2).
+    /// Without it every transcript only grew, and no generated read could meet a cursor of a
+    /// rebuilt transcript.
+    Rebuild {
+        /// Turns kept.
+        keep: u8,
+    },
+    /// A `since` read with a cursor of this child whose fields are forged and whose check is
+    /// computed over them, so only the field rules of section 5 can refuse it: `kind % 6` picks
+    /// a v3 cursor after the turn at `seq` naming another turn, a v3 cursor past seq 0 naming no
+    /// turn, one at seq 0 naming a turn, a partial-turn record of 0 chars, a v2 cursor at `seq`
+    /// (which reads, unchecked), or a v2 cursor with a partial-turn record.
+    ReadForged {
+        /// Which turn's seq.
+        seq: u8,
+        /// Which forgery.
+        kind: u8,
+    },
 }
 
 pub(super) fn budget(value: u16) -> usize {
@@ -176,6 +196,8 @@ pub fn read_op_strategy() -> impl Strategy<Value = ReadOp> {
         1 => any::<u8>().prop_map(|by| ReadOp::ReadAhead { by }),
         2 => any::<u8>().prop_map(|history| ReadOp::ReadAtNeeded { history }),
         1 => (any::<u8>(), budget).prop_map(|(pick, budget)| ReadOp::ReadSinceTurn { pick, budget }),
+        1 => any::<u8>().prop_map(|keep| ReadOp::Rebuild { keep }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(seq, kind)| ReadOp::ReadForged { seq, kind }),
     ]
 }
 

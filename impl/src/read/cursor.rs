@@ -1,24 +1,28 @@
 //! The [`Cursor`]: a caller's position in a child's transcript, handed out as opaque text and
 //! parsed back exactly (spec/read.md section 5). It lives in its own file because its text form
-//! is a format: versioned, checksummed, and recognised in its retired v1 form.
+//! is a format: versioned, checksummed, and recognised in its older forms.
 
 use std::fmt;
 use std::str::FromStr;
 
+use super::crc64::crc64;
 use super::error_text::{RESUME, echo};
-use super::{ChildId, TurnSeq};
+use super::{ChildId, TurnRef, TurnSeq};
 use crate::{Error, ErrorKind};
 
 /// Where a caller is in a child's transcript: the child, the sequence number of the last
-/// completed turn it has been given, and how much of the partial turn it has seen.
+/// completed turn it has been given with a check of that turn's id, and how much of the partial
+/// turn it has seen.
 ///
-/// Opaque to the caller (R7): it is handed back as text, `v2.<seq hex>.<seen>.<check>.<child id>`
-/// (`spec/read.md` section 5), and parsed back with [`Cursor::parse`] (or `str::parse`). The
-/// child id itself is in the text, so a cursor of another child is told from this child's for
-/// every pair of ids, not only with high probability; the check is a CRC-32 over everything
-/// else, so a damaged cursor is told from another child's. It carries no daemon-side state and
-/// names positions by turn seq, so a cursor stays valid across a restart that rebuilds the
-/// transcript from the same turns, and can be kept by the daemon (text, or serde as a string).
+/// Opaque to the caller (R7): it is handed back as text,
+/// `v3.<seq hex>.<turn check>.<seen>.<check>.<child id>` (`spec/read.md` section 5), and parsed
+/// back with [`Cursor::parse`] (or `str::parse`). The child id itself is in the text, so a cursor
+/// of another child is told from this child's for every pair of ids; the turn check tells a
+/// transcript rebuilt with another turn at the cursor's seq (section 5.2); the outer check is a
+/// CRC-32 over everything else, so a damaged cursor is told from another child's. It carries no
+/// daemon-side state and names positions by turn seq and id, so a cursor stays valid across a
+/// restart that rebuilds the transcript from the same turns, and can be kept by the daemon
+/// (text, or serde as a string). A cursor of the older `v2` form still reads (section 5.3).
 ///
 /// # Example
 ///
@@ -29,28 +33,60 @@ use crate::{Error, ErrorKind};
 /// let text = start.to_string();
 /// assert_eq!(text.parse::<Cursor>()?, start);
 /// assert_eq!(start.child(), &child);
-/// assert!(Cursor::parse("v2.0.0.00000000.s980-1").is_err()); // wrong check
+/// assert!(Cursor::parse("v3.0.0.0.00000000.s980-1").is_err()); // wrong check
 /// # Ok::<(), parkline::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Cursor {
     pub(super) child: ChildId,
     pub(super) seq: TurnSeq,
+    /// The CRC-64 of the id of the turn at `seq`: `None` at seq 0 and in a v2 cursor.
+    pub(super) turn: Option<u64>,
     pub(super) seen: Option<Seen>,
+    pub(super) version: Version,
+}
+
+/// The cursor's text form: `V3` is written; `V2` is read (section 5.3) and written back only as
+/// the text it was parsed from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Version {
+    V2,
+    V3,
+}
+
+impl Version {
+    fn tag(self) -> &'static str {
+        match self {
+            Version::V2 => "v2",
+            Version::V3 => "v3",
+        }
+    }
+
+    /// Hex digits of the partial-turn record's prefix check: CRC-32 in v2, CRC-64 in v3.
+    fn prefix_digits(self) -> usize {
+        match self {
+            Version::V2 => 8,
+            Version::V3 => 16,
+        }
+    }
 }
 
 /// What a cursor holds of the partial turn: the caller was given (as far as it knows) its first
-/// `chars` characters, whose UTF-8 bytes have CRC-32 `prefix`, while the child's latest turn was
-/// `after`. A later partial turn that starts with the same characters after the same turn has
-/// only grown; any other has been replaced (R15).
+/// `chars` characters, whose UTF-8 bytes have the check `prefix` (CRC-64 in a v3 cursor, CRC-32
+/// in a v2 one), while the child's latest turn was `after`. A later partial turn that starts
+/// with the same characters after the same turn has only grown; any other has been replaced
+/// (R15).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Seen {
     pub(super) after: TurnSeq,
     pub(super) chars: usize,
-    pub(super) prefix: u32,
+    pub(super) prefix: u64,
 }
 
-const CURSOR_VERSION: &str = "v2";
+/// The check of a turn id that a v3 cursor carries (section 5).
+pub(super) fn turn_check(id: &str) -> u64 {
+    crc64(id.as_bytes())
+}
 
 /// Appends `n` in lower-case hex, at least `width` digits: cursors are written without the
 /// formatting machinery because every read writes one and sizes several.
@@ -65,6 +101,7 @@ fn push_hex(text: &mut String, n: u64, width: usize) {
 fn hex_digits(n: u64) -> usize {
     (n.checked_ilog2().unwrap_or(0) / 4 + 1) as usize
 }
+
 /// The retired v1 form, `v1.<seq hex>.<crc32 of the child id>.<check>`: still recognised so that
 /// a caller holding one is told what to do instead of being told it is damaged.
 fn is_v1_cursor(text: &str) -> bool {
@@ -87,8 +124,8 @@ fn is_v1_cursor(text: &str) -> bool {
 }
 
 impl Seen {
-    /// `0`, or `<chars hex>-<after hex>-<prefix 8 hex>`.
-    fn push(text: &mut String, seen: Option<Seen>) {
+    /// `0`, or `<chars hex>-<after hex>-<prefix check>`.
+    fn push(text: &mut String, seen: Option<Seen>, version: Version) {
         match seen {
             None => text.push('0'),
             Some(Seen {
@@ -100,14 +137,18 @@ impl Seen {
                 text.push('-');
                 push_hex(text, after.0, 1);
                 text.push('-');
-                push_hex(text, u64::from(prefix), 8);
+                push_hex(text, prefix, version.prefix_digits());
             }
         }
     }
 
-    fn text_len(seen: Option<Seen>) -> usize {
+    fn text_len(seen: Option<Seen>, version: Version) -> usize {
         seen.map_or(1, |seen| {
-            hex_digits(seen.chars as u64) + 1 + hex_digits(seen.after.0) + 1 + 8
+            hex_digits(seen.chars as u64)
+                + 1
+                + hex_digits(seen.after.0)
+                + 1
+                + version.prefix_digits()
         })
     }
 
@@ -129,18 +170,33 @@ impl Seen {
         Some(Some(Seen {
             chars,
             after: TurnSeq(u64::from_str_radix(after, 16).ok()?),
-            prefix: u32::from_str_radix(prefix, 16).ok()?,
+            prefix: u64::from_str_radix(prefix, 16).ok()?,
         }))
     }
 }
 
 impl Cursor {
-    pub(super) fn at(child: &ChildId, seq: TurnSeq) -> Self {
+    /// The v3 cursor of `child` at `seq` after the turn whose id has check `turn` (`None` only
+    /// at seq 0), recording `seen` of the partial turn.
+    pub(super) fn at(child: &ChildId, seq: TurnSeq, turn: Option<u64>, seen: Option<Seen>) -> Self {
+        debug_assert_eq!(
+            seq.0 == 0,
+            turn.is_none(),
+            "a v3 cursor names the turn at its seq"
+        );
         Cursor {
             child: child.clone(),
             seq,
-            seen: None,
+            turn,
+            seen,
+            version: Version::V3,
         }
+    }
+
+    /// Whether this cursor names the turn it follows: a v2 cursor past seq 0 does not, so a
+    /// read can only trust its seq (section 5.3).
+    pub(super) fn unchecked(&self) -> bool {
+        self.version == Version::V2 && self.seq.0 > 0
     }
 
     /// The cursor before the first turn of `child`: a `since` read with it returns the
@@ -155,7 +211,7 @@ impl Cursor {
     /// # Ok::<(), parkline::Error>(())
     /// ```
     pub fn start(child: &ChildId) -> Self {
-        Cursor::at(child, TurnSeq(0))
+        Cursor::at(child, TurnSeq(0), None, None)
     }
 
     /// Parses a cursor handed back by a caller.
@@ -183,7 +239,9 @@ impl Cursor {
         //# `CursorDamaged`; with a cursor of another child, with `CursorOtherChild`, for **every**
         //# pair of distinct child ids (the cursor names its child, it does not carry a hash of it);
         //# with a cursor of the retired v1 form, with `CursorRetired`; with a cursor past the
-        //# child's latest turn, with `CursorAhead`.
+        //# child's latest turn, with `CursorAhead`;
+        //# with a cursor whose turn the transcript no longer has at its seq, with
+        //# `CursorDiverged` (section 5.2).
         let damaged = || {
             Error::new(
                 ErrorKind::CursorDamaged,
@@ -203,34 +261,47 @@ impl Cursor {
                 ),
             ));
         }
-        // The child id comes last: it may itself contain `.`.
-        let mut parts = text.splitn(5, '.');
-        let (Some(version), Some(seq), Some(seen), Some(_check), Some(child)) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
-            return Err(damaged());
-        };
-        if version != CURSOR_VERSION {
-            return Err(damaged());
-        }
-        let seq = u64::from_str_radix(seq, 16).map_err(|_| damaged())?;
-        let seen = Seen::parse(seen).ok_or_else(damaged)?;
-        let child = ChildId::new(child).map_err(|_| damaged())?;
-        let cursor = Cursor {
-            child,
-            seq: TurnSeq(seq),
-            seen,
-        };
+        let cursor = Cursor::fields(text).ok_or_else(damaged)?;
         // Only the canonical spelling with the right check is a cursor: this rejects a changed
         // check, `+`, upper case and padding in one comparison.
         if cursor.encode() != text {
             return Err(damaged());
         }
         Ok(cursor)
+    }
+
+    /// The fields of a v3 or v2 cursor text, its checks not yet compared.
+    fn fields(text: &str) -> Option<Cursor> {
+        let version = match text.get(..3) {
+            Some("v3.") => Version::V3,
+            Some("v2.") => Version::V2,
+            _ => return None,
+        };
+        // The child id comes last: it may itself contain `.`.
+        let parts = if version == Version::V3 { 6 } else { 5 };
+        let mut fields = text[3..].splitn(parts - 1, '.');
+        let seq = TurnSeq(u64::from_str_radix(fields.next()?, 16).ok()?);
+        let turn = match version {
+            Version::V3 => match fields.next()? {
+                "0" => None,
+                check => Some(u64::from_str_radix(check, 16).ok()?),
+            },
+            Version::V2 => None,
+        };
+        let seen = Seen::parse(fields.next()?)?;
+        let _check = fields.next()?;
+        let child = ChildId::new(fields.next()?).ok()?;
+        // Section 5: a v3 cursor names a turn exactly when its seq is past 0.
+        if version == Version::V3 && (seq.0 == 0) != turn.is_none() {
+            return None;
+        }
+        Some(Cursor {
+            child,
+            seq,
+            turn,
+            seen,
+            version,
+        })
     }
 
     /// The cursor as text, the form handed to the caller. Same as `to_string()`.
@@ -249,71 +320,94 @@ impl Cursor {
         //# A cursor MUST be handed to the caller as text that encodes the child and the seq with a
         //# check (section 5); the caller MUST NOT need to understand it.
         let mut text = String::with_capacity(self.text_len());
-        text.push_str(CURSOR_VERSION);
+        text.push_str(self.version.tag());
         text.push('.');
-        let seq_at = text.len();
+        let fields_at = text.len();
         push_hex(&mut text, self.seq.0, 1);
-        let seen_at = text.len();
+        if self.version == Version::V3 {
+            text.push('.');
+            match self.turn {
+                None => text.push('0'),
+                Some(check) => push_hex(&mut text, check, 16),
+            }
+        }
         text.push('.');
-        Seen::push(&mut text, self.seen);
-        // The check covers `parkline-cursor-v2 <seq hex> <seen> <child>`.
+        Seen::push(&mut text, self.seen, self.version);
+        // The check covers `parkline-cursor-<version> <fields, space-separated> <child>`.
         let mut check = crc32fast::Hasher::new();
         check.update(b"parkline-cursor-");
-        check.update(CURSOR_VERSION.as_bytes());
+        check.update(self.version.tag().as_bytes());
         check.update(b" ");
-        check.update(&text.as_bytes()[seq_at..seen_at]);
-        check.update(b" ");
-        check.update(&text.as_bytes()[seen_at + 1..]);
-        check.update(b" ");
+        for field in text[fields_at..].split('.') {
+            check.update(field.as_bytes());
+            check.update(b" ");
+        }
         check.update(self.child.as_str().as_bytes());
         text.push('.');
         push_hex(&mut text, u64::from(check.finalize()), 8);
         text.push('.');
         text.push_str(self.child.as_str());
+        debug_assert_eq!(text.len(), self.text_len());
         text
     }
 
     /// The length of [`encode`](Cursor::encode)'s text, counted without writing it (the check is
     /// 8 hex digits whatever its value). Cursor text is ASCII, so this is also its characters.
     pub(super) fn text_len(&self) -> usize {
-        Cursor::text_len_of(&self.child, self.seq, self.seen)
+        Cursor::text_len_of(&self.child, self.seq, self.seen, self.version)
     }
 
-    pub(super) fn text_len_of(child: &ChildId, seq: TurnSeq, seen: Option<Seen>) -> usize {
-        CURSOR_VERSION.len()
+    pub(super) fn text_len_of(
+        child: &ChildId,
+        seq: TurnSeq,
+        seen: Option<Seen>,
+        version: Version,
+    ) -> usize {
+        let turn = match (version, seq.0) {
+            (Version::V2, _) => 0,
+            (Version::V3, 0) => 2,
+            (Version::V3, _) => 17,
+        };
+        version.tag().len()
             + 1
             + hex_digits(seq.0)
+            + turn
             + 1
-            + Seen::text_len(seen)
+            + Seen::text_len(seen, version)
             + 1
             + 8
             + 1
             + child.as_str().len()
     }
 
-    /// The cursor of `child` just after the turn of seq `seq`: a `since` read with it returns
-    /// the turns with a greater seq. For a daemon that knows which turn the caller holds last
+    /// The cursor of `child` just after `turn`: a `since` read with it returns the turns with a
+    /// greater seq, and is refused with `CursorDiverged` by a transcript whose turn at that seq
+    /// has another id (section 5.2). For a daemon that knows which turn the caller holds last
     /// (see also [`Transcript::cursor_after`](super::Transcript::cursor_after) and
     /// [`Selector::SinceTurn`](super::Selector::SinceTurn)).
     ///
     /// # Example
     ///
     /// ```
-    /// use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+    /// use parkline::read::{
+    ///     ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnRef, TurnSeq,
+    /// };
     /// let mut child = Transcript::new(ChildId::new("c")?);
     /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "one")?;
     /// child.push_turn(TurnId::new("t2")?, TurnSeq(2), "two")?;
-    /// let after = Cursor::after(child.child(), TurnSeq(1));
+    /// let t1 = TurnRef { id: TurnId::new("t1")?, seq: TurnSeq(1) };
+    /// let after = Cursor::after(child.child(), &t1);
     /// let window = child.read(&ReadRequest::new(Selector::Since(after), 1000))?;
     /// assert_eq!(window.whole.len(), 1);
     /// assert_eq!(window.whole[0].id.as_str(), "t2");
     /// # Ok::<(), parkline::Error>(())
     /// ```
-    pub fn after(child: &ChildId, seq: TurnSeq) -> Self {
+    pub fn after(child: &ChildId, turn: &TurnRef) -> Self {
         //= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
-        //# The crate MUST also offer that cursor itself (`Cursor::after(child, seq)`,
+        //# The crate MUST also offer that cursor itself (`Cursor::after(child, turn)`,
         //# `Transcript::cursor_after(id)`).
-        Cursor::at(child, seq)
+        let check = (turn.seq.0 > 0).then(|| turn_check(turn.id.as_str()));
+        Cursor::at(child, turn.seq, check, None)
     }
 
     /// The sequence number of the last turn this cursor has passed (0: none). For the daemon's
@@ -402,18 +496,26 @@ mod tests {
 
     /// The format the cursor text is specified in, spelled with `format!`.
     fn spelled(cursor: &Cursor) -> String {
+        let (tag, width) = match cursor.version {
+            Version::V2 => ("v2", 8),
+            Version::V3 => ("v3", 16),
+        };
         let seen = match cursor.seen {
             None => "0".to_string(),
-            Some(s) => format!("{:x}-{:x}-{:08x}", s.chars, s.after.0, s.prefix),
+            Some(s) => format!("{:x}-{:x}-{:0width$x}", s.chars, s.after.0, s.prefix),
         };
-        let check = crc32fast::hash(
-            format!(
-                "parkline-cursor-v2 {:x} {seen} {}",
-                cursor.seq.0, cursor.child
-            )
-            .as_bytes(),
-        );
-        format!("v2.{:x}.{seen}.{check:08x}.{}", cursor.seq.0, cursor.child)
+        let fields = match (cursor.version, cursor.turn) {
+            (Version::V2, _) => format!("{:x} {seen}", cursor.seq.0),
+            (Version::V3, None) => format!("{:x} 0 {seen}", cursor.seq.0),
+            (Version::V3, Some(turn)) => format!("{:x} {turn:016x} {seen}", cursor.seq.0),
+        };
+        let check =
+            crc32fast::hash(format!("parkline-cursor-{tag} {fields} {}", cursor.child).as_bytes());
+        format!(
+            "{tag}.{}.{check:08x}.{}",
+            fields.replace(' ', "."),
+            cursor.child
+        )
     }
 
     #[test]
@@ -435,17 +537,42 @@ mod tests {
             let child = ChildId::new(child).expect("valid id");
             for seq in [0, 1, 15, 16, 0xabc, u64::MAX] {
                 for seen in seens {
-                    let cursor = Cursor {
+                    let v2 = Cursor {
                         child: child.clone(),
                         seq: TurnSeq(seq),
+                        turn: None,
                         seen,
+                        version: Version::V2,
                     };
-                    let text = cursor.encode();
-                    assert_eq!(text, spelled(&cursor));
-                    assert_eq!(cursor.text_len(), text.len());
-                    assert_eq!(Cursor::parse(&text).ok(), Some(cursor));
+                    let turn = (seq > 0).then(|| turn_check(&format!("t{seq}")));
+                    let v3 = Cursor::at(&child, TurnSeq(seq), turn, seen);
+                    for cursor in [v2, v3] {
+                        let text = cursor.encode();
+                        assert_eq!(text, spelled(&cursor));
+                        assert_eq!(cursor.text_len(), text.len());
+                        assert_eq!(Cursor::parse(&text).ok(), Some(cursor));
+                    }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_v3_cursor_names_a_turn_exactly_when_its_seq_is_past_0() {
+        let child = ChildId::new("c").expect("valid id");
+        let start = Cursor::start(&child);
+        let named = Cursor {
+            turn: Some(7),
+            ..start.clone()
+        };
+        let at_1 = Cursor {
+            seq: TurnSeq(1),
+            ..start
+        };
+        for forged in [named, at_1] {
+            let text = spelled(&forged);
+            let err = Cursor::parse(&text).expect_err("no such cursor");
+            assert_eq!(err.kind(), ErrorKind::CursorDamaged, "{text}");
         }
     }
 }

@@ -2,7 +2,7 @@
 //! which requests fit in the one budget (R1, R3, R8, R10, R13, R15), decided before any text is
 //! built, and the next cursor that follows from it (R5, R11, R12).
 
-use super::cursor::Seen;
+use super::cursor::{Seen, Version};
 use super::{
     Cursor, Omitted, Partial, ReadRequest, RequestHistory, RequestState, Selector, Transcript,
     TurnId, TurnRef, TurnSeq, TurnView,
@@ -146,7 +146,7 @@ impl Plan<'_> {
     fn next_seen(&self, progress: &Progress) -> Option<Seen> {
         //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
         //# The next cursor of a read that gives any of the partial turn (whole, cut, its new
-        //# characters or marked replaced) MUST record it: its length in chars, a CRC-32 of its
+        //# characters or marked replaced) MUST record it: its length in chars, a CRC-64 of its
         //# UTF-8 and the seq of the latest turn (section 5.1).
         match progress.partial {
             Some(
@@ -163,11 +163,7 @@ impl Plan<'_> {
 
     pub(super) fn next(&self, progress: &Progress) -> Option<Cursor> {
         let seq = self.next_seq(progress)?;
-        Some(Cursor {
-            child: self.transcript.child.clone(),
-            seq,
-            seen: self.next_seen(progress),
-        })
+        Some(self.transcript.cursor_at(seq, self.next_seen(progress)))
     }
 
     /// The characters of the next cursor's text, counted without building the cursor.
@@ -177,6 +173,7 @@ impl Plan<'_> {
             &self.transcript.child,
             seq,
             self.next_seen(progress),
+            Version::V3,
         ))
     }
 
@@ -348,7 +345,7 @@ impl Plan<'_> {
     /// view asks for.
     fn partial_shown(&self, shown: usize, total: usize) -> Partial {
         //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
-        //# - when the partial turn still starts with those `s` chars (same length, same CRC-32 of
+        //# - when the partial turn still starts with those `s` chars (same length, same CRC-64 of
         //# that prefix), the part only grew: the read MUST give only chars `s..total` (all of them
         //# if they fit, else their newest that fit), marked `chars <from>..<total> of <total>`, and
         //# never one of the first `s` again;

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::plan::{Plan, Progress};
-use super::{Excerpt, Partial, RequestState, Window};
+use super::{Excerpt, Partial, RequestState, Selector, Window};
 use crate::RequestId;
 
 impl Plan<'_> {
@@ -283,6 +283,7 @@ impl Plan<'_> {
             requests_omitted: self.requests_total() - progress.requests_shown,
             next: self.next(progress),
             chars,
+            cursor_unchecked: matches!(&self.request.selector, Selector::Since(c) if c.unchecked()),
         }
     }
 }

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use super::cursor::Seen;
+use super::crc64::crc64;
+use super::cursor::{Seen, Version, turn_check};
 use super::error_text::{RESUME, echo};
 use super::plan::{Candidates, Plan, Progress, View};
 use super::text::char_slice;
@@ -134,7 +135,7 @@ impl Transcript {
             Some(turn) => format!("turn {} seq {}", turn.id, turn.seq),
             None => "no turn".to_string(),
         };
-        let resume = Cursor::at(&self.child, self.latest_seq());
+        let resume = self.cursor_at(self.latest_seq(), None);
         Error::new(
             ErrorKind::CursorAhead,
             format!(
@@ -144,6 +145,69 @@ impl Transcript {
             ),
         )
         .with_resume_cursor(resume)
+    }
+
+    /// `CursorDiverged`: the turn the cursor follows is not the turn this transcript has at its
+    /// seq (section 5.2). Which of the caller's turns survived the rebuild only the caller knows,
+    /// so the message names both ways on and the value is the start cursor, which skips nothing.
+    fn diverged(&self, cursor: &Cursor) -> Error {
+        let start = self.start_cursor();
+        Error::new(
+            ErrorKind::CursorDiverged,
+            format!(
+                "cursor at seq {} follows a turn that child {} no longer has at that seq: the \
+                 transcript was rebuilt; resume with since:turn:<id> of the last turn you hold \
+                 that the child still has, or with since:{start} to read it from the beginning",
+                cursor.seq, self.child,
+            ),
+        )
+        .with_resume_cursor(start)
+    }
+
+    /// The index of the turn at exactly `seq`, found by binary search (R2).
+    fn index_of_seq(&self, seq: TurnSeq) -> Option<usize> {
+        let after = self.turns.partition_point(|turn| turn.seq <= seq);
+        after
+            .checked_sub(1)
+            .filter(|&i| self.turns.at(i).seq == seq)
+    }
+
+    /// The cursor of this child just after its turn at `seq` (0: the start), recording `seen`.
+    pub(super) fn cursor_at(&self, seq: TurnSeq, seen: Option<Seen>) -> Cursor {
+        let turn = (seq.0 > 0).then(|| {
+            let index = self.index_of_seq(seq);
+            debug_assert!(index.is_some(), "a cursor is made only at a turn's seq");
+            index.map_or(0, |index| turn_check(self.turns.at(index).id))
+        });
+        Cursor::at(&self.child, seq, turn, seen)
+    }
+
+    /// R7 and section 5.2: a cursor this transcript can read from, or the error that says why
+    /// not and how to resume.
+    fn check_cursor(&self, cursor: &Cursor) -> Result<(), Error> {
+        //= spec/read.md#r7-opaque-cursor-typed-errors
+        //# A cursor the crate handed out for a child MUST be accepted by every later read
+        //# of that child while its transcript only grows (section 5.2 says what happens
+        //# when it is rebuilt shorter).
+        if cursor.seq > self.latest_seq() {
+            return Err(self.ahead(cursor));
+        }
+        if cursor.seq.0 == 0 {
+            return Ok(());
+        }
+        //= spec/read.md#5-2-a-transcript-rebuilt-shorter
+        //# A read with a cursor whose turn check does not match the id of the turn the
+        //# transcript has at the cursor's seq, or with a cursor at a seq where the transcript
+        //# has no turn, MUST fail with `CursorDiverged`, changing nothing.
+        let index = self
+            .index_of_seq(cursor.seq)
+            .ok_or_else(|| self.diverged(cursor))?;
+        match cursor.turn {
+            Some(check) if check != turn_check(self.turns.at(index).id) => {
+                Err(self.diverged(cursor))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The cursor just after turn `id`: what `since:turn:<id>` reads from.
@@ -164,10 +228,10 @@ impl Transcript {
     /// ```
     pub fn cursor_after(&self, id: &TurnId) -> Result<Cursor, Error> {
         //= spec/read.md#r16-resuming-from-a-known-turn-a-cursor-the-daemon-may-keep
-        //# The crate MUST also offer that cursor itself (`Cursor::after(child, seq)`,
+        //# The crate MUST also offer that cursor itself (`Cursor::after(child, turn)`,
         //# `Transcript::cursor_after(id)`).
         match self.candidates(&Selector::SinceTurn(id.clone()))? {
-            (Candidates::Forward { since, .. }, _) => Ok(Cursor::at(&self.child, since)),
+            (Candidates::Forward { since, .. }, _) => Ok(self.cursor_at(since, None)),
             _ => Err(Error::new(
                 ErrorKind::UnknownTurn,
                 format!("child {} has no turn {}", self.child, echo(id.as_str())),
@@ -349,7 +413,17 @@ impl Transcript {
         //# There MUST be no rule that a turn read once is never returned again; what a caller has
         //# is told only by the cursor it holds.
         let (candidates, first_from) = self.candidates(&request.selector)?;
-        let header = format!("[parkline read {} {}]\n", self.child, request.selector);
+        let header = match &request.selector {
+            //= spec/read.md#5-3-a-cursor-of-version-2
+            //# The header of a read with a v2 cursor past seq 0 MUST end in ` (v2 cursor: turn
+            //# unchecked)` before its `]`, and the window MUST say so as a value
+            //# (`Window::cursor_unchecked`).
+            Selector::Since(cursor) if cursor.unchecked() => format!(
+                "[parkline read {} {} (v2 cursor: turn unchecked)]\n",
+                self.child, request.selector
+            ),
+            selector => format!("[parkline read {} {selector}]\n", self.child),
+        };
         let (view, kept, seen_now) = self.partial_view(&request.selector);
         let mut plan = Plan {
             transcript: self,
@@ -387,7 +461,7 @@ impl Transcript {
     /// costs time in proportion to the partial turn, never to the history (R2).
     fn partial_view(&self, selector: &Selector) -> (View, Option<Seen>, Option<Seen>) {
         //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
-        //# - when the partial turn still starts with those `s` chars (same length, same CRC-32 of
+        //# - when the partial turn still starts with those `s` chars (same length, same CRC-64 of
         //# that prefix), the part only grew: the read MUST give only chars `s..total` (all of them
         //# if they fit, else their newest that fit), marked `chars <from>..<total> of <total>`, and
         //# never one of the first `s` again;
@@ -400,10 +474,12 @@ impl Transcript {
         let seen_now = (*total > 0).then(|| Seen {
             after: latest,
             chars: *total,
-            prefix: crc32fast::hash(text.as_bytes()),
+            prefix: crc64(text.as_bytes()),
         });
         let Selector::Since(Cursor {
-            seen: Some(seen), ..
+            seen: Some(seen),
+            version,
+            ..
         }) = selector
         else {
             return (View::Fresh, None, seen_now);
@@ -412,10 +488,24 @@ impl Transcript {
         if seen.after != latest {
             return (View::Fresh, None, seen_now);
         }
-        let prefix = (seen.chars <= *total)
-            .then(|| crc32fast::hash(char_slice(text, 0, seen.chars).as_bytes()));
+        // Section 5.3: a v2 record checks its prefix with CRC-32.
+        let prefix = (seen.chars <= *total).then(|| {
+            let bytes = char_slice(text, 0, seen.chars).as_bytes();
+            match version {
+                Version::V2 => u64::from(crc32fast::hash(bytes)),
+                Version::V3 => crc64(bytes),
+            }
+        });
         if prefix == Some(seen.prefix) {
-            (View::Grown { seen: seen.chars }, Some(*seen), seen_now)
+            // The next cursor is v3: a v2 record is kept as the v3 check of the same prefix.
+            let kept = match version {
+                Version::V3 => *seen,
+                Version::V2 => Seen {
+                    prefix: crc64(char_slice(text, 0, seen.chars).as_bytes()),
+                    ..*seen
+                },
+            };
+            (View::Grown { seen: seen.chars }, Some(kept), seen_now)
         } else {
             (View::Replaced, None, seen_now)
         }
@@ -437,7 +527,9 @@ impl Transcript {
                 //# `CursorDamaged`; with a cursor of another child, with `CursorOtherChild`, for
                 //# **every** pair of distinct child ids (the cursor names its child, it does not
                 //# carry a hash of it); with a cursor of the retired v1 form, with `CursorRetired`;
-                //# with a cursor past the child's latest turn, with `CursorAhead`.
+                //# with a cursor past the child's latest turn, with `CursorAhead`;
+                //# with a cursor whose turn the transcript no longer has at its seq, with
+                //# `CursorDiverged` (section 5.2).
                 // R7: the cursor names its child, so this holds for every pair of ids.
                 if cursor.child != self.child {
                     //= spec/read.md#6-errors
@@ -457,13 +549,7 @@ impl Transcript {
                     .with_cursor_child(cursor.child.clone())
                     .with_resume_cursor(self.start_cursor()));
                 }
-                //= spec/read.md#r7-opaque-cursor-typed-errors
-                //# A cursor the crate handed out for a child MUST be accepted by every later read
-                //# of that child while its transcript only grows (section 5.2 says what happens
-                //# when it is rebuilt shorter).
-                if cursor.seq > self.latest_seq() {
-                    return Err(self.ahead(cursor));
-                }
+                self.check_cursor(cursor)?;
                 //= spec/read.md#r2-cost-proportional-to-what-is-returned
                 //# Answering a read MUST take time in proportion to what the window holds (plus a
                 //# logarithm of the history), not to the length of the child's history: the turn

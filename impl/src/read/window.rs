@@ -182,6 +182,9 @@ pub struct Window {
     pub next: Option<Cursor>,
     /// Characters of `text`: the budget used, never more than `chars_max` (R1).
     pub chars: usize,
+    /// The read's cursor was of the older v2 form past seq 0, which names no turn: the read
+    /// trusted its seq, and the header says so (`spec/read.md` section 5.3).
+    pub cursor_unchecked: bool,
 }
 
 /// Whether a request is still open.

@@ -37,12 +37,13 @@ mod variants;
 
 pub use bounds::{DEEP_UNIQUE_STATES, DEFAULT_UNIQUE_STATES, ReadBounds};
 pub use cursor::{
-    RefCursor, RefSeen, crc32, cursor_text, cursor_text_of, parse_cursor, v1_cursor_text, valid_id,
+    RefCursor, RefSeen, crc32, crc64, cursor_text, cursor_text_of, parse_cursor, v1_cursor_text,
+    valid_id,
 };
 pub use model::{LastRead, MODEL_CHILD, ReadAction, ReadModel, ReadState};
 pub use properties::{
-    R1, R5, R6, R7, R8, R15, R16, SOMETIMES_NOTHING_NEW, SOMETIMES_OMITTED, SOMETIMES_OVERSIZED,
-    SOMETIMES_PARTIAL_CUT, SOMETIMES_PARTIAL_NEW, SOMETIMES_PARTIAL_REPLACED,
+    R1, R5, R6, R7, R8, R15, R16, SOMETIMES_DIVERGED, SOMETIMES_NOTHING_NEW, SOMETIMES_OMITTED,
+    SOMETIMES_OVERSIZED, SOMETIMES_PARTIAL_CUT, SOMETIMES_PARTIAL_NEW, SOMETIMES_PARTIAL_REPLACED,
 };
 pub use reference::{read, read_checking_fit, read_variant};
 pub use types::{

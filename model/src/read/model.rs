@@ -34,6 +34,8 @@ pub struct LastRead {
     pub partial_new: bool,
     /// The window held a partial turn marked replaced.
     pub partial_replaced: bool,
+    /// The read followed a cursor refused with `CursorDiverged` after a rebuild (section 5.2).
+    pub diverged: bool,
 }
 
 /// The state: the child's transcript, the caller's cursor, and ghost history.
@@ -45,7 +47,13 @@ pub struct ReadState {
     pub grown: usize,
     /// The caller's cursor (the seq it encodes).
     pub cursor: u64,
-    /// Ghost: seqs the caller was given whole, or as a marked excerpt naming the rest.
+    /// The id of the turn the caller's cursor follows (its turn check, section 5); `None` at
+    /// seq 0.
+    pub cursor_turn: Option<String>,
+    /// Times the daemon rebuilt the transcript without its last turn.
+    pub rebuilds: usize,
+    /// Ghost: seqs of the transcript's turns the caller was given whole, or as a marked excerpt
+    /// naming the rest (a rebuild forgets the seq it drops: a later turn there is new).
     pub given: BTreeSet<u64>,
     /// Ghost: a read gave a completed turn the caller had already been given (R6).
     pub repeated: bool,
@@ -95,6 +103,9 @@ pub enum ReadAction {
     /// The caller lost its cursor and resumes with `since:turn:<id>` of the last turn it holds,
     /// under this budget (R16).
     Resume(usize),
+    /// The daemon restarts and rebuilds the transcript without its last turn and its partial
+    /// turn; later turns grow it back under new ids at the same seqs (section 5.2).
+    Rebuild,
 }
 
 /// The read model: a growing transcript and a caller following cursors.
@@ -133,11 +144,12 @@ impl ReadModel {
         let selector = if self.variant == ReadVariant::PeekLatest {
             RefSelector::Latest(1)
         } else {
-            RefSelector::Since(cursor_text_of(&RefCursor {
-                child: MODEL_CHILD.to_string(),
-                seq: state.cursor,
-                seen: state.seen,
-            }))
+            RefSelector::Since(cursor_text_of(&RefCursor::new(
+                MODEL_CHILD,
+                state.cursor,
+                state.cursor_turn.as_deref(),
+                state.seen,
+            )))
         };
         RefReadRequest {
             selector,
@@ -170,8 +182,64 @@ impl ReadModel {
                 self.record_window(state, next, &window, request.chars_max);
                 Some(window)
             }
+            Err(error @ (RefReadError::CursorDiverged | RefReadError::CursorAhead))
+                if state.rebuilds > 0 =>
+            {
+                let window = self.recover(state, next, request.chars_max);
+                if let Some(last) = next.last.as_mut() {
+                    last.diverged = error == RefReadError::CursorDiverged;
+                }
+                window
+            }
             Err(error) => {
                 self.record_refusal(state, next, request, error);
+                None
+            }
+        }
+    }
+
+    /// The last turn the caller holds that the transcript still has: where it resumes.
+    pub(super) fn resume_point<'s>(&self, state: &'s ReadState) -> Option<&'s RefTurn> {
+        let turns = &state.transcript.turns;
+        turns
+            .iter()
+            .rev()
+            .find(|turn| state.given.contains(&turn.seq))
+    }
+
+    /// Section 5.2: a cursor refused after a rebuild is followed by `since:turn:<id>` of the last
+    /// turn the caller still holds, or by the start cursor when it holds none; the resumed
+    /// read is judged like any other.
+    fn recover(
+        &self,
+        state: &ReadState,
+        next: &mut ReadState,
+        chars_max: usize,
+    ) -> Option<RefWindow> {
+        let (selector, from) = match self.resume_point(state) {
+            Some(turn) => (RefSelector::SinceTurn(turn.id.clone()), turn.seq),
+            None => (
+                RefSelector::Since(cursor_text_of(&RefCursor::new(MODEL_CHILD, 0, None, None))),
+                0,
+            ),
+        };
+        let request = RefReadRequest {
+            selector,
+            chars_max,
+            history: RefHistory::Open,
+        };
+        let lost = ReadState {
+            held: None,
+            cursor: from,
+            ..state.clone()
+        };
+        match read_variant(&state.transcript, &request, self.variant) {
+            Ok(window) => {
+                self.record_window(&lost, next, &window, chars_max);
+                Some(window)
+            }
+            Err(error) => {
+                self.record_refusal(state, next, &request, error);
                 None
             }
         }
@@ -255,6 +323,7 @@ impl ReadModel {
         next.stalled |= unread && new_cursor <= state.cursor;
         next.stalled |= unread && !progress;
         next.cursor = new_cursor;
+        next.cursor_turn = turn(new_cursor).map(|turn| turn.id.clone());
         next.seen = window.next_seen;
         // R15: a caller holding the partial turn as its cursor records it is sent only the
         // characters added since, or the part marked replaced when it changed otherwise.
@@ -291,6 +360,7 @@ impl ReadModel {
             ),
             omitted: !window.omitted.is_empty(),
             nothing_new: window.whole.is_empty() && window.excerpt.is_none(),
+            diverged: false,
         });
     }
 
@@ -335,15 +405,15 @@ impl ReadModel {
     }
 }
 
-/// R16: a read resumed from turn `t<cursor>` gives first (whole or as the excerpt) the first
-/// turn after it: not the turn itself or one before it (given again), not a later one (one
-/// skipped). A window that gives no turn is judged by R8, not here.
-pub(super) fn resumed_elsewhere(state: &ReadState, window: &RefWindow) -> bool {
+/// R16: a read resumed from the turn at seq `from` gives first (whole or as the excerpt) the
+/// first turn after it: not the turn itself or one before it (given again), not a later one
+/// (one skipped). A window that gives no turn is judged by R8, not here.
+pub(super) fn resumed_elsewhere(state: &ReadState, from: u64, window: &RefWindow) -> bool {
     let first_unread = state
         .transcript
         .turns
         .iter()
-        .find(|turn| turn.seq > state.cursor)
+        .find(|turn| turn.seq > from)
         .map(|turn| turn.seq);
     let first_given = window
         .whole
@@ -366,6 +436,8 @@ impl Model for ReadModel {
             },
             grown: 0,
             cursor: 0,
+            cursor_turn: None,
+            rebuilds: 0,
             given: BTreeSet::new(),
             repeated: false,
             over_budget: false,
@@ -404,8 +476,12 @@ impl Model for ReadModel {
             actions.push(ReadAction::Read(budget));
         }
         actions.push(ReadAction::ReadAtNeeded);
-        if state.cursor > 0 && self.variant != ReadVariant::PeekLatest {
+        if self.resume_point(state).is_some() && self.variant != ReadVariant::PeekLatest {
             actions.push(ReadAction::Resume(self.bounds.budgets[0]));
+        }
+        // A rebuild matters to a caller that holds a cursor past the start (section 5.2).
+        if state.rebuilds < self.bounds.rebuilds && state.cursor > 0 {
+            actions.push(ReadAction::Rebuild);
         }
     }
 
@@ -423,11 +499,12 @@ impl Model for ReadModel {
             ReadAction::Complete => {
                 let seq = t.turns.len() as u64 + 1;
                 let text = t.partial.take()?;
-                t.turns.push(RefTurn {
-                    id: format!("t{seq}"),
-                    seq,
-                    text,
-                });
+                // A rebuilt transcript's new turns have new ids (section 5.2).
+                let id = match state.rebuilds {
+                    0 => format!("t{seq}"),
+                    rebuilds => format!("t{seq}.{rebuilds}"),
+                };
+                t.turns.push(RefTurn { id, seq, text });
                 next.grown = 0;
                 next.rewritten = false;
                 next.held = None;
@@ -453,10 +530,20 @@ impl Model for ReadModel {
             ReadAction::Read(chars_max) => {
                 self.caller_reads(state, &mut next, &self.caller_read(state, chars_max));
             }
+            ReadAction::Rebuild => {
+                let dropped = t.turns.pop()?;
+                t.partial = None;
+                next.given.remove(&dropped.seq);
+                next.grown = 0;
+                next.rewritten = false;
+                next.held = None;
+                next.rebuilds += 1;
+            }
             ReadAction::Resume(chars_max) => {
                 // The caller lost its cursor and resumes after the last turn it holds (R16).
+                let resume = self.resume_point(state)?;
                 let request = RefReadRequest {
-                    selector: RefSelector::SinceTurn(format!("t{}", state.cursor)),
+                    selector: RefSelector::SinceTurn(resume.id.clone()),
                     chars_max,
                     history: RefHistory::Open,
                 };
@@ -464,10 +551,11 @@ impl Model for ReadModel {
                 // turn: it is sent as new (R15 holds for cursor reads).
                 let lost = ReadState {
                     held: None,
+                    cursor: resume.seq,
                     ..state.clone()
                 };
                 if let Some(window) = self.caller_reads(&lost, &mut next, &request) {
-                    next.resume_wrong |= resumed_elsewhere(state, &window);
+                    next.resume_wrong |= resumed_elsewhere(state, resume.seq, &window);
                 }
             }
             ReadAction::ReadAtNeeded => {
@@ -507,7 +595,7 @@ impl Model for ReadModel {
             //# an unknown id.
             Property::always(R16, |_, s: &ReadState| !s.resume_wrong),
             //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
-            //# - when the partial turn still starts with those `s` chars (same length, same CRC-32
+            //# - when the partial turn still starts with those `s` chars (same length, same CRC-64
             //# of that prefix), the part only grew: the read MUST give only chars `s..total` (all
             //# of them if they fit, else their newest that fit), marked `chars <from>..<total> of
             //# <total>`, and never one of the first `s` again;
@@ -532,6 +620,9 @@ impl Model for ReadModel {
             }),
             Property::sometimes(SOMETIMES_NOTHING_NEW, |_, s: &ReadState| {
                 s.last.is_some_and(|last| last.nothing_new)
+            }),
+            Property::sometimes(SOMETIMES_DIVERGED, |_, s: &ReadState| {
+                s.last.is_some_and(|last| last.diverged)
             }),
         ]
     }

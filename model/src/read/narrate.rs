@@ -38,14 +38,22 @@ impl ReadModel {
                         window.text
                     ),
                     Err(error) => format!(
-                        "the caller reads with cursor at seq {} and chars_max {chars_max}: {error:?}",
-                        before.cursor
+                        "the caller reads with cursor at seq {} and chars_max {chars_max}: \
+                         {error:?}; then at seq {}",
+                        before.cursor, after.cursor
                     ),
                 }
             }
             ReadAction::Resume(chars_max) => format!(
-                "the caller lost its cursor and reads since:turn:t{} with chars_max {chars_max}",
-                before.cursor
+                "the caller lost its cursor and reads since:turn:{} with chars_max {chars_max}",
+                self.resume_point(before)
+                    .map_or("(none)", |turn| turn.id.as_str())
+            ),
+            ReadAction::Rebuild => format!(
+                "the daemon restarts and rebuilds the transcript without its last turn ({} turns \
+                 left, no partial turn); the caller keeps its cursor at seq {}",
+                after.transcript.turns.len(),
+                after.cursor
             ),
             ReadAction::ReadAtNeeded => {
                 let needed = self.needed_budget(before);

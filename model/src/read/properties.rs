@@ -33,12 +33,22 @@ pub const SOMETIMES_PARTIAL_CUT: &str = "the partial turn is cut";
 pub const SOMETIMES_OMITTED: &str = "turns are omitted";
 /// Sometimes: a read returns no completed turn.
 pub const SOMETIMES_NOTHING_NEW: &str = "a read returns nothing new";
+/// Sometimes: a cursor is refused because the transcript was rebuilt and grew back past it,
+/// and the caller resumes (section 5.2).
+pub const SOMETIMES_DIVERGED: &str = "a cursor of a rebuilt transcript is refused";
 
 pub(super) fn r5_no_skip(_: &ReadModel, s: &ReadState) -> bool {
     //= spec/read.md#r5-no-skip
     //# The next cursor of a `since` read MUST advance only over turns the window holds, whole or as
     //# the marked excerpt of R8: its seq is the seq of the last such turn, or the given cursor's
     //# when the window holds none.
+    // A cursor whose turn a rebuild replaced names no position of this transcript: the next
+    // read must refuse it (section 5.2), and a read that accepts it is judged by its answer.
+    let follows = |turn: &super::types::RefTurn| Some(&turn.id) == s.cursor_turn.as_ref();
+    let at_cursor = s.transcript.turns.iter().find(|turn| turn.seq == s.cursor);
+    if s.cursor > 0 && !at_cursor.is_some_and(follows) {
+        return true;
+    }
     s.transcript
         .turns
         .iter()

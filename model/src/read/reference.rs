@@ -11,7 +11,9 @@
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 
-use super::cursor::{RefCursor, RefSeen, crc32, cursor_text_len, cursor_text_of, parse_cursor};
+use super::cursor::{
+    RefCursor, RefSeen, crc32, crc64, cursor_text_len, cursor_text_of, parse_cursor,
+};
 use super::types::{
     RefExcerpt, RefHistory, RefPartial, RefReadError, RefReadRequest, RefRequest, RefSelector,
     RefTranscript, RefTurn, RefWindow,
@@ -65,8 +67,10 @@ pub(super) struct Reader<'a> {
     turn_chars: Vec<usize>,
     request_chars: Vec<usize>,
     partial_chars: usize,
-    /// CRC-32 of the whole partial turn, computed only when a rendered cursor needs it.
-    partial_crc: OnceCell<u32>,
+    /// CRC-64 of the whole partial turn, computed only when a rendered cursor needs it.
+    partial_crc: OnceCell<u64>,
+    /// The cursor is of the v2 form past seq 0: its turn is not checked (section 5.3).
+    unchecked: bool,
 }
 
 /// What the next cursor records of the partial turn.
@@ -110,6 +114,20 @@ impl Reader<'_> {
             RefSelector::SinceTurn(id) => format!("since:turn:{id}"),
             RefSelector::Turn { id, offset } => format!("turn:{id} offset {offset}"),
         }
+    }
+
+    /// The header line; a v2 cursor past seq 0 is marked unchecked (section 5.3).
+    fn header(&self) -> String {
+        let unchecked = if self.unchecked {
+            " (v2 cursor: turn unchecked)"
+        } else {
+            ""
+        };
+        format!(
+            "[parkline read {} {}{unchecked}]\n",
+            self.t.child,
+            self.selector_text()
+        )
     }
 
     fn is_turn_read(&self) -> bool {
@@ -177,7 +195,7 @@ impl Reader<'_> {
                 chars: self.partial_chars,
                 prefix: *self
                     .partial_crc
-                    .get_or_init(|| crc32(self.t.partial.as_deref().unwrap_or("").as_bytes())),
+                    .get_or_init(|| crc64(self.t.partial.as_deref().unwrap_or("").as_bytes())),
             }),
             NextSeen::Kept(seen) => Some(seen),
         }
@@ -190,11 +208,7 @@ impl Reader<'_> {
 
     /// The full response text of a candidate answer, exactly as `spec/read.md` section 5 says.
     fn render(&self, answer: &Answer) -> String {
-        let mut text = format!(
-            "[parkline read {} {}]\n",
-            self.t.child,
-            self.selector_text()
-        );
+        let mut text = self.header();
         let mut turns = answer.turns.clone();
         turns.sort_by_key(|(i, _)| *i);
         let mut excerpts = 0;
@@ -287,11 +301,13 @@ impl Reader<'_> {
         }
         match self.next(answer) {
             Some(seq) => {
-                let cursor = RefCursor {
-                    child: self.t.child.clone(),
+                let turn = self.t.turns.iter().find(|turn| turn.seq == seq);
+                let cursor = RefCursor::new(
+                    &self.t.child,
                     seq,
-                    seen: self.next_seen(answer),
-                };
+                    turn.map(|turn| turn.id.as_str()),
+                    self.next_seen(answer),
+                );
                 text += &format!("; next since:{}]\n", cursor_text_of(&cursor));
             }
             None => text += "; next none]\n",
@@ -528,17 +544,22 @@ fn read_with(
     let mut since = 0;
     let mut from = 0;
     let mut cursor_seen = None;
+    let (mut unchecked, mut v2_seen) = (false, false);
     let selected: Vec<usize> = match &req.selector {
         RefSelector::Latest(n) => (0..t.turns.len()).rev().take(*n).collect(),
         RefSelector::Since(cursor) => {
-            let RefCursor { child, seq, seen } = parse_cursor(cursor)?;
-            cursor_seen = seen;
-            if child != t.child {
+            let cursor = parse_cursor(cursor)?;
+            if cursor.child != t.child {
                 return Err(RefReadError::CursorOtherChild);
             }
-            if seq > latest {
+            if cursor.seq > latest {
                 return Err(RefReadError::CursorAhead);
             }
+            check_turn(t, &cursor, variant)?;
+            let seq = cursor.seq;
+            unchecked = cursor.v2 && seq > 0;
+            cursor_seen = cursor.seen;
+            v2_seen = cursor.v2;
             since = seq;
             (0..t.turns.len())
                 .filter(|&i| t.turns[i].seq > seq)
@@ -590,9 +611,19 @@ fn read_with(
         (Some(seen), Some(partial))
             if seen.after == latest && variant != ReadVariant::ResendPartial =>
         {
-            let grown = seen.chars <= chars(partial)
-                && crc32(slice(partial, 0, seen.chars).as_bytes()) == seen.prefix;
+            let prefix = slice(partial, 0, seen.chars);
+            // Section 5.3: a v2 record checks with CRC-32; the next cursor keeps it as CRC-64.
+            let check = if v2_seen {
+                u64::from(crc32(prefix.as_bytes()))
+            } else {
+                crc64(prefix.as_bytes())
+            };
+            let grown = seen.chars <= chars(partial) && check == seen.prefix;
             if grown {
+                cursor_seen = Some(RefSeen {
+                    prefix: crc64(prefix.as_bytes()),
+                    ..seen
+                });
                 View::Grown(seen.chars)
             } else {
                 View::Replaced
@@ -621,15 +652,35 @@ fn read_with(
         request_chars,
         partial_chars: t.partial.as_deref().map_or(0, chars),
         partial_crc: OnceCell::new(),
+        unchecked,
     };
-    reader.header_chars = chars(&format!(
-        "[parkline read {} {}]\n",
-        t.child,
-        reader.selector_text()
-    ));
+    reader.header_chars = chars(&reader.header());
     let result = answer_with(&reader, from, partial_total_of(t, req));
     *mismatch = reader.mismatch.take();
     result
+}
+
+/// Section 5.2: the cursor's seq must be a turn's seq, and a v3 cursor's turn check that turn's
+/// id; `TrustSeq` skips the id check.
+fn check_turn(
+    t: &RefTranscript,
+    cursor: &RefCursor,
+    variant: ReadVariant,
+) -> Result<(), RefReadError> {
+    if cursor.seq == 0 {
+        return Ok(());
+    }
+    let turn = t
+        .turns
+        .iter()
+        .find(|turn| turn.seq == cursor.seq)
+        .ok_or(RefReadError::CursorDiverged)?;
+    match cursor.turn {
+        Some(check) if variant != ReadVariant::TrustSeq && check != crc64(turn.id.as_bytes()) => {
+            Err(RefReadError::CursorDiverged)
+        }
+        _ => Ok(()),
+    }
 }
 
 fn partial_total_of(t: &RefTranscript, req: &RefReadRequest) -> Option<usize> {

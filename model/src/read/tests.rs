@@ -9,13 +9,14 @@ use crate::test_support::state_after;
 use stateright::{Checker, Model};
 
 const ALWAYS: [&str; 7] = [R1, R5, R6, R7, R8, R15, R16];
-const SOMETIMES: [&str; 6] = [
+const SOMETIMES: [&str; 7] = [
     SOMETIMES_OVERSIZED,
     SOMETIMES_PARTIAL_CUT,
     SOMETIMES_OMITTED,
     SOMETIMES_NOTHING_NEW,
     SOMETIMES_PARTIAL_NEW,
     SOMETIMES_PARTIAL_REPLACED,
+    SOMETIMES_DIVERGED,
 ];
 
 #[test]
@@ -73,14 +74,10 @@ fn crc32_matches_the_standard_check_value() {
 
 #[test]
 fn cursor_text_round_trips_and_rejects_every_single_character_change() {
-    let text = cursor_text("s980-1", 0x2a);
+    let text = after_t("s980-1", 0x2a);
     assert_eq!(
         parse_cursor(&text),
-        Ok(RefCursor {
-            child: "s980-1".into(),
-            seq: 0x2a,
-            seen: None
-        })
+        Ok(RefCursor::new("s980-1", 0x2a, Some("t42"), None))
     );
     for (i, c) in text.char_indices() {
         for replacement in ['0', '1', 'f', '.', 'x'] {
@@ -110,7 +107,7 @@ fn r7_colliding_ids_other_child() {
     let mut t = transcript(&["one"], None);
     t.child = "s590020-12".into();
     let request = RefReadRequest {
-        selector: RefSelector::Since(cursor_text("s61947-8", 0)),
+        selector: RefSelector::Since(after_t("s61947-8", 0)),
         chars_max: 1000,
         history: RefHistory::Open,
     };
@@ -120,6 +117,12 @@ fn r7_colliding_ids_other_child() {
         ..request
     };
     assert_eq!(read(&t, &retired), Err(RefReadError::CursorRetired));
+}
+
+/// The cursor text of `child` after the turn `t<seq>` of [`transcript`] (the start at 0).
+fn after_t(child: &str, seq: u64) -> String {
+    let id = format!("t{seq}");
+    cursor_text(child, seq, (seq > 0).then_some(id.as_str()))
 }
 
 fn transcript(turns: &[&str], partial: Option<&str>) -> RefTranscript {
@@ -141,7 +144,7 @@ fn transcript(turns: &[&str], partial: Option<&str>) -> RefTranscript {
 
 fn since(seq: u64, chars_max: usize) -> RefReadRequest {
     RefReadRequest {
-        selector: RefSelector::Since(cursor_text("c", seq)),
+        selector: RefSelector::Since(after_t("c", seq)),
         chars_max,
         history: RefHistory::Open,
     }
@@ -154,16 +157,17 @@ fn the_reference_answer_has_the_exact_text_of_the_spec() {
     let expected = format!(
         "[parkline read c since:{}]\n[turn t2 seq 2: 3 chars]\ntwo\n[in-flight: 3 chars]\nwor\n\
          [parkline read end: 1 whole, 0 excerpt, 0 omitted; next since:{}]\n",
-        cursor_text("c", 1),
-        cursor_text_of(&RefCursor {
-            child: "c".into(),
-            seq: 2,
-            seen: Some(RefSeen {
+        after_t("c", 1),
+        cursor_text_of(&RefCursor::new(
+            "c",
+            2,
+            Some("t2"),
+            Some(RefSeen {
                 after: 2,
                 chars: 3,
-                prefix: crc32(b"wor"),
+                prefix: crc64(b"wor"),
             }),
-        })
+        ))
     );
     assert_eq!(window.text, expected);
     assert_eq!(window.next, Some(2));
@@ -175,7 +179,7 @@ fn the_reference_answer_has_the_exact_text_of_the_spec() {
 fn r15_since_partial_suffix() {
     //= spec/read.md#r15-the-partial-turn-is-sent-once-while-it-only-grows
     //= type=test
-    //# - when the partial turn still starts with those `s` chars (same length, same CRC-32 of that
+    //# - when the partial turn still starts with those `s` chars (same length, same CRC-64 of that
     //# prefix), the part only grew: the read MUST give only chars `s..total` (all of them if they
     //# fit, else their newest that fit), marked `chars <from>..<total> of <total>`, and never one
     //# of the first `s` again;
@@ -184,11 +188,7 @@ fn r15_since_partial_suffix() {
     //# - otherwise the part was replaced: the read MUST give it as R10 does, marked `replaced`.
     let t = transcript(&["one", "two"], Some("wor"));
     let first = read(&t, &since(1, 1000)).expect("fits");
-    let cursor = RefCursor {
-        child: "c".into(),
-        seq: 2,
-        seen: first.next_seen,
-    };
+    let cursor = RefCursor::new("c", 2, Some("t2"), first.next_seen);
     let again = |partial: &str| {
         let t = transcript(&["one", "two"], Some(partial));
         let request = RefReadRequest {
@@ -275,25 +275,26 @@ fn fit_cases() -> Vec<(RefTranscript, RefReadRequest)> {
     let mut cases = Vec::new();
     for t in [long, many] {
         let latest = t.turns.last().map_or(0, |turn| turn.seq);
-        let grown = RefCursor {
-            child: "c".into(),
-            seq: 1,
-            seen: Some(RefSeen {
+        let grown = RefCursor::new(
+            "c",
+            1,
+            Some("t1"),
+            Some(RefSeen {
                 after: latest,
                 chars: 4,
-                prefix: crc32(b"work"),
+                prefix: crc64(b"work"),
             }),
-        };
+        );
         let replaced = RefCursor {
             seen: Some(RefSeen {
                 after: latest,
                 chars: 4,
-                prefix: crc32(b"nope"),
+                prefix: crc64(b"nope"),
             }),
             ..grown.clone()
         };
         let selectors = [
-            RefSelector::Since(cursor_text("c", 0)),
+            RefSelector::Since(after_t("c", 0)),
             RefSelector::Since(cursor_text_of(&grown)),
             RefSelector::Since(cursor_text_of(&replaced)),
             RefSelector::Latest(3),
@@ -418,15 +419,13 @@ fn the_cursor_text_length_is_counted_without_the_checks() {
     for child in ["c", "s61947-8", "a.b.c"] {
         for seq in [0, 1, 15, 16, 255, 4096, u64::MAX] {
             for seen in [None, Some((1, 0)), Some((17, 300)), Some((4096, u64::MAX))] {
-                let cursor = RefCursor {
-                    child: child.into(),
-                    seq,
-                    seen: seen.map(|(chars, after)| RefSeen {
-                        after,
-                        chars,
-                        prefix: 7,
-                    }),
-                };
+                let seen = seen.map(|(chars, after)| RefSeen {
+                    after,
+                    chars,
+                    prefix: 7,
+                });
+                let cursor = RefCursor::new(child, seq, Some("t1"), seen);
+                let seen = seen.map(|seen| (seen.chars, seen.after));
                 assert_eq!(
                     cursor_text_len(child, seq, seen),
                     cursor_text_of(&cursor).len()
@@ -514,14 +513,14 @@ fn read_bound_sets_hold_the_limits_they_name() {
     let ci = ReadBounds::default();
     assert_eq!(
         ci.summary(),
-        "turns=2 grow_chars=20 grows=3 budgets=260,300 requests=1"
+        "turns=2 grow_chars=20 grows=3 budgets=260,300 requests=1 rebuilds=1"
     );
     // `deep` is the default with a third turn, nothing else.
     let deep = ReadBounds::deep();
     assert_eq!(deep, ReadBounds { turns: 3, ..ci });
     assert_eq!(
         deep.summary(),
-        "turns=3 grow_chars=20 grows=3 budgets=260,300 requests=1"
+        "turns=3 grow_chars=20 grows=3 budgets=260,300 requests=1 rebuilds=1"
     );
 }
 
@@ -539,14 +538,22 @@ fn ids_are_one_to_128_of_the_allowed_characters() {
 
 #[test]
 fn a_cursor_text_short_of_its_five_parts_is_damaged_and_a_dotted_child_round_trips() {
-    for text in ["", "v2", "v2.1", "v2.1.0", "v2.1.0.00000000"] {
+    for text in [
+        "",
+        "v3",
+        "v3.1",
+        "v3.1.0",
+        "v3.1.0.0",
+        "v3.0.0.0.00000000",
+        "v2.1.0.00000000",
+    ] {
         assert_eq!(
             parse_cursor(text),
             Err(RefReadError::CursorDamaged),
             "{text:?}"
         );
     }
-    let text = cursor_text("child.with.dots", 7);
+    let text = after_t("child.with.dots", 7);
     let cursor = parse_cursor(&text).expect("a dotted child's cursor parses");
     assert_eq!((cursor.child.as_str(), cursor.seq), ("child.with.dots", 7));
     assert_eq!(cursor_text_of(&cursor), text);
@@ -584,18 +591,18 @@ fn read_steps_are_narrated_in_the_spec_words() {
         state = after;
     }
     // The partial turn of seq 1 is written in the letter of seq 1; the read at no budget is told
-    // the budget of the window it then gets, 190 characters.
+    // the budget of the window it then gets, 209 characters.
     assert_eq!(
         told,
         [
             "the child works: partial turn \"bbbbbbbbbbbbbbbbbbbb\"",
             "turn t1 completes (seq 1, \"bbbbbbbbbbbbbbbbbbbb\")",
             "the child opens a request",
-            "the caller reads with no budget and is told it needs 190; it retries: the caller \
-             reads with cursor at seq 0 and chars_max 190; window (190 chars, next cursor at seq \
-             1):\n[parkline read c since:v2.0.0.8e9ff85b.c]\n[turn t1 seq 1: 20 chars]\n\
+            "the caller reads with no budget and is told it needs 209; it retries: the caller \
+             reads with cursor at seq 0 and chars_max 209; window (209 chars, next cursor at seq \
+             1):\n[parkline read c since:v3.0.0.0.934ef23b.c]\n[turn t1 seq 1: 20 chars]\n\
              bbbbbbbbbbbbbbbbbbbb\n[request 1 open] r1\n[parkline read end: 1 whole, 0 \
-             excerpt, 0 omitted; next since:v2.1.0.b3ffd1eb.c]\n",
+             excerpt, 0 omitted; next since:v3.1.5732c817b025d2e8.0.91e0e5f9.c]\n",
         ]
     );
 }
@@ -760,6 +767,7 @@ fn the_partial_turn_clauses_judge_each_form_against_what_the_caller_holds() {
     let first = read(&t, &since(0, 1000)).expect("fits");
     let mut state = reading(transcript(&["one", "two"], Some("working")));
     state.cursor = 2;
+    state.cursor_turn = Some("t2".into());
     state.given = BTreeSet::from([1, 2]);
     state.held = Some("wor".into());
     state.seen = first.next_seen;
@@ -880,7 +888,7 @@ fn a_resume_is_wrong_when_its_first_turn_given_is_not_the_next_one() {
     };
     let right = read(&state.transcript, &resume("t1")).expect("fits");
     assert_eq!(right.whole, [2, 3]);
-    assert!(!resumed_elsewhere(&state, &right));
+    assert!(!resumed_elsewhere(&state, state.cursor, &right));
     let from_the_turn = read_variant(
         &state.transcript,
         &resume("t1"),
@@ -889,11 +897,11 @@ fn a_resume_is_wrong_when_its_first_turn_given_is_not_the_next_one() {
     .expect("fits");
     assert_eq!(from_the_turn.whole, [1, 2, 3]);
     let skipping = read(&state.transcript, &resume("t2")).expect("fits");
-    assert!(resumed_elsewhere(&state, &from_the_turn));
-    assert!(resumed_elsewhere(&state, &skipping));
+    assert!(resumed_elsewhere(&state, state.cursor, &from_the_turn));
+    assert!(resumed_elsewhere(&state, state.cursor, &skipping));
     let mut nothing = right.clone();
     nothing.whole.clear();
-    assert!(!resumed_elsewhere(&state, &nothing));
+    assert!(!resumed_elsewhere(&state, state.cursor, &nothing));
     let mut excerpt = nothing.clone();
     for (seq, wrong) in [(2, false), (3, true), (1, true)] {
         excerpt.excerpt = Some(RefExcerpt {
@@ -903,14 +911,14 @@ fn a_resume_is_wrong_when_its_first_turn_given_is_not_the_next_one() {
             total: 3,
         });
         assert_eq!(
-            resumed_elsewhere(&state, &excerpt),
+            resumed_elsewhere(&state, state.cursor, &excerpt),
             wrong,
             "excerpt of {seq}"
         );
     }
     // With nothing after the turn resumed from, any turn given is given again.
     state.cursor = 3;
-    assert!(resumed_elsewhere(&state, &right));
+    assert!(resumed_elsewhere(&state, state.cursor, &right));
 }
 
 /// R8's rest clause: following an excerpt's rest at the budgets the errors name ends for the

@@ -163,6 +163,8 @@ pub enum RefReadError {
     CursorOtherChild,
     /// The cursor is past the latest completed turn.
     CursorAhead,
+    /// The cursor follows a turn the transcript no longer has at its seq (section 5.2).
+    CursorDiverged,
     /// No turn has the id.
     UnknownTurn,
     /// The offset is past the turn's end.

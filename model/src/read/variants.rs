@@ -32,11 +32,15 @@ pub enum ReadVariant {
     /// size counted without its last newline), so a caller retrying at it with the same cursor
     /// is refused again. Breaks R7.
     NeededOneShort,
+    /// A cursor's seq is trusted alone, as in the v2 cursor: its turn check is not compared, so
+    /// a transcript rebuilt shorter and grown back past the cursor hands the caller only what
+    /// follows the seq. Breaks R5.
+    TrustSeq,
 }
 
 impl ReadVariant {
     /// Every variant, `Correct` first.
-    pub const ALL: [ReadVariant; 9] = [
+    pub const ALL: [ReadVariant; 10] = [
         ReadVariant::Correct,
         ReadVariant::ExcerptWithoutReference,
         ReadVariant::AdvanceBeforeBuild,
@@ -46,6 +50,7 @@ impl ReadVariant {
         ReadVariant::ResumeIncludesTurn,
         ReadVariant::ResendPartial,
         ReadVariant::NeededOneShort,
+        ReadVariant::TrustSeq,
     ];
 
     /// The name used on the command line (`--variant advance-before-build`).
@@ -60,6 +65,7 @@ impl ReadVariant {
             ReadVariant::ResumeIncludesTurn => "resume-includes-turn",
             ReadVariant::ResendPartial => "resend-partial",
             ReadVariant::NeededOneShort => "needed-one-short",
+            ReadVariant::TrustSeq => "trust-seq",
         }
     }
 
@@ -73,7 +79,9 @@ impl ReadVariant {
     pub fn breaks(self) -> Option<&'static str> {
         Some(match self {
             ReadVariant::Correct => return None,
-            ReadVariant::ExcerptWithoutReference | ReadVariant::AdvanceBeforeBuild => R5,
+            ReadVariant::ExcerptWithoutReference
+            | ReadVariant::AdvanceBeforeBuild
+            | ReadVariant::TrustSeq => R5,
             ReadVariant::TurnsOnlyBudget => R1,
             ReadVariant::PeekLatest => R6,
             ReadVariant::EmptyExcerpt => R8,
