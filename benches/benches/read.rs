@@ -9,6 +9,14 @@
 //! for the 80-character turns the timings read. Then the `since` reads of the three histories
 //! are timed interleaved (`parkline_benches::interleave`) and their medians printed as ratios
 //! against the 100-turn history, before criterion's sequential timings.
+//!
+//! One long turn: 2,000 characters of a 40,000,000-character turn of mixed-width text (1 to 4
+//! bytes a character, so the byte offset of a character cannot be computed), read by `turn:<id>
+//! offset <k>` at offset 0 and at its last 2,000 characters (and, beside them, at the offset
+//! late in the turn where the char index scans the most), interleaved; each ratio against offset
+//! 0 is the median of the per-round ratios (as the table bench's rows). Following a long turn's
+//! `rest at` references reads each such window once, so a read whose cost grows with the offset
+//! makes the whole turn quadratic (R2). Goal: within 1.2x.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -17,7 +25,7 @@ use criterion::{BenchmarkId, Criterion};
 use parkline::read::{
     ChildId, Cursor, ReadRequest, RequestHistory, Selector, Transcript, TurnId, TurnSeq,
 };
-use parkline_benches::interleave;
+use parkline_benches::interleave::{self, Quartiles};
 use parkline_benches::memory::{self, Heap};
 
 #[global_allocator]
@@ -219,5 +227,84 @@ fn bench_read(c: &mut Criterion) {
     group.finish();
 }
 
-criterion::criterion_group!(benches, bench_read);
+/// The characters of the long turn, and of the window read from it.
+const LONG_TURN_CHARS: usize = 40_000_000;
+const WINDOW_CHARS: usize = 2_000;
+
+/// A transcript of one turn `long` of [`LONG_TURN_CHARS`] characters of mixed width.
+fn long_turn_fixture() -> Transcript {
+    let pattern = "parkline reads é and ü, 日本語の文, and 🦀 crabs; ";
+    let text: String = pattern.chars().cycle().take(LONG_TURN_CHARS).collect();
+    assert!(
+        text.len() > LONG_TURN_CHARS,
+        "not ASCII: the char index is used"
+    );
+    let mut transcript = Transcript::new(ChildId::new("s980").expect("child id"));
+    let id = TurnId::new("long").expect("turn id");
+    transcript.push_turn(id, TurnSeq(1), text).expect("push");
+    transcript
+}
+
+/// The `turn:long offset <offset>` read whose excerpt holds exactly [`WINDOW_CHARS`]
+/// characters: the budget is the framing of that read plus the window.
+fn long_turn_request(transcript: &Transcript, offset: usize) -> ReadRequest {
+    let selector = Selector::Turn {
+        id: TurnId::new("long").expect("turn id"),
+        offset,
+    };
+    let probe = transcript
+        .read(&request(selector.clone()).with_chars_max(WINDOW_CHARS + 200))
+        .expect("read");
+    let shown = probe.excerpt.as_ref().map_or(0, |e| e.to - e.from);
+    let exact = request(selector).with_chars_max(probe.chars - shown + WINDOW_CHARS);
+    let window = transcript.read(&exact).expect("read");
+    let excerpt = window.excerpt.expect("an excerpt of the long turn");
+    assert_eq!((excerpt.from, excerpt.to), (offset, offset + WINDOW_CHARS));
+    exact
+}
+
+/// The long turn read at offset 0, at its end and where the index scans the most, interleaved
+/// (each against offset 0, per round), then by criterion.
+fn bench_long_turn(c: &mut Criterion) {
+    let transcript = &long_turn_fixture();
+    // The end (the row's goal), and one character before a multiple of 4,096 (so of the
+    // index's stride), late in the turn: the longest scan, and a window cut by the budget as
+    // offset 0's is (a window that runs to the turn's end skips the search for where to cut).
+    let offsets = [0, LONG_TURN_CHARS - WINDOW_CHARS, 9_764 * 4_096 - 1];
+    let requests = offsets.map(|offset| long_turn_request(transcript, offset));
+    let rounds = interleave::rounds(2_000);
+    let mut reads = requests.each_ref().map(|request| {
+        move || {
+            let start = Instant::now();
+            black_box(transcript.read(black_box(request)).expect("read"));
+            start.elapsed()
+        }
+    });
+    let [start, end, worst] = &mut reads;
+    let times = interleave::samples(rounds, &mut [start, end, worst]);
+    for (offset, at) in offsets.iter().zip(&times).skip(1) {
+        let ratio = Quartiles::of_ratios(at, &times[0]);
+        println!(
+            "read long turn: {WINDOW_CHARS} of {LONG_TURN_CHARS} chars, {rounds} rounds, offset \
+             {offset} {:.2} us / offset 0 {:.2} us = {:.2}x ({:.2}-{:.2}x)",
+            Quartiles::of_durations(at).median,
+            Quartiles::of_durations(&times[0]).median,
+            ratio.median,
+            ratio.q1,
+            ratio.q3
+        );
+    }
+    let mut group = c.benchmark_group("read_long_turn");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for (offset, request) in offsets.iter().zip(&requests) {
+        group.bench_function(BenchmarkId::new("2000_chars_at", offset), |b| {
+            b.iter(|| transcript.read(black_box(request)).expect("read"))
+        });
+    }
+    group.finish();
+}
+
+criterion::criterion_group!(benches, bench_read, bench_long_turn);
 criterion::criterion_main!(benches);

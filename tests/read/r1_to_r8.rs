@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use parkline::ErrorKind;
 use parkline::read::{
     ChildId, Cursor, ECHO_CHARS_MAX, ERROR_CHARS_MAX, Partial, ReadRequest, RequestHistory,
-    Selector, TurnRef, TurnSeq,
+    Selector, TurnRef, TurnSeq, Window,
 };
 
 use super::{busy_child, child, push, read, seqs, since, turn_id};
@@ -98,6 +98,82 @@ fn r2_a_read_at_the_end_of_a_long_history_returns_only_what_follows_the_cursor()
         let window = since(&c, &at_end, 1000);
         assert_eq!(seqs(&window), [turns + 1]);
         assert_eq!(window.omitted.count, 0);
+    }
+}
+
+/// The characters an excerpt of `window` shows: the `to - from` characters between its element's
+/// header line and the window's trailer.
+fn excerpt_text(window: &Window) -> (usize, usize, String) {
+    let excerpt = window.excerpt.as_ref().expect("an excerpt");
+    let element = &window.text[window.text.find("[turn ").expect("a turn element")..];
+    let body = &element[element.find("]\n").expect("its header line") + 2..];
+    let shown: String = body.chars().take(excerpt.to - excerpt.from).collect();
+    assert!(
+        body[shown.len()..].starts_with("\n[parkline read end: 0 whole, 1 excerpt"),
+        "the excerpt ends where the window says: {}",
+        window.text
+    );
+    (excerpt.from, excerpt.to, shown)
+}
+
+#[test]
+fn r2_a_read_from_an_offset_finds_it_through_the_index() {
+    //= spec/read.md#r2-cost-proportional-to-what-is-returned
+    //= type=test
+    //= reason=the windows it finds, against char slicing, at every boundary of the index; the
+    //= reason=time is measured by benches/read (a long turn at offset 0 and at its end)
+    //# A read of a turn from a character offset MUST find the offset's byte position through an
+    //# index kept when the turn is added, scanning at most a fixed stride of characters before
+    //# it, so that its time is in proportion to the characters returned, not to the offset.
+    // Characters of 1, 2, 3 and 4 bytes in a cycle of 7, so that the index's boundaries (every
+    // 1,024 characters; these offsets cover any stride that is a multiple of 256) fall on every
+    // width. An ASCII turn of the same length needs no index; it is read the same way.
+    let mixed: String = "aé日🦀 ü😀".chars().cycle().take(12_345).collect();
+    let ascii = "z".repeat(12_345);
+    let mut c = child("c");
+    push(&mut c, 1, "é short");
+    push(&mut c, 2, &mixed);
+    push(&mut c, 3, &ascii);
+    for (id, text) in [("t2", &mixed), ("t3", &ascii)] {
+        let chars: Vec<char> = text.chars().collect();
+        let slice = |from: usize, to: usize| chars[from..to].iter().collect::<String>();
+        let mut offsets: Vec<usize> = (0..=chars.len())
+            .step_by(256)
+            .flat_map(|boundary| [boundary.saturating_sub(1), boundary, boundary + 1])
+            .chain([chars.len() - 1, chars.len()])
+            .filter(|&offset| offset <= chars.len())
+            .collect();
+        offsets.dedup();
+        for offset in offsets {
+            for chars_max in [300, 1_300] {
+                let selector = Selector::Turn {
+                    id: turn_id(id),
+                    offset,
+                };
+                let window = read(&c, selector, chars_max);
+                let (from, to, shown) = excerpt_text(&window);
+                assert_eq!(from, offset, "{id} offset {offset}");
+                assert!(
+                    to > from || to == chars.len(),
+                    "{id} offset {offset}: progress"
+                );
+                assert_eq!(shown, slice(from, to), "{id} chars {from}..{to}");
+            }
+        }
+        // Following the `rest at` references reassembles the turn exactly.
+        let mut offset = 0;
+        let mut whole = String::new();
+        while offset < chars.len() {
+            let selector = Selector::Turn {
+                id: turn_id(id),
+                offset,
+            };
+            let (from, to, shown) = excerpt_text(&read(&c, selector, 700));
+            assert_eq!(from, offset);
+            whole.push_str(&shown);
+            offset = to;
+        }
+        assert_eq!(&whole, text, "{id} reassembled from its excerpts");
     }
 }
 

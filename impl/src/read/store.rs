@@ -7,7 +7,9 @@
 //! 32 bits; the high bits are kept once per change, see [`Column`]), the id's length (an id has at
 //! most [`ID_CHARS_MAX`] bytes, so one byte), and two columns that cost nothing in the common
 //! case: the seq's distance from the turn's position (0 while seqs are 1, 2, 3, ...) and the
-//! running count of bytes beyond one per character (0 while every text is ASCII). The id index
+//! running count of bytes beyond one per character (0 while every text is ASCII). A turn of at
+//! least [`CHAR_STRIDE`] characters that is not ASCII also has entries in a [`CharIndex`], so a
+//! read from a character offset finds its byte without scanning the text before it. The id index
 //! is an open-addressing hash table of `u32` turn numbers whose ids are compared in the arena,
 //! not a map of cloned ids. The per-turn buffers grow by a quarter, not by doubling, so what is
 //! allocated stays within 1.25x of what is needed (at about five copies of each element over a
@@ -180,6 +182,101 @@ impl Column {
     }
 }
 
+/// Characters between two entries of a long turn's [`CharIndex`]: the most a read from an offset
+/// scans to find the offset's byte (R2). 1,024 characters are at most 4 KiB, which [`char_byte`]
+/// scans in less time than a read of the 2,000-character windows a follower asks for takes
+/// (`benches/read`); an entry costs 8 bytes per 1,024 characters, under 1 % of the text.
+const CHAR_STRIDE: usize = 1_024;
+
+/// Where every [`CHAR_STRIDE`]-th character starts in the texts of the long turns that are not
+/// ASCII. Short turns (most) and ASCII ones have no entry: the first scan at most a stride, the
+/// second need none (a character is a byte).
+#[derive(Clone, Debug, Default)]
+struct CharIndex {
+    /// `(turn, its first entry in marks)` for each indexed turn, in turn order.
+    turns: Vec<(u32, usize)>,
+    /// For each indexed turn, the byte offset in its text of character `k * CHAR_STRIDE`, for
+    /// `k` from 1 to its characters / `CHAR_STRIDE`.
+    marks: Vec<u64>,
+}
+
+impl CharIndex {
+    /// Indexes turn `turn`'s `text` of `chars` characters if it is long and not ASCII.
+    fn push(&mut self, turn: usize, text: &str, chars: usize) {
+        let count = chars / CHAR_STRIDE;
+        if count == 0 || chars == text.len() {
+            return;
+        }
+        reserve_vec(&mut self.turns, 1);
+        // Below TURNS_MAX, which is at most u32::MAX (asserted at compile time above).
+        self.turns.push((turn as u32, self.marks.len()));
+        reserve_vec(&mut self.marks, count);
+        let mut byte = 0;
+        for _ in 0..count {
+            byte += char_byte(&text[byte..], CHAR_STRIDE);
+            self.marks.push(byte as u64);
+        }
+        debug_assert!(byte <= text.len() && text.is_char_boundary(byte));
+    }
+
+    /// The latest indexed character at or before `char` of turn `turn`, and its byte offset:
+    /// character 0 at byte 0 for a turn without entries.
+    fn mark_before(&self, turn: usize, char: usize) -> (usize, usize) {
+        let Ok(at) = self
+            .turns
+            .binary_search_by_key(&turn, |&(indexed, _)| indexed as usize)
+        else {
+            return (0, 0);
+        };
+        let first = self.turns[at].1;
+        let end = self
+            .turns
+            .get(at + 1)
+            .map_or(self.marks.len(), |&(_, next)| next);
+        let k = (char / CHAR_STRIDE).min(end - first);
+        match k {
+            0 => (0, 0),
+            k => (k * CHAR_STRIDE, self.marks[first + k - 1] as usize),
+        }
+    }
+
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
+        self.turns.capacity() * size_of::<(u32, usize)>() + self.marks.capacity() * size_of::<u64>()
+    }
+}
+
+/// Whether `byte` starts a character in UTF-8 (is not a continuation byte `10xxxxxx`).
+fn starts_char(byte: u8) -> bool {
+    byte & 0xC0 != 0x80
+}
+
+/// The byte offset of character `n` of `text` (`text.len()` when `n` is its character count).
+/// The starts of characters are counted a block of bytes at a time, which the compiler
+/// vectorises, then byte by byte in the block that holds character `n`.
+fn char_byte(text: &str, n: usize) -> usize {
+    const BLOCK: usize = 32;
+    let bytes = text.as_bytes();
+    let (mut at, mut left) = (0, n);
+    while let Some(block) = bytes.get(at..at + BLOCK) {
+        let starts = block.iter().filter(|&&byte| starts_char(byte)).count();
+        if starts > left {
+            break;
+        }
+        (at, left) = (at + BLOCK, left - starts);
+    }
+    for (offset, &byte) in bytes[at..].iter().enumerate() {
+        if starts_char(byte) {
+            if left == 0 {
+                return at + offset;
+            }
+            left -= 1;
+        }
+    }
+    debug_assert_eq!(left, 0, "character {n} lies past the end of the text");
+    bytes.len()
+}
+
 /// What a binary search over the turns sees of each: its seq, the one thing they are sorted by.
 pub(crate) struct SeqKey {
     pub(crate) seq: TurnSeq,
@@ -286,6 +383,8 @@ pub struct Turns {
     seq_gaps: Column,
     /// Per turn: the running total over texts of bytes minus characters; 0 while all is ASCII.
     wide: Column,
+    /// Byte offsets of every [`CHAR_STRIDE`]-th character of the long turns that are not ASCII.
+    char_index: CharIndex,
     index: IdIndex,
     turns_max: usize,
 }
@@ -314,6 +413,7 @@ impl Turns {
             id_lens: Vec::new(),
             seq_gaps: Column::default(),
             wide: Column::default(),
+            char_index: CharIndex::default(),
             index: IdIndex::default(),
             turns_max: turns_max.min(TURNS_MAX),
         }
@@ -437,6 +537,38 @@ impl Turns {
         (bytes - wide) as usize
     }
 
+    /// The byte offset of character `char` in the text of the turn at `index`, `char` at most
+    /// its [`chars`](Turns::chars): through the [`CharIndex`], scanning fewer than
+    /// [`CHAR_STRIDE`] characters (R2).
+    fn text_byte(&self, index: usize, text: &str, char: usize) -> usize {
+        let chars = self.chars(index);
+        debug_assert!(char <= chars, "character {char} of a turn of {chars}");
+        if chars == text.len() {
+            // ASCII: a character is a byte.
+            return char;
+        }
+        //= spec/read.md#r2-cost-proportional-to-what-is-returned
+        //# A read of a turn from a character offset MUST find the offset's byte position through
+        //# an index kept when the turn is added, scanning at most a fixed stride of characters
+        //# before it, so that its time is in proportion to the characters returned, not to the
+        //# offset.
+        let (mark, byte) = self.char_index.mark_before(index, char);
+        debug_assert!(char - mark < CHAR_STRIDE, "a long turn that is not indexed");
+        let found = byte + char_byte(&text[byte..], char - mark);
+        debug_assert!(text.is_char_boundary(found));
+        found
+    }
+
+    /// Characters `from..to` of the text of the turn at `index`, `from <= to <=`
+    /// [`chars`](Turns::chars): time in proportion to `to - from`, not to `from` (R2).
+    pub(crate) fn text_chars(&self, index: usize, from: usize, to: usize) -> &str {
+        debug_assert!(from <= to);
+        let text = self.at(index).text;
+        let start = self.text_byte(index, text, from);
+        let end = start + char_byte(&text[start..], to - from);
+        &text[start..end]
+    }
+
     /// The position of the turn with this id.
     pub(crate) fn position(&self, id: &str) -> Option<usize> {
         // The length first: it is one byte per turn, and spares reading the arena for most
@@ -480,8 +612,10 @@ impl Turns {
         // At most ID_CHARS_MAX bytes, which fits (asserted at compile time above).
         self.id_lens.push(id.len() as u8);
         self.seq_gaps.push(seq.0.wrapping_sub(index as u64 + 1));
-        let wide = (text.len() - text.chars().count()) as u64;
-        self.wide.push(self.wide_total(index) + wide);
+        let chars = text.chars().count();
+        self.wide
+            .push(self.wide_total(index) + (text.len() - chars) as u64);
+        self.char_index.push(index, text, chars);
         debug_assert!(self.ends.len() == self.len() && self.seq_gaps.len() == self.len());
         // Taken out for the insert, which reads the ids of the turns through `self`.
         let mut id_index = std::mem::take(&mut self.index);
@@ -503,6 +637,7 @@ impl Turns {
             + self.id_lens.capacity()
             + self.seq_gaps.heap_bytes()
             + self.wide.heap_bytes()
+            + self.char_index.heap_bytes()
             + self.index.slots.capacity() * size_of::<u32>()
     }
 }
@@ -980,5 +1115,131 @@ mod tests {
             .expect_err("full at two turns");
         assert_eq!(err.kind(), ErrorKind::TranscriptFull);
         assert_holds(t.turns(), &owned(&[("t1", 1, "a"), ("t2", 2, "b")]));
+    }
+
+    /// Mixed-width text of `chars` characters: 1, 2, 3 and 4 bytes in a cycle of 7, so that
+    /// stride boundaries fall on characters of every width.
+    fn mixed(chars: usize) -> String {
+        "aé日🦀 ü😀".chars().cycle().take(chars).collect()
+    }
+
+    /// The byte offset of every character of `text`, and of its end, as `char_indices` says.
+    fn boundaries(text: &str) -> Vec<usize> {
+        text.char_indices()
+            .map(|(byte, _)| byte)
+            .chain([text.len()])
+            .collect()
+    }
+
+    #[test]
+    fn char_byte_finds_every_character_as_char_indices_does() {
+        // Past several 32-byte blocks, and texts shorter than one.
+        let texts = [
+            mixed(200),
+            "x".repeat(100),
+            String::new(),
+            mixed(3) + &"y".repeat(70),
+        ];
+        for text in texts {
+            for (n, byte) in boundaries(&text).into_iter().enumerate() {
+                assert_eq!(char_byte(&text, n), byte, "character {n} of {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_char_index_maps_every_offset_as_char_indices_does() {
+        // A turn of several strides, one of exactly two, one a character short of one, a long
+        // ASCII one and short ones: every offset of each, the end included.
+        let long = mixed(5 * CHAR_STRIDE + 300);
+        let exact = mixed(2 * CHAR_STRIDE);
+        let short = mixed(CHAR_STRIDE - 1);
+        let ascii = "z".repeat(3 * CHAR_STRIDE + 5);
+        let texts = [&short, &long, "é", &ascii, &exact, ""];
+        let mut turns = Turns::default();
+        for (i, text) in texts.iter().enumerate() {
+            turns.push(&format!("t{i}"), TurnSeq(i as u64 + 1), text);
+        }
+        for (index, text) in texts.iter().enumerate() {
+            for (char, byte) in boundaries(text).into_iter().enumerate() {
+                assert_eq!(
+                    turns.text_byte(index, text, char),
+                    byte,
+                    "turn {index}, character {char}"
+                );
+            }
+        }
+        // Entries only for the long turns that are not ASCII, one per whole stride.
+        let indexed: Vec<u32> = turns.char_index.turns.iter().map(|&(t, _)| t).collect();
+        assert_eq!((indexed, turns.char_index.marks.len()), (vec![1, 4], 5 + 2));
+    }
+
+    #[test]
+    fn the_char_index_costs_nothing_for_short_or_ascii_turns_and_8_bytes_a_stride_else() {
+        let mut turns = Turns::default();
+        for i in 1..=1_000_u64 {
+            turns.push(&format!("t{i}"), TurnSeq(i), &mixed(CHAR_STRIDE - 1));
+        }
+        turns.push("ascii", TurnSeq(1_001), &"z".repeat(100 * CHAR_STRIDE));
+        assert_eq!(turns.char_index.heap_bytes(), 0, "short and ASCII turns");
+        let chars = 3_000 * CHAR_STRIDE + 7;
+        turns.push("long", TurnSeq(1_002), &mixed(chars));
+        let per_turn = GROW_MIN * size_of::<(u32, usize)>();
+        assert_eq!(
+            turns.char_index.heap_bytes(),
+            per_turn + 8 * (chars / CHAR_STRIDE),
+            "one long turn: its first entry's buffer, then 8 bytes a stride"
+        );
+    }
+
+    /// The offsets (before, at and after each stride boundary, and the end) whose `turn:<id>
+    /// offset <k>` read does not show characters `k..` of `text` as char slicing gives them.
+    fn offset_reads_that_differ(t: &Transcript, id: &str, text: &str) -> Vec<usize> {
+        let chars = text.chars().count();
+        let mut offsets: Vec<usize> = (0..=chars / CHAR_STRIDE)
+            .flat_map(|k| {
+                [
+                    k * CHAR_STRIDE,
+                    k * CHAR_STRIDE + 1,
+                    (k + 1) * CHAR_STRIDE - 1,
+                ]
+            })
+            .chain([chars - 1, chars])
+            .filter(|&offset| offset <= chars)
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        offsets.retain(|&offset| {
+            let selector = Selector::Turn {
+                id: TurnId::new(id).expect("id"),
+                offset,
+            };
+            let window = t.read(&ReadRequest::new(selector, 300)).expect("read");
+            let excerpt = window.excerpt.expect("an excerpt of a long turn");
+            let element = &window.text[window.text.find("[turn ").expect("the turn")..];
+            let body = &element[element.find("]\n").expect("its header") + 2..];
+            let shown: String = body.chars().take(excerpt.to - excerpt.from).collect();
+            let expected: String = text
+                .chars()
+                .skip(offset)
+                .take(excerpt.to - offset)
+                .collect();
+            excerpt.from != offset || shown != expected
+        });
+        offsets
+    }
+
+    #[test]
+    fn a_shifted_char_index_entry_is_caught() {
+        // Known-bad: the entry of character 2 * CHAR_STRIDE off by one, pointing at the
+        // character after it. The reads it serves, and only those, must be caught.
+        let text = mixed(4 * CHAR_STRIDE + 10);
+        let mut t = transcript(&[("long", 1, text.as_str())]);
+        assert_eq!(offset_reads_that_differ(&t, "long", &text), [0_usize; 0]);
+        t.turns.char_index.marks[1] = boundaries(&text)[2 * CHAR_STRIDE + 1] as u64;
+        assert_eq!(
+            offset_reads_that_differ(&t, "long", &text),
+            [2 * CHAR_STRIDE, 2 * CHAR_STRIDE + 1, 3 * CHAR_STRIDE - 1]
+        );
     }
 }

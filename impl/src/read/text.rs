@@ -217,7 +217,7 @@ impl Plan<'_> {
                         let _ = write!(text, ", rest at turn:{} offset {to}", turn.id);
                     }
                     text.push_str("]\n");
-                    text.push_str(char_slice(turn.text, from, to));
+                    text.push_str(self.transcript.turns.text_chars(index, from, to));
                     text.push('\n');
                     excerpt = Some(Excerpt {
                         turn: self.turn_ref(index),
