@@ -502,3 +502,94 @@ fn m14_an_upgraded_line_that_failed_counts_its_hand_overs() -> TestResult {
     assert_eq!(handed(&batch.items), [2]);
     Ok(())
 }
+
+/// The committed version 2 mirrors (`tests/fixtures/v2/README.md`): what the sequence of the
+/// README writes, built again here and compared byte for byte, so the files are known to be what
+/// a build that writes version 2 writes. `PARKLINE_WRITE_FIXTURES=1` writes them instead.
+#[test]
+fn m2_the_version_2_fixtures_are_what_this_build_writes() -> TestResult {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2");
+    let write = std::env::var("PARKLINE_WRITE_FIXTURES").is_ok_and(|v| v == "1");
+    let default_slack = Config::default().compact_slack_bytes;
+    for (name, slack) in [("mixed.mirror", default_slack), ("compacted.mirror", 0)] {
+        let bytes = v2_fixture(Config {
+            failures_max: 2,
+            compact_slack_bytes: slack,
+            ..Config::default()
+        })?;
+        let path = dir.join(name);
+        if write {
+            fs::create_dir_all(&dir)?;
+            fs::write(&path, &bytes)?;
+        }
+        assert_eq!(fs::read(&path)?, bytes, "{name}");
+        // The state the README gives.
+        let state = open_bytes(&bytes, config_2())?.state().clone();
+        assert_eq!(seqs(&state.parked), [7, 8]);
+        let batch = state.in_flight.as_ref().ok_or("batch 3 in flight")?;
+        assert_eq!(
+            (batch.id, batch.attempt, batch.remaining),
+            (BatchId(3), Attempt(2), 2)
+        );
+        assert_eq!(seqs(&batch.items), [5, 6]);
+        assert_eq!(seqs(&state.dead_letters), [3]);
+        assert_eq!(handed(&state.dead_letters), [2]);
+        assert_eq!((state.next_seq, state.next_batch), (Seq(9), BatchId(4)));
+    }
+    Ok(())
+}
+
+/// The sequence of `tests/fixtures/v2/README.md`, in memory; the mirror's bytes at its end.
+fn v2_fixture(config: Config) -> crate::Result<Vec<u8>> {
+    let outcomes = |delivered: &[bool]| -> Vec<Outcome> {
+        delivered
+            .iter()
+            .map(|&d| {
+                if d {
+                    Outcome::Delivered
+                } else {
+                    Outcome::Failed
+                }
+            })
+            .collect()
+    };
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
+    let lines = [
+        "r11 a",
+        "r12 b",
+        "[parkline batch 1 end: 0 parked lines still undelivered]",
+        "r14 d",
+        "",
+    ];
+    for (request, line) in (11..).zip(lines) {
+        queue.park(RequestId(request), line)?;
+    }
+    let first = queue
+        .boundary(Budget(1 << 20))?
+        .ok_or_else(|| internal("batch 1"))?;
+    queue.settle(first.id, &outcomes(&[true, true, false, false, false]))?;
+    let second = queue
+        .boundary(Budget(1 << 20))?
+        .ok_or_else(|| internal("batch 2"))?;
+    queue.settle(second.id, &outcomes(&[false, true, false]))?;
+    queue.park_all(&[
+        (RequestId(16), "r16 a"),
+        (RequestId(17), "r17 b"),
+        (RequestId(18), "r18 c"),
+    ])?;
+    queue.redrive(&[Seq(5)])?;
+    queue
+        .boundary(Budget(12))?
+        .ok_or_else(|| internal("batch 3"))?;
+    // The process ends before the settle; the next life hands the batch over again and ends.
+    let storage = queue.into_storage();
+    let mut queue = Queue::with_storage(storage, "m", config)?;
+    queue
+        .boundary(Budget(12))?
+        .ok_or_else(|| internal("batch 3 again"))?;
+    Ok(file(&queue))
+}
+
+fn internal(what: &str) -> crate::Error {
+    crate::Error::new(ErrorKind::Internal, format!("{what}: nothing handed over"))
+}
