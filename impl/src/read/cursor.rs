@@ -229,7 +229,7 @@ impl Cursor {
     /// use parkline::ErrorKind;
     /// use parkline::read::{ChildId, Cursor};
     /// let text = Cursor::start(&ChildId::new("c")?).to_string();
-    /// let damaged = text.replacen("v2.0", "v2.1", 1);
+    /// let damaged = text.replacen("v3.0", "v3.1", 1);
     /// assert_eq!(Cursor::parse(&damaged).unwrap_err().kind(), ErrorKind::CursorDamaged);
     /// # Ok::<(), parkline::Error>(())
     /// ```
@@ -311,7 +311,7 @@ impl Cursor {
     /// ```
     /// use parkline::read::{ChildId, Cursor};
     /// let start = Cursor::start(&ChildId::new("c")?);
-    /// assert!(start.encode().starts_with("v2.0.0."));
+    /// assert!(start.encode().starts_with("v3.0.0.0."));
     /// assert!(start.encode().ends_with(".c"));
     /// # Ok::<(), parkline::Error>(())
     /// ```
