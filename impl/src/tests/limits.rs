@@ -231,3 +231,52 @@ fn m6_failures_never_pass_u32_max() -> TestResult {
     assert_eq!(queue.dead_letters()[0].failures, max);
     Ok(())
 }
+
+/// Section 6 of spec/mirror.md: an item at the front whose hand-over count is at `u64::MAX`
+/// blocks every boundary as the attempt ceiling does: each fails with `Exhausted`, writes
+/// nothing and does not poison, and the line behind it never moves; `park` still works.
+#[test]
+fn d19_a_hand_over_count_at_its_ceiling_blocks_every_boundary() -> TestResult {
+    //= spec/mirror.md#6-what-a-damaged-file-gets
+    //= type=test
+    //# At the attempt ceiling, or with the hand-over count of the first parked item at its
+    //# limit, every `boundary` fails with `Exhausted` and no line moves: the lines are listed by
+    //# `parkline inspect`, and the way on is to move the file aside and park them again.
+    let front = r#"{"type":"park","seq":1,"request":1,"line":"l1","failures":0,"handed":18446744073709551615}"#;
+    let bytes = file_of(&[front.to_owned(), park_json(2)]);
+    let mut queue = open_bytes(&bytes, Config::default())?;
+    for _ in 0..3 {
+        let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
+        assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
+    }
+    assert_eq!(file(&queue), bytes);
+    assert!(!queue.is_poisoned());
+    assert_eq!(queue.parked().len(), 2);
+    assert_eq!(queue.park(RequestId(3), "three")?, Seq(3));
+    Ok(())
+}
+
+/// M2: a build refuses a mirror of a newer version (a daemon rolled back to an older build) with
+/// `Corrupt` naming the version, and leaves the file as it was: there is no downgrade.
+#[test]
+fn m2_a_mirror_of_a_newer_version_is_refused_and_left_as_it_is() -> TestResult {
+    //= spec/mirror.md#m2-header-and-version
+    //= type=test
+    //# A build MUST refuse a mirror of a newer version than it writes, changing nothing: a
+    //# daemon rolled back to an older build cannot open the mirrors a newer build wrote.
+    let newer = mirror::VERSION + 1;
+    let header = format!(r#"{{"format":"parkline-mirror","version":{newer}}}"#);
+    let bytes = format!("{}{}", rec(&header), rec(&park_json(1))).into_bytes();
+    let (_dir, path) = temp_mirror()?;
+    fs::write(&path, &bytes)?;
+    let err = Queue::open(&path)
+        .err()
+        .ok_or("a newer version is refused")?;
+    assert_eq!(err.kind(), ErrorKind::Corrupt);
+    assert!(
+        err.to_string().contains(&format!("version {newer}")),
+        "{err}"
+    );
+    assert_eq!(fs::read(&path)?, bytes);
+    Ok(())
+}

@@ -508,7 +508,7 @@ fn m14_an_upgraded_line_that_failed_counts_its_hand_overs() -> TestResult {
 /// a build that writes version 2 writes. `PARKLINE_WRITE_FIXTURES=1` writes them instead.
 #[test]
 fn m2_the_version_2_fixtures_are_what_this_build_writes() -> TestResult {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2");
     let write = std::env::var("PARKLINE_WRITE_FIXTURES").is_ok_and(|v| v == "1");
     let default_slack = Config::default().compact_slack_bytes;
     for (name, slack) in [("mixed.mirror", default_slack), ("compacted.mirror", 0)] {
@@ -592,4 +592,36 @@ fn v2_fixture(config: Config) -> crate::Result<Vec<u8>> {
 
 fn internal(what: &str) -> crate::Error {
     crate::Error::new(ErrorKind::Internal, format!("{what}: nothing handed over"))
+}
+
+/// M14: a batch a version 1 build handed over is repeated in the current grammar, so its text
+/// differs from the one the parent saw beyond `ATTEMPT` and `REPEAT` (version 1's header had no
+/// `SEEN` or `BYTES`, its trailer no check); id, members, order and `remaining` are the same.
+#[test]
+fn m14_a_batch_a_version_1_build_handed_over_repeats_in_the_current_grammar() -> TestResult {
+    //= spec/mirror.md#m14-upgrade-from-version-1
+    //= type=test
+    //# A batch that a version 1 build handed over is repeated in the current grammar: its text
+    //# differs from the one the parent saw beyond `ATTEMPT` and `REPEAT`, the one exception to
+    //# D10's equal text, while its id, members, order and `remaining` are those the parent saw.
+    let mut queue = open_bytes(V1_LOG, config_2())?;
+    let repeat = queue.boundary(Budget(12))?.ok_or("batch 3 recovered")?;
+    let lines: Vec<&str> = repeat.items.iter().map(|item| item.line.as_str()).collect();
+    let text = crate::frame::render(
+        repeat.id,
+        repeat.attempt,
+        repeat.seen,
+        repeat.remaining,
+        &lines,
+    );
+    // Version 1's grammar (spec/delivery.md D4 before format 2), at the same attempt.
+    let version_1 = "[parkline batch 3 attempt 3, repeat: 2 of 3 parked lines]\nr16 a\nr17 b\n\
+                     [parkline batch 3 end: 1 parked lines still undelivered]\n";
+    assert_ne!(text, version_1);
+    let frame = crate::frame::parse(&text).map_err(|e| format!("{e:?}"))?;
+    assert_eq!((frame.id, frame.remaining), (BatchId(3), 1));
+    assert_eq!(frame.lines, ["r16 a", "r17 b"]);
+    let header = "[parkline batch 3 attempt 3, repeat: 2 of 3 parked lines, 0 seen before";
+    assert!(text.starts_with(header), "{text}");
+    Ok(())
 }
