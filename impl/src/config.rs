@@ -16,6 +16,9 @@ pub struct Config {
     pub failures_max: u32,
     /// The longest line `park` accepts, in bytes. At least 1.
     pub line_bytes_max: usize,
+    /// The most bytes the lines of one `park_all` group may hold together (D22): the group is
+    /// one record, read back whole. Default 64 MiB; at least `line_bytes_max`.
+    pub group_bytes_max: usize,
     /// M12: a settle compacts the mirror when the log would be longer than twice the snapshot
     /// of the new state plus this many bytes. Default [`COMPACT_SLACK_BYTES`](crate::COMPACT_SLACK_BYTES)
     /// (4 MiB, as SQLite checkpoints its WAL), so a boundary rarely compacts; a smaller value trades more rewrites for a
@@ -28,6 +31,7 @@ impl Default for Config {
         Config {
             failures_max: 3,
             line_bytes_max: 1 << 20,
+            group_bytes_max: 64 << 20,
             compact_slack_bytes: crate::COMPACT_SLACK_BYTES,
         }
     }

@@ -271,6 +271,22 @@ impl Core {
             self.check_line(&format!("line {i} of the group (request {request})"), line)
                 .map_err(|e| e.with_line_index(i))?;
         }
+        //= spec/delivery.md#d22-group-park
+        //# A group whose lines hold more than `group_bytes_max` bytes together MUST be refused
+        //# with `GroupTooLarge`, writing nothing.
+        let bytes = lines
+            .iter()
+            .fold(0usize, |sum, (_, line)| sum.saturating_add(line.len()));
+        if bytes > self.config.group_bytes_max {
+            return Err(Error::new(
+                ErrorKind::GroupTooLarge,
+                format!(
+                    "the group's {} lines hold {bytes} bytes, more than group_bytes_max {}",
+                    lines.len(),
+                    self.config.group_bytes_max
+                ),
+            ));
+        }
         if let Some(repeated) = self.repeated_group(lines) {
             return repeated.map(|seqs| Step {
                 record: None,

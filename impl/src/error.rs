@@ -30,6 +30,9 @@ pub enum ErrorKind {
     InvalidLine,
     /// The [`Config`](crate::Config) is unusable (for example `failures_max == 0`).
     InvalidConfig,
+    /// A `park_all` group's lines hold more than `Config::group_bytes_max` bytes together (D22):
+    /// nothing was written.
+    GroupTooLarge,
     /// `boundary` was called while a batch of this life is still unsettled.
     BatchInFlight,
     /// `settle` named a batch that is not the one handed over in this life.
@@ -107,6 +110,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Poisoned => "queue poisoned by an earlier i/o error",
             ErrorKind::InvalidLine => "invalid line",
             ErrorKind::InvalidConfig => "invalid config",
+            ErrorKind::GroupTooLarge => "group too large",
             ErrorKind::BatchInFlight => "batch in flight",
             ErrorKind::UnknownBatch => "unknown batch",
             ErrorKind::OutcomeCount => "wrong number of outcomes",

@@ -287,6 +287,12 @@ impl<S: Storage> Queue<S> {
                 "line_bytes_max must be at least 1",
             ));
         }
+        if config.group_bytes_max < config.line_bytes_max {
+            return Err(Error::new(
+                ErrorKind::InvalidConfig,
+                "group_bytes_max must be at least line_bytes_max",
+            ));
+        }
         crate::storage::check_mirror_name(name).map_err(|e| e.with_path(storage.path(name)))?;
         let tmp = format!("{name}.tmp");
         let path = storage.path(name);

@@ -625,3 +625,39 @@ fn m14_a_batch_a_version_1_build_handed_over_repeats_in_the_current_grammar() ->
     assert!(text.starts_with(header), "{text}");
     Ok(())
 }
+
+/// D22: a group over `group_bytes_max` is refused with `GroupTooLarge` and writes nothing; one
+/// at the limit parks; a limit below `line_bytes_max` is an unusable config.
+#[test]
+fn d22_a_group_over_its_byte_limit_is_refused_whole() -> TestResult {
+    //= spec/delivery.md#d22-group-park
+    //= type=test
+    //# A group whose lines hold more than `group_bytes_max` bytes together MUST be refused
+    //# with `GroupTooLarge`, writing nothing.
+    let config = Config {
+        line_bytes_max: 4,
+        group_bytes_max: 8,
+        ..Config::default()
+    };
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
+    let before = file(&queue);
+    let over = [
+        (RequestId(1), "abcd"),
+        (RequestId(2), "efgh"),
+        (RequestId(3), "i"),
+    ];
+    let err = queue.park_all(&over).err().ok_or("over the limit")?;
+    assert_eq!(err.kind(), ErrorKind::GroupTooLarge, "{err}");
+    assert_eq!(file(&queue), before);
+    assert!(!queue.is_poisoned());
+    assert_eq!(queue.park_all(&over[..2])?, [Seq(1), Seq(2)]);
+    let small = Config {
+        group_bytes_max: 3,
+        ..config
+    };
+    let err = Queue::with_storage(MemStorage::new(), "m", small)
+        .err()
+        .ok_or("unusable")?;
+    assert_eq!(err.kind(), ErrorKind::InvalidConfig);
+    Ok(())
+}
