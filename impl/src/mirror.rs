@@ -1168,6 +1168,9 @@ pub(crate) fn check_header(json: &[u8]) -> std::result::Result<u64, String> {
     }
     match value.get("version").and_then(serde_json::Value::as_u64) {
         Some(version) if (VERSION_OLDEST..=VERSION).contains(&version) => Ok(version),
+        //= spec/mirror.md#m2-header-and-version
+        //# A build MUST refuse a mirror of a newer version than it writes, changing nothing: a
+        //# daemon rolled back to an older build cannot open the mirrors a newer build wrote.
         Some(other) => Err(format!(
             "unknown mirror version {other} (this build reads versions {VERSION_OLDEST} to {VERSION})"
         )),
