@@ -310,266 +310,296 @@ impl MirrorState {
                 line,
                 failures,
                 ..
-            }
-            | Record::Dead {
-                seq,
-                line,
-                failures,
-                ..
-            } => {
-                //= spec/delivery.md#d17-order
-                //# `park` MUST assign seqs that strictly increase and are never reused within a
-                //# mirror (when none is left, it fails with `Exhausted` rather than wrap, D10
-                //# "Attempt ceiling").
-                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-                //# Seqs and batch ids MUST strictly increase along the file; a reader MUST reject a
-                //# `park`/`dead` record whose seq, or a `batch` record whose id, is below the
-                //# current counter.
-                // M6: seqs strictly increase along the file and are never reused.
-                if *seq < self.next_seq {
-                    return Err(format!(
-                        "seq {seq} reused or out of order (expected at least {})",
-                        self.next_seq
-                    ));
-                }
-                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-                //# - `u64::MAX` is never a seq or a batch id (no next counter would follow it): a
-                //# `park`, `dead` or `batch` record holding it MUST be rejected (`Corrupt`).
-                // M6: the counter after the last seq must exist; u64::MAX is never a seq.
-                if seq.0.checked_add(1).is_none() {
-                    return Err(format!(
-                        "seq {seq} leaves no next seq (u64::MAX is never a seq)"
-                    ));
-                }
-                if has_newline(line) {
-                    return Err(format!("line of seq {seq} contains a newline"));
-                }
-                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-                //# - A parked item (including one in flight) holds at most `u32::MAX - 1` failures,
-                //# so that it can always fail once more: a `park` record with failures `u32::MAX`,
-                //# or a settle that would park an item again at `u32::MAX`, MUST be rejected
-                //# (`Corrupt`).
-                // M6: a parked item must be able to fail once more; only dead letters may hold
-                // the largest count.
-                if matches!(record, Record::Park { .. }) && *failures == u32::MAX {
-                    return Err(format!(
-                        "parked seq {seq} has failures u32::MAX and could not fail again"
-                    ));
-                }
-            }
+            } => self.check_item(*seq, line, Some(*failures)),
+            Record::Dead { seq, line, .. } => self.check_item(*seq, line, None),
             Record::Batch {
                 id,
                 attempt,
                 seqs,
                 remaining,
-            } => {
-                if let Some(batch) = &self.in_flight {
-                    return Err(format!(
-                        "batch {id} persisted while batch {} is still in flight",
-                        batch.id
-                    ));
-                }
-                //= spec/delivery.md#d10-repeat-recognisable
-                //# A batch id that was returned by `boundary` MUST NOT later denote a different
-                //# membership.
-                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-                //# Seqs and batch ids MUST strictly increase along the file; a reader MUST reject a
-                //# `park`/`dead` record whose seq, or a `batch` record whose id, is below the
-                //# current counter.
-                if *id < self.next_batch {
-                    return Err(format!(
-                        "batch id {id} reused or out of order (expected at least {})",
-                        self.next_batch
-                    ));
-                }
-                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-                //# - `u64::MAX` is never a seq or a batch id (no next counter would follow it): a
-                //# `park`, `dead` or `batch` record holding it MUST be rejected (`Corrupt`).
-                if id.0.checked_add(1).is_none() {
-                    return Err(format!(
-                        "batch id {id} leaves no next id (u64::MAX is never a batch id)"
-                    ));
-                }
-                if attempt.0 < 1 {
-                    return Err(format!("batch {id} has attempt 0"));
-                }
-                if seqs.is_empty() {
-                    return Err(format!("batch {id} has no items"));
-                }
-                let k = seqs.len();
-                //= spec/delivery.md#d17-order
-                //# The parked list MUST be kept in seq order and a new batch MUST be a prefix of
-                //# it, so items in a batch are in seq order and a line is first offered only after
-                //# every line with a lower seq was offered.
-                // D11, D17: a batch is a prefix of the parked items in seq order.
-                let is_prefix = self.parked.len() >= k
-                    && self
-                        .parked
-                        .iter()
-                        .zip(seqs)
-                        .all(|(item, seq)| item.seq == *seq);
-                if !is_prefix {
-                    let prefix: Vec<Seq> =
-                        self.parked.iter().take(k).map(|item| item.seq).collect();
-                    return Err(format!(
-                        "batch {id} names seqs {} but the first parked seqs are {}",
-                        list(seqs),
-                        list(&prefix)
-                    ));
-                }
-                //= spec/delivery.md#d11-deterministic-split
-                //# `remaining` MUST be `parked.len() - k`.
-                if self.parked.len() - k != *remaining {
-                    return Err(format!(
-                        "batch {id} says {remaining} remaining but {} lines were parked behind it",
-                        self.parked.len() - k
-                    ));
-                }
-                //= spec/delivery.md#d19-hand-over-count-per-item
-                //# A hand-over count is never wrapped or saturated: a boundary that would raise an
-                //# item's count past `u64::MAX` MUST fail with `Exhausted`, write nothing and not
-                //# poison (as the counters of `mirror.md` M6).
-                // D19, M6: the hand-over count is checked like every counter, never wrapped.
-                if let Some(item) = self.parked[..k]
-                    .iter()
-                    .find(|item| item.handed.checked_add(u64::from(attempt.0)).is_none())
-                {
-                    return Err(format!(
-                        "batch {id} at attempt {attempt} counts seq {} past {} hand-overs",
-                        item.seq, item.handed
-                    ));
-                }
-            }
-            Record::Attempt { batch, attempt } => {
-                let Some(in_flight) = self.in_flight.as_ref().filter(|b| b.id == *batch) else {
-                    return Err(format!("attempt for batch {batch}, which is not in flight"));
-                };
-                //= spec/delivery.md#d10-repeat-recognisable
-                //# It MUST NOT hand the batch over with an attempt that is not one higher.
-                // D10: one higher than stored; at u32::MAX there is no higher attempt.
-                if in_flight.attempt.0.checked_add(1) != Some(attempt.0) {
-                    return Err(format!(
-                        "attempt {attempt} of batch {batch} does not follow attempt {}",
-                        in_flight.attempt
-                    ));
-                }
-                if let Some(item) = in_flight.items.iter().find(|item| item.handed == u64::MAX) {
-                    return Err(format!(
-                        "attempt {attempt} of batch {batch} counts seq {} past {} hand-overs",
-                        item.seq, item.handed
-                    ));
-                }
-            }
-            Record::Parks { seq, items } => {
-                if items.is_empty() {
-                    return Err(format!("group park at seq {seq} has no lines"));
-                }
-                if *seq < self.next_seq {
-                    return Err(format!(
-                        "group park at seq {seq} reuses seqs (expected at least {})",
-                        self.next_seq
-                    ));
-                }
-                // M6: the group's last seq must leave a next seq, as for a single park.
-                let last = u64::try_from(items.len() - 1)
-                    .ok()
-                    .and_then(|extra| seq.0.checked_add(extra))
-                    .filter(|last| last.checked_add(1).is_some());
-                if last.is_none() {
-                    return Err(format!(
-                        "group park of {} lines at seq {seq} leaves no next seq",
-                        items.len()
-                    ));
-                }
-                if let Some(i) = items.iter().position(|item| has_newline(&item.line)) {
-                    return Err(format!(
-                        "line {i} of the group park at seq {seq} contains a newline"
-                    ));
-                }
-            }
-            Record::Redrive { seqs } => {
-                if seqs.is_empty() {
-                    return Err("redrive names no seqs".to_owned());
-                }
-                if let Some(pair) = seqs.windows(2).find(|pair| pair[0] >= pair[1]) {
-                    return Err(format!(
-                        "redrive seqs are not strictly increasing ({} then {})",
-                        pair[0], pair[1]
-                    ));
-                }
-                for seq in seqs {
-                    if self
-                        .dead_letters
-                        .binary_search_by_key(seq, |item| item.seq)
-                        .is_err()
-                    {
-                        return Err(format!("redrive of seq {seq}, which is not a dead letter"));
-                    }
-                }
-            }
+            } => self.check_batch(*id, *attempt, seqs, *remaining),
+            Record::Attempt { batch, attempt } => self.check_attempt(*batch, *attempt),
+            Record::Parks { seq, items } => self.check_parks(*seq, items),
+            Record::Redrive { seqs } => self.check_redrive(seqs),
             Record::Settle {
                 batch,
                 delivered,
                 failed,
                 dead,
-            } => {
-                let Some(in_flight) = self.in_flight.as_ref().filter(|b| b.id == *batch) else {
-                    return Err(format!("settle of batch {batch}, which is not in flight"));
-                };
-                let mut named: Vec<Seq> = delivered
-                    .iter()
-                    .chain(failed)
-                    .chain(dead)
-                    .copied()
-                    .collect();
-                named.sort_unstable();
-                let expected: Vec<Seq> = in_flight.items.iter().map(|item| item.seq).collect();
-                if named != expected {
-                    return Err(format!(
-                        "settle of batch {batch} names seqs {} but the batch holds {}",
-                        list(&named),
-                        list(&expected)
-                    ));
-                }
-                let failed: BTreeSet<&Seq> = failed.iter().collect();
-                let dead: BTreeSet<&Seq> = dead.iter().collect();
-                //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-                //# - A parked item (including one in flight) holds at most `u32::MAX - 1` failures,
-                //# so that it can always fail once more: a `park` record with failures `u32::MAX`,
-                //# or a settle that would park an item again at `u32::MAX`, MUST be rejected
-                //# (`Corrupt`).
-                // A failed item goes back to the parked list, where u32::MAX is not allowed (see
-                // `park`); a dead one may reach it.
-                for item in &in_flight.items {
-                    let limit = if failed.contains(&item.seq) {
-                        u32::MAX - 1
-                    } else {
-                        u32::MAX
-                    };
-                    let counted = failed.contains(&item.seq) || dead.contains(&item.seq);
-                    if counted && item.failures >= limit {
-                        return Err(format!(
-                            "settle of batch {batch} counts one more failure of seq {} past \
-                             failures {}",
-                            item.seq, item.failures
-                        ));
-                    }
-                }
-            }
-            Record::Next { seq, batch } => {
-                if *seq < self.next_seq || *batch < self.next_batch {
-                    return Err(format!(
-                        "counters seq {seq} batch {batch} go back from seq {} batch {}",
-                        self.next_seq, self.next_batch
-                    ));
-                }
+            } => self.check_settle(*batch, delivered, failed, dead),
+            Record::Next { seq, batch } => self.check_next(*seq, *batch),
+        }
+    }
+
+    /// A `park` (with its failure count) or `dead` record's item.
+    fn check_item(
+        &self,
+        seq: Seq,
+        line: &str,
+        parked_failures: Option<u32>,
+    ) -> std::result::Result<(), String> {
+        //= spec/delivery.md#d17-order
+        //# `park` MUST assign seqs that strictly increase and are never reused within a
+        //# mirror (when none is left, it fails with `Exhausted` rather than wrap, D10
+        //# "Attempt ceiling").
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# Seqs and batch ids MUST strictly increase along the file; a reader MUST reject a
+        //# `park`/`dead` record whose seq, or a `batch` record whose id, is below the
+        //# current counter.
+        // M6: seqs strictly increase along the file and are never reused.
+        if seq < self.next_seq {
+            return Err(format!(
+                "seq {seq} reused or out of order (expected at least {})",
+                self.next_seq
+            ));
+        }
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# - `u64::MAX` is never a seq or a batch id (no next counter would follow it): a
+        //# `park`, `dead` or `batch` record holding it MUST be rejected (`Corrupt`).
+        // M6: the counter after the last seq must exist; u64::MAX is never a seq.
+        if seq.0.checked_add(1).is_none() {
+            return Err(format!(
+                "seq {seq} leaves no next seq (u64::MAX is never a seq)"
+            ));
+        }
+        if has_newline(line) {
+            return Err(format!("line of seq {seq} contains a newline"));
+        }
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# - A parked item (including one in flight) holds at most `u32::MAX - 1` failures,
+        //# so that it can always fail once more: a `park` record with failures `u32::MAX`,
+        //# or a settle that would park an item again at `u32::MAX`, MUST be rejected
+        //# (`Corrupt`).
+        // M6: a parked item must be able to fail once more; only dead letters may hold
+        // the largest count.
+        if parked_failures == Some(u32::MAX) {
+            return Err(format!(
+                "parked seq {seq} has failures u32::MAX and could not fail again"
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_batch(
+        &self,
+        id: BatchId,
+        attempt: Attempt,
+        seqs: &[Seq],
+        remaining: usize,
+    ) -> std::result::Result<(), String> {
+        if let Some(batch) = &self.in_flight {
+            return Err(format!(
+                "batch {id} persisted while batch {} is still in flight",
+                batch.id
+            ));
+        }
+        //= spec/delivery.md#d10-repeat-recognisable
+        //# A batch id that was returned by `boundary` MUST NOT later denote a different
+        //# membership.
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# Seqs and batch ids MUST strictly increase along the file; a reader MUST reject a
+        //# `park`/`dead` record whose seq, or a `batch` record whose id, is below the
+        //# current counter.
+        if id < self.next_batch {
+            return Err(format!(
+                "batch id {id} reused or out of order (expected at least {})",
+                self.next_batch
+            ));
+        }
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# - `u64::MAX` is never a seq or a batch id (no next counter would follow it): a
+        //# `park`, `dead` or `batch` record holding it MUST be rejected (`Corrupt`).
+        if id.0.checked_add(1).is_none() {
+            return Err(format!(
+                "batch id {id} leaves no next id (u64::MAX is never a batch id)"
+            ));
+        }
+        if attempt.0 < 1 {
+            return Err(format!("batch {id} has attempt 0"));
+        }
+        if seqs.is_empty() {
+            return Err(format!("batch {id} has no items"));
+        }
+        let k = seqs.len();
+        //= spec/delivery.md#d17-order
+        //# The parked list MUST be kept in seq order and a new batch MUST be a prefix of
+        //# it, so items in a batch are in seq order and a line is first offered only after
+        //# every line with a lower seq was offered.
+        // D11, D17: a batch is a prefix of the parked items in seq order.
+        let is_prefix = self.parked.len() >= k
+            && self
+                .parked
+                .iter()
+                .zip(seqs)
+                .all(|(item, seq)| item.seq == *seq);
+        if !is_prefix {
+            let prefix: Vec<Seq> = self.parked.iter().take(k).map(|item| item.seq).collect();
+            return Err(format!(
+                "batch {id} names seqs {} but the first parked seqs are {}",
+                list(seqs),
+                list(&prefix)
+            ));
+        }
+        //= spec/delivery.md#d11-deterministic-split
+        //# `remaining` MUST be `parked.len() - k`.
+        if self.parked.len() - k != remaining {
+            return Err(format!(
+                "batch {id} says {remaining} remaining but {} lines were parked behind it",
+                self.parked.len() - k
+            ));
+        }
+        //= spec/delivery.md#d19-hand-over-count-per-item
+        //# A hand-over count is never wrapped or saturated: a boundary that would raise an
+        //# item's count past `u64::MAX` MUST fail with `Exhausted`, write nothing and not
+        //# poison (as the counters of `mirror.md` M6).
+        // D19, M6: the hand-over count is checked like every counter, never wrapped.
+        if let Some(item) = self.parked[..k]
+            .iter()
+            .find(|item| item.handed.checked_add(u64::from(attempt.0)).is_none())
+        {
+            return Err(format!(
+                "batch {id} at attempt {attempt} counts seq {} past {} hand-overs",
+                item.seq, item.handed
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_attempt(&self, batch: BatchId, attempt: Attempt) -> std::result::Result<(), String> {
+        let Some(in_flight) = self.in_flight.as_ref().filter(|b| b.id == batch) else {
+            return Err(format!("attempt for batch {batch}, which is not in flight"));
+        };
+        //= spec/delivery.md#d10-repeat-recognisable
+        //# It MUST NOT hand the batch over with an attempt that is not one higher.
+        // D10: one higher than stored; at u32::MAX there is no higher attempt.
+        if in_flight.attempt.0.checked_add(1) != Some(attempt.0) {
+            return Err(format!(
+                "attempt {attempt} of batch {batch} does not follow attempt {}",
+                in_flight.attempt
+            ));
+        }
+        if let Some(item) = in_flight.items.iter().find(|item| item.handed == u64::MAX) {
+            return Err(format!(
+                "attempt {attempt} of batch {batch} counts seq {} past {} hand-overs",
+                item.seq, item.handed
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_parks(&self, seq: Seq, items: &[GroupItem]) -> std::result::Result<(), String> {
+        if items.is_empty() {
+            return Err(format!("group park at seq {seq} has no lines"));
+        }
+        if seq < self.next_seq {
+            return Err(format!(
+                "group park at seq {seq} reuses seqs (expected at least {})",
+                self.next_seq
+            ));
+        }
+        // M6: the group's last seq must leave a next seq, as for a single park.
+        let last = u64::try_from(items.len() - 1)
+            .ok()
+            .and_then(|extra| seq.0.checked_add(extra))
+            .filter(|last| last.checked_add(1).is_some());
+        if last.is_none() {
+            return Err(format!(
+                "group park of {} lines at seq {seq} leaves no next seq",
+                items.len()
+            ));
+        }
+        if let Some(i) = items.iter().position(|item| has_newline(&item.line)) {
+            return Err(format!(
+                "line {i} of the group park at seq {seq} contains a newline"
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_redrive(&self, seqs: &[Seq]) -> std::result::Result<(), String> {
+        if seqs.is_empty() {
+            return Err("redrive names no seqs".to_owned());
+        }
+        if let Some(pair) = seqs.windows(2).find(|pair| pair[0] >= pair[1]) {
+            return Err(format!(
+                "redrive seqs are not strictly increasing ({} then {})",
+                pair[0], pair[1]
+            ));
+        }
+        for seq in seqs {
+            if self
+                .dead_letters
+                .binary_search_by_key(seq, |item| item.seq)
+                .is_err()
+            {
+                return Err(format!("redrive of seq {seq}, which is not a dead letter"));
             }
         }
         Ok(())
     }
 
-    /// The change `record` makes, for a record [`check`](MirrorState::check) accepted in this
-    /// very state (so the arithmetic below cannot overflow and the batch named is in flight).
+    fn check_settle(
+        &self,
+        batch: BatchId,
+        delivered: &[Seq],
+        failed: &[Seq],
+        dead: &[Seq],
+    ) -> std::result::Result<(), String> {
+        let Some(in_flight) = self.in_flight.as_ref().filter(|b| b.id == batch) else {
+            return Err(format!("settle of batch {batch}, which is not in flight"));
+        };
+        let mut named: Vec<Seq> = delivered
+            .iter()
+            .chain(failed)
+            .chain(dead)
+            .copied()
+            .collect();
+        named.sort_unstable();
+        let expected: Vec<Seq> = in_flight.items.iter().map(|item| item.seq).collect();
+        if named != expected {
+            return Err(format!(
+                "settle of batch {batch} names seqs {} but the batch holds {}",
+                list(&named),
+                list(&expected)
+            ));
+        }
+        let failed: BTreeSet<&Seq> = failed.iter().collect();
+        let dead: BTreeSet<&Seq> = dead.iter().collect();
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# - A parked item (including one in flight) holds at most `u32::MAX - 1` failures,
+        //# so that it can always fail once more: a `park` record with failures `u32::MAX`,
+        //# or a settle that would park an item again at `u32::MAX`, MUST be rejected
+        //# (`Corrupt`).
+        // A failed item goes back to the parked list, where u32::MAX is not allowed (see
+        // `park`); a dead one may reach it.
+        for item in &in_flight.items {
+            let limit = if failed.contains(&item.seq) {
+                u32::MAX - 1
+            } else {
+                u32::MAX
+            };
+            let counted = failed.contains(&item.seq) || dead.contains(&item.seq);
+            if counted && item.failures >= limit {
+                return Err(format!(
+                    "settle of batch {batch} counts one more failure of seq {} past \
+                     failures {}",
+                    item.seq, item.failures
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_next(&self, seq: Seq, batch: BatchId) -> std::result::Result<(), String> {
+        if seq < self.next_seq || batch < self.next_batch {
+            return Err(format!(
+                "counters seq {seq} batch {batch} go back from seq {} batch {}",
+                self.next_seq, self.next_batch
+            ));
+        }
+        Ok(())
+    }
+
     pub(crate) fn apply_checked(&mut self, record: &Record) {
         //= spec/delivery.md#d9-no-loss
         //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be
@@ -599,68 +629,13 @@ impl MirrorState {
                 attempt,
                 seqs,
                 remaining,
-            } => {
-                let mut items: Vec<Item> = self.parked.drain(..seqs.len()).collect();
-                // D20: seen counts the items an earlier batch handed over; then this batch's
-                // hand-overs (attempt of them, for a snapshot of a repeat) are counted.
-                let seen = items.iter().filter(|item| item.handed > 0).count();
-                for item in &mut items {
-                    //= spec/delivery.md#d19-hand-over-count-per-item
-                    //# Every item MUST carry `handed`, the number of its hand-overs made durable:
-                    //# the `batch` and `attempt` records that named it since it was parked
-                    //# (`mirror.md` M3).
-                    item.handed = item.handed.saturating_add(u64::from(attempt.0));
-                }
-                self.in_flight = Some(Batch {
-                    id: *id,
-                    attempt: *attempt,
-                    items,
-                    remaining: *remaining,
-                    seen,
-                });
-                self.next_batch = BatchId(id.0.saturating_add(1));
-            }
-            Record::Attempt { attempt, .. } => {
-                if let Some(in_flight) = self.in_flight.as_mut() {
-                    in_flight.attempt = *attempt;
-                    for item in &mut in_flight.items {
-                        //= spec/delivery.md#d19-hand-over-count-per-item
-                        //# Every item MUST carry `handed`, the number of its hand-overs made
-                        //# durable: the `batch` and `attempt` records that named it since it was
-                        //# parked (`mirror.md` M3).
-                        item.handed = item.handed.saturating_add(1);
-                    }
-                }
-            }
+            } => self.apply_batch(*id, *attempt, seqs.len(), *remaining),
+            Record::Attempt { attempt, .. } => self.apply_attempt(*attempt),
             Record::Parks { seq, items } => {
                 let lines = items.iter().map(|item| (item.request, item.line.clone()));
                 self.push_group(*seq, lines);
             }
-            Record::Redrive { seqs } => {
-                let named: BTreeSet<&Seq> = seqs.iter().collect();
-                let (moved, kept): (Vec<Item>, Vec<Item>) = std::mem::take(&mut self.dead_letters)
-                    .into_iter()
-                    .partition(|item| named.contains(&item.seq));
-                self.dead_letters = kept;
-                //= spec/delivery.md#d19-hand-over-count-per-item
-                //# and by a redrive (D21);
-                //= spec/delivery.md#d21-dead-letter-redrive
-                //# `Queue::redrive(seqs)` and `Queue::redrive_all()` MUST move the named dead
-                //# letters (all of them) back to the parked list in one durable record (one append,
-                //# one fsync), each at its seq's place in the parked list (which stays in seq
-                //# order), with `failures` reset to 0 and `handed` kept.
-                //= spec/delivery.md#d21-dead-letter-redrive
-                //# A redriven line is then delivered or dead again like any parked line (D7, D8);
-                //# it MUST NOT be lost (D9 holds for it) and MUST NOT be offered again without its
-                //# count (D19) showing it was seen.
-                // D21: back at the seq's place in the parked list, with a fresh failure budget
-                // and the hand-over count kept.
-                self.parked.extend(moved.into_iter().map(|item| Item {
-                    failures: 0,
-                    ..item
-                }));
-                self.parked.sort_by_key(|item| item.seq);
-            }
+            Record::Redrive { seqs } => self.apply_redrive(seqs),
             //= spec/delivery.md#d9-no-loss
             //# In particular, items MUST NOT leave the mirror before their batch is settled (no
             //# clear before hand-over), and a batch MUST NOT be settled `Delivered` on the daemon's
@@ -669,36 +644,144 @@ impl MirrorState {
             //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.
             //= spec/delivery.md#d19-hand-over-count-per-item
             //# It MUST be kept by settles (failed and dead items),
-            Record::Settle { failed, dead, .. } => {
-                let failed: BTreeSet<&Seq> = failed.iter().collect();
-                let dead: BTreeSet<&Seq> = dead.iter().collect();
-                for mut item in self.in_flight.take().into_iter().flat_map(|b| b.items) {
-                    if failed.contains(&item.seq) {
-                        item.failures += 1;
-                        self.parked.push(item);
-                    } else if dead.contains(&item.seq) {
-                        item.failures += 1;
-                        self.dead_letters.push(item);
-                    }
-                }
-                //= spec/delivery.md#d7-failure-isolation
-                //# At settle, a failed item whose failure count stays below `failures_max` MUST
-                //# stay parked with the same seq and `failures + 1`, and MUST be offered again at a
-                //# later boundary in seq order (so it precedes lines parked after it); the
-                //# delivered items of the same batch MUST leave the mirror.
-                //= spec/delivery.md#d17-order
-                //# The parked list MUST be kept in seq order and a new batch MUST be a prefix of
-                //# it, so items in a batch are in seq order and a line is first offered only after
-                //# every line with a lower seq was offered.
-                // D7, D17: failed items come first again, in seq order.
-                self.parked.sort_by_key(|item| item.seq);
-                self.dead_letters.sort_by_key(|item| item.seq);
-            }
+            Record::Settle { failed, dead, .. } => self.apply_settle(failed, dead),
             Record::Next { seq, batch } => {
                 self.next_seq = *seq;
                 self.next_batch = *batch;
             }
         }
+        #[cfg(debug_assertions)]
+        self.assert_applied(record);
+    }
+
+    /// The postconditions of `record` just applied, the pair of the preconditions `check`
+    /// asserted before it was written: the batch moved in flight whole, a settle emptied it,
+    /// a redrive's seqs are parked, and the lists stay in seq order (D17).
+    #[cfg(debug_assertions)]
+    fn assert_applied(&self, record: &Record) {
+        let sorted = |items: &[Item]| items.windows(2).all(|pair| pair[0].seq < pair[1].seq);
+        debug_assert!(
+            sorted(&self.parked),
+            "parked out of seq order after {record:?}"
+        );
+        debug_assert!(
+            sorted(&self.dead_letters),
+            "dead letters out of order after {record:?}"
+        );
+        match record {
+            Record::Batch {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            } => {
+                let batch = self.in_flight.as_ref();
+                debug_assert!(batch.is_some_and(|b| b.id == *id && b.attempt == *attempt));
+                debug_assert!(batch.is_some_and(|b| b.items.len() == seqs.len()));
+                debug_assert_eq!(self.parked.len(), *remaining);
+            }
+            Record::Attempt { batch, attempt } => {
+                let in_flight = self.in_flight.as_ref();
+                debug_assert!(in_flight.is_some_and(|b| b.id == *batch && b.attempt == *attempt));
+            }
+            Record::Settle { failed, .. } => {
+                debug_assert!(self.in_flight.is_none());
+                let parked = |seq: &Seq| self.parked.binary_search_by_key(seq, |i| i.seq).is_ok();
+                debug_assert!(failed.iter().all(parked), "a failed seq is not parked");
+            }
+            Record::Redrive { seqs } => {
+                let parked = |seq: &Seq| self.parked.binary_search_by_key(seq, |i| i.seq).is_ok();
+                debug_assert!(seqs.iter().all(parked), "a redriven seq is not parked");
+            }
+            _ => {}
+        }
+    }
+
+    fn apply_batch(&mut self, id: BatchId, attempt: Attempt, k: usize, remaining: usize) {
+        let mut items: Vec<Item> = self.parked.drain(..k).collect();
+        // D20: seen counts the items an earlier batch handed over; then this batch's
+        // hand-overs (attempt of them, for a snapshot of a repeat) are counted.
+        let seen = items.iter().filter(|item| item.handed > 0).count();
+        for item in &mut items {
+            //= spec/delivery.md#d19-hand-over-count-per-item
+            //# Every item MUST carry `handed`, the number of its hand-overs made durable:
+            //# the `batch` and `attempt` records that named it since it was parked
+            //# (`mirror.md` M3).
+            item.handed = item.handed.saturating_add(u64::from(attempt.0));
+        }
+        self.in_flight = Some(Batch {
+            id,
+            attempt,
+            items,
+            remaining,
+            seen,
+        });
+        self.next_batch = BatchId(id.0.saturating_add(1));
+    }
+
+    fn apply_attempt(&mut self, attempt: Attempt) {
+        if let Some(in_flight) = self.in_flight.as_mut() {
+            in_flight.attempt = attempt;
+            for item in &mut in_flight.items {
+                //= spec/delivery.md#d19-hand-over-count-per-item
+                //# Every item MUST carry `handed`, the number of its hand-overs made
+                //# durable: the `batch` and `attempt` records that named it since it was
+                //# parked (`mirror.md` M3).
+                item.handed = item.handed.saturating_add(1);
+            }
+        }
+    }
+
+    fn apply_redrive(&mut self, seqs: &[Seq]) {
+        let named: BTreeSet<&Seq> = seqs.iter().collect();
+        let (moved, kept): (Vec<Item>, Vec<Item>) = std::mem::take(&mut self.dead_letters)
+            .into_iter()
+            .partition(|item| named.contains(&item.seq));
+        self.dead_letters = kept;
+        //= spec/delivery.md#d19-hand-over-count-per-item
+        //# and by a redrive (D21);
+        //= spec/delivery.md#d21-dead-letter-redrive
+        //# `Queue::redrive(seqs)` and `Queue::redrive_all()` MUST move the named dead
+        //# letters (all of them) back to the parked list in one durable record (one append,
+        //# one fsync), each at its seq's place in the parked list (which stays in seq
+        //# order), with `failures` reset to 0 and `handed` kept.
+        //= spec/delivery.md#d21-dead-letter-redrive
+        //# A redriven line is then delivered or dead again like any parked line (D7, D8);
+        //# it MUST NOT be lost (D9 holds for it) and MUST NOT be offered again without its
+        //# count (D19) showing it was seen.
+        // D21: back at the seq's place in the parked list, with a fresh failure budget
+        // and the hand-over count kept.
+        self.parked.extend(moved.into_iter().map(|item| Item {
+            failures: 0,
+            ..item
+        }));
+        self.parked.sort_by_key(|item| item.seq);
+    }
+
+    fn apply_settle(&mut self, failed: &[Seq], dead: &[Seq]) {
+        let failed: BTreeSet<&Seq> = failed.iter().collect();
+        let dead: BTreeSet<&Seq> = dead.iter().collect();
+        for mut item in self.in_flight.take().into_iter().flat_map(|b| b.items) {
+            if failed.contains(&item.seq) {
+                item.failures += 1;
+                self.parked.push(item);
+            } else if dead.contains(&item.seq) {
+                item.failures += 1;
+                self.dead_letters.push(item);
+            }
+        }
+        //= spec/delivery.md#d7-failure-isolation
+        //# At settle, a failed item whose failure count stays below `failures_max` MUST
+        //# stay parked with the same seq and `failures + 1`, and MUST be offered again at a
+        //# later boundary in seq order (so it precedes lines parked after it); the
+        //# delivered items of the same batch MUST leave the mirror.
+        //= spec/delivery.md#d17-order
+        //# The parked list MUST be kept in seq order and a new batch MUST be a prefix of
+        //# it, so items in a batch are in seq order and a line is first offered only after
+        //# every line with a lower seq was offered.
+        // D7, D17: failed items come first again, in seq order.
+        self.parked.sort_by_key(|item| item.seq);
+        self.dead_letters.sort_by_key(|item| item.seq);
     }
 
     /// The records that rebuild this state from an empty one, in an order `apply` accepts.
