@@ -505,12 +505,7 @@ fn serve_answers_a_script_or_is_the_child() {
 /// example cannot drift from the protocol.
 #[test]
 fn drive_md_example_is_what_serve_writes() {
-    let spec = include_str!("../spec/drive.md");
-    let example = spec
-        .split("## Example")
-        .nth(1)
-        .and_then(|section| section.split("```").nth(1))
-        .expect("drive.md has an example block");
+    let example = crate::spec_blocks::example("drive.md", "drive-serve");
     let ops = concat!(
         r#"{"op":"park","request":1,"line":"r-1 done"}"#,
         "\n",
@@ -534,8 +529,7 @@ fn drive_md_example_is_what_serve_writes() {
     assert_eq!(status, 0);
     let written = String::from_utf8(out).expect("utf-8");
     assert_eq!(
-        example.trim_start_matches('\n'),
-        written,
-        "update spec/drive.md's example"
+        example, written,
+        "update spec/drive.md's example drive-serve"
     );
 }

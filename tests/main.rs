@@ -4,6 +4,7 @@ mod cli;
 mod delivery;
 mod kill;
 mod read;
+mod spec_blocks;
 mod workload;
 
 /// `name` from the environment as a number, or `default` (the slow tests' scale).

@@ -4,19 +4,10 @@ use parkline::RequestId;
 use parkline::read::{ReadRequest, Selector};
 
 use super::{child, push, read, since};
+use crate::spec_blocks;
 
-/// The fenced block after `<!-- read-example: {name} -->` in `spec/read.md`.
-fn spec_example(spec: &str, name: &str) -> String {
-    let marker = format!("<!-- read-example: {name} -->\n```text\n");
-    let start = spec
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no example {name}"))
-        + marker.len();
-    let end = start + spec[start..].find("```").expect("closed block");
-    spec[start..end].to_string()
-}
-
-/// The worked examples of `spec/read.md` section 7 as the crate answers them: (name, text).
+/// The worked examples of `spec/read.md` section 7 as the crate answers them: (example name,
+/// text).
 fn crate_examples() -> Vec<(&'static str, String)> {
     let mut examples = Vec::new();
     let mut small = child("s972-1");
@@ -25,7 +16,7 @@ fn crate_examples() -> Vec<(&'static str, String)> {
     small.set_partial(Some("third, half done".into()));
     small.open_request(RequestId(7), "review").expect("new");
     let whole = since(&small, &small.start_cursor(), 2000);
-    examples.push(("whole", whole.text));
+    examples.push(("read-whole", whole.text));
 
     let mut c = child("s972-1");
     push(&mut c, 1, &"0123456789".repeat(30));
@@ -34,26 +25,26 @@ fn crate_examples() -> Vec<(&'static str, String)> {
     c.set_partial(Some("working on step 4 of 9".into()));
     c.open_request(RequestId(7), "review").expect("new");
     let oversized = since(&c, &c.start_cursor(), 300);
-    examples.push(("oversized", oversized.text.clone()));
+    examples.push(("read-oversized", oversized.text.clone()));
     let next = oversized.next.clone().expect("cursor");
     let continued = since(&c, &next, 300);
-    examples.push(("continue", continued.text.clone()));
+    examples.push(("read-continue", continued.text.clone()));
     let again = since(&c, &continued.next.clone().expect("cursor"), 300);
-    examples.push(("nothing-new", again.text.clone()));
+    examples.push(("read-nothing-new", again.text.clone()));
     c.set_partial(Some("working on step 4 of 9; step 5 of 9".into()));
     let grown = since(&c, &again.next.clone().expect("cursor"), 300);
-    examples.push(("grown", grown.text.clone()));
+    examples.push(("read-grown", grown.text.clone()));
     c.set_partial(Some("step 4 failed, retrying".into()));
     let replaced = since(&c, &grown.next.clone().expect("cursor"), 300);
-    examples.push(("replaced", replaced.text));
+    examples.push(("read-replaced", replaced.text));
     c.set_partial(Some("working on step 4 of 9".into()));
     let rest = oversized.excerpt.and_then(|e| e.rest()).expect("rest");
-    examples.push(("rest", read(&c, rest, 300).text));
-    examples.push(("latest", read(&c, Selector::Latest { n: 1 }, 300).text));
+    examples.push(("read-rest", read(&c, rest, 300).text));
+    examples.push(("read-latest", read(&c, Selector::Latest { n: 1 }, 300).text));
     let error = c
         .read(&ReadRequest::new(Selector::Latest { n: 1 }, 100))
         .expect_err("too small");
-    examples.push(("too-small", format!("{error}\n")));
+    examples.push(("read-too-small", format!("{error}\n")));
     examples
 }
 
@@ -71,11 +62,10 @@ fn r14_the_spec_examples_are_the_crates_answers() {
     let mut spec = std::fs::read_to_string(path).expect("spec/read.md");
     let write = std::env::var("PARKLINE_WRITE_SPEC").is_ok_and(|v| v == "1");
     for (name, text) in crate_examples() {
-        let old = spec_example(&spec, name);
         if write {
-            let marker = format!("<!-- read-example: {name} -->\n```text\n");
-            spec = spec.replacen(&format!("{marker}{old}"), &format!("{marker}{text}"), 1);
+            spec = spec_blocks::with_example("read.md", &spec, name, &text);
         } else {
+            let old = spec_blocks::example_in("read.md", &spec, name);
             assert_eq!(text, old, "example {name}");
         }
     }
