@@ -373,20 +373,21 @@ pub enum ExploreModel {
 /// and memory are measured in docs/verification.md, not promised here).
 const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, or a JSON file\n\n\
 - ci: the default and CI's. Delivery: 3 lines, budget 6, 2 crashes, 2 failures (dead at 2), \
-1 collection, 1 redrive, lines 2 and 3 as one group park: 1,828,677 unique states. \
+1 collection, 1 redrive, lines 2 and 3 as one group park, repeat bound 2 (two crashes close a \
+batch): 2,139,401 unique states. \
 Read: 2 turns, a rebuild of the transcript, 111,690 unique states.\n\
 - deep: ci with a fourth line (a batch leaves two lines behind it) and a third read turn: \
-26,896,892 delivery states; read 2,286,164 states. Reaches \
+32,929,196 delivery states; read 2,286,164 states. Reaches \
 'a batch leaves two lines for later turns'; catches the known-bad trailer-counts-next-turn, \
 which holds at ci.\n\
-- crash: ci with a third crash and a failure budget of 3 (dead at 3): 80,207,285 delivery \
-states; read as ci. \
-Reaches 'a batch is handed over at attempt 4'.\n\
+- crash: ci with a third crash, a failure budget of 3 (dead at 3) and the crate's repeat bound \
+(3): 92,881,629 delivery states; read as ci. \
+Reaches 'a batch is closed by the repeat bound' after three hand-overs.\n\
 - FILE: a JSON object {\"delivery\": {...}, \"read\": {...}}, every key optional and \
 defaulting to ci: delivery keys lines, sizes, budget, crashes, failures, failures_max, \
 collects, redrives, group (the first line of the group park, 1-based; 0 for none), lost_parks \
-(parks whose answer a crash loses, each retried; no-park-dedup needs 1); read keys \
-turns, grow_chars, grows, budgets, requests. A file's counts are not pinned.\n\n\
+(parks whose answer a crash loses, each retried; no-park-dedup needs 1), repeats_max; read keys \
+turns, grow_chars, grows, budgets, requests, rebuilds. A file's counts are not pinned.\n\n\
 The flags below change the set's delivery bounds; a named set's unique state count is pinned \
 (a regression alarm) only when no flag changes it.";
 
@@ -481,6 +482,7 @@ impl BoundSet {
         delivery.collects = d.collects.unwrap_or(ci.collects);
         delivery.redrives = d.redrives.unwrap_or(ci.redrives);
         delivery.lost_parks = d.lost_parks.unwrap_or(ci.lost_parks);
+        delivery.repeats_max = d.repeats_max.unwrap_or(ci.repeats_max).max(1);
         if let Some(group) = d.group {
             delivery.group_at = group.checked_sub(1);
         }
@@ -526,6 +528,7 @@ struct DeliveryFile {
     redrives: Option<u32>,
     group: Option<usize>,
     lost_parks: Option<u32>,
+    repeats_max: Option<u32>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]

@@ -228,11 +228,13 @@ impl<S: Storage> Storage for SkipDirSync<S> {
 }
 
 /// `compact-at-redrive`: a [`Storage`] that, once the `redrive` record the queue appended is
-/// fsynced, rewrites the mirror as the snapshot of the state it now holds ([`mirror::encode`] of
-/// what [`mirror::decode`] reads), through M5's temp file, fsync, rename and directory fsync:
-/// the compaction at a redrive the queue made before M12 said "while a batch is in flight, a
-/// redrive MUST append its record and MUST NOT compact". The queue above it goes on appending
-/// to the rewritten file; a file its rules cannot decode is left as it is.
+/// fsynced, rewrites the mirror as a snapshot of the state it now holds in format 2's order
+/// ([`format_2_order`]: the in-flight batch's items as `park` records among the others, then a
+/// `batch` record), through M5's temp file, fsync, rename and directory fsync. Format 2's
+/// snapshot could not say a line redriven while a batch is in flight with a seq below the
+/// batch's, so format 2 forbade that compaction (M12); format 3's `flight` record says it, and
+/// the queue compacts there. The queue above it goes on appending to the rewritten file; a file
+/// its rules cannot decode is left as it is.
 #[derive(Clone, Debug)]
 pub struct CompactAtRedrive<S> {
     inner: S,
@@ -257,6 +259,80 @@ fn holds_redrive_record(bytes: &[u8]) -> bool {
     bytes.windows(KEY.len()).any(|window| window == KEY)
 }
 
+/// A version 3 mirror file of `state` in format 2's snapshot order: the dead letters, the
+/// in-flight batch's items (each with its count before the batch) and the items parked before its
+/// boundary as `dead`/`park` records in seq order, the `batch` record at the stored attempt, the
+/// items parked after the boundary, then `next`. The order is impossible when a parked item's seq
+/// is below the batch's; otherwise it decodes to `state`.
+pub fn format_2_order(state: &mirror::MirrorState) -> Vec<u8> {
+    let line = |json: String| {
+        let crc = parkline_model::read::crc32(json.as_bytes());
+        format!("{crc:08x} {json}\n")
+    };
+    let item = |kind: &str, item: &parkline::Item, handed: u64| {
+        let text = serde_json::to_string(item.line.as_str()).unwrap_or_default();
+        format!(
+            r#"{{"type":"{kind}","seq":{},"request":{},"line":{text},"failures":{},"handed":{handed}}}"#,
+            item.seq, item.request, item.failures
+        )
+    };
+    let mut records: Vec<(Seq, String)> = Vec::new();
+    records.extend(
+        state
+            .dead_letters
+            .iter()
+            .map(|i| (i.seq, item("dead", i, i.handed))),
+    );
+    let (before, after) = match &state.in_flight {
+        Some(batch) => state
+            .parked
+            .split_at(batch.remaining.min(state.parked.len())),
+        None => (&state.parked[..], &[][..]),
+    };
+    if let Some(batch) = &state.in_flight {
+        let attempt = u64::from(batch.attempt.0);
+        let items = batch.items.iter();
+        records.extend(items.map(|i| (i.seq, item("park", i, i.handed.saturating_sub(attempt)))));
+    }
+    records.extend(before.iter().map(|i| (i.seq, item("park", i, i.handed))));
+    records.sort_by_key(|(seq, _)| *seq);
+    let mut json: Vec<String> = records.into_iter().map(|(_, json)| json).collect();
+    if let Some(batch) = &state.in_flight {
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for seq in batch.items.iter().map(|i| i.seq.0) {
+            match runs.last_mut() {
+                Some(run) if run.1 + 1 == seq => run.1 = seq,
+                _ => runs.push((seq, seq)),
+            }
+        }
+        let runs: Vec<String> = runs.iter().map(|(a, b)| format!("[{a},{b}]")).collect();
+        json.push(format!(
+            r#"{{"type":"batch","id":{},"attempt":{},"seqs":[{}],"remaining":{}}}"#,
+            batch.id,
+            batch.attempt,
+            runs.join(","),
+            batch.remaining
+        ));
+    }
+    json.extend(after.iter().map(|i| item("park", i, i.handed)));
+    let cap = state
+        .cap
+        .map_or(String::new(), |cap| format!(r#","cap":{cap}"#));
+    json.push(format!(
+        r#"{{"type":"next","seq":{},"batch":{}{cap}}}"#,
+        state.next_seq, state.next_batch
+    ));
+    let mut bytes = line(format!(
+        r#"{{"format":"parkline-mirror","version":{}}}"#,
+        mirror::VERSION
+    ))
+    .into_bytes();
+    for record in json {
+        bytes.extend_from_slice(line(record).as_bytes());
+    }
+    bytes
+}
+
 impl<S: Storage> CompactAtRedrive<S> {
     fn compact(&mut self, name: &str) -> io::Result<()> {
         let Some(bytes) = self.inner.read(name)? else {
@@ -266,7 +342,7 @@ impl<S: Storage> CompactAtRedrive<S> {
             return Ok(());
         };
         let tmp = format!("{name}.tmp");
-        self.inner.append(&tmp, &mirror::encode(&state))?;
+        self.inner.append(&tmp, &format_2_order(&state))?;
         self.inner.sync(&tmp)?;
         self.inner.rename(&tmp, name)?;
         self.inner.sync_dir()

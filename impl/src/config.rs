@@ -14,6 +14,10 @@
 pub struct Config {
     /// After this many failed hand-overs an item moves to the dead letters (D8). At least 1.
     pub failures_max: u32,
+    /// A batch is handed over at most this many times without a settle: a recovered batch at
+    /// this attempt is closed instead of repeated (D10's repeat bound), so a batch that crashes
+    /// the daemon at every life cannot hold the lines behind it for good. At least 1.
+    pub repeats_max: u32,
     /// The longest line `park` accepts, in bytes. At least 1.
     pub line_bytes_max: usize,
     /// The most bytes the lines of one `park_all` group may hold together (D22): the group is
@@ -30,6 +34,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             failures_max: 3,
+            repeats_max: 3,
             line_bytes_max: 1 << 20,
             group_bytes_max: 64 << 20,
             compact_slack_bytes: crate::COMPACT_SLACK_BYTES,

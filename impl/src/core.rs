@@ -157,8 +157,24 @@ impl Core {
         }
     }
 
+    /// The dead letters a discard record names (they leave the state).
+    fn discarded<'a>(&'a self, seqs: &'a [Seq]) -> impl Iterator<Item = &'a Item> + 'a {
+        seqs.iter().filter_map(|seq| {
+            let dead = &self.state.dead_letters;
+            dead.binary_search_by_key(seq, |item| item.seq)
+                .ok()
+                .map(|at| &dead[at])
+        })
+    }
+
     /// The bytes of the lines a settle record delivers (they leave the state).
     fn dropped_line_bytes(&self, record: &Record) -> u64 {
+        if let Record::Discard { seqs } = record {
+            return self
+                .discarded(seqs)
+                .map(|item| item.line.len() as u64)
+                .sum();
+        }
         let Record::Settle { delivered, .. } = record else {
             return 0;
         };
@@ -404,13 +420,48 @@ impl Core {
         self.redrive(&seqs)
     }
 
+    /// D8: the dead letters `seqs` leave the mirror for good, in one record.
+    pub(crate) fn discard(&self, seqs: &[Seq]) -> Result<Step<Vec<Seq>>> {
+        let mut sorted = seqs.to_vec();
+        sorted.sort_unstable();
+        //= spec/delivery.md#d8-dead-letter
+        //# `Queue::discard(seqs)` MUST remove the named dead letters from the mirror in one durable
+        //# record, and MUST fail with `NotDead`, writing nothing, when a seq is not a dead letter
+        //# or is named twice.
+        let named_twice = sorted.windows(2).any(|pair| pair[0] == pair[1]);
+        let not_dead = sorted.iter().find(|seq| {
+            self.state
+                .dead_letters
+                .binary_search_by_key(*seq, |item| item.seq)
+                .is_err()
+        });
+        if let Some(seq) = not_dead.filter(|_| !named_twice) {
+            return Err(Error::new(
+                ErrorKind::NotDead,
+                format!("seq {seq} is not a dead letter: nothing discarded"),
+            ));
+        }
+        if named_twice {
+            return Err(Error::new(
+                ErrorKind::NotDead,
+                "a seq is named twice: nothing discarded",
+            ));
+        }
+        Ok(Step {
+            record: (!sorted.is_empty()).then(|| Record::Discard {
+                seqs: sorted.clone(),
+            }),
+            value: sorted,
+        })
+    }
+
     pub(crate) fn boundary(&self, budget: Budget) -> Result<Step<Option<Batch>>> {
         //= spec/delivery.md#d2-no-waiting-window
         //# A boundary MUST deliver at once what is parked when it occurs; it MUST NOT wait, sleep
         //# or poll for more lines.
         //= spec/delivery.md#d18-no-silent-duplicate
-        //# A line MUST be handed over again only as part of a repeat of its batch (D10) or as a
-        //# retry after it failed (D7).
+        //# A line MUST be handed over again only as part of a repeat of its batch (D10), as a retry
+        //# after it failed (D7), or in a new batch after the repeat bound closed its batch (D10).
         if let Some(batch) = &self.state.in_flight {
             if self.handed {
                 return Err(in_flight_error(batch.id));
@@ -427,24 +478,26 @@ impl Core {
             //# A crash is not a failure: it MUST NOT change `failures`.
             //= spec/delivery.md#d11-deterministic-split
             //# A repeat MUST reuse its stored membership and `remaining` whatever budget is passed
-            //# to the boundary that hands it over again.
+            //# to the boundary that hands it over again, until the repeat bound closes it (D10).
             //= spec/delivery.md#d20-seen-before-in-the-header
             //# `seen` is fixed when the batch is created: a repeat MUST carry the same `seen`, so
             //# its turn text still equals the original's except for `ATTEMPT` and `REPEAT` (D10).
+            //= spec/delivery.md#d10-repeat-recognisable
+            //# A recovered batch whose attempt is `repeats_max` or more MUST NOT be handed over
+            //# again: the boundary MUST write a `close` record instead, after which the batch's
+            //# items are parked again, or its single item is a dead letter, and the boundary goes
+            //# on as one with no recovered batch.
+            if batch.attempt.0 >= self.config.repeats_max {
+                return Ok(Step {
+                    record: Some(Record::Close { batch: batch.id }),
+                    value: None,
+                });
+            }
             let mut repeat = batch.clone();
             // D10: a repeat shows an attempt one higher; at u32::MAX there is none, and handing
             // the batch over with the same attempt would make two hand-overs indistinguishable.
             //= spec/delivery.md#d10-repeat-recognisable
-            //# When the attempt stored for a recovered batch is `u32::MAX`, no attempt one higher
-            //# exists: `boundary` MUST fail with `Exhausted`, write nothing, leave the batch in
-            //# flight as stored (still recovered: every later `boundary` fails the same way, and it
-            //# cannot be settled, since it was not handed over) and MUST NOT poison the handle.
-            //= spec/delivery.md#d10-repeat-recognisable
             //# It MUST NOT hand the batch over with an attempt that is not one higher.
-            //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-            //# - An attempt is at most `u32::MAX`; at `u32::MAX` a recovered batch has no next
-            //# attempt: `boundary` MUST fail with `Exhausted` in the same way (`delivery.md` D10,
-            //# "Attempt ceiling").
             let Some(attempt) = batch.attempt.0.checked_add(1) else {
                 return Err(Error::new(
                     ErrorKind::Exhausted,
@@ -501,15 +554,22 @@ impl Core {
         //= spec/delivery.md#d1-batch-at-the-boundary
         //# At a boundary that delivers a new batch, the batch MUST consist of lines that were
         //# parked at that moment, and only those, taken from the front of the parked list as
-        //# `split` (D11) decides; with a budget that admits them all, it MUST be every parked line,
-        //# in ONE turn.
+        //# `split` (D11) decides; with a budget that admits them all and no cap set, it MUST be
+        //# every parked line, in ONE turn.
         //= spec/delivery.md#d1-batch-at-the-boundary
-        //# A boundary MUST NOT deliver fewer lines than `split` returns (pop-all, not pop-front).
+        //# A boundary MUST NOT deliver fewer lines than `split` returns, or than the cap when that
+        //# is fewer (pop-all, not pop-front).
         //= spec/delivery.md#d11-deterministic-split
-        //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first `k`
-        //# of the parked list, where `split` is this pure function:
+        //# The membership of a new batch MUST be `k = min(split(parked, budget), cap)` items, the
+        //# first `k` of the parked list, where `split` is this pure function:
         // D1, D11: every line parked now, split by the pure function.
-        let k = split(parked, budget);
+        //= spec/delivery.md#d11-deterministic-split
+        //# While a cap is set, a new batch MUST hold at most `cap` items.
+        let cap = self
+            .state
+            .cap
+            .map_or(usize::MAX, |cap| usize::try_from(cap).unwrap_or(usize::MAX));
+        let k = split(parked, budget).min(cap);
         let mut items = parked[..k].to_vec();
         // D20: seen counts the items an earlier batch handed over; this hand-over is counted in
         // the batch record, before the batch is returned.
@@ -642,6 +702,15 @@ impl Core {
                 // The group's seqs are consecutive and below u64::MAX (M6).
                 for (offset, item) in (0u64..).zip(items) {
                     add(item.request, Seq(seq.0 + offset));
+                }
+            }
+            Record::Discard { seqs } => {
+                let gone: Vec<(RequestId, Seq)> = self
+                    .discarded(seqs)
+                    .map(|item| (item.request, item.seq))
+                    .collect();
+                for key in gone {
+                    self.by_request.remove(&key);
                 }
             }
             Record::Settle { delivered, .. } => {

@@ -133,6 +133,7 @@ pub mod mirror;
 mod queue;
 pub mod read;
 mod record_json;
+mod runs;
 mod storage;
 mod types;
 

@@ -20,12 +20,13 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::line::Line;
 use crate::record_json;
+use crate::runs;
 use crate::types::{Attempt, Batch, BatchId, Item, RequestId, Seq};
 
 /// The mirror's format name, in the header.
 pub const FORMAT: &str = "parkline-mirror";
 /// The mirror format version this build writes (and the newest it reads).
-pub const VERSION: u64 = 2;
+pub const VERSION: u64 = 3;
 /// The oldest mirror format version this build reads; an older file is upgraded on open (M14).
 pub const VERSION_OLDEST: u64 = 1;
 
@@ -54,6 +55,11 @@ pub struct MirrorState {
     pub next_seq: Seq,
     /// The id the next batch gets.
     pub next_batch: BatchId,
+    /// The most items a new batch may hold, set by closing a batch that crashed the daemon at
+    /// every hand-over (D10's repeat bound): half its size, doubled by each settle, lifted by a
+    /// settle of a batch smaller than it. `None`: no cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<u64>,
 }
 
 impl Default for MirrorState {
@@ -64,6 +70,7 @@ impl Default for MirrorState {
             dead_letters: Vec::new(),
             next_seq: Seq(1),
             next_batch: BatchId(1),
+            cap: None,
         }
     }
 }
@@ -126,8 +133,29 @@ pub(crate) enum Record {
     },
     /// Dead letters moved back to the parked list at their seq's place, failures 0 (D21).
     Redrive { seqs: Vec<Seq> },
-    /// The counters (written by snapshots, so seqs and batch ids are never reused, M6).
-    Next { seq: Seq, batch: BatchId },
+    /// The counters (written by snapshots, so seqs and batch ids are never reused, M6), and the
+    /// batch cap (D11).
+    Next {
+        seq: Seq,
+        batch: BatchId,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cap: Option<u64>,
+    },
+    /// The recovered batch is closed instead of handed over again (D10's repeat bound): its
+    /// items go back to the parked list, or a single item to the dead letters (D8), and the cap
+    /// becomes half its size (D11).
+    Close { batch: BatchId },
+    /// Dead letters removed from the mirror for good (D8, `Queue::discard`).
+    Discard { seqs: Vec<Seq> },
+    /// The in-flight batch of a snapshot (M12): the parked items it names move in flight with
+    /// their counts as they are. It names its items rather than taking a prefix of the parked
+    /// list, so a snapshot expresses every state whatever the seqs around the batch.
+    Flight {
+        id: BatchId,
+        attempt: Attempt,
+        seqs: Vec<Seq>,
+        remaining: usize,
+    },
 }
 
 /// One line of a [`Record::Parks`] group.
@@ -177,11 +205,11 @@ pub(crate) enum RecordV1 {
     },
 }
 
-//= spec/mirror.md#m14-upgrade-from-version-1
+//= spec/mirror.md#m14-upgrade-from-versions-1-and-2
 //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
 //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`) with
-//# the same transition, each `park` and `dead` item with handed equal to its failure count, so
-//# the `batch` and `attempt` records count the hand-overs the file still shows on top of those.
+//# the same transition, each `park` and `dead` item with handed equal to its failure count, so the
+//# `batch` and `attempt` records count the hand-overs the file still shows on top of those.
 impl From<RecordV1> for Record {
     /// Version 1 recorded no hand-over count: a line that failed `f` times was handed over at
     /// least `f` times (D19's safe direction, an upper side never below the truth), and the
@@ -235,7 +263,11 @@ impl From<RecordV1> for Record {
                 failed,
                 dead,
             },
-            RecordV1::Next { seq, batch } => Record::Next { seq, batch },
+            RecordV1::Next { seq, batch } => Record::Next {
+                seq,
+                batch,
+                cap: None,
+            },
         }
     }
 }
@@ -327,7 +359,12 @@ impl MirrorState {
                 failed,
                 dead,
             } => self.check_settle(*batch, delivered, failed, dead),
-            Record::Next { seq, batch } => self.check_next(*seq, *batch),
+            Record::Next { seq, batch, cap } => self.check_next(*seq, *batch, *cap),
+            Record::Close { batch } => self.check_close(*batch),
+            Record::Discard { seqs } => self.check_discard(seqs),
+            Record::Flight {
+                id, attempt, seqs, ..
+            } => self.check_flight(*id, *attempt, seqs),
         }
     }
 
@@ -419,6 +456,16 @@ impl MirrorState {
         }
         if seqs.is_empty() {
             return Err(format!("batch {id} has no items"));
+        }
+        //= spec/delivery.md#d11-deterministic-split
+        //# While a cap is set, a new batch MUST hold at most `cap` items.
+        if let Some(cap) = self.cap
+            && u64::try_from(seqs.len()).is_ok_and(|k| k > cap)
+        {
+            return Err(format!(
+                "batch {id} has {} items, over the cap of {cap}",
+                seqs.len()
+            ));
         }
         let k = seqs.len();
         //= spec/delivery.md#d17-order
@@ -590,12 +637,78 @@ impl MirrorState {
         Ok(())
     }
 
-    fn check_next(&self, seq: Seq, batch: BatchId) -> std::result::Result<(), String> {
+    fn check_next(
+        &self,
+        seq: Seq,
+        batch: BatchId,
+        cap: Option<u64>,
+    ) -> std::result::Result<(), String> {
+        if cap == Some(0) {
+            return Err("a cap of 0 batch items".to_owned());
+        }
         if seq < self.next_seq || batch < self.next_batch {
             return Err(format!(
                 "counters seq {seq} batch {batch} go back from seq {} batch {}",
                 self.next_seq, self.next_batch
             ));
+        }
+        Ok(())
+    }
+
+    fn check_close(&self, batch: BatchId) -> std::result::Result<(), String> {
+        match &self.in_flight {
+            Some(in_flight) if in_flight.id == batch => Ok(()),
+            _ => Err(format!("close of batch {batch}, which is not in flight")),
+        }
+    }
+
+    /// D8: only dead letters are discarded, each named once, in seq order.
+    fn check_discard(&self, seqs: &[Seq]) -> std::result::Result<(), String> {
+        if seqs.is_empty() {
+            return Err("discard names no seqs".to_owned());
+        }
+        match seqs.iter().find(|seq| !self.is_dead(**seq)) {
+            Some(seq) => Err(format!("discard of seq {seq}, which is not a dead letter")),
+            None => Ok(()),
+        }
+    }
+
+    fn is_dead(&self, seq: Seq) -> bool {
+        self.dead_letters
+            .binary_search_by_key(&seq, |item| item.seq)
+            .is_ok()
+    }
+
+    /// A snapshot's in-flight batch: the parked items it names, each counting at least the
+    /// batch's own hand-overs (D19).
+    fn check_flight(
+        &self,
+        id: BatchId,
+        attempt: Attempt,
+        seqs: &[Seq],
+    ) -> std::result::Result<(), String> {
+        if let Some(in_flight) = &self.in_flight {
+            return Err(format!(
+                "batch {id} while batch {} is in flight",
+                in_flight.id
+            ));
+        }
+        if id < self.next_batch || id.0 == u64::MAX {
+            return Err(format!("batch id {id} reused or past the last id"));
+        }
+        if attempt.0 < 1 || seqs.is_empty() {
+            return Err(format!("batch {id} has attempt 0 or no items"));
+        }
+        for seq in seqs {
+            let at = self.parked.binary_search_by_key(seq, |item| item.seq);
+            let Ok(at) = at else {
+                return Err(format!("batch {id} names seq {seq}, which is not parked"));
+            };
+            if self.parked[at].handed < u64::from(attempt.0) {
+                return Err(format!(
+                    "batch {id}'s seq {seq} counts fewer hand-overs than it had"
+                ));
+            }
         }
         Ok(())
     }
@@ -644,11 +757,28 @@ impl MirrorState {
             //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.
             //= spec/delivery.md#d19-hand-over-count-per-item
             //# It MUST be kept by settles (failed and dead items),
-            Record::Settle { failed, dead, .. } => self.apply_settle(failed, dead),
-            Record::Next { seq, batch } => {
+            Record::Settle {
+                delivered,
+                failed,
+                dead,
+                ..
+            } => self.apply_settle(delivered.len() + failed.len() + dead.len(), failed, dead),
+            Record::Next { seq, batch, cap } => {
                 self.next_seq = *seq;
                 self.next_batch = *batch;
+                self.cap = *cap;
             }
+            Record::Close { .. } => self.apply_close(),
+            Record::Discard { seqs } => {
+                self.dead_letters
+                    .retain(|item| seqs.binary_search(&item.seq).is_err());
+            }
+            Record::Flight {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            } => self.apply_flight(*id, *attempt, seqs, *remaining),
         }
         #[cfg(debug_assertions)]
         self.assert_applied(record);
@@ -758,7 +888,16 @@ impl MirrorState {
         self.parked.sort_by_key(|item| item.seq);
     }
 
-    fn apply_settle(&mut self, failed: &[Seq], dead: &[Seq]) {
+    /// The change of a settle of a batch of `k` items (the state a compaction plans on may have
+    /// dropped the delivered ones already).
+    fn apply_settle(&mut self, k: usize, failed: &[Seq], dead: &[Seq]) {
+        //= spec/delivery.md#d11-deterministic-split
+        //# A settle MUST double the cap, and lift it when the settled batch held fewer items
+        //# than the cap.
+        self.cap = self
+            .cap
+            .filter(|cap| u64::try_from(k).is_ok_and(|k| k >= *cap))
+            .map(|cap| cap.saturating_mul(2));
         let failed: BTreeSet<&Seq> = failed.iter().collect();
         let dead: BTreeSet<&Seq> = dead.iter().collect();
         for mut item in self.in_flight.take().into_iter().flat_map(|b| b.items) {
@@ -784,76 +923,108 @@ impl MirrorState {
         self.dead_letters.sort_by_key(|item| item.seq);
     }
 
+    /// A snapshot's in-flight batch: the named items leave the parked list, in seq order.
+    fn apply_flight(&mut self, id: BatchId, attempt: Attempt, seqs: &[Seq], remaining: usize) {
+        let (items, parked): (Vec<Item>, Vec<Item>) = std::mem::take(&mut self.parked)
+            .into_iter()
+            .partition(|item| seqs.binary_search(&item.seq).is_ok());
+        self.parked = parked;
+        // D20: an item was seen before this batch when it counts more than the batch's own
+        // hand-overs.
+        let before = u64::from(attempt.0);
+        let seen = items.iter().filter(|item| item.handed > before).count();
+        self.in_flight = Some(Batch {
+            id,
+            attempt,
+            items,
+            remaining,
+            seen,
+        });
+        self.next_batch = BatchId(id.0.saturating_add(1));
+    }
+
+    /// D10's repeat bound: the closed batch's items go back to the parked list at their seqs'
+    /// places with their counts (a crash is not a failure, D7), or its single item to the dead
+    /// letters (D8); the cap halves the closed batch (D11), or is lifted once an item is isolated.
+    fn apply_close(&mut self) {
+        let Some(batch) = self.in_flight.take() else {
+            return;
+        };
+        //= spec/delivery.md#d8-dead-letter
+        //# An item that was alone in a batch the repeat bound closed (D10) MUST move to the dead letters
+        //# at that close, its failure count unchanged: it crashed the daemon `repeats_max` times by
+        //# itself.
+        let k = batch.items.len();
+        if let [item] = &batch.items[..] {
+            self.dead_letters.push(item.clone());
+            self.dead_letters.sort_by_key(|item| item.seq);
+            self.cap = None;
+        } else {
+            self.parked.extend(batch.items);
+            self.parked.sort_by_key(|item| item.seq);
+            self.cap = u64::try_from(k.div_ceil(2)).ok();
+        }
+    }
+
     /// The records that rebuild this state from an empty one, in an order `apply` accepts.
     pub(crate) fn snapshot_records(&self) -> Vec<Record> {
         //= spec/mirror.md#m12-compaction
         //# A snapshot is the header and the records that rebuild the state: the dead letters and
-        //# the in-flight batch's items and the items parked before its boundary as `dead`/`park`
-        //# records in seq order, then the `batch` record, then the items parked after the boundary,
-        //# then `next`.
-        let park = |item: &Item| Record::Park {
-            seq: item.seq,
-            request: item.request,
-            line: item.line.clone(),
-            failures: item.failures,
-            handed: item.handed,
+        //# every live item (parked or in flight) as `dead`/`park` records in seq order, then a
+        //# `flight` record naming the in-flight batch's items, then `next`.
+        let record = |item: &Item, parked: bool| {
+            let (seq, request, line) = (item.seq, item.request, item.line.clone());
+            let (failures, handed) = (item.failures, item.handed);
+            if parked {
+                Record::Park {
+                    seq,
+                    request,
+                    line,
+                    failures,
+                    handed,
+                }
+            } else {
+                Record::Dead {
+                    seq,
+                    request,
+                    line,
+                    failures,
+                    handed,
+                }
+            }
         };
-        let dead = |item: &Item| Record::Dead {
-            seq: item.seq,
-            request: item.request,
-            line: item.line.clone(),
-            failures: item.failures,
-            handed: item.handed,
-        };
+        //= spec/delivery.md#d8-dead-letter
+        //# Dead letters MUST be kept in the mirror,
+        let mut items: Vec<(Seq, Record)> = Vec::new();
+        items.extend(
+            self.dead_letters
+                .iter()
+                .map(|item| (item.seq, record(item, false))),
+        );
+        let in_flight = self.in_flight.iter().flat_map(|batch| &batch.items);
+        let live = self.parked.iter().chain(in_flight);
+        items.extend(live.map(|item| (item.seq, record(item, true))));
+        items.sort_by_key(|(seq, _)| *seq);
+        let mut records: Vec<Record> = items.into_iter().map(|(_, record)| record).collect();
         //= spec/delivery.md#d19-hand-over-count-per-item
         //# across crashes and recoveries,
         //= spec/delivery.md#d19-hand-over-count-per-item
         //# it is durable in the mirror.
-        // D19: the batch record counts `attempt` hand-overs of each of its items, so their park
-        // records carry the count from before this batch.
-        let in_flight_park = |item: &Item, attempt: Attempt| Record::Park {
-            seq: item.seq,
-            request: item.request,
-            line: item.line.clone(),
-            failures: item.failures,
-            handed: item.handed.saturating_sub(u64::from(attempt.0)),
-        };
-        // Parked items that were parked before the in-flight batch's boundary must precede its
-        // batch record (its `remaining` counts them); the later ones follow it.
-        let (before, after): (&[Item], &[Item]) = match &self.in_flight {
-            Some(batch) => self.parked.split_at(batch.remaining.min(self.parked.len())),
-            None => (&self.parked, &[]),
-        };
-        let mut items: Vec<(Seq, Record)> = Vec::new();
-        //= spec/delivery.md#d8-dead-letter
-        //# Dead letters MUST be kept in the mirror,
-        items.extend(self.dead_letters.iter().map(|item| (item.seq, dead(item))));
         if let Some(batch) = &self.in_flight {
-            items.extend(
-                batch
-                    .items
-                    .iter()
-                    .map(|item| (item.seq, in_flight_park(item, batch.attempt))),
-            );
-        }
-        items.extend(before.iter().map(|item| (item.seq, park(item))));
-        items.sort_by_key(|(seq, _)| *seq);
-        let mut records: Vec<Record> = items.into_iter().map(|(_, record)| record).collect();
-        if let Some(batch) = &self.in_flight {
-            records.push(Record::Batch {
+            records.push(Record::Flight {
                 id: batch.id,
                 attempt: batch.attempt,
                 seqs: batch.items.iter().map(|item| item.seq).collect(),
                 remaining: batch.remaining,
             });
         }
-        records.extend(after.iter().map(park));
         //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
         //# Snapshots MUST end with a `next` record carrying the counters, so ids are not reused
         //# after the items that used them were dropped.
         records.push(Record::Next {
             seq: self.next_seq,
             batch: self.next_batch,
+            cap: self.cap,
         });
         records
     }
@@ -914,26 +1085,242 @@ fn capacity_of(record: &Record) -> usize {
                 dead,
                 ..
             } => (delivered.len() + failed.len() + dead.len()) * SEQ,
-            Record::Attempt { .. } | Record::Next { .. } => 0,
+            Record::Flight { seqs, .. } => seqs.len() * SEQ,
+            Record::Discard { seqs } => seqs.len() * SEQ,
+            Record::Attempt { .. } | Record::Next { .. } | Record::Close { .. } => 0,
         }
 }
 
 /// The encoded line of one record.
 pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
     framed(capacity_of(record), |line| {
-        // The records with lines are written by hand, byte for byte as serde would write them;
-        // the others hold integers only.
+        // The park records are written by hand, byte for byte as serde would write them; the
+        // others in their version 3 spelling (seq lists as runs).
         if !record_json::write_lines_record(line, record) {
-            // Serialising a plain enum of integers and vectors into a Vec cannot fail.
-            serde_json::to_writer(line, record)
+            // Serialising a plain enum of integers, strings and vectors cannot fail.
+            serde_json::to_writer(line, &RecordV3::of(record))
                 .unwrap_or_else(|_| unreachable!("record serialises"));
         }
     })
 }
 
+//= spec/mirror.md#m3-records-and-the-state-transition
+//# Every record after the header is a JSON object with a `"type"` field and exactly the fields
+//# below (a reader MUST reject unknown types and unknown fields).
+/// One record as version 3 spells it: seq lists as runs (`runs.rs`), the in-flight batch of a
+/// snapshot whole. Read by serde's derived code (the `park` and `dead` lines parkline writes by
+/// `record_json`'s fast path first), then resolved against the state (`RecordV3::resolve`).
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+enum RecordV3 {
+    Park(ItemFields),
+    Dead(ItemFields),
+    Parks {
+        seq: Seq,
+        items: Vec<GroupItem>,
+    },
+    Batch {
+        id: BatchId,
+        attempt: Attempt,
+        seqs: Vec<[u64; 2]>,
+        remaining: usize,
+    },
+    Attempt {
+        batch: BatchId,
+        attempt: Attempt,
+    },
+    Settle {
+        batch: BatchId,
+        delivered: Vec<[u64; 2]>,
+        failed: Vec<[u64; 2]>,
+        dead: Vec<[u64; 2]>,
+    },
+    Redrive {
+        seqs: Vec<[u64; 2]>,
+    },
+    Discard {
+        seqs: Vec<[u64; 2]>,
+    },
+    Close {
+        batch: BatchId,
+    },
+    Flight {
+        id: BatchId,
+        attempt: Attempt,
+        seqs: Vec<[u64; 2]>,
+        remaining: usize,
+    },
+    Next {
+        seq: Seq,
+        batch: BatchId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cap: Option<u64>,
+    },
+}
+
+/// An item with its counts, as `park` and `dead` records name it.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ItemFields {
+    seq: Seq,
+    request: RequestId,
+    line: Line,
+    failures: u32,
+    handed: u64,
+}
+
+impl RecordV3 {
+    /// The spelling of `record`.
+    fn of(record: &Record) -> RecordV3 {
+        let runs = |seqs: &[Seq]| runs::runs_of(seqs);
+        let item = |seq, request, line: &Line, failures, handed| ItemFields {
+            seq,
+            request,
+            line: line.clone(),
+            failures,
+            handed,
+        };
+        match record {
+            Record::Park {
+                seq,
+                request,
+                line,
+                failures,
+                handed,
+            } => RecordV3::Park(item(*seq, *request, line, *failures, *handed)),
+            Record::Dead {
+                seq,
+                request,
+                line,
+                failures,
+                handed,
+            } => RecordV3::Dead(item(*seq, *request, line, *failures, *handed)),
+            Record::Parks { seq, items } => RecordV3::Parks {
+                seq: *seq,
+                items: items.clone(),
+            },
+            Record::Batch {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            } => RecordV3::Batch {
+                id: *id,
+                attempt: *attempt,
+                seqs: runs(seqs),
+                remaining: *remaining,
+            },
+            Record::Attempt { batch, attempt } => RecordV3::Attempt {
+                batch: *batch,
+                attempt: *attempt,
+            },
+            Record::Settle {
+                batch,
+                delivered,
+                failed,
+                dead,
+            } => RecordV3::Settle {
+                batch: *batch,
+                delivered: runs(delivered),
+                failed: runs(failed),
+                dead: runs(dead),
+            },
+            Record::Redrive { seqs } => RecordV3::Redrive { seqs: runs(seqs) },
+            Record::Discard { seqs } => RecordV3::Discard { seqs: runs(seqs) },
+            Record::Close { batch } => RecordV3::Close { batch: *batch },
+            Record::Flight {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            } => RecordV3::Flight {
+                id: *id,
+                attempt: *attempt,
+                seqs: runs(seqs),
+                remaining: *remaining,
+            },
+            Record::Next { seq, batch, cap } => RecordV3::Next {
+                seq: *seq,
+                batch: *batch,
+                cap: *cap,
+            },
+        }
+    }
+
+    /// The record, its runs turned into seqs: at most one more than the list they name holds
+    /// in `state` (the in-flight batch for a settle, the parked list for a batch, the dead
+    /// letters for a redrive or discard), so a file cannot make the reader build a longer list,
+    /// and a record naming a seq the list lacks reaches the check, which says which.
+    fn resolve(self, state: &MirrorState) -> std::result::Result<Record, String> {
+        let in_flight = state.in_flight.as_ref();
+        let batch_len = in_flight.map_or(0, |batch| batch.items.len()) + 1;
+        let dead_len = state.dead_letters.len() + 1;
+        let parked_len = state.parked.len() + 1;
+        Ok(match self {
+            RecordV3::Park(item) => Record::Park {
+                seq: item.seq,
+                request: item.request,
+                line: item.line,
+                failures: item.failures,
+                handed: item.handed,
+            },
+            RecordV3::Dead(item) => Record::Dead {
+                seq: item.seq,
+                request: item.request,
+                line: item.line,
+                failures: item.failures,
+                handed: item.handed,
+            },
+            RecordV3::Parks { seq, items } => Record::Parks { seq, items },
+            RecordV3::Batch {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            } => Record::Batch {
+                id,
+                attempt,
+                seqs: runs::seqs_of(&seqs, parked_len)?,
+                remaining,
+            },
+            RecordV3::Attempt { batch, attempt } => Record::Attempt { batch, attempt },
+            RecordV3::Settle {
+                batch,
+                delivered,
+                failed,
+                dead,
+            } => Record::Settle {
+                batch,
+                delivered: runs::seqs_of(&delivered, batch_len)?,
+                failed: runs::seqs_of(&failed, batch_len)?,
+                dead: runs::seqs_of(&dead, batch_len)?,
+            },
+            RecordV3::Redrive { seqs } => Record::Redrive {
+                seqs: runs::seqs_of(&seqs, dead_len)?,
+            },
+            RecordV3::Discard { seqs } => Record::Discard {
+                seqs: runs::seqs_of(&seqs, dead_len)?,
+            },
+            RecordV3::Close { batch } => Record::Close { batch },
+            RecordV3::Flight {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            } => Record::Flight {
+                id,
+                attempt,
+                seqs: runs::seqs_of(&seqs, parked_len)?,
+                remaining,
+            },
+            RecordV3::Next { seq, batch, cap } => Record::Next { seq, batch, cap },
+        })
+    }
+}
+
 pub(crate) fn encode_header() -> Vec<u8> {
     //= spec/mirror.md#m2-header-and-version
-    //# The first record MUST be the header `{"format":"parkline-mirror","version":2}`.
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":3}`.
     let header = Header {
         format: FORMAT,
         version: VERSION,
@@ -1101,7 +1488,7 @@ impl LogDecoder {
             // Nearly every line of a large mirror: read in one pass, its end found by the
             // parse instead of a search first.
             if self.records > 0
-                && self.version == VERSION
+                && self.version >= 2
                 && let Some((record, len)) = fast_line(piece, &mut self.unescaped)
             {
                 self.records += 1;
@@ -1159,11 +1546,10 @@ impl LogDecoder {
         let json = checked_json(line).map_err(at)?;
         if number == 1 {
             //= spec/mirror.md#m2-header-and-version
-            //# The first record MUST be the header `{"format":"parkline-mirror","version":2}`.
+            //# The first record MUST be the header `{"format":"parkline-mirror","version":3}`.
             self.version = check_header(json).map_err(at)?;
         } else {
-            let record =
-                read_record(json, self.version).map_err(|e| at(format!("json error: {e}")))?;
+            let record = read_record(json, self.version, &self.state).map_err(at)?;
             self.state.apply(record).map_err(at)?;
         }
         self.valid_len += line.len() as u64 + 1;
@@ -1189,18 +1575,36 @@ fn fast_line(bytes: &[u8], unescaped: &mut String) -> Option<(Record, usize)> {
     Some((record, end))
 }
 
-/// The record `json` holds, in a file of `version`: a version 2 `park` or `dead` record as
-/// parkline writes it by the fast path, anything else by the general one (`record_json.rs`).
-fn read_record(json: &[u8], version: u64) -> serde_json::Result<Record> {
+/// The record `json` holds, in a file of `version`, resolved against `state`: a `park` or
+/// `dead` record as parkline writes it by the fast path; anything else of version 3 by serde's
+/// derived code, of version 2 by `record_json.rs`'s reader, of version 1 by its derived enum.
+fn read_record(
+    json: &[u8],
+    version: u64,
+    state: &MirrorState,
+) -> std::result::Result<Record, String> {
+    let json_error = |e: serde_json::Error| format!("json error: {e}");
     //= spec/mirror.md#m2-header-and-version
     //# A new version gets a new number; a reader of version N MAY read older versions.
     if version == VERSION_OLDEST {
-        return serde_json::from_slice::<RecordV1>(json).map(Record::from);
+        return serde_json::from_slice::<RecordV1>(json)
+            .map(Record::from)
+            .map_err(json_error);
     }
-    match record_json::park_or_dead(json) {
-        Some(record) => Ok(record),
-        None => serde_json::from_slice(json),
+    if let Some(record) = record_json::park_or_dead(json) {
+        return Ok(record);
     }
+    if version == 2 {
+        //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+        //# A reader MUST read a version 2 file (this document's format with seq lists written as plain
+        //# arrays, a snapshot's in-flight batch written as `park` records of its items, each with its
+        //# handed minus the batch's attempt, before a `batch` record at the stored attempt, and no
+        //# `close`, `discard`, `flight` or cap) with the same transition.
+        return serde_json::from_slice(json).map_err(json_error);
+    }
+    serde_json::from_slice::<RecordV3>(json)
+        .map_err(json_error)?
+        .resolve(state)
 }
 
 /// The JSON of one line, after checking its checksum (M1).
@@ -1241,8 +1645,8 @@ fn hex_checksum(digits: &[u8]) -> Option<u32> {
 pub(crate) fn check_header(json: &[u8]) -> std::result::Result<u64, String> {
     //= spec/mirror.md#m2-header-and-version
     //# A reader MUST reject a file whose first record is not a header with format
-    //# `parkline-mirror`, and a file whose version it does not know (this document is version 2;
-    //# this build also reads version 1, M14), with the version in the error.
+    //# `parkline-mirror`, and a file whose version it does not know (this document is version 3;
+    //# this build also reads versions 1 and 2, M14), with the version in the error.
     let value: serde_json::Value =
         serde_json::from_slice(json).map_err(|e| format!("header json error: {e}"))?;
     let format = value.get("format").and_then(serde_json::Value::as_str);

@@ -281,6 +281,12 @@ impl<S: Storage> Queue<S> {
                 "failures_max must be at least 1",
             ));
         }
+        if config.repeats_max == 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidConfig,
+                "repeats_max must be at least 1",
+            ));
+        }
         if config.line_bytes_max == 0 {
             return Err(Error::new(
                 ErrorKind::InvalidConfig,
@@ -381,10 +387,10 @@ impl<S: Storage> Queue<S> {
             if decoded.version < mirror::VERSION {
                 //= spec/mirror.md#m2-header-and-version
                 //# A writer MUST NOT append records of another version to a file.
-                //= spec/mirror.md#m14-upgrade-from-version-1
-                //# `open` of a version 1 mirror that decodes without error MUST, before it
-                //# appends anything, write the current version's snapshot of that state through
-                //# M5 (temp file, fsync, rename, directory fsync).
+                //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+                //# `open` of a version 1 or 2 mirror that decodes without error MUST, before it
+                //# appends anything, write the current version's snapshot of that state through M5
+                //# (temp file, fsync, rename, directory fsync).
                 // M14: an older version is rewritten whole as the current one before any
                 // record is appended (M2: never a record of another version in one file).
                 let bytes = mirror::encode(&queue.core.state);
@@ -556,6 +562,50 @@ impl<S: Storage> Queue<S> {
         Ok(step.value)
     }
 
+    /// Removes the dead letters `seqs` from the mirror for good (D8): one record, one fsync, or a
+    /// compaction (M12). Returns the seqs removed, in seq order; an empty `seqs` writes nothing.
+    /// A discarded line is gone: a park for its request is then a new line (D3).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotDead`] when a seq is not a dead letter or is named twice (nothing
+    /// written, the handle stays usable); [`ErrorKind::Io`] when the write fails (then
+    /// poisoned); [`ErrorKind::Poisoned`]; [`ErrorKind::Internal`] for a bug in parkline.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Budget, Config, MemStorage, Outcome, Queue, RequestId, Seq};
+    /// let mut config = Config::default();
+    /// config.failures_max = 1;
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+    /// queue.park(RequestId(1), "r1 ok")?;
+    /// let batch = queue.boundary(Budget(100))?.expect("one parked");
+    /// queue.settle(batch.id, &[Outcome::Failed])?; // failures_max 1: a dead letter
+    /// assert_eq!(queue.discard(&[Seq(1)])?, vec![Seq(1)]);
+    /// assert!(queue.dead_letters().is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub fn discard(&mut self, seqs: &[Seq]) -> Result<Vec<Seq>> {
+        self.check_poison()?;
+        let step = self.core.discard(seqs)?;
+        if let Some(record) = &step.record {
+            self.append_or_compact(record)?;
+        }
+        Ok(step.value)
+    }
+
+    /// As [`Queue::discard`], for every dead letter.
+    ///
+    /// # Errors
+    ///
+    /// As [`Queue::discard`] (never `NotDead`).
+    pub fn discard_all(&mut self) -> Result<Vec<Seq>> {
+        let seqs: Vec<Seq> = self.core.state.dead_letters.iter().map(|i| i.seq).collect();
+        self.discard(&seqs)
+    }
+
     /// The parent's turn ended: returns the next batch to hand over, persisted first (one append,
     /// one fsync), or `None` when nothing is parked.
     ///
@@ -593,7 +643,19 @@ impl<S: Storage> Queue<S> {
         //# is recoverable.
         //= spec/delivery.md#d16-durable-park
         //# `boundary` and `settle` MUST likewise return only once their record is durable.
-        let step = self.core.boundary(budget)?;
+        let mut step = self.core.boundary(budget)?;
+        if let Some(close @ Record::Close { .. }) = &step.record {
+            // D10's repeat bound: the closed batch is durable before the boundary goes on, so a
+            // crash after it leaves the lines parked (or dead), never the batch in flight again.
+            // The boundary after it is planned first, so that an exhausted counter (M6) refuses
+            // the whole boundary and writes nothing.
+            let close = close.clone();
+            let mut closed = self.core.clone();
+            closed.commit(&close);
+            closed.boundary(budget)?;
+            self.append_checked(Some(&close))?;
+            step = self.core.boundary(budget)?;
+        }
         self.append_checked(step.record.as_ref())?;
         if step.value.is_some() {
             // The planned batch is the batch the durable record put in flight (D19's counts
@@ -894,10 +956,10 @@ impl<S: Storage> Queue<S> {
         Ok(())
     }
 
-    /// The write path of a settle or a redrive (M12): checked, then appended, or, when the log
-    /// with it would be longer than twice the snapshot of the state after it plus the slack,
-    /// that snapshot written whole instead (M5); then applied. Both records have no counterpart
-    /// in the snapshot and may shrink it (a redrive resets failure counts), so both decide.
+    /// The write path of a settle, a redrive or a discard (M12): checked, then appended, or,
+    /// when the log with it would be longer than twice the snapshot of the state after it plus
+    /// the slack, that snapshot written whole instead (M5); then applied. These records have no
+    /// counterpart in the snapshot and may shrink it, so each decides.
     fn append_or_compact(&mut self, record: &Record) -> Result<()> {
         self.check_planned(record)?;
         // Encoded once: its length decides, and the same bytes are appended when it does not
@@ -915,15 +977,7 @@ impl<S: Storage> Queue<S> {
         //# snapshot's length already shows no compaction is due; parkline uses the bytes of the
         //# lines the new state holds.)
         let floor = self.core.snapshot_bytes_floor_after(record);
-        //= spec/mirror.md#m12-compaction
-        //# While a batch is in flight, a redrive MUST append its record and MUST NOT compact: the
-        //# next settle decides.
-        // Format 2's snapshot cannot say that state: a line back from the dead letters may hold
-        // a seq below the batch's, and the snapshot's `park` records before the `batch` record
-        // would put it ahead of the batch (the next open refused such a file as `Corrupt`).
-        let may_compact =
-            !matches!(record, Record::Redrive { .. }) || self.core.state.in_flight.is_none();
-        if may_compact && grown > floor.saturating_mul(2).saturating_add(slack) {
+        if grown > floor.saturating_mul(2).saturating_add(slack) {
             //= spec/mirror.md#m12-compaction
             //# The decision MUST be made on the new state: the state before the settle still holds
             //# the batch, and the batch's delivered lines are exactly what makes compaction due.
@@ -1126,5 +1180,6 @@ pub(crate) fn state_to_apply(state: &MirrorState, record: &Record) -> MirrorStat
         dead_letters: state.dead_letters.clone(),
         next_seq: state.next_seq,
         next_batch: state.next_batch,
+        cap: state.cap,
     }
 }

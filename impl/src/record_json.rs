@@ -268,6 +268,7 @@ impl Slots {
             Type::Next => Record::Next {
                 seq: take!(self.seq, "seq"),
                 batch: take!(self.batch, "batch"),
+                cap: None,
             },
         })
     }
@@ -378,6 +379,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             Type::Next => Record::Next {
                 seq: element(&mut seq, 0, kind)?,
                 batch: element(&mut seq, 1, kind)?,
+                cap: None,
             },
         };
         // As the derived enum: the elements after the variant's fields are an error, counted.

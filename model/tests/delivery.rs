@@ -49,8 +49,8 @@ fn spec_lines() -> Vec<RefItem> {
 fn d11_d12_split_matches_the_spec_table() {
     //= spec/delivery.md#d11-deterministic-split
     //= type=test
-    //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first `k` of
-    //# the parked list, where `split` is this pure function:
+    //# The membership of a new batch MUST be `k = min(split(parked, budget), cap)` items, the first
+    //# `k` of the parked list, where `split` is this pure function:
     //= spec/delivery.md#d12-budget
     //= type=test
     //# The total cost of the items of a batch MUST be `<= budget`, except when the batch is a
@@ -251,6 +251,7 @@ fn group_park_is_all_or_nothing() {
             parked: vec![],
             in_flight: None,
             dead: vec![],
+            cap: None,
         },
     )
     .unwrap();
@@ -352,7 +353,8 @@ fn d1_d2_d13_reference_batches_everything_parked_and_late_lines_wait() {
     //= type=test
     //# At a boundary that delivers a new batch, the batch MUST consist of lines that were parked at
     //# that moment, and only those, taken from the front of the parked list as `split` (D11)
-    //# decides; with a budget that admits them all, it MUST be every parked line, in ONE turn.
+    //# decides; with a budget that admits them all and no cap set, it MUST be every parked line, in
+    //# ONE turn.
     //= spec/delivery.md#d2-no-waiting-window
     //= type=test
     //# A line parked after the boundary (while its batch is being persisted, handed over, notified
@@ -400,12 +402,6 @@ fn item_with(seq: u64, failures: u32) -> RefItem {
 /// or a parked item with u32::MAX failures, is `Corrupt`.
 #[test]
 fn m6_d10_reference_counters_at_their_limits() {
-    //= spec/delivery.md#d10-repeat-recognisable
-    //= type=test
-    //# When the attempt stored for a recovered batch is `u32::MAX`, no attempt one higher exists:
-    //# `boundary` MUST fail with `Exhausted`, write nothing, leave the batch in flight as stored
-    //# (still recovered: every later `boundary` fails the same way, and it cannot be settled, since
-    //# it was not handed over) and MUST NOT poison the handle.
     //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
     //= type=test
     //# Then `park` (for the seq) and a `boundary` that would create a batch (for the batch id) MUST
@@ -419,6 +415,7 @@ fn m6_d10_reference_counters_at_their_limits() {
         parked,
         in_flight,
         dead: vec![],
+        cap: None,
     };
     let mut queue = Reference::from_mirror(3, mirror(vec![], None, max - 1)).unwrap();
     assert_eq!(queue.try_park(1, "last"), Ok(max - 1));
@@ -441,12 +438,16 @@ fn m6_d10_reference_counters_at_their_limits() {
         remaining: 0,
         seen: 0,
     };
+    // D10: a batch at the attempt ceiling is at every repeat bound: it is closed (its one item
+    // dead), never handed over again.
     let mut queue =
         Reference::from_mirror(3, mirror(vec![], Some(recovered(u32::MAX)), 6)).unwrap();
-    assert_eq!(queue.boundary(100), Err(RefError::Exhausted));
-    assert!(queue.is_recovered());
-    let mut queue =
-        Reference::from_mirror(3, mirror(vec![], Some(recovered(u32::MAX - 1)), 6)).unwrap();
+    assert_eq!(queue.boundary(100), Ok(None));
+    assert!(!queue.is_recovered());
+    assert_eq!(queue.dead_letters().len(), 1);
+    let mut queue = Reference::from_mirror(3, mirror(vec![], Some(recovered(u32::MAX - 1)), 6))
+        .unwrap()
+        .with_repeats_max(u32::MAX);
     assert_eq!(queue.boundary(100).unwrap().unwrap().attempt, u32::MAX);
 
     let corrupt = [
@@ -501,6 +502,7 @@ fn the_reference_recovers_exactly_the_mirrors_a_queue_can_hold() {
         parked: vec![],
         in_flight,
         dead,
+        cap: None,
     };
     let good = [
         mirror(None, vec![item(2, 1)]),
@@ -573,7 +575,7 @@ fn d10_reference_replays_a_recovered_batch_as_a_repeat() {
     //= spec/delivery.md#d11-deterministic-split
     //= type=test
     //# A repeat MUST reuse its stored membership and `remaining` whatever budget is passed to the
-    //# boundary that hands it over again.
+    //# boundary that hands it over again, until the repeat bound closes it (D10).
     let mut queue = Reference::new(3);
     for i in 1..=3 {
         queue.park(i, "xxxx");
@@ -761,6 +763,7 @@ fn bound_sets_hold_the_lines_and_limits_they_name() {
             crashes: 3,
             failures: 3,
             failures_max: 3,
+            repeats_max: 3,
             ..Bounds::default()
         }
     );
@@ -774,7 +777,7 @@ fn bound_sets_hold_the_lines_and_limits_they_name() {
         default.summary(),
         format!(
             "lines=3 (chars 1,2,{forged}) group=2,3 budget=6 crashes=1 failures=2 failures_max=2 \
-             collects=1 redrives=1"
+             collects=1 redrives=1 repeats_max=2"
         )
     );
     assert!(two.summary().contains(" group=none "), "{}", two.summary());
@@ -838,15 +841,15 @@ fn deeper_goals_are_listed_where_reachable_and_hold_on_their_state() {
             .map(|p| p.name)
             .collect()
     };
-    let deeper = [
-        delivery::SOMETIMES_TWO_LEFT,
-        delivery::SOMETIMES_FOURTH_ATTEMPT,
-    ];
-    assert!(!names(Bounds::default()).iter().any(|n| deeper.contains(n)));
-    assert!(!names(Bounds::check()).iter().any(|n| deeper.contains(n)));
+    let closed = delivery::SOMETIMES_CLOSED;
+    assert!(!names(Bounds::default()).contains(&delivery::SOMETIMES_TWO_LEFT));
+    assert!(!names(Bounds::check()).contains(&delivery::SOMETIMES_TWO_LEFT));
     assert!(names(Bounds::deep()).contains(&delivery::SOMETIMES_TWO_LEFT));
-    assert!(!names(Bounds::deep()).contains(&delivery::SOMETIMES_FOURTH_ATTEMPT));
-    assert!(names(Bounds::crash()).contains(&delivery::SOMETIMES_FOURTH_ATTEMPT));
+    // The repeat bound's close is a goal wherever the crashes can reach it.
+    assert!(!names(Bounds::default()).contains(&closed));
+    for bounds in [Bounds::check(), Bounds::deep(), Bounds::crash()] {
+        assert!(names(bounds).contains(&closed));
+    }
 
     let goal = |model: &DeliveryModel, name: &str, steps: &[Action]| -> bool {
         let mut state = model.init_states().remove(0);
@@ -875,17 +878,17 @@ fn deeper_goals_are_listed_where_reachable_and_hold_on_their_state() {
         two_left,
         &[Park(0), Park(1), Park(2), Boundary, HandOver]
     ));
-    // Crash: each crash after the boundary makes the next hand-over a repeat.
+    // Crash: each crash after the boundary makes the next hand-over a repeat, up to the repeat
+    // bound (3); the boundary after that closes the batch.
     let crash = DeliveryModel::new(Bounds::crash(), Variant::Correct);
     let mut steps = vec![Park(0), Boundary];
     for _ in 0..2 {
         steps.extend([Crash, Recover, Boundary]);
     }
-    let fourth = delivery::SOMETIMES_FOURTH_ATTEMPT;
     let third_attempt = [steps.as_slice(), &[HandOver]].concat();
-    assert!(!goal(&crash, fourth, &third_attempt));
-    steps.extend([Crash, Recover, Boundary, HandOver]);
-    assert!(goal(&crash, fourth, &steps));
+    assert!(!goal(&crash, closed, &third_attempt));
+    steps.extend([Crash, Recover, Boundary]);
+    assert!(goal(&crash, closed, &steps));
 }
 
 /// What `parkline check` prints for each step of a counterexample, one path through every
@@ -1349,9 +1352,9 @@ fn a_fourth_line_catches_what_three_cannot() {
     let correct = DeliveryModel::new(deep, Variant::Correct);
     let two_left = correct.property(delivery::SOMETIMES_TWO_LEFT);
     assert!(shortest_path(&correct, &two_left).is_some());
-    let crashes = DeliveryModel::new(Bounds::generated(2, 6, 3, 0), Variant::Correct);
-    let fourth = crashes.property(delivery::SOMETIMES_FOURTH_ATTEMPT);
-    assert!(shortest_path(&crashes, &fourth).is_some());
+    let crashes = DeliveryModel::new(Bounds::crash_loop(), Variant::Correct);
+    let closed = crashes.property(delivery::SOMETIMES_CLOSED);
+    assert!(shortest_path(&crashes, &closed).is_some());
 }
 
 #[test]

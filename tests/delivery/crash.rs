@@ -27,7 +27,7 @@ fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
     //= spec/delivery.md#d11-deterministic-split
     //= type=test
     //# A repeat MUST reuse its stored membership and `remaining` whatever budget is passed to the
-    //# boundary that hands it over again.
+    //# boundary that hands it over again, until the repeat bound closes it (D10).
     //= spec/delivery.md#d19-hand-over-count-per-item
     //= type=test
     //# The count MUST be raised by the record that allows the hand-over, before `boundary` returns

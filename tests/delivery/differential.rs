@@ -129,9 +129,9 @@ fn m12_bound_rejects_a_log_over_it() {
         .expect("settle");
     let len = disk.live_len(MIRROR).expect("mirror");
     let slack = Setup::default().compact_slack_bytes;
-    let err = delivery::m12_bound(len, queue.state(), slack, 0, 0).expect_err("over the bound");
+    let err = delivery::m12_bound(len, queue.state(), slack, 0).expect_err("over the bound");
     assert!(err.starts_with("M12 file size: the mirror is "), "{err}");
-    assert!(delivery::m12_bound(len, queue.state(), 1 << 30, 0, 0).is_ok());
+    assert!(delivery::m12_bound(len, queue.state(), 1 << 30, 0).is_ok());
 }
 
 /// M6, D10: every crafted start state (counters at and next to their limits) either opens on
@@ -200,7 +200,8 @@ fn d1_thirteen_lines_parked_behind_one_turn_are_one_batch() {
     //= type=test
     //# At a boundary that delivers a new batch, the batch MUST consist of lines that were parked at
     //# that moment, and only those, taken from the front of the parked list as `split` (D11)
-    //# decides; with a budget that admits them all, it MUST be every parked line, in ONE turn.
+    //# decides; with a budget that admits them all and no cap set, it MUST be every parked line, in
+    //# ONE turn.
     let mut ops: Vec<Op> = (1..=13)
         .map(|r| park(r, &format!("[delegation r-{r} done] outcome ok")))
         .collect();
@@ -427,10 +428,6 @@ fn failure_cycles_reach_a_second_death_of_a_redriven_line() {
 /// correct crate passes every one.
 #[test]
 fn failure_cycles_catch_a_compaction_at_a_redrive_in_flight() {
-    //= spec/mirror.md#m12-compaction
-    //= type=test
-    //# While a batch is in flight, a redrive MUST append its record and MUST NOT compact: the
-    //# next settle decides.
     let mut runner = TestRunner::deterministic();
     let strategy = failure_cycles_strategy();
     let broken = Setup {

@@ -26,6 +26,9 @@ pub struct Setup {
     /// The crate's M12 slack (`Config::compact_slack_bytes`); the file-size bound checked after
     /// every op uses the same value.
     pub compact_slack_bytes: u64,
+    /// The repeat bound (`Config::repeats_max`, D10): 2, below the crate's default, so that
+    /// generated crashes close batches often.
+    pub repeats_max: u32,
 }
 
 impl Default for Setup {
@@ -34,6 +37,7 @@ impl Default for Setup {
             failures_max: 2,
             known_bad: None,
             compact_slack_bytes: GENERATED_COMPACT_SLACK_BYTES,
+            repeats_max: 2,
         }
     }
 }
@@ -44,6 +48,7 @@ impl Setup {
         let mut config = Config::default();
         config.failures_max = self.failures_max;
         config.compact_slack_bytes = self.compact_slack_bytes;
+        config.repeats_max = self.repeats_max;
         config
     }
 }

@@ -96,6 +96,7 @@ impl Crafted {
             parked: items,
             in_flight,
             dead,
+            cap: None,
         }
     }
 

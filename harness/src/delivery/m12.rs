@@ -14,9 +14,8 @@ pub fn attempt_record_bytes_max() -> u64 {
 /// The M12 bound (spec/mirror.md): a mirror file of `file_len` bytes holding `state`, written by
 /// the crate with slack `slack`, where `repeats` boundaries of a recovered batch happened since
 /// the last settle, is at most twice the state's snapshot plus the slack plus one `attempt`
-/// record per such boundary, plus `redrive_bytes`, the `redrive` records appended while a batch
-/// was in flight (M12: such a redrive never compacts; the next settle decides). A settle and a
-/// redrive with no batch in flight compact when due, so neither needs an allowance.
+/// record per such boundary (a `close` record is shorter). A settle, a redrive and a discard
+/// compact when due, so none needs an allowance.
 ///
 /// # Errors
 ///
@@ -26,11 +25,8 @@ pub fn m12_bound(
     state: &parkline::mirror::MirrorState,
     slack: u64,
     repeats: u64,
-    redrive_bytes: u64,
 ) -> Result<(), String> {
-    let allowance = repeats
-        .saturating_mul(attempt_record_bytes_max())
-        .saturating_add(redrive_bytes);
+    let allowance = repeats.saturating_mul(attempt_record_bytes_max());
     // Every line is in the snapshot at least once, escaped (never shorter), so a file within the
     // bound of the lines' bytes alone is within the bound of the snapshot: the same verdict
     // without encoding the whole state after every op (that was 53 % of a `delivery_ops` exec).
@@ -48,19 +44,10 @@ pub fn m12_bound(
     if file_len > bound {
         return Err(format!(
             "M12 file size: the mirror is {file_len} bytes, over 2 x snapshot {snapshot} + slack \
-             {slack} + {repeats} attempt records + {redrive_bytes} bytes of redrives in flight = \
-             {bound}"
+             {slack} + {repeats} attempt records = {bound}"
         ));
     }
     Ok(())
-}
-
-/// The longest line of a `redrive` record naming `count` seqs (checksum, space, JSON with every
-/// seq at its widest, newline): the allowance one redrive with a batch in flight adds.
-pub fn redrive_record_bytes_max(count: u64) -> u64 {
-    let json = r#"{"type":"redrive","seqs":[]}"#.len() as u64;
-    // Each seq: up to 20 digits and a comma.
-    json + count.saturating_mul(21) + 10
 }
 
 /// A lower bound of the snapshot's length: the bytes of the lines the state holds, each of which
@@ -101,8 +88,8 @@ mod tests {
         assert_eq!(snapshot_floor(&MirrorState::default()), 0);
         for (slack, repeats) in [(0, 0), (7, 0), (0, 2), (64, 3)] {
             let bound = 2 * snapshot + slack + repeats * attempt_record_bytes_max();
-            assert!(m12_bound(bound, &state, slack, repeats, 0).is_ok());
-            let err = m12_bound(bound + 1, &state, slack, repeats, 0).unwrap_err();
+            assert!(m12_bound(bound, &state, slack, repeats).is_ok());
+            let err = m12_bound(bound + 1, &state, slack, repeats).unwrap_err();
             assert!(err.contains(&format!("= {bound}")), "{err}");
         }
     }

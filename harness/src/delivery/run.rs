@@ -12,7 +12,7 @@ use parkline_model::delivery::Reference;
 
 use super::check::{Report, Setup};
 use super::craft::Crafted;
-use super::m12::{m12_bound, redrive_record_bytes_max};
+use super::m12::m12_bound;
 use super::op::{Handed, MIRROR, Op, QueueOp};
 use super::view::{
     Effect, SameLines, hand_over_of_ref, item_of_ref, settlement_of_ref, state_is_ref, state_of_ref,
@@ -78,9 +78,6 @@ pub(super) struct Run {
     /// Boundaries called with a batch in flight since the last settle: each may have appended
     /// an `attempt` record, which M12 allows until the next settle.
     repeats_since_settle: u64,
-    /// The longest `redrive` records that redrives with a batch in flight may have appended since
-    /// the last settle: M12 appends those instead of compacting, until the next settle.
-    redrive_bytes_since_settle: u64,
     /// A compaction may have been abandoned for a full disk (M10): M12's bound is deferred until
     /// the next settle or redrive without a fault, which must bring the file back within it.
     deferring: bool,
@@ -114,12 +111,11 @@ impl Run {
             setup: setup.clone(),
             disk,
             queue: Some(queue),
-            reference: Reference::new(setup.failures_max),
+            reference: Reference::new(setup.failures_max).with_repeats_max(setup.repeats_max),
             ghost: Ghost::default(),
             handed: None,
             fault: None,
             repeats_since_settle: 0,
-            redrive_bytes_since_settle: 0,
             deferring: false,
             clean_settle: false,
             next_seq_before: Seq(1),
@@ -144,7 +140,6 @@ impl Run {
             queue.state(),
             self.setup.compact_slack_bytes,
             self.repeats_since_settle,
-            self.redrive_bytes_since_settle,
         );
         let clean_settle = std::mem::take(&mut self.clean_settle);
         if within.is_ok() {
@@ -167,14 +162,14 @@ impl Run {
         self.fault = None;
         self.handed = None;
         self.repeats_since_settle = 0;
-        self.redrive_bytes_since_settle = 0;
         self.ghost = Ghost::default();
         self.lines.clear();
         self.queue = None;
         self.disk = SimDisk::new();
         let bytes = crafted.bytes();
         self.disk.put_durable(MIRROR, &bytes);
-        let reference = Reference::from_mirror(self.setup.failures_max, crafted.mirror());
+        let reference = Reference::from_mirror(self.setup.failures_max, crafted.mirror())
+            .map(|reference| reference.with_repeats_max(self.setup.repeats_max));
         let opened = open(&self.disk, &self.setup);
         match (reference, opened) {
             (Ok(reference), Ok(queue)) => {
@@ -304,13 +299,6 @@ impl Run {
                 {
                     self.repeats_since_settle += 1;
                 }
-                if let QueueOp::Redrive { seqs } = op {
-                    let queue = self.queue()?.queue();
-                    if queue.in_flight().is_some() {
-                        let count = seqs.as_ref().map_or(queue.dead_letters().len(), Vec::len);
-                        self.redrive_bytes_since_settle += redrive_record_bytes_max(count as u64);
-                    }
-                }
                 match self.fault.take() {
                     None => self.step(op),
                     Some(fault) => self.step_with_fault(op, fault),
@@ -419,12 +407,18 @@ impl Run {
         }
         let recovered = state_of_crate(self.queue()?);
         let mut before_crashed = before_ref;
+        // M4: a boundary that closes a batch (D10) makes the close durable before the new batch.
+        let mut closed = before_crashed.clone();
+        let closes = closed.close_if_bounded();
+        closed.crash();
         before_crashed.crash();
         let mut after_crashed = after_ref;
         after_crashed.crash();
         self.lines.clear();
         if recovered == state_of_ref(&before_crashed) {
             self.reference = before_crashed;
+        } else if closes && recovered == state_of_ref(&closed) {
+            self.reference = closed;
         } else if recovered == state_of_ref(&after_crashed) {
             self.reference = after_crashed;
             // The op took effect although it was not acknowledged.
@@ -617,6 +611,8 @@ impl Run {
             }
             (QueueOp::Boundary { .. }, Returned::Done(Effect::Batch { batch: None })) => {
                 let before = before_op()?;
+                let closed = self.closed(before);
+                let before = closed.as_ref().unwrap_or(before);
                 if !before.parked.is_empty() || before.in_flight.is_some() {
                     return Err(format!(
                         "D1: boundary returned no batch with {} lines parked and in flight {:?}",
@@ -668,7 +664,6 @@ impl Run {
             ) => {
                 self.check_settlement(op, before_op()?, settlement)?;
                 self.repeats_since_settle = 0;
-                self.redrive_bytes_since_settle = 0;
                 self.report.settles += 1;
             }
             _ => {}
@@ -708,7 +703,6 @@ impl Run {
                 .delivered
                 .extend(settlement.delivered.iter().copied());
             self.repeats_since_settle = 0;
-            self.redrive_bytes_since_settle = 0;
         }
     }
 }

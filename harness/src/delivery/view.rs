@@ -137,6 +137,7 @@ pub fn mirror_state_of(mirror: &Mirror) -> MirrorState {
         dead_letters: mirror.dead.iter().map(item_of_ref).collect(),
         next_seq: Seq(mirror.next_seq),
         next_batch: BatchId(mirror.next_batch),
+        cap: mirror.cap,
     }
 }
 
@@ -245,6 +246,7 @@ mod tests {
                 seen: 1,
             }),
             dead: vec![item(4, "four")],
+            cap: None,
         }
     }
 

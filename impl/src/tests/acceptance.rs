@@ -11,10 +11,12 @@ fn acceptance_1_thirteen_lines_one_batch_turn() -> TestResult {
     //= type=test
     //# At a boundary that delivers a new batch, the batch MUST consist of lines that were parked at
     //# that moment, and only those, taken from the front of the parked list as `split` (D11)
-    //# decides; with a budget that admits them all, it MUST be every parked line, in ONE turn.
+    //# decides; with a budget that admits them all and no cap set, it MUST be every parked line, in
+    //# ONE turn.
     //= spec/delivery.md#d1-batch-at-the-boundary
     //= type=test
-    //# A boundary MUST NOT deliver fewer lines than `split` returns (pop-all, not pop-front).
+    //# A boundary MUST NOT deliver fewer lines than `split` returns, or than the cap when that is
+    //# fewer (pop-all, not pop-front).
     //= spec/delivery.md#d2-no-waiting-window
     //= type=test
     //= reason=one boundary call returns every line parked before it; the crate has no clock, timer
@@ -176,8 +178,8 @@ fn acceptance_3_budget_overflow_splits_deterministically_with_trailer_count() ->
     //# Header and trailer MUST NOT count toward the budget (D12).
     //= spec/delivery.md#d11-deterministic-split
     //= type=test
-    //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first `k` of
-    //# the parked list, where `split` is this pure function:
+    //# The membership of a new batch MUST be `k = min(split(parked, budget), cap)` items, the first
+    //# `k` of the parked list, where `split` is this pure function:
     //= spec/delivery.md#d11-deterministic-split
     //= type=test
     //# `split` MUST depend on nothing but the ordered parked list and the budget (no clock, no
@@ -191,8 +193,8 @@ fn acceptance_3_budget_overflow_splits_deterministically_with_trailer_count() ->
     //# boundary that are not in the batch.
     //= spec/delivery.md#d18-no-silent-duplicate
     //= type=test
-    //# A line MUST be handed over again only as part of a repeat of its batch (D10) or as a retry
-    //# after it failed (D7).
+    //# A line MUST be handed over again only as part of a repeat of its batch (D10), as a retry
+    //# after it failed (D7), or in a new batch after the repeat bound closed its batch (D10).
     //= spec/delivery.md#d18-no-silent-duplicate
     //= type=test
     //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.

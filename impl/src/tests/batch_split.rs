@@ -11,8 +11,8 @@ fn split_takes_the_longest_prefix_within_budget() {
     //# Header and trailer MUST NOT count toward the budget (D12).
     //= spec/delivery.md#d11-deterministic-split
     //= type=test
-    //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first `k` of
-    //# the parked list, where `split` is this pure function:
+    //# The membership of a new batch MUST be `k = min(split(parked, budget), cap)` items, the first
+    //# `k` of the parked list, where `split` is this pure function:
     //= spec/delivery.md#d11-deterministic-split
     //= type=test
     //# `split` MUST depend on nothing but the ordered parked list and the budget (no clock, no

@@ -47,8 +47,8 @@ fn record_start(bytes: &[u8], record: u64) -> u64 {
 /// Every damaged file the crate must refuse. Offsets: the header line is 50 bytes, a park
 /// record of a one-digit seq 70.
 fn damaged_cases() -> Vec<Damaged> {
-    let batch_1_of_2 = r#"{"type":"batch","id":1,"attempt":1,"seqs":[1],"remaining":1}"#;
-    let settle_1 = r#"{"type":"settle","batch":1,"delivered":[1],"failed":[],"dead":[]}"#;
+    let batch_1_of_2 = r#"{"type":"batch","id":1,"attempt":1,"seqs":[[1,1]],"remaining":1}"#;
+    let settle_1 = r#"{"type":"settle","batch":1,"delivered":[[1,1]],"failed":[],"dead":[]}"#;
     let header = header();
     vec![
         // M2: an empty file has no header.
@@ -167,10 +167,10 @@ fn damaged_cases() -> Vec<Damaged> {
         // M2: a header of an unknown version.
         corrupt(
             "unknown version",
-            rec(r#"{"format":"parkline-mirror","version":3}"#) + &rec(&park_json(1)),
+            rec(r#"{"format":"parkline-mirror","version":4}"#) + &rec(&park_json(1)),
             1,
             0,
-            "unknown mirror version 3",
+            "unknown mirror version 4",
         ),
         // M2: the daemon's old deferred-input.json is not a mirror.
         corrupt(
@@ -212,9 +212,9 @@ fn damaged_cases() -> Vec<Damaged> {
                 + &rec(&park_json(2))
                 + &rec(batch_1_of_2)
                 + &rec(settle_1)
-                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[2],"remaining":0}"#),
+                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[[2,2]],"remaining":0}"#),
             6,
-            357,
+            365,
             "batch id 1 reused",
         ),
         // M3: a second batch while one is in flight.
@@ -224,9 +224,9 @@ fn damaged_cases() -> Vec<Damaged> {
                 + &rec(&park_json(1))
                 + &rec(&park_json(2))
                 + &rec(batch_1_of_2)
-                + &rec(r#"{"type":"batch","id":2,"attempt":1,"seqs":[2],"remaining":0}"#),
+                + &rec(r#"{"type":"batch","id":2,"attempt":1,"seqs":[[2,2]],"remaining":0}"#),
             5,
-            282,
+            286,
             "still in flight",
         ),
         // M3: a batch naming a seq that is not parked.
@@ -234,7 +234,7 @@ fn damaged_cases() -> Vec<Damaged> {
             "batch naming unknown seqs",
             header.clone()
                 + &rec(&park_json(1))
-                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1,9],"remaining":0}"#),
+                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[[1,1],[9,9]],"remaining":0}"#),
             3,
             131,
             "names seqs [1,9]",
@@ -245,7 +245,7 @@ fn damaged_cases() -> Vec<Damaged> {
             header.clone()
                 + &rec(&park_json(1))
                 + &rec(&park_json(2))
-                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[2],"remaining":1}"#),
+                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[[2,2]],"remaining":1}"#),
             4,
             212,
             "first parked seqs are [1]",
@@ -256,7 +256,7 @@ fn damaged_cases() -> Vec<Damaged> {
             header.clone()
                 + &rec(&park_json(1))
                 + &rec(&park_json(2))
-                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1],"remaining":0}"#),
+                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[[1,1]],"remaining":0}"#),
             4,
             212,
             "says 0 remaining",
@@ -283,10 +283,12 @@ fn damaged_cases() -> Vec<Damaged> {
             header.clone()
                 + &rec(&park_json(1))
                 + &rec(&park_json(2))
-                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1,2],"remaining":0}"#)
-                + &rec(r#"{"type":"settle","batch":1,"delivered":[1],"failed":[1],"dead":[]}"#),
+                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[[1,2]],"remaining":0}"#)
+                + &rec(
+                    r#"{"type":"settle","batch":1,"delivered":[[1,1]],"failed":[[1,1]],"dead":[]}"#,
+                ),
             5,
-            284,
+            286,
             "names seqs [1,1]",
         ),
         // M3, D10: an attempt that does not follow the stored one.
@@ -294,11 +296,11 @@ fn damaged_cases() -> Vec<Damaged> {
             "attempt not increasing",
             header.clone()
                 + &rec(&park_json(1))
-                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1],"remaining":0}"#)
+                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[[1,1]],"remaining":0}"#)
                 + &rec(r#"{"type":"attempt","batch":1,"attempt":2}"#)
                 + &rec(r#"{"type":"attempt","batch":1,"attempt":2}"#),
             5,
-            251,
+            255,
             "does not follow attempt 2",
         ),
         // M3: an attempt for a batch that is not in flight.
@@ -392,7 +394,7 @@ fn damaged_cases() -> Vec<Damaged> {
         // D21: a redrive names dead letters only, at least one, in increasing order.
         corrupt(
             "redrive of a parked line",
-            header.clone() + &rec(&park_json(1)) + &rec(r#"{"type":"redrive","seqs":[1]}"#),
+            header.clone() + &rec(&park_json(1)) + &rec(r#"{"type":"redrive","seqs":[[1,1]]}"#),
             3,
             131,
             "not a dead letter",
@@ -412,7 +414,7 @@ fn damaged_cases() -> Vec<Damaged> {
                     r#"{{"type":"park","seq":1,"request":1,"line":"l1","failures":0,"handed":{}}}"#,
                     u64::MAX
                 ))
-                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[1],"remaining":0}"#),
+                + &rec(r#"{"type":"batch","id":1,"attempt":1,"seqs":[[1,1]],"remaining":0}"#),
             3,
             150,
             "hand-overs",
@@ -494,12 +496,12 @@ fn damaged_files_are_corrupt_and_left_as_they_were() {
     //# lowercase hex digits, or different from the JSON's.
     //= spec/mirror.md#m2-header-and-version
     //= type=test
-    //# The first record MUST be the header `{"format":"parkline-mirror","version":2}`.
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":3}`.
     //= spec/mirror.md#m2-header-and-version
     //= type=test
     //# A reader MUST reject a file whose first record is not a header with format
-    //# `parkline-mirror`, and a file whose version it does not know (this document is version 2;
-    //# this build also reads version 1, M14), with the version in the error.
+    //# `parkline-mirror`, and a file whose version it does not know (this document is version 3;
+    //# this build also reads versions 1 and 2, M14), with the version in the error.
     //= spec/mirror.md#m3-records-and-the-state-transition
     //= type=test
     //# Every record after the header is a JSON object with a `"type"` field and exactly the fields

@@ -71,9 +71,9 @@ fn format_round_trips_snapshot_and_log() -> TestResult {
     //# (M11).
     //= spec/mirror.md#m12-compaction
     //= type=test
-    //# A snapshot is the header and the records that rebuild the state: the dead letters and the
-    //# in-flight batch's items and the items parked before its boundary as `dead`/`park` records in
-    //# seq order, then the `batch` record, then the items parked after the boundary, then `next`.
+    //# A snapshot is the header and the records that rebuild the state: the dead letters and every
+    //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
+    //# record naming the in-flight batch's items, then `next`.
     for seed in 1..=60u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
@@ -98,7 +98,7 @@ fn format_round_trips_snapshot_and_log() -> TestResult {
 fn format_bytes_are_as_specified() -> TestResult {
     //= spec/mirror.md#m2-header-and-version
     //= type=test
-    //# The first record MUST be the header `{"format":"parkline-mirror","version":2}`.
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":3}`.
     //= spec/mirror.md#m3-records-and-the-state-transition
     //= type=test
     //# Every record after the header is a JSON object with a `"type"` field and exactly the fields
@@ -244,9 +244,9 @@ fn snapshot_of_a_repeat_in_flight_round_trips() -> TestResult {
     //# It MUST NOT count lines parked later (D2) or dead letters (D8).
     //= spec/mirror.md#m12-compaction
     //= type=test
-    //# A snapshot is the header and the records that rebuild the state: the dead letters and the
-    //# in-flight batch's items and the items parked before its boundary as `dead`/`park` records in
-    //# seq order, then the `batch` record, then the items parked after the boundary, then `next`.
+    //# A snapshot is the header and the records that rebuild the state: the dead letters and every
+    //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
+    //# record naming the in-flight batch's items, then `next`.
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     queue.park(RequestId(1), "one")?;
     queue.park(RequestId(2), "two")?;

@@ -85,7 +85,8 @@ fn m6_batch_id_at_u64_max_is_corrupt() -> TestResult {
     //# - `u64::MAX` is never a seq or a batch id (no next counter would follow it): a `park`,
     //# `dead` or `batch` record holding it MUST be rejected (`Corrupt`).
     let max = u64::MAX;
-    let batch = format!(r#"{{"type":"batch","id":{max},"attempt":1,"seqs":[1],"remaining":0}}"#);
+    let batch =
+        format!(r#"{{"type":"batch","id":{max},"attempt":1,"seqs":[[1,1]],"remaining":0}}"#);
     assert_corrupt(
         &file_of(&[park_json(1), batch]),
         3,
@@ -121,67 +122,57 @@ fn m6_next_batch_at_u64_max_boundary_is_exhausted() -> TestResult {
 }
 
 fn batch_json(attempt: u32) -> String {
-    format!(r#"{{"type":"batch","id":1,"attempt":{attempt},"seqs":[1],"remaining":0}}"#)
+    format!(r#"{{"type":"batch","id":1,"attempt":{attempt},"seqs":[[1,1]],"remaining":0}}"#)
 }
 
-/// D10: a recovered batch stored with attempt u32::MAX has no higher attempt: `boundary`
-/// fails with `Exhausted`, writes nothing, does not poison, and the batch stays in flight
-/// as stored (never handed over with an attempt that is not one higher).
+/// D10: a recovered batch stored with attempt u32::MAX is at every repeat bound: the boundary
+/// closes it (one item: a dead letter) instead of failing, and the line behind it moves.
 #[test]
-fn d10_attempt_ceiling_boundary_is_exhausted_and_writes_nothing() -> TestResult {
+fn d10_a_batch_at_the_attempt_ceiling_is_closed() -> TestResult {
     //= spec/delivery.md#d10-repeat-recognisable
     //= type=test
-    //# When the attempt stored for a recovered batch is `u32::MAX`, no attempt one higher exists:
-    //# `boundary` MUST fail with `Exhausted`, write nothing, leave the batch in flight as stored
-    //# (still recovered: every later `boundary` fails the same way, and it cannot be settled, since
-    //# it was not handed over) and MUST NOT poison the handle.
-    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-    //= type=test
-    //# - An attempt is at most `u32::MAX`; at `u32::MAX` a recovered batch has no next attempt:
-    //# `boundary` MUST fail with `Exhausted` in the same way (`delivery.md` D10, "Attempt
-    //# ceiling").
-    let bytes = file_of(&[park_json(1), batch_json(u32::MAX)]);
-    let mut queue = open_bytes(&bytes, Config::default())?;
-    let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
-    assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
-    assert_eq!(file(&queue), bytes);
-    assert!(!queue.is_poisoned());
+    //# A recovered batch whose attempt is `repeats_max` or more MUST NOT be handed over
+    //# again: the boundary MUST write a `close` record instead, after which the batch's
+    //# items are parked again, or its single item is a dead letter, and the boundary goes
+    //# on as one with no recovered batch.
+    let bytes = file_of(&[park_json(1), batch_json(u32::MAX), park_json(2)]);
+    let config = Config {
+        repeats_max: u32::MAX,
+        ..Config::default()
+    };
+    let mut queue = open_bytes(&bytes, config)?;
+    let next = queue.boundary(Budget(100))?.ok_or("the line behind it")?;
+    assert_eq!((next.id, next.attempt), (BatchId(2), Attempt(1)));
     assert_eq!(
-        queue.in_flight().map(|b| b.attempt),
-        Some(Attempt(u32::MAX))
+        next.items.iter().map(|i| i.seq).collect::<Vec<_>>(),
+        [Seq(2)]
     );
-    // Still refused: the batch was not handed over.
-    let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
-    assert_eq!(err.kind(), ErrorKind::Exhausted);
-    let err = queue
-        .settle(BatchId(1), &[Outcome::Delivered])
-        .err()
-        .ok_or("refused")?;
-    assert_eq!(err.kind(), ErrorKind::UnknownBatch);
+    assert_eq!(queue.dead_letters().len(), 1);
+    assert_eq!(queue.dead_letters()[0].failures, 0);
+    assert!(!queue.is_poisoned());
     Ok(())
 }
 
-/// D10: the last attempt below the ceiling is handed over one higher (u32::MAX), and the
-/// life after it gets `Exhausted`; an `attempt` record that wraps is Corrupt.
+/// D10: with no lower bound, the last attempt below the ceiling is handed over one higher
+/// (u32::MAX), and the life after it closes the batch; an `attempt` record that wraps is
+/// Corrupt.
 #[test]
 fn d10_attempt_ceiling_is_reached_once_and_never_wraps() -> TestResult {
     //= spec/delivery.md#d10-repeat-recognisable
     //= type=test
     //# It MUST NOT hand the batch over with an attempt that is not one higher.
-    //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-    //= type=test
-    //# - An attempt is at most `u32::MAX`; at `u32::MAX` a recovered batch has no next attempt:
-    //# `boundary` MUST fail with `Exhausted` in the same way (`delivery.md` D10, "Attempt
-    //# ceiling").
+    let config = Config {
+        repeats_max: u32::MAX,
+        ..Config::default()
+    };
     let bytes = file_of(&[park_json(1), batch_json(u32::MAX - 1)]);
-    let queue = open_bytes(&bytes, Config::default())?;
-    let mut queue = queue;
+    let mut queue = open_bytes(&bytes, config.clone())?;
     let repeat = queue.boundary(Budget(100))?.ok_or("recovered")?;
     assert_eq!(repeat.attempt, Attempt(u32::MAX));
     assert!(repeat.is_repeat());
-    let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
-    let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
-    assert_eq!(err.kind(), ErrorKind::Exhausted);
+    let mut queue = Queue::with_storage(queue.into_storage(), "m", config)?;
+    assert!(queue.boundary(Budget(100))?.is_none());
+    assert_eq!(queue.dead_letters().len(), 1);
     let wrap = r#"{"type":"attempt","batch":1,"attempt":0}"#.to_owned();
     assert_corrupt(
         &file_of(&[park_json(1), batch_json(u32::MAX), wrap]),
@@ -208,7 +199,7 @@ fn m6_failures_never_pass_u32_max() -> TestResult {
         )
     };
     assert_corrupt(&file_of(&[park(max)]), 2, "could not fail again")?;
-    let settle = r#"{"type":"settle","batch":1,"delivered":[],"failed":[1],"dead":[]}"#;
+    let settle = r#"{"type":"settle","batch":1,"delivered":[],"failed":[[1,1]],"dead":[]}"#;
     assert_corrupt(
         &file_of(&[park(max - 1), batch_json(1), settle.to_owned()]),
         4,
@@ -239,9 +230,9 @@ fn m6_failures_never_pass_u32_max() -> TestResult {
 fn d19_a_hand_over_count_at_its_ceiling_blocks_every_boundary() -> TestResult {
     //= spec/mirror.md#6-what-a-damaged-file-gets
     //= type=test
-    //# At the attempt ceiling, or with the hand-over count of the first parked item at its
-    //# limit, every `boundary` fails with `Exhausted` and no line moves: the lines are listed by
-    //# `parkline inspect`, and the way on is to move the file aside and park them again.
+    //# With the hand-over count of the first parked item at its limit, every `boundary` fails with
+    //# `Exhausted` and no line moves: the lines are listed by `parkline inspect`, and the way on is
+    //# to move the file aside and park them again.
     let front = r#"{"type":"park","seq":1,"request":1,"line":"l1","failures":0,"handed":18446744073709551615}"#;
     let bytes = file_of(&[front.to_owned(), park_json(2)]);
     let mut queue = open_bytes(&bytes, Config::default())?;

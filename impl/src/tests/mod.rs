@@ -60,7 +60,7 @@ fn rec(json: &str) -> String {
 }
 
 fn header() -> String {
-    rec(r#"{"format":"parkline-mirror","version":2}"#)
+    rec(r#"{"format":"parkline-mirror","version":3}"#)
 }
 
 fn park_json(seq: u64) -> String {
@@ -106,5 +106,6 @@ mod frame;
 mod limits;
 mod lock;
 mod record_json;
+mod repeat_bound;
 mod settle;
 mod v2;

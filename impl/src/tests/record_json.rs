@@ -116,7 +116,11 @@ impl From<derived::Record> for Record {
                 dead,
             },
             derived::Record::Redrive { seqs } => Record::Redrive { seqs },
-            derived::Record::Next { seq, batch } => Record::Next { seq, batch },
+            derived::Record::Next { seq, batch } => Record::Next {
+                seq,
+                batch,
+                cap: None,
+            },
         }
     }
 }
@@ -212,8 +216,16 @@ fn outcome(decoded: crate::Result<mirror::Decoded>) -> Result<mirror::Decoded, S
 /// `decode_log` whole, and fed to the streaming decoder in pieces of `piece` bytes, against the
 /// oracle.
 fn check_file(bytes: &[u8], pieces: &[usize]) -> Result<(), String> {
-    let oracle = outcome(oracle_decode_log(bytes));
     let whole = outcome(mirror::decode_log(bytes));
+    // Version 3 is read by serde's derived code itself: the file decoded whole is the oracle
+    // of the file decoded in pieces. Older versions have the derived enums as their oracle.
+    let first_line = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    let version_3 = first_line.ends_with(br#""version":3}"#);
+    let oracle = if version_3 {
+        whole.clone()
+    } else {
+        outcome(oracle_decode_log(bytes))
+    };
     if whole != oracle {
         return Err(format!(
             "decode_log differs on {:?}: oracle {oracle:?}, new {whole:?}",
@@ -323,13 +335,13 @@ fn canonical_records() -> Vec<String> {
     records.push(Record::Next {
         seq: Seq(10),
         batch: BatchId(4),
+        cap: None,
     });
+    // Version 2's spelling: the derived `Serialize` of `Record` (version 3 writes seq lists as
+    // runs and is read by serde's derived code, not by this reader).
     records
         .iter()
-        .map(|record| {
-            let line = mirror::encode_record(record);
-            String::from_utf8(line[9..line.len() - 1].to_vec()).unwrap_or_default()
-        })
+        .map(|record| serde_json::to_string(record).unwrap_or_default())
         .collect()
 }
 
@@ -936,6 +948,7 @@ fn m3_the_line_writer_writes_what_serde_writes() {
         Record::Next {
             seq: Seq(1),
             batch: BatchId(1),
+            cap: None,
         },
         Record::Redrive { seqs: vec![Seq(3)] },
         Record::Attempt {

@@ -33,18 +33,18 @@ fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
     //= spec/mirror.md#m2-header-and-version
     //= type=test
     //# A new version gets a new number; a reader of version N MAY read older versions.
-    //= spec/mirror.md#m14-upgrade-from-version-1
+    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
     //= type=test
     //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
     //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
     //# with the same transition, each `park` and `dead` item with handed equal to its failure
-    //# count, so the `batch` and `attempt` records count the hand-overs the file still shows on
-    //# top of those.
-    //= spec/mirror.md#m14-upgrade-from-version-1
+    //# count, so the `batch` and `attempt` records count the hand-overs the file still shows on top
+    //# of those.
+    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
     //= type=test
-    //# `open` of a version 1 mirror that decodes without error MUST, before it appends anything,
-    //# write the current version's snapshot of that state through M5 (temp file, fsync, rename,
-    //# directory fsync).
+    //# `open` of a version 1 or 2 mirror that decodes without error MUST, before it appends
+    //# anything, write the current version's snapshot of that state through M5 (temp file, fsync,
+    //# rename, directory fsync).
     // A dead letter failed twice: both forms count at least those two hand-overs (the log's
     // batch records, the compacted file's failure counts).
     for (bytes, dead_handed) in [(V1_LOG, [2, 2]), (V1_COMPACTED, [2, 2])] {
@@ -80,10 +80,10 @@ fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
         );
         let text = String::from_utf8(file(&queue))?;
         assert!(
-            text.contains(r#"{"format":"parkline-mirror","version":2}"#),
+            text.contains(r#"{"format":"parkline-mirror","version":3}"#),
             "{text}"
         );
-        assert_eq!(mirror::decode_log(text.as_bytes())?.version, 2);
+        assert_eq!(mirror::decode_log(text.as_bytes())?.version, 3);
         let reopened = Queue::with_storage(queue.into_storage(), "m", config_2())?;
         assert_eq!(reopened.state(), &state);
     }
@@ -94,13 +94,13 @@ fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
 /// its third hand-over.
 #[test]
 fn m14_upgraded_batch_repeats_with_its_counts() -> TestResult {
-    //= spec/mirror.md#m14-upgrade-from-version-1
+    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
     //= type=test
     //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
     //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
     //# with the same transition, each `park` and `dead` item with handed equal to its failure
-    //# count, so the `batch` and `attempt` records count the hand-overs the file still shows on
-    //# top of those.
+    //# count, so the `batch` and `attempt` records count the hand-overs the file still shows on top
+    //# of those.
     let mut queue = open_bytes(V1_LOG, config_2())?;
     let repeat = queue.boundary(Budget(12))?.ok_or("recovered")?;
     assert_eq!(
@@ -482,13 +482,13 @@ fn d22_a_group_is_retried_whole() -> TestResult {
 /// batch says it was seen before, and its count is not below the truth.
 #[test]
 fn m14_an_upgraded_line_that_failed_counts_its_hand_overs() -> TestResult {
-    //= spec/mirror.md#m14-upgrade-from-version-1
+    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
     //= type=test
     //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
     //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
     //# with the same transition, each `park` and `dead` item with handed equal to its failure
-    //# count, so the `batch` and `attempt` records count the hand-overs the file still shows on
-    //# top of those.
+    //# count, so the `batch` and `attempt` records count the hand-overs the file still shows on top
+    //# of those.
     let bytes = [
         rec(r#"{"format":"parkline-mirror","version":1}"#),
         rec(r#"{"type":"park","seq":3,"request":13,"line":"r13","failures":1}"#),
@@ -503,44 +503,62 @@ fn m14_an_upgraded_line_that_failed_counts_its_hand_overs() -> TestResult {
     Ok(())
 }
 
-/// The committed version 2 mirrors (`tests/fixtures/v2/README.md`): what the sequence of the
-/// README writes, built again here and compared byte for byte, so the files are known to be what
-/// a build that writes version 2 writes. `PARKLINE_WRITE_FIXTURES=1` writes them instead.
+/// M14: the committed version 2 mirrors (`tests/fixtures/v2/README.md`, written by the last
+/// build that wrote version 2), compacted and not, open upgraded without loss: the state the
+/// README gives, the state this build reaches by the same sequence, rewritten as version 3
+/// through M5 before anything is appended, and the same state when reopened.
 #[test]
-fn m2_the_version_2_fixtures_are_what_this_build_writes() -> TestResult {
+fn m14_version_2_mirrors_open_upgraded_without_loss() -> TestResult {
+    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+    //= type=test
+    //# A reader MUST read a version 2 file (this document's format with seq lists written as plain
+    //# arrays, a snapshot's in-flight batch written as `park` records of its items, each with its
+    //# handed minus the batch's attempt, before a `batch` record at the stored attempt, and no
+    //# `close`, `discard`, `flight` or cap) with the same transition.
+    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+    //= type=test
+    //# `open` of a version 1 or 2 mirror that decodes without error MUST, before it appends
+    //# anything, write the current version's snapshot of that state through M5 (temp file,
+    //# fsync, rename, directory fsync).
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2");
-    let write = std::env::var("PARKLINE_WRITE_FIXTURES").is_ok_and(|v| v == "1");
     let default_slack = Config::default().compact_slack_bytes;
     for (name, slack) in [("mixed.mirror", default_slack), ("compacted.mirror", 0)] {
-        let bytes = v2_fixture(Config {
+        let config = Config {
             failures_max: 2,
             compact_slack_bytes: slack,
             ..Config::default()
-        })?;
-        let path = dir.join(name);
-        if write {
-            fs::create_dir_all(&dir)?;
-            fs::write(&path, &bytes)?;
-        }
-        assert_eq!(fs::read(&path)?, bytes, "{name}");
-        // The state the README gives.
-        let state = open_bytes(&bytes, config_2())?.state().clone();
+        };
+        let queue = open_bytes(&fs::read(dir.join(name))?, config.clone())?;
+        assert_eq!(
+            queue.storage().dir_syncs(),
+            1,
+            "{name}: rewritten through M5"
+        );
+        let state = queue.state().clone();
         assert_eq!(seqs(&state.parked), [7, 8]);
         let batch = state.in_flight.as_ref().ok_or("batch 3 in flight")?;
         assert_eq!(
             (batch.id, batch.attempt, batch.remaining),
             (BatchId(3), Attempt(2), 2)
         );
-        assert_eq!(seqs(&batch.items), [5, 6]);
+        assert_eq!(
+            (seqs(&batch.items), handed(&batch.items)),
+            (vec![5, 6], vec![4, 2])
+        );
         assert_eq!(seqs(&state.dead_letters), [3]);
         assert_eq!(handed(&state.dead_letters), [2]);
         assert_eq!((state.next_seq, state.next_batch), (Seq(9), BatchId(4)));
+        assert_eq!(mirror::decode_log(&file(&queue))?.version, 3);
+        assert_eq!(v2_sequence(config.clone())?.state(), &state, "{name}");
+        let reopened = Queue::with_storage(queue.into_storage(), "m", config)?;
+        assert_eq!(reopened.state(), &state);
     }
     Ok(())
 }
 
-/// The sequence of `tests/fixtures/v2/README.md`, in memory; the mirror's bytes at its end.
-fn v2_fixture(config: Config) -> crate::Result<Vec<u8>> {
+/// The sequence of `tests/fixtures/v2/README.md`, in memory, run by this build; the queue at its
+/// end.
+fn v2_sequence(config: Config) -> crate::Result<Queue<MemStorage>> {
     let outcomes = |delivered: &[bool]| -> Vec<Outcome> {
         delivered
             .iter()
@@ -587,7 +605,7 @@ fn v2_fixture(config: Config) -> crate::Result<Vec<u8>> {
     queue
         .boundary(Budget(12))?
         .ok_or_else(|| internal("batch 3 again"))?;
-    Ok(file(&queue))
+    Ok(queue)
 }
 
 fn internal(what: &str) -> crate::Error {
@@ -599,7 +617,7 @@ fn internal(what: &str) -> crate::Error {
 /// `SEEN` or `BYTES`, its trailer no check); id, members, order and `remaining` are the same.
 #[test]
 fn m14_a_batch_a_version_1_build_handed_over_repeats_in_the_current_grammar() -> TestResult {
-    //= spec/mirror.md#m14-upgrade-from-version-1
+    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
     //= type=test
     //# A batch that a version 1 build handed over is repeated in the current grammar: its text
     //# differs from the one the parent saw beyond `ATTEMPT` and `REPEAT`, the one exception to

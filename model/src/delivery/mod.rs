@@ -37,18 +37,19 @@ pub use bounds::{
     LOST_PARK_UNIQUE_STATES,
 };
 pub use model::{
-    Action, BoundaryRecord, DeliveryModel, DeliveryState, Log, Phase, RedriveRecord, SettleRecord,
+    Action, BoundaryRecord, CloseRecord, DeliveryModel, DeliveryState, Log, Phase, RedriveRecord,
+    SettleRecord,
 };
 pub use properties::{
     D1, D2, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D15, D15_QUIESCENT, D17, D18, FRAMING,
-    GROUP_PARK, HANDOVER_COUNT, REDRIVE, SEEN, SOMETIMES_COLLECTED_DELIVERED,
-    SOMETIMES_CRASH_MID_BATCH, SOMETIMES_CUT_HAND_OVER_COUNTED, SOMETIMES_DEAD,
-    SOMETIMES_FOURTH_ATTEMPT, SOMETIMES_LATE_LINE, SOMETIMES_OVERSIZED, SOMETIMES_REDRIVEN_HANDED,
+    GROUP_PARK, HANDOVER_COUNT, REDRIVE, REPEAT_BOUND, SEEN, SOMETIMES_CLOSED,
+    SOMETIMES_COLLECTED_DELIVERED, SOMETIMES_CRASH_MID_BATCH, SOMETIMES_CUT_HAND_OVER_COUNTED,
+    SOMETIMES_DEAD, SOMETIMES_LATE_LINE, SOMETIMES_OVERSIZED, SOMETIMES_REDRIVEN_HANDED,
     SOMETIMES_REPEAT, SOMETIMES_RETRY, SOMETIMES_SEEN, SOMETIMES_SPLIT, SOMETIMES_TORN_GROUP,
     SOMETIMES_TWO_LEFT,
 };
 pub use reference::{
-    Mirror, ParsedTurn, RefBatch, RefError, RefItem, RefNotified, RefSettlement, Reference,
-    TurnError, notified, parse_turn, split, turn_text,
+    Mirror, ParsedTurn, REPEATS_MAX, RefBatch, RefError, RefItem, RefNotified, RefSettlement,
+    Reference, TurnError, notified, parse_turn, split, turn_text,
 };
 pub use variants::Variant;

@@ -43,6 +43,21 @@ pub struct BoundaryRecord {
     pub parked: Vec<RefItem>,
     /// The boundary replayed a recovered batch.
     pub replay: bool,
+    /// The batch cap the split was held to (D11), `None` for none.
+    pub cap: Option<u64>,
+}
+
+/// Ghost: a recovered batch the repeat bound closed (D10), with where the history stood.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CloseRecord {
+    /// The batch closed, as it was recovered.
+    pub batch: RefBatch,
+    /// How many settles had happened before it.
+    pub settles_before: usize,
+    /// How many turns had been handed over before it.
+    pub handed_before: usize,
+    /// How many redrives had happened before it.
+    pub redrives_before: usize,
 }
 
 /// Ghost: one settle, with each item's own outcome as the daemon saw it.
@@ -161,6 +176,8 @@ pub struct DeliveryState {
     pub collected: Vec<u64>,
     /// Ghost: every redrive that moved something.
     pub redrives: Vec<RedriveRecord>,
+    /// Ghost: every batch closed by the repeat bound.
+    pub closes: Vec<CloseRecord>,
     /// Ghost: group parks whose record a crash tore.
     pub torn: u32,
     /// Ghost: parks whose answer a crash lost after their record reached the mirror.
@@ -245,7 +262,8 @@ impl Model for DeliveryModel {
 
     fn init_states(&self) -> Vec<DeliveryState> {
         vec![DeliveryState {
-            queue: Reference::with_variant(self.bounds.failures_max, self.variant),
+            queue: Reference::with_variant(self.bounds.failures_max, self.variant)
+                .with_repeats_max(self.bounds.repeats_max),
             phase: Phase::Idle,
             arrived: 0,
             handed: Log::default(),
@@ -256,6 +274,7 @@ impl Model for DeliveryModel {
             failures: 0,
             collected: Vec::new(),
             redrives: Vec::new(),
+            closes: Vec::new(),
             torn: 0,
             lost_parks: 0,
             retry_pending: false,
@@ -368,13 +387,43 @@ impl Model for DeliveryModel {
                 });
             }
             Action::Boundary => {
-                let parked = state.queue.parked().to_vec();
-                let replay = state.queue.is_recovered();
-                let batch = state.queue.boundary(self.bounds.budget).ok()??;
+                let recovered = state
+                    .queue
+                    .in_flight()
+                    .filter(|_| state.queue.is_recovered())
+                    .cloned();
+                let parked_before = state.queue.parked().to_vec();
+                let batch = state.queue.boundary(self.bounds.budget).ok()?;
+                // D10's repeat bound closed the recovered batch when the boundary did not
+                // hand it over again: its lines were parked again (or one is dead) first.
+                let replay = recovered
+                    .as_ref()
+                    .is_some_and(|r| batch.as_ref().is_some_and(|b| b.id == r.id));
+                let closed = recovered.filter(|_| !replay);
+                let any_closed = closed.is_some();
+                let mut parked = parked_before;
+                if let Some(closed) = closed {
+                    if closed.items.len() > 1 {
+                        parked.extend(closed.items.iter().cloned());
+                        parked.sort_by_key(|item| item.seq);
+                    }
+                    state.closes.push(CloseRecord {
+                        batch: closed,
+                        settles_before: state.settles.len(),
+                        handed_before: state.handed.len(),
+                        redrives_before: state.redrives.len(),
+                    });
+                }
+                let Some(batch) = batch else {
+                    // A close that left nothing parked hands no turn over; without a close the
+                    // step does nothing.
+                    return any_closed.then_some(state);
+                };
                 state.boundaries.push(BoundaryRecord {
                     batch: batch.clone(),
                     parked,
                     replay,
+                    cap: state.queue.mirror().cap,
                 });
                 state.phase = Phase::Persisted(batch);
             }
@@ -481,6 +530,7 @@ impl Model for DeliveryModel {
             Property::always(D18, d18_no_silent_duplicate),
             Property::always(HANDOVER_COUNT, handover_count),
             Property::always(SEEN, seen_before),
+            Property::always(REPEAT_BOUND, repeat_bound),
             Property::always(REDRIVE, redrive_keeps_the_line),
             Property::always(GROUP_PARK, group_park_all_or_none),
             Property::always(FRAMING, framing_read_back),
@@ -565,10 +615,10 @@ impl Model for DeliveryModel {
                 |_, s: &DeliveryState| fresh_turn(s).is_some_and(|b| b.remaining >= 2),
             ));
         }
-        if self.bounds.crashes >= 3 {
+        if self.bounds.crashes >= self.bounds.repeats_max {
             properties.push(Property::sometimes(
-                SOMETIMES_FOURTH_ATTEMPT,
-                |_, s: &DeliveryState| fresh_turn(s).is_some_and(|b| b.attempt >= 4),
+                SOMETIMES_CLOSED,
+                |_, s: &DeliveryState| !s.closes.is_empty(),
             ));
         }
         properties
@@ -647,6 +697,19 @@ impl DeliveryState {
 
     /// Settles before the last redrive of `seq` (0 if it was never redriven): its failures
     /// count from there.
+    /// Whether the repeat bound closed a batch of `seq` alone since its last redrive (its
+    /// death, D8).
+    pub(super) fn closed_alone(&self, seq: u64) -> bool {
+        let redrives = self
+            .redrives
+            .iter()
+            .rposition(|r| r.seqs.contains(&seq))
+            .map_or(0, |i| i + 1);
+        self.closes.iter().any(|c| {
+            c.redrives_before >= redrives && matches!(&c.batch.items[..], [i] if i.seq == seq)
+        })
+    }
+
     pub(super) fn last_redrive(&self, seq: u64) -> usize {
         self.redrives
             .iter()

@@ -52,6 +52,12 @@ pub const D18: &str = "D18 no silent duplicate";
 pub const HANDOVER_COUNT: &str = "D19 hand-over count";
 /// `always`: a batch's `seen` is the number of its items handed over in an earlier batch.
 pub const SEEN: &str = "D20 seen before";
+/// `always`: no batch is handed over more than `repeats_max` times without a settle (D10's
+/// repeat bound).
+pub const REPEAT_BOUND: &str = "D10 repeat bound";
+/// `sometimes`, listed only at bounds with as many crashes as the repeat bound: the repeat bound
+/// closes a recovered batch.
+pub const SOMETIMES_CLOSED: &str = "a batch is closed by the repeat bound";
 /// `always`: a redriven line is parked, in flight, delivered or dead again (never lost), with
 /// its failures counted from 0 at the redrive and its hand-over count kept.
 pub const REDRIVE: &str = "D21 redrive keeps the line";
@@ -90,9 +96,6 @@ pub const SOMETIMES_CUT_HAND_OVER_COUNTED: &str = "a hand-over cut by a crash is
 /// batch leaves two or more lines for later turns, where the trailer's count and the next
 /// turn's size differ (the known-bad `trailer-counts-next-turn` needs it).
 pub const SOMETIMES_TWO_LEFT: &str = "a batch leaves two lines for later turns";
-/// `sometimes`, listed only at bounds of 3 crashes or more: a batch is handed over a fourth
-/// time, so a repeat of a repeat of a repeat (attempt 4) is checked.
-pub const SOMETIMES_FOURTH_ATTEMPT: &str = "a batch is handed over at attempt 4";
 
 // # Checking the newest record only
 //
@@ -155,12 +158,15 @@ pub(super) fn d1_batch_at_the_boundary(m: &DeliveryModel, s: &DeliveryState) -> 
     //= spec/delivery.md#d1-batch-at-the-boundary
     //# At a boundary that delivers a new batch, the batch MUST consist of lines that were parked at
     //# that moment, and only those, taken from the front of the parked list as `split` (D11)
-    //# decides; with a budget that admits them all, it MUST be every parked line, in ONE turn.
+    //# decides; with a budget that admits them all and no cap set, it MUST be every parked line, in
+    //# ONE turn.
     //= spec/delivery.md#d1-batch-at-the-boundary
-    //# A boundary MUST NOT deliver fewer lines than `split` returns (pop-all, not pop-front).
+    //# A boundary MUST NOT deliver fewer lines than `split` returns, or than the cap when that is
+    //# fewer (pop-all, not pop-front).
     newest_boundary(s).is_none_or(|r| {
         r.replay || {
-            let k = split(&r.parked, m.bounds.budget);
+            let cap = r.cap.map_or(usize::MAX, |cap| cap as usize);
+            let k = split(&r.parked, m.bounds.budget).min(cap);
             r.batch.items.len() >= k && is_seq_prefix(&r.batch.items, &r.parked)
         }
     })
@@ -268,8 +274,10 @@ pub(super) fn d6_per_request_independence(m: &DeliveryModel, s: &DeliveryState) 
         }
         // Failures count from the last redrive (D7 after a redrive).
         match item {
+            // A crash is not a failure (D7); a line closed alone by the repeat bound is dead (D8).
             Some(item) => {
-                item.failures == failed && s.is_dead(seq) == (failed >= m.bounds.failures_max)
+                let dead = failed >= m.bounds.failures_max || s.closed_alone(seq);
+                item.failures == failed && s.is_dead(seq) == dead
             }
             None => false,
         }
@@ -291,19 +299,22 @@ pub(super) fn d8_dead_letter(m: &DeliveryModel, s: &DeliveryState) -> bool {
         .all(|i| s.acknowledged().contains(&i.seq));
     known
         && s.acknowledged().all(|seq| {
-            // The history of the seq in lives between redrives: (first settle, first hand-over).
-            let mut lives = std::iter::once((0, 0))
+            // The history of the seq in lives between redrives: (first settle, first hand-over,
+            // redrives before it).
+            let mut lives = std::iter::once((0, 0, 0))
                 .chain(
                     s.redrives
                         .iter()
-                        .filter(|r| r.seqs.contains(&seq))
-                        .map(|r| (r.settles_before, r.handed_before)),
+                        .enumerate()
+                        .filter(|(_, r)| r.seqs.contains(&seq))
+                        .map(|(i, r)| (r.settles_before, r.handed_before, i + 1)),
                 )
                 .peekable();
             let mut dead_now = false;
-            while let Some((from, _)) = lives.next() {
+            while let Some((from, _, redrives)) = lives.next() {
                 let next = lives.peek().copied();
-                let to = next.map_or(s.settles.len(), |(settles, _)| settles);
+                let to = next.map_or(s.settles.len(), |(settles, _, _)| settles);
+                let redrives_to = next.map_or(usize::MAX, |(_, _, r)| r);
                 let mut failed = 0u32;
                 let death = (from..to).find(|&index| {
                     failed += s.settles[index]
@@ -313,10 +324,20 @@ pub(super) fn d8_dead_letter(m: &DeliveryModel, s: &DeliveryState) -> bool {
                         .count() as u32;
                     failed >= m.bounds.failures_max
                 });
-                let Some(index) = death else { continue };
+                // D10's repeat bound: a batch of this one line closed in this life kills it too.
+                let closed = s.closes.iter().find(|c| {
+                    (redrives..redrives_to).contains(&c.redrives_before)
+                        && matches!(&c.batch.items[..], [item] if item.seq == seq)
+                });
+                let handed_at = match (death, closed) {
+                    (Some(index), Some(c)) => s.settles[index].handed_before.min(c.handed_before),
+                    (Some(index), None) => s.settles[index].handed_before,
+                    (None, Some(c)) => c.handed_before,
+                    (None, None) => continue,
+                };
                 // Never offered again after its death, until a redrive.
-                let until = next.map_or(s.handed.len(), |(_, handed)| handed);
-                let after = s.handed.get(s.settles[index].handed_before..until);
+                let until = next.map_or(s.handed.len(), |(_, handed, _)| handed);
+                let after = s.handed.get(handed_at..until);
                 if after
                     .is_some_and(|after| after.iter().any(|b| b.items.iter().any(|i| i.seq == seq)))
                 {
@@ -388,16 +409,17 @@ fn same_lines(a: &[RefItem], b: &[RefItem]) -> bool {
 
 pub(super) fn d11_deterministic_split(m: &DeliveryModel, s: &DeliveryState) -> bool {
     //= spec/delivery.md#d11-deterministic-split
-    //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first `k` of
-    //# the parked list, where `split` is this pure function:
+    //# The membership of a new batch MUST be `k = min(split(parked, budget), cap)` items, the first
+    //# `k` of the parked list, where `split` is this pure function:
     //= spec/delivery.md#d11-deterministic-split
     //# `remaining` MUST be `parked.len() - k`.
     //= spec/delivery.md#d11-deterministic-split
     //# A repeat MUST reuse its stored membership and `remaining` whatever budget is passed to the
-    //# boundary that hands it over again.
+    //# boundary that hands it over again, until the repeat bound closes it (D10).
     newest_boundary(s).is_none_or(|r| match s.original(r.batch.id) {
         Some(o) => {
-            let k = split(&o.parked, m.bounds.budget);
+            let cap = o.cap.map_or(usize::MAX, |cap| cap as usize);
+            let k = split(&o.parked, m.bounds.budget).min(cap);
             r.batch.items.len() == k
                 && is_seq_prefix(&r.batch.items, &o.parked)
                 && r.batch.remaining == o.parked.len() - k
@@ -512,8 +534,8 @@ pub(super) fn d18_no_silent_duplicate(_: &DeliveryModel, s: &DeliveryState) -> b
     //= spec/delivery.md#d18-no-silent-duplicate
     //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.
     //= spec/delivery.md#d18-no-silent-duplicate
-    //# A line MUST be handed over again only as part of a repeat of its batch (D10) or as a retry
-    //# after it failed (D7).
+    //# A line MUST be handed over again only as part of a repeat of its batch (D10), as a retry
+    //# after it failed (D7), or in a new batch after the repeat bound closed its batch (D10).
     // Stated from the hand-over, the record appended after the settle it must respect: the
     // newest turn names no line that a settle before it delivered.
     newest_handed(s).is_none_or(|(h, b)| {
@@ -661,4 +683,13 @@ pub(super) fn framing_read_back(m: &DeliveryModel, s: &DeliveryState) -> bool {
             lines: b.items.iter().map(|i| i.line.clone()).collect(),
         })
     })
+}
+
+pub(super) fn repeat_bound(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d10-repeat-recognisable
+    //# A recovered batch whose attempt is `repeats_max` or more MUST NOT be handed over
+    //# again: the boundary MUST write a `close` record instead, after which the batch's
+    //# items are parked again, or its single item is a dead letter, and the boundary goes
+    //# on as one with no recovered batch.
+    newest_handed(s).is_none_or(|(_, batch)| batch.attempt <= m.bounds.repeats_max)
 }

@@ -9,6 +9,10 @@ use std::fmt;
 
 use super::variants::{Variant, split_overshoot, take_in_hash_order};
 
+/// The crate's default repeat bound (`Config::repeats_max`): a batch is handed over at most this
+/// many times without a settle (D10).
+pub const REPEATS_MAX: u32 = 3;
+
 /// One parked line: its arrival number, the request it answers, the line verbatim, how many
 /// times it failed (D7) and how many hand-overs of it were made durable.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -482,8 +486,11 @@ pub struct Mirror {
     pub parked: Vec<RefItem>,
     /// The batch persisted and not yet settled, with its stored attempt.
     pub in_flight: Option<RefBatch>,
-    /// Items that failed `failures_max` times, in the order they died; never deleted (D8).
+    /// Dead letters in seq order: items that failed `failures_max` times, or that were alone in
+    /// a batch closed by the repeat bound (D8); deleted only by a discard.
     pub dead: Vec<RefItem>,
+    /// The most items a new batch may hold, set when a batch is closed (D11); `None`: no cap.
+    pub cap: Option<u64>,
 }
 
 /// The reference queue: the durable mirror plus the volatile state of one life, plain and
@@ -511,6 +518,8 @@ pub struct Mirror {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Reference {
     failures_max: u32,
+    /// A recovered batch at this attempt is closed instead of repeated (D10).
+    repeats_max: u32,
     variant: Variant,
     // Seen by the model: its known-bad DropCollected step removes a parked line, which no
     // method of a correct queue does.
@@ -529,6 +538,7 @@ impl Reference {
     pub fn with_variant(failures_max: u32, variant: Variant) -> Self {
         Reference {
             failures_max,
+            repeats_max: REPEATS_MAX,
             variant,
             mirror: Mirror {
                 next_seq: 1,
@@ -536,9 +546,17 @@ impl Reference {
                 parked: Vec::new(),
                 in_flight: None,
                 dead: Vec::new(),
+                cap: None,
             },
             recovered: false,
         }
+    }
+
+    /// The queue with its repeat bound at `repeats_max` (at least 1) instead of the crate's
+    /// default, [`REPEATS_MAX`].
+    pub fn with_repeats_max(mut self, repeats_max: u32) -> Self {
+        self.repeats_max = repeats_max.max(1);
+        self
     }
 
     /// A queue recovered from `mirror` (an in-flight batch is the recovered batch of this life),
@@ -554,7 +572,7 @@ impl Reference {
     ///
     /// ```
     /// use parkline_model::delivery::{Mirror, RefError, Reference};
-    /// let mirror = Mirror { next_seq: u64::MAX, next_batch: 1, parked: vec![], in_flight: None, dead: vec![] };
+    /// let mirror = Mirror { next_seq: u64::MAX, next_batch: 1, parked: vec![], in_flight: None, dead: vec![], cap: None };
     /// let mut queue = Reference::from_mirror(3, mirror).unwrap();
     /// assert_eq!(queue.try_park(1, "x"), Err(RefError::Exhausted));
     /// ```
@@ -581,6 +599,7 @@ impl Reference {
         }
         Ok(Reference {
             failures_max,
+            repeats_max: REPEATS_MAX,
             variant: Variant::Correct,
             recovered: mirror.in_flight.is_some(),
             mirror,
@@ -809,6 +828,22 @@ impl Reference {
     /// [`RefError::BatchInFlight`] when a batch of this life is unsettled.
     pub fn boundary(&mut self, budget: usize) -> Result<Option<RefBatch>, RefError> {
         let variant = self.variant;
+        if self.recovered
+            && self.variant != Variant::NoRepeatBound
+            && self
+                .mirror
+                .in_flight
+                .as_ref()
+                .is_some_and(|batch| batch.attempt >= self.repeats_max)
+        {
+            // The boundary after the close is planned first: an exhausted counter refuses the
+            // whole boundary, and nothing changes (M6).
+            let mut closed = self.clone();
+            closed.close();
+            let batch = closed.boundary(budget)?;
+            *self = closed;
+            return Ok(batch);
+        }
         if let Some(batch) = &mut self.mirror.in_flight {
             if !self.recovered {
                 return Err(RefError::BatchInFlight);
@@ -875,7 +910,8 @@ impl Reference {
             }
             Variant::HashOrderSplit => take_in_hash_order(parked, budget),
             _ => {
-                let k = split(parked, budget); // D11
+                let cap = self.mirror.cap.map_or(usize::MAX, |cap| cap as usize);
+                let k = split(parked, budget).min(cap); // D11, the cap of a close
                 parked.drain(..k).collect()
             }
         };
@@ -942,6 +978,9 @@ impl Reference {
         if in_flight.items.len() != delivered.len() {
             return Err(RefError::OutcomeCount);
         }
+        // D11: a settle doubles the cap, or lifts it when the batch held fewer items.
+        let k = in_flight.items.len() as u64;
+        self.mirror.cap = self.mirror.cap.filter(|cap| k >= *cap).map(|cap| cap * 2);
         let mut settlement = RefSettlement::default();
         let mut items = self
             .mirror
@@ -984,6 +1023,62 @@ impl Reference {
             }
         }
         Ok(settlement)
+    }
+
+    /// The first durable step of a boundary that finds a recovered batch at `repeats_max`: the
+    /// close alone (D10), which a crash before the new batch is written leaves. Returns whether
+    /// there was a batch to close.
+    pub fn close_if_bounded(&mut self) -> bool {
+        let bounded = self
+            .mirror
+            .in_flight
+            .as_ref()
+            .is_some_and(|batch| batch.attempt >= self.repeats_max);
+        if self.recovered && bounded && self.variant != Variant::NoRepeatBound {
+            self.close();
+            return true;
+        }
+        false
+    }
+
+    /// D10's repeat bound: the recovered batch is closed. Its items go back to the parked list
+    /// with their counts (a crash is not a failure), or its single item to the dead letters
+    /// (D8); the cap becomes half the batch, or is lifted once an item is isolated (D11).
+    fn close(&mut self) {
+        let Some(batch) = self.mirror.in_flight.take() else {
+            return;
+        };
+        self.recovered = false;
+        let k = batch.items.len() as u64;
+        if let [item] = &batch.items[..] {
+            let at = self.mirror.dead.partition_point(|dead| dead.seq < item.seq);
+            self.mirror.dead.insert(at, item.clone());
+            self.mirror.cap = None;
+        } else {
+            for item in batch.items {
+                self.park_again(item);
+            }
+            self.mirror.cap = Some(k.div_ceil(2));
+        }
+    }
+
+    /// D8: the dead letters `seqs` leave the mirror for good; returns them in seq order.
+    ///
+    /// # Errors
+    ///
+    /// [`RefError::NotDead`] naming the first seq (in the order given) that is not a dead
+    /// letter or is named twice; nothing changes then.
+    pub fn discard(&mut self, seqs: &[u64]) -> Result<Vec<u64>, RefError> {
+        let mut gone: Vec<u64> = Vec::with_capacity(seqs.len());
+        for &seq in seqs {
+            if gone.contains(&seq) || !self.mirror.dead.iter().any(|item| item.seq == seq) {
+                return Err(RefError::NotDead(seq));
+            }
+            gone.push(seq);
+        }
+        gone.sort_unstable();
+        self.mirror.dead.retain(|item| !gone.contains(&item.seq));
+        Ok(gone)
     }
 
     /// The process dies: the volatile state is lost; an unsettled batch becomes the recovered

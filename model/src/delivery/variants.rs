@@ -8,7 +8,7 @@ use super::bounds::Bounds;
 
 use super::properties::{
     D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18, FRAMING, GROUP_PARK, HANDOVER_COUNT,
-    REDRIVE, SEEN,
+    REDRIVE, REPEAT_BOUND, SEEN,
 };
 use super::reference::{ParsedTurn, RefItem, TurnError, read_header, split};
 
@@ -71,11 +71,15 @@ pub enum Variant {
     /// seq it has, so a park retried after a crash that lost its answer is delivered twice.
     /// Breaks D3 (needs a lost park answer: [`Bounds::with_lost_park`]).
     NoParkDedup,
+    /// A recovered batch is handed over again whatever its attempt, as before the repeat bound:
+    /// a batch that crashes the daemon at every life holds the lines behind it for good.
+    /// Breaks the repeat bound (D10).
+    NoRepeatBound,
 }
 
 impl Variant {
     /// Every variant, `Correct` first.
-    pub const ALL: [Variant; 23] = [
+    pub const ALL: [Variant; 24] = [
         Variant::Correct,
         Variant::PopFront,
         Variant::ClearBeforeHandOver,
@@ -99,6 +103,7 @@ impl Variant {
         Variant::SeenRecomputedAtRepeat,
         Variant::TrailerCountsNextTurn,
         Variant::NoParkDedup,
+        Variant::NoRepeatBound,
     ];
 
     /// The name used on the command line (`--variant pop-front`).
@@ -127,6 +132,7 @@ impl Variant {
             Variant::SeenRecomputedAtRepeat => "seen-recomputed-at-repeat",
             Variant::TrailerCountsNextTurn => "trailer-counts-next-turn",
             Variant::NoParkDedup => "no-park-dedup",
+            Variant::NoRepeatBound => "no-repeat-bound",
         }
     }
 
@@ -158,6 +164,7 @@ impl Variant {
             Variant::TornGroupKeepsPrefix => GROUP_PARK,
             Variant::FramingSearchesTrailer => FRAMING,
             Variant::SeenRecomputedAtRepeat => SEEN,
+            Variant::NoRepeatBound => REPEAT_BOUND,
         })
     }
 }
@@ -171,6 +178,7 @@ impl Variant {
         match self {
             Variant::TrailerCountsNextTurn => Bounds::generated(4, 6, 0, 0),
             Variant::NoParkDedup => Bounds::with_lost_park(),
+            Variant::NoRepeatBound => Bounds::crash_loop(),
             _ => Bounds::default(),
         }
     }

@@ -12,16 +12,40 @@ use crate::delivery::op::QueueOp;
 use crate::delivery::view::HandOver;
 
 impl Run {
+    /// D10's repeat bound: the state a boundary continues from when `before` holds a recovered
+    /// batch at `repeats_max`, which it closes first (its items parked again, or its single item
+    /// dead; the cap set, D11). `None` when the boundary closes nothing.
+    pub(super) fn closed(&self, before: &MirrorState) -> Option<MirrorState> {
+        let batch = before
+            .in_flight
+            .as_ref()
+            .filter(|batch| batch.attempt.0 >= self.setup.repeats_max)?;
+        let mut state = before.clone();
+        state.in_flight = None;
+        if let [item] = &batch.items[..] {
+            state.dead_letters.push(item.clone());
+            state.dead_letters.sort_by_key(|item| item.seq);
+            state.cap = None;
+        } else {
+            state.parked.extend(batch.items.iter().cloned());
+            state.parked.sort_by_key(|item| item.seq);
+            state.cap = Some(batch.items.len().div_ceil(2) as u64);
+        }
+        Some(state)
+    }
+
     pub(super) fn check_batch(
         &mut self,
         budget: usize,
         before: &MirrorState,
         hand_over: &HandOver,
     ) -> Result<(), String> {
+        let closed = self.closed(before);
+        let before = closed.as_ref().unwrap_or(before);
         //= spec/delivery.md#d18-no-silent-duplicate
         //= type=test
-        //# A line MUST be handed over again only as part of a repeat of its batch (D10) or as a
-        //# retry after it failed (D7).
+        //# A line MUST be handed over again only as part of a repeat of its batch (D10), as a retry
+        //# after it failed (D7), or in a new batch after the repeat bound closed its batch (D10).
         //= spec/delivery.md#d18-no-silent-duplicate
         //= type=test
         //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.
@@ -192,19 +216,19 @@ impl Run {
             //= type=test
             //# At a boundary that delivers a new batch, the batch MUST consist of lines that were
             //# parked at that moment, and only those, taken from the front of the parked list as
-            //# `split` (D11) decides; with a budget that admits them all, it MUST be every parked
-            //# line, in ONE turn.
+            //# `split` (D11) decides; with a budget that admits them all and no cap set, it MUST be
+            //# every parked line, in ONE turn.
             //= spec/delivery.md#d1-batch-at-the-boundary
             //= type=test
-            //# A boundary MUST NOT deliver fewer lines than `split` returns (pop-all, not
-            //# pop-front).
+            //# A boundary MUST NOT deliver fewer lines than `split` returns, or than the cap when
+            //# that is fewer (pop-all, not pop-front).
             //= spec/delivery.md#d8-dead-letter
             //= type=test
             //# MUST NOT be counted in `remaining`,
             //= spec/delivery.md#d11-deterministic-split
             //= type=test
-            //# The membership of a new batch MUST be `k = split(parked, budget)` items, the first
-            //# `k` of the parked list, where `split` is this pure function:
+            //# The membership of a new batch MUST be `k = min(split(parked, budget), cap)` items,
+            //# the first `k` of the parked list, where `split` is this pure function:
             //= spec/delivery.md#d11-deterministic-split
             //= type=test
             //# `remaining` MUST be `parked.len() - k`.
@@ -249,6 +273,10 @@ impl Run {
                 split += 1;
             }
             let split = split.max(usize::from(!costs.is_empty()));
+            // D11: a close caps the batches after it.
+            let split = before.cap.map_or(split, |cap| {
+                split.min(usize::try_from(cap).unwrap_or(usize::MAX))
+            });
             // D19: each item is the parked one, with this hand-over counted.
             let expected: Vec<parkline::Item> = before.parked[..split.min(before.parked.len())]
                 .iter()
@@ -485,6 +513,7 @@ mod tests {
             dead_letters: vec![item(3, "three")],
             next_seq: Seq(5),
             next_batch: BatchId(2),
+            cap: None,
         };
         (state, ghost)
     }
