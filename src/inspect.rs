@@ -215,6 +215,12 @@ fn table_report(path: &Path, bytes: usize, decoded: &Decoded) -> String {
             decoded.torn_len
         ));
     }
+    if let Some(cap) = state.cap {
+        text.push_str(&format!(
+            "batch cap {cap}: a batch that crashed the daemon at every hand-over was closed, so the \
+             next batches hold at most {cap} lines until settles lift it (spec/delivery.md D10, D11)\n"
+        ));
+    }
     text.push_str(&format!("\nparked: {}\n", state.parked.len()));
     text.push_str(&items_table(&state.parked));
     match &state.in_flight {
@@ -222,7 +228,8 @@ fn table_report(path: &Path, bytes: usize, decoded: &Decoded) -> String {
         Some(batch) => {
             text.push_str(&format!(
                 "\nin flight: batch {} attempt {}, {} items, {} parked behind it at its boundary\n\
-                 (persisted, not settled: the next boundary hands it over again as attempt {}, a repeat)\n",
+                 (persisted, not settled: the next boundary hands it over again as attempt {}, a repeat,\n\
+                 or closes it when that passes the repeat bound, spec/delivery.md D10)\n",
                 batch.id,
                 batch.attempt,
                 batch.items.len(),

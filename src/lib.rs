@@ -13,9 +13,10 @@ pub const EXIT_STATUS: &str = "\
 Exit status:
   0  success
   1  a finding: a property violated or never reached, or a pinned state count changed (check);
-     the mirror is damaged (inspect, redrive); the trace is invalid (workload)
-  2  usage error (an unknown command or flag, a bad value; redrive: a seq not a dead letter)
-  3  a file cannot be read, or the output cannot be written; redrive, remove: the daemon holds
+     the mirror is damaged (inspect, redrive, discard); the trace is invalid (workload)
+  2  usage error (an unknown command or flag, a bad value; redrive, discard: a seq not a dead
+     letter)
+  3  a file cannot be read, or the output cannot be written; redrive, discard, remove: the daemon holds
      the lock
   4  remove: the mirror still holds lines";
 
@@ -46,6 +47,15 @@ Exit status:
   0  the dead letters moved (or would move), also when there was nothing to move
   1  the mirror is damaged (the file is left as it is)
   2  usage error, or a seq that is not a dead letter or is named twice
+  3  the daemon holds the mirror's lock, the mirror does not exist, or a file cannot be read
+     or written";
+
+/// `parkline discard --help`'s exit statuses.
+pub const EXIT_DISCARD: &str = "\
+Exit status:
+  0  the dead letters were discarded (or would be), also when there were none
+  1  the mirror is damaged (the file is left as it is)
+  2  usage error (neither --seq nor --all), or a seq that is not a dead letter or is named twice
   3  the daemon holds the mirror's lock, the mirror does not exist, or a file cannot be read
      or written";
 

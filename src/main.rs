@@ -6,11 +6,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use parkline_cli::{
-    EXIT_CHECK, EXIT_EXPLORE, EXIT_INSPECT, EXIT_REDRIVE, EXIT_REMOVE, EXIT_STATUS, EXIT_WORKLOAD,
-    check, inspect, redrive, remove, workload,
+    EXIT_CHECK, EXIT_DISCARD, EXIT_EXPLORE, EXIT_INSPECT, EXIT_REDRIVE, EXIT_REMOVE, EXIT_STATUS,
+    EXIT_WORKLOAD, check, inspect, redrive, remove, workload,
 };
 
-/// The verified core of deferred delivery: model check, explore, inspect, redrive, remove, workload.
+/// The verified core of deferred delivery: model check, explore, inspect, redrive, discard, remove,
+/// workload.
 #[derive(Debug, Parser)]
 #[command(name = "parkline", version, after_help = EXIT_STATUS, arg_required_else_help = true)]
 struct Cli {
@@ -48,6 +49,15 @@ enum Command {
     /// inspect does, prints what would move and writes nothing.
     #[command(after_help = EXIT_REDRIVE)]
     Redrive(redrive::RedriveArgs),
+    /// Remove dead letters from the mirror for good (takes the mirror's lock)
+    ///
+    /// Removes the dead letters named by `--seq`, or every one with `--all`, from the mirror
+    /// (spec/delivery.md D8): one record, one fsync. For dead letters an operator has read and
+    /// does not want delivered; a park for their requests is then a new line. Takes the mirror's
+    /// lock as the daemon does and refuses while the daemon holds it; never creates a mirror.
+    /// `--dry-run` reads the mirror lock-free, prints what would be removed and writes nothing.
+    #[command(after_help = EXIT_DISCARD)]
+    Discard(redrive::DiscardArgs),
     /// End a session: remove its mirror and lock file (takes the mirror's lock)
     ///
     /// Removes the mirror, then its lock file, then fsyncs the directory (spec/mirror.md M15).
@@ -73,6 +83,7 @@ fn main() -> ExitCode {
         Command::Explore(flags) => check::explore_main(&flags),
         Command::Inspect(flags) => inspect::main(&flags),
         Command::Redrive(flags) => redrive::main(&flags),
+        Command::Discard(flags) => redrive::discard_main(&flags),
         Command::Remove(flags) => remove::main(&flags),
         Command::Workload(flags) => workload::main(&flags),
     }

@@ -1,5 +1,7 @@
 //! `parkline redrive <mirror> [--seq N ...] [--dry-run]`: move dead letters back to the parked
-//! list (spec/delivery.md D21), for an operator who fixed what made them fail.
+//! list (spec/delivery.md D21), for an operator who fixed what made them fail; and
+//! `parkline discard <mirror> (--seq N ... | --all) [--dry-run]`: remove dead letters from the
+//! mirror for good (D8), for an operator who has read them.
 //!
 //! It takes the mirror's lock as the daemon does (spec/mirror.md M8), so it never writes beside a
 //! live queue: while the daemon holds the lock it refuses and says so. It then opens the queue
@@ -31,6 +33,40 @@ pub struct RedriveArgs {
     pub dry_run: bool,
 }
 
+/// The arguments of `parkline discard`.
+#[derive(Clone, Debug, clap::Parser)]
+pub struct DiscardArgs {
+    /// The mirror file
+    pub mirror: std::path::PathBuf,
+    /// The dead letter to discard (repeat for several)
+    #[arg(long = "seq", value_name = "N", required_unless_present = "all")]
+    pub seqs: Vec<u64>,
+    /// Discard every dead letter
+    #[arg(long, conflicts_with = "seqs")]
+    pub all: bool,
+    /// Print what would be discarded and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// What the command does to the dead letters it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verb {
+    /// Back to the parked list (D21).
+    Redrive,
+    /// Out of the mirror for good (D8).
+    Discard,
+}
+
+impl Verb {
+    fn name(self) -> &'static str {
+        match self {
+            Verb::Redrive => "redrive",
+            Verb::Discard => "discard",
+        }
+    }
+}
+
 /// Entry point of `parkline redrive`.
 pub fn main(args: &RedriveArgs) -> ExitCode {
     let stdout = std::io::stdout();
@@ -38,14 +74,52 @@ pub fn main(args: &RedriveArgs) -> ExitCode {
     ExitCode::from(run(args, &mut stdout.lock(), &mut stderr.lock()))
 }
 
+/// Entry point of `parkline discard`.
+pub fn discard_main(args: &DiscardArgs) -> ExitCode {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let seqs: Vec<Seq> = args.seqs.iter().copied().map(Seq).collect();
+    let (mut out, mut err) = (stdout.lock(), stderr.lock());
+    let status = run_verb(
+        Verb::Discard,
+        args.mirror.as_path(),
+        &seqs,
+        args.dry_run,
+        &mut out,
+        &mut err,
+    );
+    ExitCode::from(status)
+}
+
 /// Runs `parkline redrive` with `args`, writing to `out` and `err`; returns the exit status.
 pub fn run(args: &RedriveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let path = args.mirror.as_path();
+    let seqs: Vec<Seq> = args.seqs.iter().copied().map(Seq).collect();
+    run_verb(
+        Verb::Redrive,
+        args.mirror.as_path(),
+        &seqs,
+        args.dry_run,
+        out,
+        err,
+    )
+}
+
+/// Runs `parkline <verb>` on the dead letters `seqs` (all of them when empty) of the mirror at
+/// `path`; returns the exit status.
+pub fn run_verb(
+    verb: Verb,
+    path: &std::path::Path,
+    seqs: &[Seq],
+    dry_run_only: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let name = verb.name();
     let fail = |err: &mut dyn Write, e: &parkline::Error| {
         let advice = match e.kind() {
             ErrorKind::Locked => {
                 "the daemon (or another parkline) holds the mirror's lock: stop it, or wait until \
-                 it closes the mirror, then run redrive again; nothing was changed"
+                 it closes the mirror, then run the command again; nothing was changed"
             }
             ErrorKind::Corrupt => {
                 "the mirror is damaged and was left as it is; see `parkline inspect` and \
@@ -54,9 +128,9 @@ pub fn run(args: &RedriveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             ErrorKind::NotDead => {
                 "see the dead letters with `parkline inspect`; nothing was changed"
             }
-            _ => "nothing was redriven",
+            _ => "nothing was changed",
         };
-        let _ = writeln!(err, "parkline redrive: {e}");
+        let _ = writeln!(err, "parkline {name}: {e}");
         let _ = writeln!(err, "{advice}");
         match e.kind() {
             ErrorKind::Corrupt => 1,
@@ -70,14 +144,13 @@ pub fn run(args: &RedriveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     if let Err(e) = std::fs::symlink_metadata(path) {
         let _ = writeln!(
             err,
-            "parkline redrive: {}: {e}; redrive never creates a mirror, check the path",
+            "parkline {name}: {}: {e}; {name} never creates a mirror, check the path",
             path.display()
         );
         return 3;
     }
-    let seqs: Vec<Seq> = args.seqs.iter().copied().map(Seq).collect();
-    if args.dry_run {
-        return dry_run(path, &seqs, out, err, &fail);
+    if dry_run_only {
+        return dry_run(verb, path, seqs, out, err, &fail);
     }
     // M8: the lock first, as the daemon takes it; a live daemon makes this fail at once.
     let mut storage = match FsStorage::open(path) {
@@ -89,11 +162,11 @@ pub fn run(args: &RedriveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match storage.read_chunks(&name, &mut |_| std::ops::ControlFlow::Break(())) {
         Ok(true) => {}
         Ok(false) => {
-            let _ = writeln!(err, "parkline redrive: {} does not exist", path.display());
+            let _ = writeln!(err, "parkline {name}: {} does not exist", path.display());
             return 3;
         }
         Err(e) => {
-            let _ = writeln!(err, "parkline redrive: cannot read {}: {e}", path.display());
+            let _ = writeln!(err, "parkline {name}: cannot read {}: {e}", path.display());
             return 3;
         }
     }
@@ -102,13 +175,18 @@ pub fn run(args: &RedriveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Err(e) => return fail(err, &e),
     };
     let dead: Vec<Item> = queue.dead_letters().to_vec();
-    let moved = if seqs.is_empty() {
-        queue.redrive_all()
-    } else {
-        queue.redrive(&seqs)
+    let moved = match (verb, seqs.is_empty()) {
+        (Verb::Redrive, true) => queue.redrive_all(),
+        (Verb::Redrive, false) => queue.redrive(seqs),
+        (Verb::Discard, true) => queue.discard_all(),
+        (Verb::Discard, false) => queue.discard(seqs),
+    };
+    let done = match verb {
+        Verb::Redrive => "redrove",
+        Verb::Discard => "discarded",
     };
     match moved {
-        Ok(moved) => report(out, "redrove", &dead, &moved),
+        Ok(moved) => report(verb, out, done, &dead, &moved),
         Err(e) => fail(err, &e),
     }
 }
@@ -116,6 +194,7 @@ pub fn run(args: &RedriveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 /// `--dry-run`: read and decode the mirror as `inspect` does, lock-free and writing nothing (the
 /// answer is the mirror as of the read), and say what would move.
 fn dry_run(
+    verb: Verb,
     path: &std::path::Path,
     seqs: &[Seq],
     out: &mut dyn Write,
@@ -125,7 +204,12 @@ fn dry_run(
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) => {
-            let _ = writeln!(err, "parkline redrive: cannot read {}: {e}", path.display());
+            let _ = writeln!(
+                err,
+                "parkline {}: cannot read {}: {e}",
+                verb.name(),
+                path.display()
+            );
             return 3;
         }
     };
@@ -134,7 +218,7 @@ fn dry_run(
         Err(e) => return fail(err, &e.with_path(path)),
     };
     let dead = state.dead_letters;
-    let would: Vec<Seq> = if seqs.is_empty() {
+    let named: Vec<Seq> = if seqs.is_empty() {
         dead.iter().map(|item| item.seq).collect()
     } else {
         let mut sorted = seqs.to_vec();
@@ -143,7 +227,8 @@ fn dry_run(
         if sorted.len() != seqs.len() {
             let _ = writeln!(
                 err,
-                "parkline redrive: a seq is named twice; nothing would move"
+                "parkline {}: a seq is named twice; nothing would change",
+                verb.name()
             );
             return 2;
         }
@@ -153,26 +238,39 @@ fn dry_run(
         {
             let _ = writeln!(
                 err,
-                "parkline redrive: seq {seq} is not a dead letter; nothing would move"
+                "parkline {}: seq {seq} is not a dead letter; nothing would change",
+                verb.name()
             );
             return 2;
         }
         sorted
     };
-    report(out, "would redrive", &dead, &would)
+    let would = match verb {
+        Verb::Redrive => "would redrive",
+        Verb::Discard => "would discard",
+    };
+    report(verb, out, would, &dead, &named)
 }
 
-/// One line per moved dead letter, then a summary.
-fn report(out: &mut dyn Write, verb: &str, dead: &[Item], moved: &[Seq]) -> u8 {
+/// One line per dead letter moved or removed, then a summary.
+fn report(verb: Verb, out: &mut dyn Write, done: &str, dead: &[Item], moved: &[Seq]) -> u8 {
     let mut text = String::new();
     for item in dead.iter().filter(|item| moved.contains(&item.seq)) {
+        let failures = match verb {
+            Verb::Redrive => format!("failures {} -> 0", item.failures),
+            Verb::Discard => format!("failures {}", item.failures),
+        };
         text.push_str(&format!(
-            "{verb} seq {} (request {}, failures {} -> 0, handed {}): {}\n",
-            item.seq, item.request, item.failures, item.handed, item.line
+            "{done} seq {} (request {}, {failures}, handed {}): {}\n",
+            item.seq, item.request, item.handed, item.line
         ));
     }
+    let whither = match verb {
+        Verb::Redrive => "back to the parked list",
+        Verb::Discard => "from the mirror",
+    };
     text.push_str(&format!(
-        "{verb} {} of {} dead letters back to the parked list\n",
+        "{done} {} of {} dead letters {whither}\n",
         moved.len(),
         dead.len()
     ));

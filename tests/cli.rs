@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-const COMMANDS: [&str; 6] = [
-    "check", "explore", "inspect", "redrive", "remove", "workload",
+const COMMANDS: [&str; 7] = [
+    "check", "explore", "inspect", "redrive", "discard", "remove", "workload",
 ];
 
 fn parkline(args: &[&str]) -> Output {
@@ -47,7 +47,7 @@ fn cli_help_lists_every_command_and_the_exit_statuses() {
     assert_eq!(
         listed,
         [
-            "check", "explore", "inspect", "redrive", "remove", "workload", "help"
+            "check", "explore", "inspect", "redrive", "discard", "remove", "workload", "help"
         ]
     );
     assert!(text.contains("Exit status:"), "{text}");
@@ -385,6 +385,45 @@ fn cli_redrive_moves_dead_letters_and_dry_run_writes_nothing() {
     let parked: Vec<u64> = queue.parked().iter().map(|item| item.seq.0).collect();
     assert_eq!(parked, [1, 2, 3]);
     assert!(queue.dead_letters().is_empty());
+}
+
+/// D8: `discard` needs `--seq` or `--all` (exit 2 without either); `--dry-run` writes nothing; a
+/// seq that is not dead exits 2; `--seq` and `--all` remove the dead letters for good.
+#[test]
+fn cli_discard_removes_dead_letters_and_dry_run_writes_nothing() {
+    //= spec/delivery.md#d8-dead-letter
+    //= type=test
+    //# `Queue::discard(seqs)` MUST remove the named dead letters from the mirror in one durable
+    //# record, and MUST fail with `NotDead`, writing nothing, when a seq is not a dead letter
+    //# or is named twice.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    mirror_with_dead_letters(&mirror);
+    let before = std::fs::read(&mirror).expect("read");
+    let bare = parkline(&["discard", path(&mirror)]);
+    assert_eq!(bare.status.code(), Some(2), "{}", stderr(&bare));
+    let dry = parkline(&["discard", path(&mirror), "--all", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert!(
+        stdout(&dry).contains("would discard 2 of 2 dead letters from the mirror"),
+        "{}",
+        stdout(&dry)
+    );
+    let not_dead = parkline(&["discard", path(&mirror), "--seq", "3"]);
+    assert_eq!(not_dead.status.code(), Some(2), "{}", stderr(&not_dead));
+    assert_eq!(std::fs::read(&mirror).expect("read"), before);
+    let one = parkline(&["discard", path(&mirror), "--seq", "2"]);
+    assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
+    let text = stdout(&one);
+    assert!(
+        text.contains("discarded seq 2 (request 2, failures 1, handed 1): r2 failed"),
+        "{text}"
+    );
+    let rest = parkline(&["discard", path(&mirror), "--all"]);
+    assert_eq!(rest.status.code(), Some(0), "{}", stderr(&rest));
+    let queue = parkline::Queue::open(&mirror).expect("open");
+    assert!(queue.dead_letters().is_empty());
+    assert_eq!(queue.parked().len(), 1);
 }
 
 /// M8: while the daemon holds the mirror, `redrive` refuses, says so and exits 3, changing
