@@ -943,7 +943,7 @@ mod tests {
             match (bad, model_breaks) {
                 // The model has no disk: no-dir-sync has no model variant (D16 is the crate's).
                 (KnownBad::NoDirSync, None) => {}
-                // Nor compaction: compact-at-redrive breaks the file's rule M12 only.
+                // compact-at-redrive is the storage seam of the model's prefix-snapshot.
                 (KnownBad::CompactAtRedrive, None) => {}
                 (_, Some(property)) => {
                     let id = property.split(' ').next().unwrap_or_default();

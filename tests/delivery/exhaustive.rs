@@ -54,10 +54,12 @@ fn op_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) ->
             _ => None,
         },
         Action::Crash => Some(Op::Crash { torn: 0 }),
+        // A compaction is the crate's own decision at a settle or redrive (M12), not an op.
         Action::HandOver
         | Action::Notify
         | Action::ItemFails
         | Action::Recover
+        | Action::Compact
         | Action::Collected(_) => None,
     }
 }

@@ -28,6 +28,7 @@ mod model;
 mod narrate;
 mod properties;
 mod reference;
+mod snapshot;
 #[cfg(test)]
 mod tests;
 mod variants;
@@ -42,7 +43,7 @@ pub use model::{
 };
 pub use properties::{
     D1, D2, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D15, D15_QUIESCENT, D17, D18, FRAMING,
-    GROUP_PARK, HANDOVER_COUNT, REDRIVE, REPEAT_BOUND, SEEN, SOMETIMES_CLOSED,
+    GROUP_PARK, HANDOVER_COUNT, REDRIVE, REPEAT_BOUND, SEEN, SNAPSHOT, SOMETIMES_CLOSED,
     SOMETIMES_COLLECTED_DELIVERED, SOMETIMES_CRASH_MID_BATCH, SOMETIMES_CUT_HAND_OVER_COUNTED,
     SOMETIMES_DEAD, SOMETIMES_LATE_LINE, SOMETIMES_OVERSIZED, SOMETIMES_REDRIVEN_HANDED,
     SOMETIMES_REPEAT, SOMETIMES_RETRY, SOMETIMES_SEEN, SOMETIMES_SPLIT, SOMETIMES_TORN_GROUP,
@@ -52,4 +53,5 @@ pub use reference::{
     Mirror, ParsedTurn, REPEATS_MAX, RefBatch, RefError, RefItem, RefNotified, RefSettlement,
     Reference, TurnError, notified, parse_turn, split, turn_text,
 };
+pub use snapshot::snapshot_keeps;
 pub use variants::Variant;

@@ -13,6 +13,7 @@ use stateright::{Model, Property};
 use super::bounds::Bounds;
 use super::properties::*;
 use super::reference::{RefBatch, RefItem, RefNotified, Reference, notified};
+use super::snapshot::snapshot_keeps;
 use super::variants::Variant;
 
 /// The daemon's volatile delivery phase (lost at a crash).
@@ -178,6 +179,8 @@ pub struct DeliveryState {
     pub redrives: Vec<RedriveRecord>,
     /// Ghost: every batch closed by the repeat bound.
     pub closes: Vec<CloseRecord>,
+    /// Ghost: a compaction's snapshot did not read back as the mirror it was written from.
+    pub snapshot_broken: bool,
     /// Ghost: group parks whose record a crash tore.
     pub torn: u32,
     /// Ghost: parks whose answer a crash lost after their record reached the mirror.
@@ -206,6 +209,9 @@ pub enum Action {
     ParkAnswerLost(usize),
     /// The daemon hands the batch's turn over to the parent.
     HandOver,
+    /// A settle or redrive compacts the mirror: its snapshot, written by the model's own encoder
+    /// (format 2's order for [`Variant::PrefixSnapshot`]), replaces it (M12).
+    Compact,
     /// The hand-over fails: every item fails (failure 1 of D7).
     HandOverFails,
     /// The next item's delegation_notified event is recorded.
@@ -275,6 +281,7 @@ impl Model for DeliveryModel {
             collected: Vec::new(),
             redrives: Vec::new(),
             closes: Vec::new(),
+            snapshot_broken: false,
             torn: 0,
             lost_parks: 0,
             retry_pending: false,
@@ -314,6 +321,10 @@ impl Model for DeliveryModel {
                     actions.push(Action::Settle);
                 }
             }
+        }
+        // A compaction matters where format 2 had no snapshot: a batch in flight.
+        if state.queue.in_flight().is_some() && !state.snapshot_broken {
+            actions.push(Action::Compact);
         }
         if state.arrived < self.bounds.lines.len() {
             if self.bounds.arrival_len(state.arrived) == 2 {
@@ -377,6 +388,10 @@ impl Model for DeliveryModel {
                     state.crashes += 1;
                     state.torn += 1;
                 }
+            }
+            Action::Compact => {
+                let format_2 = self.variant == Variant::PrefixSnapshot;
+                state.snapshot_broken = !snapshot_keeps(state.queue.mirror(), format_2);
             }
             Action::Redrive => {
                 let seqs = state.queue.redrive_all();
@@ -531,6 +546,11 @@ impl Model for DeliveryModel {
             Property::always(HANDOVER_COUNT, handover_count),
             Property::always(SEEN, seen_before),
             Property::always(REPEAT_BOUND, repeat_bound),
+            //= spec/mirror.md#m12-compaction
+            //# A snapshot is the header and the records that rebuild the state: the dead letters and
+            //# every live item (parked or in flight) as `dead`/`park` records in seq order, then a
+            //# `flight` record naming the in-flight batch's items, then `next`.
+            Property::always(SNAPSHOT, |_, s: &DeliveryState| !s.snapshot_broken),
             Property::always(REDRIVE, redrive_keeps_the_line),
             Property::always(GROUP_PARK, group_park_all_or_none),
             Property::always(FRAMING, framing_read_back),

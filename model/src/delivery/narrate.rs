@@ -60,6 +60,16 @@ impl DeliveryModel {
                 phase_words(&before.phase),
                 parked_seqs(after)
             ),
+            Action::Compact => match after.snapshot_broken {
+                false => {
+                    "a settle or redrive compacts the mirror: its snapshot reads back as it".into()
+                }
+                true => {
+                    "a settle or redrive compacts the mirror: its snapshot does not read back as \
+                         it (the next open refuses it, or finds another state)"
+                        .into()
+                }
+            },
             Action::Redrive => match after.redrives.last() {
                 Some(r) => format!(
                     "the operator redrives the dead letters {:?}: parked again with failures 0, hand-over counts kept ({:?})",

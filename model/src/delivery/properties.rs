@@ -55,6 +55,9 @@ pub const SEEN: &str = "D20 seen before";
 /// `always`: no batch is handed over more than `repeats_max` times without a settle (D10's
 /// repeat bound).
 pub const REPEAT_BOUND: &str = "D10 repeat bound";
+/// `always`: a compaction at any state with a batch in flight writes a snapshot that reads back
+/// as that state (D9 through M12: a snapshot the next open refused would lose every line).
+pub const SNAPSHOT: &str = "D9 snapshot keeps the state";
 /// `sometimes`, listed only at bounds with as many crashes as the repeat bound: the repeat bound
 /// closes a recovered batch.
 pub const SOMETIMES_CLOSED: &str = "a batch is closed by the repeat bound";

@@ -8,7 +8,7 @@ use super::bounds::Bounds;
 
 use super::properties::{
     D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18, FRAMING, GROUP_PARK, HANDOVER_COUNT,
-    REDRIVE, REPEAT_BOUND, SEEN,
+    REDRIVE, REPEAT_BOUND, SEEN, SNAPSHOT,
 };
 use super::reference::{ParsedTurn, RefItem, TurnError, read_header, split};
 
@@ -75,11 +75,15 @@ pub enum Variant {
     /// a batch that crashes the daemon at every life holds the lines behind it for good.
     /// Breaks the repeat bound (D10).
     NoRepeatBound,
+    /// A compaction writes format 2's snapshot: the in-flight batch as a prefix of the parked
+    /// list, which cannot say a line redriven below the batch's seqs. Breaks the snapshot
+    /// property (D9 through M12).
+    PrefixSnapshot,
 }
 
 impl Variant {
     /// Every variant, `Correct` first.
-    pub const ALL: [Variant; 24] = [
+    pub const ALL: [Variant; 25] = [
         Variant::Correct,
         Variant::PopFront,
         Variant::ClearBeforeHandOver,
@@ -104,6 +108,7 @@ impl Variant {
         Variant::TrailerCountsNextTurn,
         Variant::NoParkDedup,
         Variant::NoRepeatBound,
+        Variant::PrefixSnapshot,
     ];
 
     /// The name used on the command line (`--variant pop-front`).
@@ -133,6 +138,7 @@ impl Variant {
             Variant::TrailerCountsNextTurn => "trailer-counts-next-turn",
             Variant::NoParkDedup => "no-park-dedup",
             Variant::NoRepeatBound => "no-repeat-bound",
+            Variant::PrefixSnapshot => "prefix-snapshot",
         }
     }
 
@@ -165,6 +171,7 @@ impl Variant {
             Variant::FramingSearchesTrailer => FRAMING,
             Variant::SeenRecomputedAtRepeat => SEEN,
             Variant::NoRepeatBound => REPEAT_BOUND,
+            Variant::PrefixSnapshot => SNAPSHOT,
         })
     }
 }
