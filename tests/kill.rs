@@ -261,6 +261,15 @@ fn life(
     for (done, candidate) in candidates {
         let mut crashed = candidate.clone();
         crashed.crash();
+        // M4: the next op, a boundary closing a batch (D10), may have made only its close durable.
+        let mut closed = candidate.clone();
+        if closed.close_if_bounded() {
+            closed.crash();
+            if state_of_ref(&closed) == recovered {
+                tally.took_effect_unacknowledged += done - read;
+                return Ok(closed);
+            }
+        }
         if state_of_ref(&crashed) == recovered {
             tally.took_effect_unacknowledged += done - read;
             if recovered.in_flight.is_some() {
