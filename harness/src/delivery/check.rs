@@ -29,6 +29,9 @@ pub struct Setup {
     /// The repeat bound (`Config::repeats_max`, D10): 2, below the crate's default, so that
     /// generated crashes close batches often.
     pub repeats_max: u32,
+    /// M12's snapshot round trip after every op (`true`), or only where format 2 had no snapshot
+    /// (`false`, the fuzz target's: the full check costs most of an exec).
+    pub snapshot_every_op: bool,
 }
 
 impl Default for Setup {
@@ -38,6 +41,7 @@ impl Default for Setup {
             known_bad: None,
             compact_slack_bytes: GENERATED_COMPACT_SLACK_BYTES,
             repeats_max: 2,
+            snapshot_every_op: true,
         }
     }
 }

@@ -31,6 +31,7 @@ pub fn setup_from_env() -> Result<Setup, String> {
         )),
         known_bad => Ok(Setup {
             known_bad,
+            snapshot_every_op: false,
             ..Setup::default()
         }),
     }
