@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::by_request::ByRequest;
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::line::Line;
@@ -27,7 +28,7 @@ pub(crate) struct Core {
     line_bytes: u64,
     /// The seqs of the items the state holds (parked, in flight or dead), by request: a retried
     /// park finds its line without a pass over the state (D3).
-    by_request: BTreeSet<(RequestId, Seq)>,
+    by_request: ByRequest,
     pub(crate) config: Config,
 }
 
@@ -56,10 +57,17 @@ impl Core {
             .chain(&state.dead_letters)
             .chain(state.in_flight.iter().flat_map(|batch| &batch.items));
         let mut line_bytes = 0;
-        let mut by_request = BTreeSet::new();
+        let mut by_request = ByRequest::with_capacity(
+            state.parked.len()
+                + state.dead_letters.len()
+                + state
+                    .in_flight
+                    .as_ref()
+                    .map_or(0, |batch| batch.items.len()),
+        );
         for item in items {
             line_bytes += item.line.len() as u64;
-            by_request.insert((item.request, item.seq));
+            by_request.insert(item.request, item.seq);
         }
         Core {
             state,
@@ -79,10 +87,7 @@ impl Core {
 
     /// The item of `request` the state holds, the lowest seq if a file holds several.
     fn held(&self, request: RequestId) -> Option<Held<'_>> {
-        let (_, seq) = *self
-            .by_request
-            .range((request, Seq(0))..=(request, Seq(u64::MAX)))
-            .next()?;
+        let seq = self.by_request.lowest(request)?;
         fn find(items: &[Item], seq: Seq) -> Option<&Item> {
             items
                 .binary_search_by_key(&seq, |item| item.seq)
@@ -691,9 +696,7 @@ impl Core {
 
     /// Keeps `by_request` in step with `record`, applied next: parks add, delivered items leave.
     fn index(&mut self, record: &Record) {
-        let mut add = |request: RequestId, seq: Seq| {
-            self.by_request.insert((request, seq));
-        };
+        let mut add = |request: RequestId, seq: Seq| self.by_request.insert(request, seq);
         match record {
             Record::Park { seq, request, .. } | Record::Dead { seq, request, .. } => {
                 add(*request, *seq);
@@ -709,8 +712,8 @@ impl Core {
                     .discarded(seqs)
                     .map(|item| (item.request, item.seq))
                     .collect();
-                for key in gone {
-                    self.by_request.remove(&key);
+                for (request, seq) in gone {
+                    self.by_request.remove(request, seq);
                 }
             }
             Record::Settle { delivered, .. } => {
@@ -722,13 +725,13 @@ impl Core {
                     // A planned settle names its seqs in item order: one merge walk (D17).
                     for (item, named) in named_in_order(&batch.items, delivered) {
                         if named {
-                            by_request.remove(&(item.request, item.seq));
+                            by_request.remove(item.request, item.seq);
                         }
                     }
                 } else {
                     for seq in delivered {
                         if let Some(item) = batch.items.iter().find(|item| item.seq == *seq) {
-                            by_request.remove(&(item.request, item.seq));
+                            by_request.remove(item.request, item.seq);
                         }
                     }
                 }

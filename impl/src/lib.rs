@@ -120,6 +120,7 @@ compile_error!(
      directories and its lock on POSIX record locks (spec/mirror.md M4, M5, M8)"
 );
 
+mod by_request;
 mod config;
 mod core;
 mod error;
