@@ -476,3 +476,46 @@ fn m12_a_redrive_while_a_batch_is_in_flight_compacts_to_a_file_that_opens() -> T
     assert_eq!(open_bytes(&bytes, config)?.state(), &state);
     Ok(())
 }
+
+/// The mirror a compaction replaced is closed (so its blocks are freed) without the settle
+/// waiting for it, and the new mirror is what the handle writes to: the open handles left on
+/// the process are the lock's and the new mirror's. Linux only: it reads `/proc/self/fd`.
+#[cfg(target_os = "linux")]
+#[test]
+fn m12_the_replaced_mirror_is_closed_and_the_new_one_written() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let replaced = format!("{} (deleted)", path.display());
+    let open_replaced = || -> io::Result<usize> {
+        let mut count = 0;
+        for entry in fs::read_dir("/proc/self/fd")? {
+            let Ok(target) = fs::read_link(entry?.path()) else {
+                continue;
+            };
+            // The replaced file, unlinked under its handle (other tests' files have other paths).
+            count += usize::from(target.to_string_lossy() == replaced);
+        }
+        Ok(count)
+    };
+    let config = Config {
+        compact_slack_bytes: 0,
+        ..Config::default()
+    };
+    let mut queue = Queue::open_with(&path, config)?;
+    for request in 1..=3 {
+        queue.park(RequestId(request), &"x".repeat(1_000))?;
+    }
+    let batch = queue.boundary(Budget(usize::MAX))?.expect("parked");
+    queue.settle(batch.id, &[Outcome::Delivered; 3])?;
+    assert_eq!(queue.stats().compactions, 1, "the settle compacted");
+    // The close runs on its own thread: give it time, then none is left open.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while open_replaced()? > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(open_replaced()?, 0, "the replaced mirror is still open");
+    queue.park(RequestId(9), "after")?;
+    drop(queue);
+    let queue = Queue::open(&path)?;
+    assert_eq!(queue.parked()[0].line, "after");
+    Ok(())
+}
