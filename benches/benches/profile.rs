@@ -12,6 +12,8 @@
 //! profile boundary N             # one boundary + text + notified + settle of N parked lines
 //! profile boundary-phases N R    # R rounds: each phase of a boundary of N lines timed apart,
 //!                                # beside the floor and a floor writing the records' bytes
+//! profile steady N R             # R rounds on one queue: N parked (not timed), then one
+//!                                # boundary timed by phase, the rounds that compact apart
 //! profile park N REPS            # REPS parks (fsynced) into a queue of N parked lines
 //! profile park-floors N ROUNDS   # interleaved: park, floor (line bytes), floor (record bytes)
 //! ```
@@ -355,6 +357,84 @@ fn park_floors(n: u64, rounds: usize) {
     );
 }
 
+/// Where the steady-state rows' time goes: the table bench's steady row (one queue for every
+/// round, `n` lines parked before each boundary, not timed), with the batch and the settle timed
+/// apart and the rounds whose settle compacted (M12) reported apart from those that did not,
+/// beside the floor of two small records in the same rounds. Medians, and the totals' ratio.
+fn steady(n: u64, rounds: usize) {
+    use std::time::Duration;
+    let dir = bench_dir().expect("temporary directory");
+    let (mut queue, counts) =
+        fixture::open_counted(&dir.path().join(MIRROR), parkline::Config::default())
+            .expect("queue");
+    let mut floor = AppendFloor::create(&dir.path().join("floor.log")).expect("file");
+    let mut turn = String::new();
+    let (mut plain, mut compacting) = (Vec::new(), Vec::new());
+    let (mut floors, mut settles) = (Vec::new(), [Vec::new(), Vec::new()]);
+    for round in 0..rounds as u64 {
+        counts.set_skip_syncs(true);
+        for i in 0..n {
+            let request = round * n + i + 1;
+            queue
+                .park(RequestId(request), &completion_line(request))
+                .expect("park");
+        }
+        counts.set_skip_syncs(false);
+        fixture::sync_dir_tree(dir.path()).expect("sync the fixture");
+        let before = counts.snapshot();
+        let start = Instant::now();
+        let batch = queue.boundary(Budget(usize::MAX)).expect("boundary");
+        let batch = batch.expect("a batch");
+        turn.clear();
+        batch.write_text(&mut turn);
+        black_box((&*turn, batch.notified()));
+        let outcomes = vec![Outcome::Delivered; batch.items.len()];
+        let settle = Instant::now();
+        queue.settle(batch.id, &outcomes).expect("settle");
+        let settled = settle.elapsed();
+        drop(batch);
+        let whole = start.elapsed();
+        let compacted = counts.snapshot().since(before).dir_syncs > 0;
+        settles[usize::from(compacted)].push(settled);
+        if compacted {
+            &mut compacting
+        } else {
+            &mut plain
+        }
+        .push(whole);
+        let start = Instant::now();
+        parkline_benches::boundary::floor(&mut floor, n);
+        floors.push(start.elapsed());
+    }
+    let median = |times: &[Duration]| {
+        if times.is_empty() {
+            return 0.0;
+        }
+        interleave::Quartiles::of_durations(times).median
+    };
+    let total = |times: &[Duration]| times.iter().sum::<Duration>().as_secs_f64() * 1e6;
+    let floor_median = median(&floors);
+    println!("steady: {n} lines, {rounds} rounds; medians (us), ratio to the floor's median:");
+    for (what, times, settle) in [
+        ("rounds without a compaction", &plain, &settles[0]),
+        ("rounds whose settle compacted", &compacting, &settles[1]),
+    ] {
+        println!(
+            "  {what}: {} rounds, whole {:.0} ({:.2}x), of it the settle {:.0}",
+            times.len(),
+            median(times),
+            median(times) / floor_median,
+            median(settle)
+        );
+    }
+    println!(
+        "  floor {floor_median:.0}; totals' ratio {:.2}x",
+        (total(&plain) + total(&compacting)) / total(&floors)
+    );
+    drop(queue);
+    fixture::discard(dir).expect("discard");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -369,6 +449,7 @@ fn main() {
         "read-crc" => read_crc(Path::new(arg(1))),
         "boundary" => boundary(num(1)),
         "boundary-phases" => boundary_phases(num(1), num(2) as usize),
+        "steady" => steady(num(1), num(2) as usize),
         "park" => park(num(1), num(2)),
         "park-floors" => park_floors(num(1), num(2) as usize),
         // `cargo bench` runs every bench binary; this one has nothing to measure by itself.
