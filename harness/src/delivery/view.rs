@@ -214,6 +214,7 @@ pub fn state_is_ref(state: &MirrorState, mirror: &Mirror, lines: &mut SameLines)
     };
     state.next_seq == Seq(mirror.next_seq)
         && state.next_batch == BatchId(mirror.next_batch)
+        && state.cap == mirror.cap
         && in_flight
         && items_are_ref(&state.parked, &mirror.parked, lines)
         && items_are_ref(&state.dead_letters, &mirror.dead, lines)
@@ -246,7 +247,7 @@ mod tests {
                 seen: 1,
             }),
             dead: vec![item(4, "four")],
-            cap: None,
+            cap: Some(3),
         }
     }
 
@@ -258,6 +259,8 @@ mod tests {
         vec![
             ("next seq", |s| s.next_seq = Seq(10)),
             ("next batch", |s| s.next_batch = BatchId(5)),
+            ("cap", |s| s.cap = Some(2)),
+            ("no cap", |s| s.cap = None),
             ("parked line, same length", |s| {
                 s.parked[0].line = Line::from("thref")
             }),
