@@ -27,7 +27,8 @@ use crate::known_bad::{Driver, DriverError, KnownBad, Seamed};
 pub enum Command {
     /// Print the queue's state (changes nothing).
     State,
-    /// `park`, `boundary`, `settle` (the batch of the last boundary) or `hand_over_failed`.
+    /// `park`, `boundary`, `settle` (the batch of the last boundary), `hand_over_failed`,
+    /// `park_all`, `redrive` or `discard`.
     #[serde(untagged)]
     Queue(QueueOp),
 }
@@ -54,7 +55,8 @@ pub enum Reply {
         /// The error's message.
         message: String,
     },
-    /// A queue op returned: `parked`, `batch` or `settled`.
+    /// A queue op returned: `parked`, `batch`, `settled`, `parked_all`, `redriven` or
+    /// `discarded`.
     #[serde(untagged)]
     Done(Effect),
 }
@@ -169,6 +171,10 @@ mod tests {
                 delivered: vec![true, false],
             },
             QueueOp::HandOverFailed,
+            QueueOp::Discard {
+                seqs: Some(vec![3, 5]),
+            },
+            QueueOp::Discard { seqs: None },
         ];
         for op in queue_ops {
             let line = serde_json::to_string(&Op::Queue(op.clone())).expect("serialises");
@@ -204,5 +210,16 @@ mod tests {
         }
         let unknown_field = r#"{"op":"boundary","budget":4,"batch":1}"#;
         assert!(serde_json::from_str::<Command>(unknown_field).is_err());
+        // spec/drive.md's spelling of a discard and its effect.
+        let discard: Command =
+            serde_json::from_str(r#"{"op":"discard","seqs":null}"#).expect("a drive op");
+        assert_eq!(discard, Command::Queue(QueueOp::Discard { seqs: None }));
+        let effect = Reply::Done(Effect::Discarded {
+            seqs: vec![parkline::Seq(3)],
+        });
+        assert_eq!(
+            serde_json::to_string(&effect).expect("serialises"),
+            r#"{"effect":"discarded","seqs":[3]}"#
+        );
     }
 }

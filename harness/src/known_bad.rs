@@ -595,6 +595,24 @@ impl<S: Storage> Driver<S> {
         Ok(self.queue.redrive_all()?)
     }
 
+    /// `Queue::discard`.
+    ///
+    /// # Errors
+    ///
+    /// The queue's.
+    pub fn discard(&mut self, seqs: &[Seq]) -> Result<Vec<Seq>, DriverError> {
+        Ok(self.queue.discard(seqs)?)
+    }
+
+    /// `Queue::discard_all`.
+    ///
+    /// # Errors
+    ///
+    /// The queue's.
+    pub fn discard_all(&mut self) -> Result<Vec<Seq>, DriverError> {
+        Ok(self.queue.discard_all()?)
+    }
+
     /// `Queue::boundary`, or its broken form.
     ///
     /// # Errors

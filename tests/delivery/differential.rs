@@ -323,6 +323,88 @@ fn d8_dead_letters_stay_in_seq_order_when_a_redriven_line_dies_again() {
     assert_eq!(report.dead, 3, "{report:?}");
 }
 
+/// Three lines die together, a fourth goes in flight; the ops around a discard of some of the
+/// dead letters.
+fn three_dead_and_one_in_flight() -> Vec<Op> {
+    let failed = || Op::Queue(QueueOp::HandOverFailed);
+    let boundary = || Op::Queue(QueueOp::Boundary { budget: 100 });
+    vec![
+        park(1, "a"),
+        park(2, "r-2 failed"),
+        park(3, "é→ü"),
+        // failures_max is 2 in the default setup: the second failure dead-letters all three.
+        boundary(),
+        failed(),
+        boundary(),
+        failed(),
+        park(4, "r-1 done ok"),
+        boundary(),
+    ]
+}
+
+/// D8: a discard removes the named dead letters and nothing else, durably (a power loss right
+/// after it keeps them gone); a seq in flight, parked, already discarded or named twice is
+/// refused with `NotDead` and writes nothing; the discarded line's request parks a new line
+/// (D3); a discard of all removes the rest, and one with no dead letters writes nothing.
+#[test]
+fn d8_discard_removes_the_named_dead_letters_durably() {
+    //= spec/delivery.md#d8-dead-letter
+    //= type=test
+    //# `Queue::discard(seqs)` MUST remove the named dead letters from the mirror in one durable
+    //# record, and MUST fail with `NotDead`, writing nothing, when a seq is not a dead letter
+    //# or is named twice.
+    let discard = |seqs: Option<Vec<u64>>| Op::Queue(QueueOp::Discard { seqs });
+    let mut ops = three_dead_and_one_in_flight();
+    ops.extend([
+        discard(Some(vec![2])),
+        Op::Crash { torn: 0 },
+        // Seq 4 is in flight, seq 2 is gone, seq 1 is named twice: each refused.
+        discard(Some(vec![4])),
+        discard(Some(vec![2])),
+        discard(Some(vec![1, 1])),
+        discard(Some(vec![])),
+        // Request 2's line is gone, so the same line parks again as a new one (seq 5).
+        park(2, "r-2 failed"),
+        discard(None),
+        Op::Restart,
+        discard(None),
+    ]);
+    let report = check(&ops).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!((report.dead, report.discarded), (3, 3), "{report:?}");
+    // The refused discards and the empty ones made no sync; each that removed a line made one.
+    let syncs_of = |i: usize| report.syncs_per_step[i];
+    let first = three_dead_and_one_in_flight().len();
+    assert_eq!(syncs_of(first), 1);
+    assert_eq!((first + 2..=first + 5).map(syncs_of).sum::<u64>(), 0);
+    assert_eq!((syncs_of(first + 7), syncs_of(first + 9)), (1, 0));
+}
+
+/// M12: a discard shrinks the snapshot (the line leaves it) while its record grows the log, so it
+/// decides compaction as a settle does: with a small slack, discarding a big dead letter
+/// rewrites the mirror, and the file is within the bound after it.
+#[test]
+fn m12_a_discard_of_a_big_dead_letter_compacts() {
+    let setup = Setup {
+        compact_slack_bytes: 256,
+        ..Setup::default()
+    };
+    let big = delivery::line(delivery::LINES.len());
+    let mut ops = vec![
+        park(1, &big),
+        Op::Queue(QueueOp::Boundary { budget: 10 }),
+        Op::Queue(QueueOp::HandOverFailed),
+        Op::Queue(QueueOp::Boundary { budget: 10 }),
+        Op::Queue(QueueOp::HandOverFailed),
+    ];
+    let kept = check_with(&ops, &setup).unwrap_or_else(|d| panic!("{d}"));
+    ops.push(Op::Queue(QueueOp::Discard {
+        seqs: Some(vec![1]),
+    }));
+    let discarded = check_with(&ops, &setup).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!((kept.dead, discarded.discarded), (1, 1));
+    assert_eq!(discarded.renames, kept.renames + 1, "{discarded:?}");
+}
+
 /// Failure-heavy scenarios: a few parks, then cycles of a boundary (any budget) and a settle that
 /// mostly fails, with redrives of every dead letter, crashes and restarts between them. The
 /// general generator settles 70 % of items delivered and redrives rarely, so a line that dies,

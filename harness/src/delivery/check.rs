@@ -90,6 +90,8 @@ pub struct Report {
     pub crafted_corrupt: usize,
     /// Parks and boundaries both sides refused with `Exhausted` (a counter at its limit).
     pub exhausted: usize,
+    /// Dead letters an acknowledged discard removed (D8).
+    pub discarded: usize,
 }
 
 /// The crate and the reference disagreed, or an invariant failed.

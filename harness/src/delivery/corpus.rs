@@ -82,7 +82,7 @@ mod tests {
                 Op::IoError { n } | Op::IoErrorReopen { n } => assert!((1..=4).contains(n)),
                 Op::DiskFull { at } => assert!(*at <= 2),
                 Op::Queue(QueueOp::ParkAll { items }) => assert!(items.len() <= 4),
-                Op::Queue(QueueOp::Redrive { seqs }) => {
+                Op::Queue(QueueOp::Redrive { seqs } | QueueOp::Discard { seqs }) => {
                     assert!(seqs.iter().flatten().all(|seq| (1..=12).contains(seq)));
                 }
                 Op::Queue(QueueOp::HandOverFailed) | Op::Crash { .. } | Op::Restart => {}

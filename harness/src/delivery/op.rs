@@ -91,6 +91,11 @@ pub enum QueueOp {
         /// The seqs, or `None` for every dead letter.
         seqs: Option<Vec<u64>>,
     },
+    /// Remove dead letters from the mirror for good (D8): the seqs given, or all of them.
+    Discard {
+        /// The seqs, or `None` for every dead letter.
+        seqs: Option<Vec<u64>>,
+    },
 }
 
 /// The batch the last boundary of this life returned, unsettled: its id and item count, what a
@@ -166,15 +171,23 @@ impl QueueOp {
             }
             QueueOp::Redrive { seqs } => Ok(Effect::Redriven {
                 seqs: match seqs {
-                    Some(seqs) => {
-                        let seqs: Vec<Seq> = seqs.iter().copied().map(Seq).collect();
-                        driver.redrive(&seqs)?
-                    }
+                    Some(seqs) => driver.redrive(&seqs_of(seqs))?,
                     None => driver.redrive_all()?,
+                },
+            }),
+            QueueOp::Discard { seqs } => Ok(Effect::Discarded {
+                seqs: match seqs {
+                    Some(seqs) => driver.discard(&seqs_of(seqs))?,
+                    None => driver.discard_all()?,
                 },
             }),
         }
     }
+}
+
+/// The crate's seqs of an op's numbers.
+fn seqs_of(seqs: &[u64]) -> Vec<Seq> {
+    seqs.iter().copied().map(Seq).collect()
 }
 
 /// One step of a conformance scenario: a queue op, or what happens to the process and its disk

@@ -52,6 +52,8 @@ struct Ghost {
     acked: BTreeMap<Seq, (RequestId, Line)>,
     /// Seqs settled `Delivered`.
     delivered: BTreeSet<Seq>,
+    /// Seqs an acknowledged discard removed: D8's operator ended their keeping.
+    discarded: BTreeSet<Seq>,
     /// Every batch id handed over: its membership, remaining and highest attempt seen.
     batches: BTreeMap<BatchId, (Vec<Seq>, usize, Attempt)>,
 }
@@ -318,15 +320,17 @@ impl Run {
                 "the crate returned {got:?}, the reference {expected:?}"
             ));
         }
-        // A settle record was written with no fault: it compacts if the file is over the bound.
-        self.clean_settle = matches!(got, Returned::Done(Effect::Settled(_)));
-        if got == Returned::Error("Exhausted".to_owned()) {
-            // M6, D10: an exhausted counter refuses the op without writing or poisoning.
+        self.clean_settle = wrote_a_settling_record(&got);
+        if let Returned::Error(kind) = &got
+            && let Some(id) = refusal_requirement(kind)
+        {
+            // An exhausted counter (M6, D10) or a seq that is not dead (D8, D21) refuses the op
+            // without writing or poisoning.
             if self.disk.live_len(MIRROR) != len_before {
-                return Err("M6: an op refused as Exhausted wrote to the mirror".to_owned());
+                return Err(format!("{id}: an op refused as {kind} wrote to the mirror"));
             }
             if self.queue()?.queue().is_poisoned() {
-                return Err("M6: an op refused as Exhausted poisoned the handle".to_owned());
+                return Err(format!("{id}: an op refused as {kind} poisoned the handle"));
             }
         }
         self.observe(op, before.as_ref(), &got)?;
@@ -483,6 +487,7 @@ impl Run {
                 in_flight: state.in_flight.clone(),
                 ..MirrorState::default()
             }),
+            QueueOp::Discard { .. } => Some(state.clone()),
             _ => None,
         })
     }
@@ -544,6 +549,15 @@ impl Run {
                     None => Ok(self.reference.redrive_all()),
                 };
                 moved.map(|seqs| Effect::Redriven {
+                    seqs: seqs.into_iter().map(Seq).collect(),
+                })
+            }
+            QueueOp::Discard { seqs } => {
+                let gone = match seqs {
+                    Some(seqs) => self.reference.discard(seqs),
+                    None => Ok(self.reference.discard_all()),
+                };
+                gone.map(|seqs| Effect::Discarded {
                     seqs: seqs.into_iter().map(Seq).collect(),
                 })
             }
@@ -666,6 +680,9 @@ impl Run {
                 self.repeats_since_settle = 0;
                 self.report.settles += 1;
             }
+            (QueueOp::Discard { seqs: named }, Returned::Done(Effect::Discarded { seqs })) => {
+                self.check_discard(named.as_deref(), before_op()?, seqs)?;
+            }
             _ => {}
         }
         Ok(())
@@ -698,12 +715,38 @@ impl Run {
 
     /// An op that was not acknowledged took effect before the power loss: keep the ghost in step.
     fn observe_unacknowledged(&mut self, expected: &Returned) {
-        if let Returned::Done(Effect::Settled(settlement)) = expected {
-            self.ghost
-                .delivered
-                .extend(settlement.delivered.iter().copied());
-            self.repeats_since_settle = 0;
+        match expected {
+            Returned::Done(Effect::Settled(settlement)) => {
+                self.ghost
+                    .delivered
+                    .extend(settlement.delivered.iter().copied());
+                self.repeats_since_settle = 0;
+            }
+            Returned::Done(Effect::Discarded { seqs }) => {
+                self.ghost.discarded.extend(seqs.iter().copied());
+            }
+            _ => {}
         }
+    }
+}
+
+/// Whether an op that returned `got` wrote a record that decides compaction with no fault (M12):
+/// a settle, or a redrive or discard that moved a line (one that moves none writes nothing).
+fn wrote_a_settling_record(got: &Returned) -> bool {
+    match got {
+        Returned::Done(Effect::Settled(_)) => true,
+        Returned::Done(Effect::Redriven { seqs } | Effect::Discarded { seqs }) => !seqs.is_empty(),
+        _ => false,
+    }
+}
+
+/// The requirement by which an op refused with the error `kind` writes nothing and leaves the
+/// handle usable, if that kind is such a refusal.
+fn refusal_requirement(kind: &str) -> Option<&'static str> {
+    match kind {
+        "Exhausted" => Some("M6"),
+        "NotDead" => Some("D8, D21"),
+        _ => None,
     }
 }
 

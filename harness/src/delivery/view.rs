@@ -71,6 +71,11 @@ pub enum Effect {
         /// The seqs moved, in order.
         seqs: Vec<Seq>,
     },
+    /// `discard` or `discard_all` returned: these dead letters left the mirror for good (D8).
+    Discarded {
+        /// The seqs removed, in order.
+        seqs: Vec<Seq>,
+    },
 }
 
 /// The reference's item as the crate's type.

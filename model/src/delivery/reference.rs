@@ -1081,6 +1081,14 @@ impl Reference {
         Ok(gone)
     }
 
+    /// Discard every dead letter, as [`Reference::discard`]; returns the seqs removed, in seq
+    /// order (none when there are no dead letters). It cannot fail.
+    pub fn discard_all(&mut self) -> Vec<u64> {
+        let seqs: Vec<u64> = self.mirror.dead.iter().map(|item| item.seq).collect();
+        // Every seq named is a dead letter, once.
+        self.discard(&seqs).unwrap_or_default()
+    }
+
     /// The process dies: the volatile state is lost; an unsettled batch becomes the recovered
     /// batch of the next life (D10). Everything in the mirror stays (D9).
     pub fn crash(&mut self) {

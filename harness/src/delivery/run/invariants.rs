@@ -392,6 +392,47 @@ impl Run {
         Ok(())
     }
 
+    /// D8: a discard that returned `seqs` for the seqs `named` (`None`: all) removed exactly those
+    /// dead letters from the state `before` it, in seq order, and changed nothing else.
+    pub(super) fn check_discard(
+        &mut self,
+        named: Option<&[u64]>,
+        before: &MirrorState,
+        seqs: &[Seq],
+    ) -> Result<(), String> {
+        //= spec/delivery.md#d8-dead-letter
+        //= type=test
+        //# `Queue::discard(seqs)` MUST remove the named dead letters from the mirror in one durable
+        //# record, and MUST fail with `NotDead`, writing nothing, when a seq is not a dead letter
+        //# or is named twice.
+        let dead: Vec<Seq> = before.dead_letters.iter().map(|item| item.seq).collect();
+        let mut expected: Vec<Seq> = match named {
+            Some(named) => named.iter().copied().map(Seq).collect(),
+            None => dead.clone(),
+        };
+        expected.sort_unstable();
+        if seqs != expected || !seqs.iter().all(|seq| dead.contains(seq)) {
+            return Err(format!(
+                "D8 discard: returned {seqs:?} for {named:?} with dead letters {dead:?}"
+            ));
+        }
+        let mut after = before.clone();
+        after.dead_letters.retain(|item| !seqs.contains(&item.seq));
+        let driver = self
+            .queue
+            .as_ref()
+            .ok_or_else(|| "internal: no open queue".to_owned())?;
+        if *driver.queue().state() != after {
+            return Err(format!(
+                "D8 discard: removing {seqs:?} left {:?}, expected {after:?}",
+                driver.queue().state()
+            ));
+        }
+        self.ghost.discarded.extend(seqs.iter().copied());
+        self.report.discarded += seqs.len();
+        Ok(())
+    }
+
     /// D9 and no duplicates, on the crate's state.
     pub(super) fn check_invariants(&mut self) -> Result<(), String> {
         //= spec/delivery.md#d9-no-loss
@@ -439,10 +480,10 @@ impl Run {
             }
         }
         for seq in self.ghost.acked.keys() {
-            if !seen.contains_key(seq) && !self.ghost.delivered.contains(seq) {
+            if !seen.contains_key(seq) && !self.ghost.gone(*seq) {
                 return Err(format!(
                     "D9 no loss: acknowledged park seq {seq} is neither parked, in flight, \
-                     delivered nor dead"
+                     delivered, dead nor discarded"
                 ));
             }
         }
@@ -511,8 +552,16 @@ fn invariants_hold(state: &MirrorState, ghost: &mut Ghost) -> bool {
     let mut placed = seqs.iter().peekable();
     ghost.acked.keys().all(|seq| {
         while placed.next_if(|placed| *placed < seq).is_some() {}
-        placed.peek() == Some(&seq) || ghost.delivered.contains(seq)
+        placed.peek() == Some(&seq) || ghost.gone(*seq)
     })
+}
+
+impl Ghost {
+    /// Whether the acknowledged `seq` may have left the mirror: settled `Delivered` (D9), or
+    /// discarded by the operator (D8).
+    fn gone(&self, seq: Seq) -> bool {
+        self.delivered.contains(&seq) || self.discarded.contains(&seq)
+    }
 }
 
 /// Whether two lines hold the same bytes; without reading them when they are one allocation
