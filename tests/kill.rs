@@ -65,14 +65,7 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
     for _ in 0..len {
         let roll = rng.upto(11);
         let (op, effect) = if roll == 11 && !now.dead_letters().is_empty() {
-            // D21: every dead letter back to the parked list, in one record.
-            let seqs = now.redrive_all();
-            (
-                QueueOp::Redrive { seqs: None },
-                Effect::Redriven {
-                    seqs: seqs.into_iter().map(Seq).collect(),
-                },
-            )
+            dead_letters_op(&mut now, rng)
         } else if roll >= 10 {
             // D22: a group in one record; a kill during it keeps all or none.
             // One line per request (D3): the requests are the seqs the lines get.
@@ -141,6 +134,33 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
         });
     }
     plan
+}
+
+/// The operator's op on the dead letters of `now`, in one record: every one back to the parked
+/// list (D21), or the first one removed for good, or all of them (D8).
+fn dead_letters_op(now: &mut Reference, rng: &mut SplitMix) -> (QueueOp, Effect) {
+    let seqs = |seqs: Vec<u64>| seqs.into_iter().map(Seq).collect();
+    match rng.upto(3) {
+        0 => {
+            let first = now.dead_letters().iter().map(|item| item.seq).take(1);
+            let first: Vec<u64> = first.collect();
+            let gone = now.discard(&first).expect("a dead letter");
+            (
+                QueueOp::Discard { seqs: Some(first) },
+                Effect::Discarded { seqs: seqs(gone) },
+            )
+        }
+        1 => {
+            let gone = now.discard_all();
+            let effect = Effect::Discarded { seqs: seqs(gone) };
+            (QueueOp::Discard { seqs: None }, effect)
+        }
+        _ => {
+            let moved = now.redrive_all();
+            let effect = Effect::Redriven { seqs: seqs(moved) };
+            (QueueOp::Redrive { seqs: None }, effect)
+        }
+    }
 }
 
 fn read_reply(stdout: &mut BufReader<ChildStdout>) -> Option<Reply> {
@@ -215,6 +235,8 @@ struct Tally {
     repeats_recovered: usize,
     /// Lives in which the mirror was rewritten (a compaction's rename gives it a new inode).
     rewritten: usize,
+    /// Acknowledged discards that removed a dead letter (D8).
+    discards: usize,
 }
 
 /// The inode of the mirror, if it exists.
@@ -244,6 +266,12 @@ fn life(
     let read = outcome?;
     tally.kills += 1;
     tally.acknowledged += read;
+    tally.discards += planned[..read]
+        .iter()
+        .filter(
+            |op| matches!(&op.reply, Reply::Done(Effect::Discarded { seqs }) if !seqs.is_empty()),
+        )
+        .count();
 
     // The killed child's lock went with it; a child another test spawns never holds one (M8).
     let queue =
@@ -344,8 +372,9 @@ fn kill_loop(
     Ok(())
 }
 
-/// D9, D10, D16 on a real file: kill -9 at random moments never loses an acknowledged op, and an
-/// unsettled persisted batch comes back (then as a repeat, checked by the next life's effects).
+/// D9, D10, D16 on a real file: kill -9 at random moments never loses an acknowledged op (an
+/// acknowledged discard stays done, D8), and an unsettled persisted batch comes back (then as a
+/// repeat, checked by the next life's effects).
 #[test]
 fn kill_9_at_random_moments_loses_nothing_acknowledged() {
     //= spec/delivery.md#d9-no-loss
@@ -374,6 +403,10 @@ fn kill_9_at_random_moments_loses_nothing_acknowledged() {
     eprintln!("kill -9 test: {tally:?}");
     assert_eq!(tally.kills, iterations);
     assert!(iterations < 20 || tally.took_effect_unacknowledged > 0);
+    assert!(
+        iterations < 20 || tally.discards > 0,
+        "no life acknowledged a discard of a dead letter"
+    );
     assert!(
         iterations < 20 || tally.rewritten > 0,
         "no life compacted the mirror: the kills never landed near a rewrite"

@@ -89,9 +89,10 @@ fn known_bad_each_caught_by_the_fuzz_check_on_its_corpus() {
     }
 }
 
-/// Regenerates the seed corpus when `PARKLINE_WRITE_CORPUS=1` (otherwise checks nothing but that
-/// the generator runs): random byte strings decoded as ops, kept when they reach two batches
-/// and a crash, plus for each known-bad behaviour the first that catches it.
+/// Regenerates the seed corpus when `PARKLINE_WRITE_CORPUS=1` (otherwise checks that the generator
+/// finds every seed): random byte strings decoded as ops, kept when they reach two batches and a
+/// crash, the counters' limits, a compaction or a discard of a dead letter, plus for each
+/// known-bad behaviour the first that catches it.
 #[test]
 fn write_seed_corpus() {
     let write = std::env::var("PARKLINE_WRITE_CORPUS").is_ok_and(|v| v == "1");
@@ -99,9 +100,9 @@ fn write_seed_corpus() {
     let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
     let mut wanted: Vec<KnownBad> = KnownBad::DELIVERY.to_vec();
     let mut plain = 0;
-    let (mut limits, mut compaction) = (false, false);
+    let (mut limits, mut compaction, mut discard) = (false, false, false);
     for attempt in 0..20_000 {
-        if wanted.is_empty() && plain >= 4 && limits && compaction {
+        if wanted.is_empty() && plain >= 4 && limits && compaction && discard {
             break;
         }
         let len = 16 + rng.upto(200);
@@ -127,12 +128,17 @@ fn write_seed_corpus() {
         } else if !compaction && report.renames > 0 {
             kept.push(("seed_compaction".to_owned(), bytes));
             compaction = true;
+        } else if !discard && report.discarded > 0 {
+            // D8: the fuzz target's decoding reaches a discard that removes a dead letter.
+            kept.push(("seed_discard".to_owned(), bytes));
+            discard = true;
         }
     }
     assert!(wanted.is_empty(), "no seed found for {wanted:?}");
     assert!(
-        limits && compaction,
-        "no seed reaches the counter limits or compaction"
+        limits && compaction && discard,
+        "no seed reaches the counter limits ({limits}), compaction ({compaction}) or a discard \
+         of a dead letter ({discard})"
     );
     if write {
         let dir = fuzz_dir().join("corpus").join("delivery_ops");

@@ -109,7 +109,8 @@ fn crash_between_batch_written_and_mirror_cleared_replays_as_repeat() {
 }
 
 /// Short scenarios that reach every kind of write: park (first create), boundary (new and
-/// repeat), settle (delivered, failed, dead letter), and a compaction (big lines).
+/// repeat), settle (delivered, failed, dead letter), redrive, discard, and a compaction (big
+/// lines).
 pub(super) fn short_scenarios() -> Vec<Vec<Op>> {
     let big = delivery::line(delivery::LINES.len());
     vec![
@@ -163,6 +164,22 @@ pub(super) fn short_scenarios() -> Vec<Vec<Op>> {
             Op::Queue(QueueOp::Boundary { budget: 2 }),
             Op::Queue(QueueOp::Redrive { seqs: None }),
             Op::Restart,
+        ],
+        // D8: two lines die together, one is discarded while a third is in flight, then the
+        // other.
+        vec![
+            park(1, "a"),
+            park(2, "é→ü"),
+            Op::Queue(QueueOp::Boundary { budget: 24 }),
+            Op::Queue(QueueOp::HandOverFailed),
+            Op::Queue(QueueOp::Boundary { budget: 24 }),
+            Op::Queue(QueueOp::HandOverFailed),
+            park(3, ""),
+            Op::Queue(QueueOp::Boundary { budget: 24 }),
+            Op::Queue(QueueOp::Discard {
+                seqs: Some(vec![2]),
+            }),
+            Op::Queue(QueueOp::Discard { seqs: None }),
         ],
         vec![
             park(1, &big),

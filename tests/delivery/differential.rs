@@ -28,8 +28,8 @@ proptest! {
 }
 
 /// The generated scenarios reach what they are meant to reach: the sum of the reports of the
-/// proptest's scenarios has repeats, dead letters, crashes inside ops and I/O errors (so a pass
-/// of the differential test means something). Mirror rewrites (compaction) need longer
+/// proptest's scenarios has repeats, dead letters, discards of dead letters, crashes inside ops
+/// and I/O errors (so a pass of the differential test means something). Mirror rewrites (compaction) need longer
 /// scenarios: see `d9_random_crashes_in_long_runs` and the crash enumeration.
 #[test]
 fn differential_scenarios_reach_every_kind_of_step() {
@@ -55,6 +55,7 @@ fn differential_scenarios_reach_every_kind_of_step() {
         total.crafted_corrupt += report.crafted_corrupt;
         total.exhausted += report.exhausted;
         total.repeated_parks += report.repeated_parks;
+        total.discarded += report.discarded;
     }
     eprintln!("differential, {cases} cases: {total:?}");
     assert!(
@@ -69,6 +70,8 @@ fn differential_scenarios_reach_every_kind_of_step() {
     );
     // D3: retried parks of a request the mirror holds.
     assert!(total.repeated_parks > 0, "{total:?}");
+    // D8: discards that removed a dead letter.
+    assert!(total.discarded > 0, "{total:?}");
 }
 
 proptest! {
@@ -406,7 +409,8 @@ fn m12_a_discard_of_a_big_dead_letter_compacts() {
 }
 
 /// Failure-heavy scenarios: a few parks, then cycles of a boundary (any budget) and a settle that
-/// mostly fails, with redrives of every dead letter, crashes and restarts between them. The
+/// mostly fails, with redrives of every dead letter, discards of some or all of them, crashes and
+/// restarts between them. The
 /// general generator settles 70 % of items delivered and redrives rarely, so a line that dies,
 /// is redriven and dies again behind a line of a higher seq (the order the reference once got
 /// wrong, found only by the kill -9 test, about once in 12,000 kills) is rare there; here it is
@@ -432,6 +436,11 @@ fn failure_cycles_strategy() -> impl Strategy<Value = Vec<Op>> {
                 ]
             }),
         2 => Just(vec![Op::Queue(QueueOp::Redrive { seqs: None })]),
+        // D8: a discard of some or all dead letters, and a power loss right after one.
+        1 => delivery::seqs_strategy().prop_map(|seqs| vec![Op::Queue(QueueOp::Discard { seqs })]),
+        1 => (delivery::seqs_strategy(), 0..=5u64).prop_map(|(seqs, torn)| {
+            vec![Op::Queue(QueueOp::Discard { seqs }), Op::Crash { torn }]
+        }),
         // M12: a redrive while a batch is in flight (the redriven lines may hold seqs below the
         // batch's), then the settle that may compact.
         2 => (
@@ -454,8 +463,8 @@ fn failure_cycles_strategy() -> impl Strategy<Value = Vec<Op>> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases() / 5, ..ProptestConfig::default() })]
 
-    /// D7, D8, D21: failure-heavy scenarios (deaths, redrives and deaths again): the crate equals
-    /// the reference after every step.
+    /// D7, D8, D21: failure-heavy scenarios (deaths, redrives and deaths again, discards): the
+    /// crate equals the reference after every step.
     #[test]
     fn differential_failure_cycles(ops in failure_cycles_strategy()) {
         if let Err(divergence) = check(&ops) {

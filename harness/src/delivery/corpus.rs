@@ -43,6 +43,37 @@ mod tests {
     use crate::delivery::QueueOp;
     use crate::delivery::op::{BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, LINES, PARK_MANY_MAX};
 
+    /// An op's first byte picks its kind as `int_in_range(0..=26)` did (the byte modulo 27),
+    /// except the three discard bytes: an input written before the discard op decodes as it did
+    /// unless one of those bytes starts one of its ops.
+    #[test]
+    fn op_bytes_keep_their_decoding_but_the_discard_bytes() {
+        let tail = [5u8, 1, 9, 200, 3, 4, 0, 7];
+        for byte in 0..=u8::MAX {
+            let was = Unstructured::new(&[byte]).int_in_range(0u8..=26);
+            assert_eq!(was.ok(), Some(byte % 27), "byte {byte}");
+            let mut bytes = vec![byte];
+            bytes.extend_from_slice(&tail);
+            let op = Op::arbitrary(&mut Unstructured::new(&bytes)).expect("decodes");
+            let discard = matches!(op, Op::Queue(QueueOp::Discard { .. }));
+            assert_eq!(
+                discard,
+                [168, 202, 216].contains(&byte),
+                "byte {byte}: {op:?}"
+            );
+            if !discard {
+                let same =
+                    Op::arbitrary(&mut Unstructured::new(&[&[byte % 27], &tail[..]].concat()));
+                assert_eq!(same.ok(), Some(op), "byte {byte}");
+            }
+        }
+        let empty = Op::arbitrary(&mut Unstructured::new(&[])).expect("decodes");
+        assert!(
+            matches!(empty, Op::Queue(QueueOp::Park { .. })),
+            "{empty:?}"
+        );
+    }
+
     #[test]
     fn ops_decode_from_bytes_within_bounds() {
         let mut rng = crate::simdisk::SplitMix::new(7);
@@ -51,7 +82,8 @@ mod tests {
             let bytes: Vec<u8> = (0..512).map(|_| rng.next_u64() as u8).collect();
             ops.extend(decode_ops(&bytes).expect("decodes"));
         }
-        // Random inputs reach the group park of several lines and the redrive (D21, D22).
+        // Random inputs reach the group park of several lines, the redrive and the discard (D8,
+        // D21, D22).
         assert!(
             ops.iter()
                 .any(|op| matches!(op, Op::Queue(QueueOp::ParkAll { items }) if items.len() > 1))
@@ -59,6 +91,10 @@ mod tests {
         assert!(
             ops.iter()
                 .any(|op| matches!(op, Op::Queue(QueueOp::Redrive { .. })))
+        );
+        assert!(
+            ops.iter()
+                .any(|op| matches!(op, Op::Queue(QueueOp::Discard { .. })))
         );
         for op in &ops {
             match op {

@@ -40,7 +40,7 @@ pub use m12::{attempt_record_bytes_max, m12_bound};
 pub use mirror_bytes::check_mirror_bytes;
 pub use op::{
     BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, Handed, LINES, MIRROR, Op, PARK_MANY_MAX, QueueOp,
-    line, op_strategy, ops_strategy,
+    line, op_strategy, ops_strategy, seqs_strategy,
 };
 pub use view::{Effect, HandOver};
 

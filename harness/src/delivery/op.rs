@@ -261,9 +261,40 @@ impl From<QueueOp> for Op {
     }
 }
 
+/// How many op kinds the first byte of an op picks among, by its value modulo this: what
+/// `int_in_range(0..=26)` read from that byte before there was a discard op.
+const OP_KINDS: u8 = 27;
+
+/// The first bytes of an op that pick a discard, taken from a park (168, 216) and a settle (202)
+/// rather than a new value modulo [`OP_KINDS`]: a wider modulo would change what nearly every
+/// committed fuzz input decodes to, while these are among the bytes its files hold least often.
+/// A discard's weight, 3 in 256, is a third of a redrive's (9 in 256): it needs dead letters.
+const DISCARD_BYTES: [u8; 3] = [168, 202, 216];
+
+/// The seqs a redrive or discard names: `None` (all dead letters) half the time, else up to two
+/// of the first twelve.
+fn arbitrary_seqs(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<Vec<u64>>> {
+    if u.ratio(1, 2)? {
+        return Ok(None);
+    }
+    let len = u.int_in_range(0..=2)?;
+    let mut seqs = Vec::with_capacity(len);
+    for _ in 0..len {
+        seqs.push(u.int_in_range(1..=12)?);
+    }
+    Ok(Some(seqs))
+}
+
 impl<'a> Arbitrary<'a> for Op {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
-        Ok(match u.int_in_range(0u8..=26)? {
+        // The whole byte (an empty input gives 0, as `int_in_range` did).
+        let byte = u.int_in_range(0u8..=u8::MAX)?;
+        if DISCARD_BYTES.contains(&byte) {
+            return Ok(Op::Queue(QueueOp::Discard {
+                seqs: arbitrary_seqs(u)?,
+            }));
+        }
+        Ok(match byte % OP_KINDS {
             24 | 25 => {
                 let len = u.int_in_range(0..=4)?;
                 let mut items = Vec::with_capacity(len);
@@ -276,16 +307,7 @@ impl<'a> Arbitrary<'a> for Op {
                 Op::Queue(QueueOp::ParkAll { items })
             }
             26 => Op::Queue(QueueOp::Redrive {
-                seqs: if u.ratio(1, 2)? {
-                    None
-                } else {
-                    let len = u.int_in_range(0..=2)?;
-                    let mut seqs = Vec::with_capacity(len);
-                    for _ in 0..len {
-                        seqs.push(u.int_in_range(1..=12)?);
-                    }
-                    Some(seqs)
-                },
+                seqs: arbitrary_seqs(u)?,
             }),
             0..=6 => Op::Queue(QueueOp::Park {
                 request: u.int_in_range(1..=4)?,
@@ -371,9 +393,16 @@ pub fn op_strategy() -> impl Strategy<Value = Op> {
                 items: items.into_iter().map(|(request, i)| (request, line(i))).collect(),
             })
         }),
-        1 => proptest::option::of(proptest::collection::vec(1..=12u64, 0..=2))
-            .prop_map(|seqs| Op::Queue(QueueOp::Redrive { seqs })),
+        1 => seqs_strategy().prop_map(|seqs| Op::Queue(QueueOp::Redrive { seqs })),
+        // A discard needs dead letters: as rare as a redrive.
+        1 => seqs_strategy().prop_map(|seqs| Op::Queue(QueueOp::Discard { seqs })),
     ]
+}
+
+/// A proptest strategy for the seqs a redrive or discard names, with the bounds of their
+/// `Arbitrary` decoding.
+pub fn seqs_strategy() -> impl Strategy<Value = Option<Vec<u64>>> {
+    proptest::option::of(proptest::collection::vec(1..=12u64, 0..=2))
 }
 
 /// A proptest strategy for a scenario of up to `len_max` ops.
