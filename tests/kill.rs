@@ -414,9 +414,9 @@ fn kill_9_at_random_moments_loses_nothing_acknowledged() {
 }
 
 /// The kill -9 test catches the known-bad protocols a process kill can reveal: clear before
-/// hand-over (D9), pop-front (D1), no attempt counter (D10). `no-dir-sync` needs a power loss,
-/// not a process kill (the page cache survives kill -9): the simulated disk's crash tests catch
-/// it.
+/// hand-over (D9), pop-front (D1), no attempt counter (D10). `no-dir-sync` and
+/// `no-discard-sync` need a power loss, not a process kill (the page cache survives kill -9): the
+/// simulated disk's crash tests catch them.
 #[test]
 fn known_bad_caught_by_the_kill_9_test() {
     // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter).

@@ -10,6 +10,9 @@
 //!   `compact-at-redrive` ([`CompactAtRedrive`]) rewrites the mirror as its snapshot after every
 //!   `redrive` record, a batch in flight or not, as the queue did before M12 forbade it (the
 //!   next open refuses that file as `Corrupt` when a redriven line's seq is below the batch's);
+//!   `no-discard-sync` ([`SkipDiscardSync`]) returns `Ok` from the fsync after a `discard`
+//!   record without syncing, so a power loss after an acknowledged discard brings the
+//!   discarded dead letters back (D8);
 //! - a broken [`Driver`] around the public [`Queue`], for a fault of the protocol's decisions:
 //!   `pop-front` asks every boundary with `Budget(0)` (the split takes one item, D1);
 //!   `clear-before-hand-over` settles a new batch as all delivered inside `boundary`, before
@@ -60,6 +63,10 @@ pub enum KnownBad {
     NoDirSync,
     /// A redrive compacts the mirror even while a batch is in flight (breaks M12). Storage seam.
     CompactAtRedrive,
+    /// A discard returns before its record is durable: the fsync after a `discard` record is
+    /// skipped, so a power loss brings the discarded dead letters back (breaks D8). Storage
+    /// seam.
+    NoDiscardSync,
     /// A group is parked as one `park` per line, so a crash during it keeps a prefix (breaks
     /// D22). Driver seam.
     TornGroupKeepsPrefix,
@@ -82,12 +89,13 @@ pub enum KnownBad {
 
 impl KnownBad {
     /// Every known-bad behaviour.
-    pub const ALL: [KnownBad; 11] = [
+    pub const ALL: [KnownBad; 12] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
         KnownBad::NoAttemptCounter,
         KnownBad::NoDirSync,
         KnownBad::CompactAtRedrive,
+        KnownBad::NoDiscardSync,
         KnownBad::TornGroupKeepsPrefix,
         KnownBad::CountAtSettle,
         KnownBad::ExcerptWithoutReference,
@@ -97,7 +105,7 @@ impl KnownBad {
     ];
 
     /// The delivery side's: what `delivery::check_with` and the drive loop run.
-    pub const DELIVERY: [KnownBad; 7] = [
+    pub const DELIVERY: [KnownBad; 8] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
         KnownBad::NoAttemptCounter,
@@ -105,6 +113,7 @@ impl KnownBad {
         KnownBad::TornGroupKeepsPrefix,
         KnownBad::CountAtSettle,
         KnownBad::CompactAtRedrive,
+        KnownBad::NoDiscardSync,
     ];
 
     /// The read side's: what `read::check_with` runs.
@@ -123,6 +132,7 @@ impl KnownBad {
             KnownBad::NoAttemptCounter => "no-attempt-counter",
             KnownBad::NoDirSync => "no-dir-sync",
             KnownBad::CompactAtRedrive => "compact-at-redrive",
+            KnownBad::NoDiscardSync => "no-discard-sync",
             KnownBad::TornGroupKeepsPrefix => "torn-group-keeps-prefix",
             KnownBad::CountAtSettle => "count-at-settle",
             KnownBad::ExcerptWithoutReference => "excerpt-without-reference",
@@ -138,7 +148,8 @@ impl KnownBad {
     }
 
     /// The requirement it breaks (the id the model's variant of the same name breaks too;
-    /// `compact-at-redrive` has none: the model does not model compaction).
+    /// `compact-at-redrive` and `no-discard-sync` have none: the model does not model compaction,
+    /// fsyncs or discards).
     pub fn breaks(self) -> &'static str {
         match self {
             KnownBad::PopFront => "D1",
@@ -146,6 +157,7 @@ impl KnownBad {
             KnownBad::NoAttemptCounter => "D10",
             KnownBad::NoDirSync => "D16",
             KnownBad::CompactAtRedrive => "M12",
+            KnownBad::NoDiscardSync => "D8",
             KnownBad::TornGroupKeepsPrefix => "D22",
             KnownBad::CountAtSettle => "D19",
             KnownBad::ExcerptWithoutReference
@@ -252,11 +264,13 @@ impl<S> CompactAtRedrive<S> {
     }
 }
 
-/// True when `bytes` (whole record lines) hold a `redrive` record: its type key and value can
-/// only be spelled unescaped outside a line's text, where every quote is escaped.
-fn holds_redrive_record(bytes: &[u8]) -> bool {
-    const KEY: &[u8] = br#""type":"redrive""#;
-    bytes.windows(KEY.len()).any(|window| window == KEY)
+/// True when `bytes` (whole record lines) hold a record of type `kind`: its type key and value
+/// can only be spelled unescaped outside a line's text, where every quote is escaped.
+fn holds_record(bytes: &[u8], kind: &str) -> bool {
+    let key = format!(r#""type":"{kind}""#);
+    bytes
+        .windows(key.len())
+        .any(|window| window == key.as_bytes())
 }
 
 /// A version 3 mirror file of `state` in format 2's snapshot order: the dead letters, the
@@ -362,7 +376,7 @@ impl<S: Storage> Storage for CompactAtRedrive<S> {
     }
     fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
         self.inner.append(name, bytes)?;
-        if holds_redrive_record(bytes) {
+        if holds_record(bytes, "redrive") {
             self.appended = Some(name.to_owned());
         }
         Ok(())
@@ -392,6 +406,59 @@ impl<S: Storage> Storage for CompactAtRedrive<S> {
     }
 }
 
+/// `no-discard-sync`: a [`Storage`] that returns `Ok` from the fsync of a mirror whose last
+/// append held a `discard` record, without syncing it, so the queue acknowledges a discard that
+/// is not durable; every other call goes to the storage it wraps. A later fsync of the file (the
+/// next op's) makes the record durable after all, so only a power loss before it shows the
+/// fault: the discarded dead letters come back. A discard that compacts writes no `discard`
+/// record and is synced as usual.
+#[derive(Clone, Debug)]
+pub struct SkipDiscardSync<S> {
+    inner: S,
+    /// The mirror a `discard` record was last appended to, its fsync not yet skipped.
+    appended: Option<String>,
+}
+
+impl<S: Storage> Storage for SkipDiscardSync<S> {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        self.inner.read_chunks(name, each)
+    }
+    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        self.inner.read(name)
+    }
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.inner.append(name, bytes)?;
+        self.appended = holds_record(bytes, "discard").then(|| name.to_owned());
+        Ok(())
+    }
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        if self.appended.as_deref() == Some(name) {
+            self.appended = None;
+            return Ok(());
+        }
+        self.inner.sync(name)
+    }
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        self.inner.sync_dir()
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.inner.path(name)
+    }
+}
+
 /// The storage a check runs the queue on: `S` itself, or `S` behind the storage seam of the
 /// known-bad behaviour (one type for both, so the harness holds one kind of queue).
 #[derive(Clone, Debug)]
@@ -402,6 +469,8 @@ pub enum Seamed<S> {
     SkipDirSync(SkipDirSync<S>),
     /// `compact-at-redrive`.
     CompactAtRedrive(CompactAtRedrive<S>),
+    /// `no-discard-sync`.
+    SkipDiscardSync(SkipDiscardSync<S>),
 }
 
 impl<S: Storage> Seamed<S> {
@@ -412,6 +481,10 @@ impl<S: Storage> Seamed<S> {
             Some(KnownBad::CompactAtRedrive) => {
                 Seamed::CompactAtRedrive(CompactAtRedrive::new(storage))
             }
+            Some(KnownBad::NoDiscardSync) => Seamed::SkipDiscardSync(SkipDiscardSync {
+                inner: storage,
+                appended: None,
+            }),
             _ => Seamed::Sound(storage),
         }
     }
@@ -421,6 +494,7 @@ impl<S: Storage> Seamed<S> {
         match self {
             Seamed::Sound(storage) | Seamed::SkipDirSync(SkipDirSync(storage)) => storage,
             Seamed::CompactAtRedrive(storage) => storage.inner,
+            Seamed::SkipDiscardSync(storage) => storage.inner,
         }
     }
 
@@ -429,6 +503,7 @@ impl<S: Storage> Seamed<S> {
             Seamed::Sound(storage) => storage,
             Seamed::SkipDirSync(storage) => storage,
             Seamed::CompactAtRedrive(storage) => storage,
+            Seamed::SkipDiscardSync(storage) => storage,
         }
     }
 
@@ -437,6 +512,7 @@ impl<S: Storage> Seamed<S> {
             Seamed::Sound(storage) => storage,
             Seamed::SkipDirSync(storage) => storage,
             Seamed::CompactAtRedrive(storage) => storage,
+            Seamed::SkipDiscardSync(storage) => storage,
         }
     }
 }
@@ -963,6 +1039,8 @@ mod tests {
                 (KnownBad::NoDirSync, None) => {}
                 // compact-at-redrive is the storage seam of the model's prefix-snapshot.
                 (KnownBad::CompactAtRedrive, None) => {}
+                // The model has no disk and no discard: no-discard-sync is the crate's (D8).
+                (KnownBad::NoDiscardSync, None) => {}
                 (_, Some(property)) => {
                     let id = property.split(' ').next().unwrap_or_default();
                     assert_eq!(
@@ -1002,6 +1080,30 @@ mod tests {
                     Err(ErrorKind::Corrupt)
                 ),
             }
+        }
+        Ok(())
+    }
+
+    /// D8: a dead letter discarded, then a power loss: the sound queue's discard is durable;
+    /// behind `no-discard-sync` the dead letter is back, while a clean reopen (the page cache
+    /// kept) shows it gone on both, so only durability is broken.
+    #[test]
+    fn no_discard_sync_brings_a_discarded_dead_letter_back_after_a_power_loss() -> TestResult {
+        for (bad, back) in [(None, 0), (Some(KnownBad::NoDiscardSync), 1)] {
+            let disk = SimDisk::new();
+            let mut config = Config::default();
+            config.failures_max = 1;
+            let storage = Seamed::new(disk.clone(), bad);
+            let mut queue = Queue::with_storage(storage, MIRROR, config.clone())?;
+            queue.park(RequestId(1), "a")?;
+            let batch = queue.boundary(Budget(100))?.ok_or("a batch")?;
+            queue.settle(batch.id, &[Outcome::Failed])?;
+            assert_eq!(queue.discard(&[Seq(1)])?, vec![Seq(1)]);
+            drop(queue);
+            let crashed = Queue::with_storage(disk.crash(), MIRROR, config.clone())?;
+            assert_eq!(crashed.dead_letters().len(), back, "{bad:?}");
+            let reopened = Queue::with_storage(disk, MIRROR, config)?;
+            assert!(reopened.dead_letters().is_empty(), "{bad:?}");
         }
         Ok(())
     }

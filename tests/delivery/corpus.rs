@@ -9,7 +9,7 @@ use parkline_harness::known_bad::KnownBad;
 use parkline_harness::simdisk::{SimDisk, SplitMix};
 
 use super::crash::short_scenarios;
-use super::setup;
+use super::{park, setup};
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz")
@@ -59,7 +59,9 @@ fn fuzz_mirror_decode_corpus_and_regressions_replay() {
 /// corpus holds one seed per behaviour, found by `write_seed_corpus`).
 #[test]
 fn known_bad_each_caught_by_the_fuzz_check_on_its_corpus() {
-    // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync).
+    // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync),
+    // D22 (torn-group-keeps-prefix), D19 (count-at-settle), M12 (compact-at-redrive), D8
+    // (no-discard-sync).
     let corpus: Vec<Vec<Op>> = files_of("delivery_ops")
         .iter()
         .filter_map(|file| decode_ops(&std::fs::read(file).expect("read corpus file")))
@@ -89,16 +91,54 @@ fn known_bad_each_caught_by_the_fuzz_check_on_its_corpus() {
     }
 }
 
+/// Fuzz seeds written by hand for the known-bad behaviours the random search of
+/// [`write_seed_corpus`] does not reach, with the ops each decodes to. `no-discard-sync` needs a
+/// dead letter, a discard and a power loss before the next fsync, in that order: none of the
+/// search's 20,000 random inputs holds them. In the bytes, an odd byte before each op goes on
+/// and the even last byte ends the list (`Vec<Op>`'s decoding); then the op's first byte (its
+/// kind) and its fields.
+fn hand_written_seeds() -> Vec<(KnownBad, Vec<u8>, Vec<Op>)> {
+    let discard_then_power_loss = vec![
+        1, 0, 0, 0, // park, request 1, LINES[0]
+        1, 7, 24, // boundary, budget 24
+        1, 14, // the hand-over failed (1 of failures_max 2)
+        1, 7, 24, // boundary, budget 24
+        1, 14, // failed again: a dead letter
+        1, 216, 0, // discard every dead letter
+        1, 15, 0, // power loss, unsynced changes lost
+        0,
+    ];
+    let boundary = || Op::Queue(QueueOp::Boundary { budget: 24 });
+    let failed = || Op::Queue(QueueOp::HandOverFailed);
+    let ops = vec![
+        park(1, delivery::LINES[0]),
+        boundary(),
+        failed(),
+        boundary(),
+        failed(),
+        Op::Queue(QueueOp::Discard { seqs: None }),
+        Op::Crash { torn: 0 },
+    ];
+    vec![(KnownBad::NoDiscardSync, discard_then_power_loss, ops)]
+}
+
 /// Regenerates the seed corpus when `PARKLINE_WRITE_CORPUS=1` (otherwise checks that the generator
 /// finds every seed): random byte strings decoded as ops, kept when they reach two batches and a
 /// crash, the counters' limits, a compaction or a discard of a dead letter, plus for each
-/// known-bad behaviour the first that catches it.
+/// known-bad behaviour the first that catches it, or its hand-written seed.
 #[test]
 fn write_seed_corpus() {
     let write = std::env::var("PARKLINE_WRITE_CORPUS").is_ok_and(|v| v == "1");
     let mut rng = SplitMix::new(0xc0_47_05);
     let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
     let mut wanted: Vec<KnownBad> = KnownBad::DELIVERY.to_vec();
+    for (bad, bytes, ops) in hand_written_seeds() {
+        assert_eq!(decode_ops(&bytes).as_ref(), Some(&ops), "{bad}");
+        check(&ops).unwrap_or_else(|d| panic!("{bad}'s seed diverges on the correct crate: {d}"));
+        assert!(check_with(&ops, &setup(bad)).is_err(), "{bad}: not caught");
+        kept.push((format!("known_bad_{bad}"), bytes));
+        wanted.retain(|wanted| *wanted != bad);
+    }
     let mut plain = 0;
     let (mut limits, mut compaction, mut discard) = (false, false, false);
     for attempt in 0..20_000 {

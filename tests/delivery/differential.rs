@@ -513,16 +513,12 @@ fn failure_cycles_reach_a_second_death_of_a_redriven_line() {
     eprintln!("failure cycles: {reached} of 500 scenarios reach a second death out of order");
 }
 
-/// M12: the failure-cycle generator reaches a redrive, while a batch is in flight, of a line
-/// whose seq is below the batch's, and a reopen after it: with the redrive compacting anyway
-/// (`compact-at-redrive`), some of 500 scenarios reopen a file the crate refuses, while the
-/// correct crate passes every one.
-#[test]
-fn failure_cycles_catch_a_compaction_at_a_redrive_in_flight() {
+/// How many of 500 failure-cycle scenarios catch `bad`; the correct crate must pass every one.
+fn failure_cycles_catching(bad: KnownBad) -> usize {
     let mut runner = TestRunner::deterministic();
     let strategy = failure_cycles_strategy();
     let broken = Setup {
-        known_bad: Some(KnownBad::CompactAtRedrive),
+        known_bad: Some(bad),
         ..Setup::default()
     };
     let mut caught = 0;
@@ -533,9 +529,29 @@ fn failure_cycles_catch_a_compaction_at_a_redrive_in_flight() {
         }
         caught += usize::from(check_with(&ops, &broken).is_err());
     }
+    eprintln!("failure cycles: {caught} of 500 scenarios catch {bad}");
+    caught
+}
+
+/// M12: the failure-cycle generator reaches a redrive, while a batch is in flight, of a line
+/// whose seq is below the batch's, and a reopen after it: with the redrive compacting anyway
+/// (`compact-at-redrive`), some of 500 scenarios reopen a file the crate refuses, while the
+/// correct crate passes every one.
+#[test]
+fn failure_cycles_catch_a_compaction_at_a_redrive_in_flight() {
     assert!(
-        caught > 0,
+        failure_cycles_catching(KnownBad::CompactAtRedrive) > 0,
         "no failure-cycle scenario catches a compaction at a redrive in flight"
     );
-    eprintln!("failure cycles: {caught} of 500 scenarios catch compact-at-redrive");
+}
+
+/// D8: the failure-cycle generator reaches a discard of a dead letter and a power loss before
+/// the next fsync: with the discard's fsync skipped (`no-discard-sync`), some of 500 scenarios
+/// recover the discarded line, while the correct crate passes every one.
+#[test]
+fn failure_cycles_catch_a_discard_not_made_durable() {
+    assert!(
+        failure_cycles_catching(KnownBad::NoDiscardSync) > 0,
+        "no failure-cycle scenario catches a discard whose record is not durable"
+    );
 }

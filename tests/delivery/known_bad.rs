@@ -1,7 +1,7 @@
 //! The known-bad protocols (the harness's seams around the crate): each layer of checks finds a
 //! counterexample.
 
-use parkline_harness::delivery::{self, Setup, check_with};
+use parkline_harness::delivery::{self, Setup, check, check_with};
 use parkline_harness::known_bad::KnownBad;
 use parkline_model::delivery::DeliveryModel;
 use proptest::prelude::*;
@@ -9,7 +9,7 @@ use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 
 use super::crash::{crash_at_every_sync, short_scenarios};
 use super::exhaustive::model_transitions;
-use super::setup;
+use super::{park, setup};
 
 /// Search random scenarios for a divergence of the crate driven as `bad` says; the number of cases tried
 /// when found.
@@ -39,7 +39,8 @@ fn differential_finds(bad: KnownBad, cases: u32) -> Option<(usize, String)> {
 #[test]
 fn known_bad_each_caught_by_the_differential_proptest() {
     // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync),
-    // D22 (torn-group-keeps-prefix), D19 (count-at-settle), M12 (compact-at-redrive).
+    // D22 (torn-group-keeps-prefix), D19 (count-at-settle), M12 (compact-at-redrive), D8
+    // (no-discard-sync).
     for bad in KnownBad::DELIVERY {
         let found = differential_finds(bad, 2000);
         let (tried, message) = found.unwrap_or_else(|| panic!("{bad}: no divergence found"));
@@ -50,7 +51,8 @@ fn known_bad_each_caught_by_the_differential_proptest() {
 #[test]
 fn known_bad_each_caught_by_the_crash_enumeration() {
     // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync),
-    // D22 (torn-group-keeps-prefix), D19 (count-at-settle), M12 (compact-at-redrive).
+    // D22 (torn-group-keeps-prefix), D19 (count-at-settle), M12 (compact-at-redrive), D8
+    // (no-discard-sync).
     for bad in KnownBad::DELIVERY {
         let caught = short_scenarios()
             .iter()
@@ -62,10 +64,16 @@ fn known_bad_each_caught_by_the_crash_enumeration() {
 #[test]
 fn known_bad_each_caught_by_the_exhaustive_replay() {
     // D1 (pop-front), D9 (clear-before-hand-over), D10 (no-attempt-counter), D16 (no-dir-sync),
-    // D22 (torn-group-keeps-prefix), D19 (count-at-settle), M12 (compact-at-redrive).
+    // D22 (torn-group-keeps-prefix), D19 (count-at-settle), M12 (compact-at-redrive), D8
+    // (no-discard-sync).
     let model = DeliveryModel::default();
     let (_, _, scenarios) = model_transitions(&model);
-    for bad in KnownBad::DELIVERY {
+    // The model has no discard action, so no scenario of its graph discards: no-discard-sync is
+    // for the generators and the crash enumeration, which discard.
+    let reachable = KnownBad::DELIVERY
+        .into_iter()
+        .filter(|bad| *bad != KnownBad::NoDiscardSync);
+    for bad in reachable {
         let setup = Setup {
             failures_max: model.bounds.failures_max,
             ..setup(bad)
@@ -84,4 +92,31 @@ fn known_bad_each_caught_by_the_exhaustive_replay() {
         });
         assert!(caught, "{bad}: exhaustive replay found nothing");
     }
+}
+
+/// D8: `no-discard-sync` acknowledges a discard whose record a power loss right after it undoes:
+/// the differential finds the discarded dead letter back in the recovered state, which is not
+/// the reference's; the same ops pass on the sound crate, and with a park between the discard
+/// and the power loss (whose fsync makes the record durable after all) pass on both.
+#[test]
+fn d8_no_discard_sync_is_caught_by_a_power_loss_after_the_discard() {
+    let failed = || delivery::Op::Queue(delivery::QueueOp::HandOverFailed);
+    let boundary = || delivery::Op::Queue(delivery::QueueOp::Boundary { budget: 100 });
+    let discard = delivery::Op::Queue(delivery::QueueOp::Discard { seqs: None });
+    let mut ops = vec![park(1, "a"), boundary(), failed(), boundary(), failed()];
+    ops.push(discard);
+    let mut synced = ops.clone();
+    synced.extend([park(2, "b"), delivery::Op::Crash { torn: 0 }]);
+    ops.push(delivery::Op::Crash { torn: 0 });
+    let bad = setup(KnownBad::NoDiscardSync);
+    assert!(check(&ops).is_ok() && check(&synced).is_ok());
+    assert!(check_with(&synced, &bad).is_ok());
+    let divergence = check_with(&ops, &bad).expect_err("no-discard-sync is caught");
+    assert_eq!(divergence.step, 6, "{divergence}");
+    assert!(
+        divergence
+            .message
+            .contains("after a crash between ops differs"),
+        "{divergence}"
+    );
 }
