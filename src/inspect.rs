@@ -139,6 +139,8 @@ struct JsonReport {
     torn_bytes: u64,
     next_seq: u64,
     next_batch: u64,
+    /// The most items a new batch may hold (D11), `null` when no cap is set.
+    cap: Option<u64>,
     parked: Vec<JsonItem>,
     in_flight: Option<JsonBatch>,
     dead_letters: Vec<JsonItem>,
@@ -186,6 +188,7 @@ fn json_report(path: &Path, bytes: usize, decoded: &Decoded) -> JsonReport {
         torn_bytes: decoded.torn_len,
         next_seq: state.next_seq.0,
         next_batch: state.next_batch.0,
+        cap: state.cap,
         parked: json_items(&state.parked),
         in_flight: state.in_flight.as_ref().map(|batch| JsonBatch {
             id: batch.id.0,
@@ -384,6 +387,7 @@ mod tests {
         assert_eq!(value["dead_letters"][0]["failures"], 1);
         assert_eq!(value["next_seq"], 5);
         assert_eq!(value["next_batch"], 3);
+        assert_eq!(value["cap"], serde_json::Value::Null);
         let decoded = mirror::decode_log(&std::fs::read(&path)?)?;
         assert_eq!(value["records"], decoded.records);
         assert_eq!(value["torn_bytes"], 0);
@@ -405,6 +409,7 @@ mod tests {
             "torn_bytes",
             "next_seq",
             "next_batch",
+            "cap",
             "parked",
             "in_flight",
             "dead_letters",

@@ -286,6 +286,45 @@ fn cli_inspect_exits_0_ok_1_damaged_3_unreadable() {
     );
 }
 
+/// D11, M13: `inspect` shows the batch cap, in its table and as `cap` in its JSON (null while
+/// none is set): a batch of four handed over at both attempts the repeat bound (2) allows is
+/// closed by the next boundary, which caps the batches after it at half its size.
+#[test]
+fn cli_inspect_shows_the_batch_cap() {
+    use parkline::{Budget, Config, Queue, RequestId};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mirror = dir.path().join("s.mirror");
+    let inspect = |args: &[&str]| {
+        let output = parkline(&[&["inspect", path(&mirror)], args].concat());
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let cap = || {
+        let value: serde_json::Value = serde_json::from_str(&inspect(&["--json"])).expect("JSON");
+        value["cap"].clone()
+    };
+    let mut config = Config::default();
+    config.repeats_max = 2;
+    let mut queue = Queue::open_with(&mirror, config.clone()).expect("open");
+    for request in 1..=4 {
+        queue.park(RequestId(request), "r done").expect("park");
+    }
+    let first = queue.boundary(Budget(1000)).expect("boundary");
+    assert_eq!(first.map(|batch| batch.items.len()), Some(4));
+    drop(queue);
+    assert_eq!(cap(), serde_json::Value::Null);
+    assert!(!inspect(&[]).contains("batch cap"));
+    // Each life ends before the settle: the second hands the batch over again (attempt 2), the
+    // third closes it and hands over a new batch of two.
+    for attempt in [2, 1] {
+        let mut queue = Queue::open_with(&mirror, config.clone()).expect("reopen");
+        let batch = queue.boundary(Budget(1000)).expect("boundary");
+        assert_eq!(batch.map(|batch| batch.attempt.0), Some(attempt));
+    }
+    assert_eq!(cap(), 2);
+    assert!(inspect(&[]).contains("batch cap 2: "), "{}", inspect(&[]));
+}
+
 #[test]
 fn cli_workload_exits_0_shipped_1_invalid_3_unreadable() {
     let output = parkline(&["workload"]);
