@@ -828,7 +828,12 @@ impl MirrorState {
     }
 
     fn apply_batch(&mut self, id: BatchId, attempt: Attempt, k: usize, remaining: usize) {
-        let mut items: Vec<Item> = self.parked.drain(..k).collect();
+        // A batch of every parked item (D1's common case) takes the list's allocation whole.
+        let mut items: Vec<Item> = if k == self.parked.len() {
+            std::mem::take(&mut self.parked)
+        } else {
+            self.parked.drain(..k).collect()
+        };
         // D20: seen counts the items an earlier batch handed over; then this batch's
         // hand-overs (attempt of them, for a snapshot of a repeat) are counted.
         let seen = items.iter().filter(|item| item.handed > 0).count();
