@@ -999,7 +999,7 @@ impl<S: Storage> Queue<S> {
             Some(bytes) => self.compact_or_defer(&bytes, &encoded)?,
             None => self.append_durable(&encoded)?,
         }
-        self.core.commit(record);
+        self.core.commit_with_floor(record, floor);
         Ok(())
     }
 
