@@ -205,6 +205,119 @@ pub(crate) enum RecordV1 {
     },
 }
 
+/// A record of a version 2 file (M14): version 3's records with seq lists as plain arrays, no
+/// `close`, `discard` or `flight` record and no cap. Read only, by serde's derived code: a file is
+/// read in this version once, at its upgrade, and nearly all its lines are `park` lines, which
+/// `record_json`'s fast path reads in every version.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub(crate) enum RecordV2 {
+    Park {
+        seq: Seq,
+        request: RequestId,
+        line: Line,
+        failures: u32,
+        handed: u64,
+    },
+    Dead {
+        seq: Seq,
+        request: RequestId,
+        line: Line,
+        failures: u32,
+        handed: u64,
+    },
+    Parks {
+        seq: Seq,
+        items: Vec<GroupItem>,
+    },
+    Batch {
+        id: BatchId,
+        attempt: Attempt,
+        seqs: Vec<Seq>,
+        remaining: usize,
+    },
+    Attempt {
+        batch: BatchId,
+        attempt: Attempt,
+    },
+    Settle {
+        batch: BatchId,
+        delivered: Vec<Seq>,
+        failed: Vec<Seq>,
+        dead: Vec<Seq>,
+    },
+    Redrive {
+        seqs: Vec<Seq>,
+    },
+    Next {
+        seq: Seq,
+        batch: BatchId,
+    },
+}
+
+impl From<RecordV2> for Record {
+    fn from(record: RecordV2) -> Record {
+        match record {
+            RecordV2::Park {
+                seq,
+                request,
+                line,
+                failures,
+                handed,
+            } => Record::Park {
+                seq,
+                request,
+                line,
+                failures,
+                handed,
+            },
+            RecordV2::Dead {
+                seq,
+                request,
+                line,
+                failures,
+                handed,
+            } => Record::Dead {
+                seq,
+                request,
+                line,
+                failures,
+                handed,
+            },
+            RecordV2::Parks { seq, items } => Record::Parks { seq, items },
+            RecordV2::Batch {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            } => Record::Batch {
+                id,
+                attempt,
+                seqs,
+                remaining,
+            },
+            RecordV2::Attempt { batch, attempt } => Record::Attempt { batch, attempt },
+            RecordV2::Settle {
+                batch,
+                delivered,
+                failed,
+                dead,
+            } => Record::Settle {
+                batch,
+                delivered,
+                failed,
+                dead,
+            },
+            RecordV2::Redrive { seqs } => Record::Redrive { seqs },
+            RecordV2::Next { seq, batch } => Record::Next {
+                seq,
+                batch,
+                cap: None,
+            },
+        }
+    }
+}
+
 //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
 //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
 //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`) with
@@ -1582,7 +1695,7 @@ fn fast_line(bytes: &[u8], unescaped: &mut String) -> Option<(Record, usize)> {
 
 /// The record `json` holds, in a file of `version`, resolved against `state`: a `park` or
 /// `dead` record as parkline writes it by the fast path; anything else of version 3 by serde's
-/// derived code, of version 2 by `record_json.rs`'s reader, of version 1 by its derived enum.
+/// derived code, of versions 2 and 1 by their derived enums.
 fn read_record(
     json: &[u8],
     version: u64,
@@ -1605,7 +1718,9 @@ fn read_record(
         //# arrays, a snapshot's in-flight batch written as `park` records of its items, each with its
         //# handed minus the batch's attempt, before a `batch` record at the stored attempt, and no
         //# `close`, `discard`, `flight` or cap) with the same transition.
-        return serde_json::from_slice(json).map_err(json_error);
+        return serde_json::from_slice::<RecordV2>(json)
+            .map(Record::from)
+            .map_err(json_error);
     }
     serde_json::from_slice::<RecordV3>(json)
         .map_err(json_error)?
