@@ -373,19 +373,19 @@ pub enum ExploreModel {
 /// and memory are measured in docs/verification.md, not promised here).
 const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, or a JSON file\n\n\
 - ci: the default and CI's. Delivery: 3 lines, budget 6, 2 crashes, 2 failures (dead at 2), \
-1 collection, 1 redrive, lines 2 and 3 as one group park, repeat bound 2 (two crashes close a \
-batch): 2,139,401 unique states. \
+1 collection, 1 redrive, 1 discard, lines 2 and 3 as one group park, repeat bound 2 (two crashes close a \
+batch): 2,704,651 unique states. \
 Read: 2 turns, a rebuild of the transcript, 111,690 unique states.\n\
 - deep: ci with a fourth line (a batch leaves two lines behind it) and a third read turn: \
-32,929,196 delivery states; read 2,286,164 states. Reaches \
+42,623,401 delivery states; read 2,286,164 states. Reaches \
 'a batch leaves two lines for later turns'; catches the known-bad trailer-counts-next-turn, \
 which holds at ci.\n\
 - crash: ci with a third crash, a failure budget of 3 (dead at 3) and the crate's repeat bound \
-(3): 92,881,629 delivery states; read as ci. \
+(3): 107,811,693 delivery states; read as ci. \
 Reaches 'a batch is closed by the repeat bound' after three hand-overs.\n\
 - FILE: a JSON object {\"delivery\": {...}, \"read\": {...}}, every key optional and \
 defaulting to ci: delivery keys lines, sizes, budget, crashes, failures, failures_max, \
-collects, redrives, group (the first line of the group park, 1-based; 0 for none), lost_parks \
+collects, redrives, discards, group (the first line of the group park, 1-based; 0 for none), lost_parks \
 (parks whose answer a crash loses, each retried; no-park-dedup needs 1), repeats_max; read keys \
 turns, grow_chars, grows, budgets, requests, rebuilds. A file's counts are not pinned.\n\n\
 The flags below change the set's delivery bounds; a named set's unique state count is pinned \
@@ -481,6 +481,7 @@ impl BoundSet {
         delivery.failures_max = d.failures_max.unwrap_or(ci.failures_max);
         delivery.collects = d.collects.unwrap_or(ci.collects);
         delivery.redrives = d.redrives.unwrap_or(ci.redrives);
+        delivery.discards = d.discards.unwrap_or(ci.discards);
         delivery.lost_parks = d.lost_parks.unwrap_or(ci.lost_parks);
         delivery.repeats_max = d.repeats_max.unwrap_or(ci.repeats_max).max(1);
         if let Some(group) = d.group {
@@ -526,6 +527,7 @@ struct DeliveryFile {
     failures_max: Option<u32>,
     collects: Option<u32>,
     redrives: Option<u32>,
+    discards: Option<u32>,
     group: Option<usize>,
     lost_parks: Option<u32>,
     repeats_max: Option<u32>,
@@ -801,8 +803,8 @@ mod tests {
             .map(|p| p.name)
             .collect();
         // Two lines that fit one batch, one failure: no split, no line over the budget, no
-        // dead letter (it needs failures_max = 2 failures), so no redrive, and no group park (it
-        // is lines 2 and 3): these are reported, never hidden.
+        // dead letter (it needs failures_max = 2 failures), so no redrive or discard, and no
+        // group park (it is lines 2 and 3): these are reported, never hidden.
         assert_eq!(
             failed,
             [
@@ -810,6 +812,7 @@ mod tests {
                 delivery::SOMETIMES_DEAD,
                 delivery::SOMETIMES_OVERSIZED,
                 delivery::SOMETIMES_REDRIVEN_HANDED,
+                delivery::SOMETIMES_DISCARD,
                 delivery::SOMETIMES_TORN_GROUP,
             ]
         );

@@ -380,8 +380,9 @@ fn kill_9_at_random_moments_loses_nothing_acknowledged() {
     //= spec/delivery.md#d9-no-loss
     //= type=test
     //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be exactly
-    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter,
-    //# through any sequence of boundaries, settles, failures, crashes and recoveries.
+    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter
+    //# until an explicit discard (D8) deletes it, through any sequence of boundaries, settles,
+    //# failures, crashes and recoveries.
     //= spec/delivery.md#d10-repeat-recognisable
     //= type=test
     //# `boundary` MUST return a batch only after the batch is durable, and the daemon MUST NOT hand

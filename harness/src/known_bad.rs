@@ -148,8 +148,8 @@ impl KnownBad {
     }
 
     /// The requirement it breaks (the id the model's variant of the same name breaks too;
-    /// `compact-at-redrive` and `no-discard-sync` have none: the model does not model compaction,
-    /// fsyncs or discards).
+    /// `compact-at-redrive` and `no-discard-sync` have none: the model has no file, so no
+    /// compaction's rewrite and no fsync; its discard's known bad is `discard-parked`).
     pub fn breaks(self) -> &'static str {
         match self {
             KnownBad::PopFront => "D1",
@@ -1039,7 +1039,7 @@ mod tests {
                 (KnownBad::NoDirSync, None) => {}
                 // compact-at-redrive is the storage seam of the model's prefix-snapshot.
                 (KnownBad::CompactAtRedrive, None) => {}
-                // The model has no disk and no discard: no-discard-sync is the crate's (D8).
+                // The model has no disk: no-discard-sync, a skipped fsync, is the crate's (D8).
                 (KnownBad::NoDiscardSync, None) => {}
                 (_, Some(property)) => {
                     let id = property.split(' ').next().unwrap_or_default();

@@ -738,8 +738,13 @@ fn bound_sets_hold_the_lines_and_limits_they_name() {
         (6, 1, 2, 2)
     );
     assert_eq!(
-        (default.collects, default.group_at, default.redrives),
-        (1, Some(1), 1)
+        (
+            default.collects,
+            default.group_at,
+            default.redrives,
+            default.discards
+        ),
+        (1, Some(1), 1, 1)
     );
     assert_eq!(
         Bounds::check(),
@@ -777,7 +782,7 @@ fn bound_sets_hold_the_lines_and_limits_they_name() {
         default.summary(),
         format!(
             "lines=3 (chars 1,2,{forged}) group=2,3 budget=6 crashes=1 failures=2 failures_max=2 \
-             collects=1 redrives=1 repeats_max=2"
+             collects=1 redrives=1 discards=1 repeats_max=2"
         )
     );
     assert!(two.summary().contains(" group=none "), "{}", two.summary());
@@ -925,6 +930,18 @@ fn every_kind_of_step_is_narrated_in_the_spec_words() {
         ),
         (&correct, vec![Park(0), TornGroup(1), Recover]),
         (
+            &correct,
+            vec![
+                Park(0),
+                Boundary,
+                HandOverFails,
+                Boundary,
+                HandOverFails,
+                ParkGroup(1),
+                Discard,
+            ],
+        ),
+        (
             &per_batch,
             vec![Park(0), Park(1), Boundary, HandOver, Notify, Notify],
         ),
@@ -961,6 +978,13 @@ the operator redrives the dead letters [2]: parked again with failures 0, hand-o
 a line of request 1 arrives and is parked as seq 1 ("a", cost 2)
 the daemon crashes while the group park of lines 1 and 2 is appended (idle); parked now [1]
 the daemon restarts and recovers the mirror
+a line of request 1 arrives and is parked as seq 1 ("a", cost 2)
+the parent's turn ends (boundary): batch 1 attempt 1 is written with seqs [1] of parked [1], remaining 0, seen 0, handed [1]
+the hand-over fails: every item fails (batch 1 attempt 1: delivered [], failed [1]; parked now [1], dead letters [])
+the parent's turn ends (boundary): batch 2 attempt 1 is written with seqs [1] of parked [1], remaining 0, seen 1, handed [2]
+the hand-over fails: every item fails (batch 2 attempt 1: delivered [], failed [1]; parked now [], dead letters [1])
+lines 1 and 2 arrive together and are parked as one group (one record): seqs [2, 3]
+the operator discards the dead letters [1]: the queue no longer holds [1]; parked now [2, 3]
 a line of request 1 arrives and is parked as seq 1 ("a", cost 2)
 a line of request 2 arrives and is parked as seq 2 ("éé", cost 3)
 the parent's turn ends (boundary): batch 1 attempt 1 is written with seqs [1, 2] of parked [1, 2], remaining 0, seen 0, handed [1, 1]
@@ -1296,6 +1320,8 @@ fn properties_without_a_variant_of_their_own_catch_one_too() {
         eprintln!("{variant:?} breaks {name:?}:\n{}", narrate(&model, &path));
     };
     caught_by(Variant::ArrivalTimedSplit, delivery::D2);
+    // D9: the parked lines a bad discard deletes are lost, not discarded dead letters.
+    caught_by(Variant::DiscardParked, delivery::D9);
     // D15 (quiescent means delivered): a failed line dropped is never delivered.
     caught_by(Variant::DropFailed, delivery::D15_QUIESCENT);
     let checker = DeliveryModel::new(Bounds::default(), Variant::DropFailed)
@@ -1390,6 +1416,86 @@ fn the_interesting_paths_are_reached() {
             assert!(path.is_some(), "{:?} is never reached", p.name);
         }
     }
+}
+
+/// D8: the operator's discard of every dead letter removes those and nothing else, in one step
+/// that a redrive can no longer undo; the discarded line counts as neither lost (D9) nor dead
+/// (D8) nor undelivered (D15), and the parked lines stay. `discard-parked` deletes the parked
+/// lines too: the discard property and D9 refuse that state.
+#[test]
+fn d8_a_discard_removes_the_dead_letters_and_nothing_else() {
+    //= spec/delivery.md#d8-dead-letter
+    //= type=test
+    //# `Queue::discard(seqs)` MUST remove the named dead letters from the mirror in one durable
+    //# record, and MUST fail with `NotDead`, writing nothing, when a seq is not a dead letter or is
+    //# named twice.
+    //= spec/delivery.md#d9-no-loss
+    //= type=test
+    //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be exactly
+    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter
+    //# until an explicit discard (D8) deletes it, through any sequence of boundaries, settles,
+    //# failures, crashes and recoveries.
+    use Action::*;
+    let steps = [
+        Park(0),
+        Boundary,
+        HandOverFails,
+        Boundary,
+        HandOverFails,
+        ParkGroup(1),
+        Discard,
+    ];
+    let walk = |variant| {
+        let model = DeliveryModel::new(Bounds::default(), variant);
+        let mut state = model.init_states().remove(0);
+        for action in steps.clone() {
+            state = model.next_state(&state, action).expect("enabled");
+        }
+        let holds: Vec<bool> = [delivery::DISCARD, delivery::D9, delivery::D8, delivery::D6]
+            .into_iter()
+            .map(|name| (model.property(name).condition)(&model, &state))
+            .collect();
+        (model, state, holds)
+    };
+    let (model, state, holds) = walk(Variant::Correct);
+    assert_eq!(holds, [true; 4]);
+    assert!(state.queue.dead_letters().is_empty());
+    let parked: Vec<u64> = state.queue.parked().iter().map(|i| i.seq).collect();
+    assert_eq!(parked, [2, 3]);
+    let record = &state.discards[0];
+    assert_eq!(
+        (&record.dead_before[..], &record.removed[..]),
+        (&[1][..], &[(1, 1)][..])
+    );
+    // Nothing is left to redrive or discard again: both are enabled by dead letters only.
+    let mut actions = Vec::new();
+    model.actions(&state, &mut actions);
+    assert!(
+        !actions.contains(&Redrive) && !actions.contains(&Discard),
+        "{actions:?}"
+    );
+
+    let (_, bad, holds) = walk(Variant::DiscardParked);
+    assert!(bad.queue.parked().is_empty());
+    assert_eq!(&holds[..2], [false, false]);
+
+    // D18: the turn after the discard names a live line; the same turn naming the discarded
+    // line instead is refused (no variant can reach that: the queue no longer holds it).
+    let property = model.property(delivery::DISCARD);
+    let after = [Boundary, HandOver].into_iter().fold(state, |s, action| {
+        model.next_state(&s, action).expect("enabled")
+    });
+    assert!((property.condition)(&model, &after));
+    let mut bad = after.clone();
+    bad.handed = delivery::Log::default();
+    for (i, batch) in after.handed.iter().enumerate() {
+        let mut batch = (**batch).clone();
+        if i + 1 == after.handed.len() {
+            batch.items[0].seq = 1;
+        }
+        bad.handed.push(batch);
+    }
+    assert!(!(property.condition)(&model, &bad));
 }
 
 /// The hand-over count known-bad variant, at the step the brief names: counted at settle, a

@@ -278,8 +278,9 @@ fn d9_random_crashes_in_long_runs() {
     //= spec/delivery.md#d9-no-loss
     //= type=test
     //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be exactly
-    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter,
-    //# through any sequence of boundaries, settles, failures, crashes and recoveries.
+    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter
+    //# until an explicit discard (D8) deletes it, through any sequence of boundaries, settles,
+    //# failures, crashes and recoveries.
     let runs = env_usize("PARKLINE_LONG_RUNS", 40);
     let seed = 0x5eed_0001;
     let mut rng = SplitMix::new(seed);

@@ -14,7 +14,8 @@ use crate::env_usize;
 
 /// The ops of one model step (steps the crate does not see, hand over, notify, recover and
 /// collected, map to nothing; a settle carries the notified outcomes). A group park is one
-/// `park_all`, a torn one a power loss at its only sync, a redrive `redrive_all` (D21, D22).
+/// `park_all`, a torn one a power loss at its only sync, a redrive `redrive_all`, a discard
+/// `discard_all` (D8, D21, D22).
 fn ops_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) -> Vec<Op> {
     let group = |i: usize| {
         Op::Queue(QueueOp::ParkAll {
@@ -43,6 +44,7 @@ fn op_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) ->
         }
         Action::ParkGroup(_) | Action::TornGroup(_) | Action::ParkAnswerLost(_) => None,
         Action::Redrive => Some(Op::Queue(QueueOp::Redrive { seqs: None })),
+        Action::Discard => Some(Op::Queue(QueueOp::Discard { seqs: None })),
         Action::Boundary => Some(Op::Queue(QueueOp::Boundary {
             budget: model.bounds.budget,
         })),

@@ -134,8 +134,9 @@ fn crash_after_each_step_recovers_what_was_acknowledged() -> TestResult {
     //= spec/delivery.md#d9-no-loss
     //= type=test
     //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be exactly
-    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter,
-    //# through any sequence of boundaries, settles, failures, crashes and recoveries.
+    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter
+    //# until an explicit discard (D8) deletes it, through any sequence of boundaries, settles,
+    //# failures, crashes and recoveries.
     //= spec/delivery.md#d9-no-loss
     //= type=test
     //# In particular, items MUST NOT leave the mirror before their batch is settled (no clear

@@ -85,6 +85,19 @@ pub struct RedriveRecord {
     pub handed_before: usize,
 }
 
+/// Ghost: one discard of every dead letter (D8), with what the queue held before it, so the
+/// properties can tell a line discarded from the dead letters from a line lost.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DiscardRecord {
+    /// The dead letters just before the discard, in seq order.
+    pub dead_before: Vec<u64>,
+    /// `(seq, request)` of every line the queue held before the discard and not after it, in
+    /// seq order: the dead letters, and nothing else, in the correct protocol.
+    pub removed: Vec<(u64, u64)>,
+    /// How many turns had been handed over before it.
+    pub handed_before: usize,
+}
+
 /// A ghost log of the model's state: its records, shared (`Arc`) between a state and its
 /// successors and copied only when a successor appends, and a running digest of them. Each
 /// record sits behind an `Arc` of its own, so that copy is one pointer per record, not the
@@ -177,6 +190,8 @@ pub struct DeliveryState {
     pub collected: Vec<u64>,
     /// Ghost: every redrive that moved something.
     pub redrives: Vec<RedriveRecord>,
+    /// Ghost: every discard.
+    pub discards: Vec<DiscardRecord>,
     /// Ghost: every batch closed by the repeat bound.
     pub closes: Vec<CloseRecord>,
     /// Ghost: a compaction's snapshot did not read back as the mirror it was written from.
@@ -202,6 +217,8 @@ pub enum Action {
     TornGroup(usize),
     /// The operator redrives every dead letter (one record).
     Redrive,
+    /// The operator discards every dead letter (one record, `parkline discard --all`, D8).
+    Discard,
     /// The parent's turn ends: the boundary persists the next batch.
     Boundary,
     /// The line at this index is parked and its record reaches the mirror, but the daemon
@@ -280,6 +297,7 @@ impl Model for DeliveryModel {
             failures: 0,
             collected: Vec::new(),
             redrives: Vec::new(),
+            discards: Vec::new(),
             closes: Vec::new(),
             snapshot_broken: false,
             torn: 0,
@@ -345,6 +363,12 @@ impl Model for DeliveryModel {
         {
             actions.push(Action::Redrive);
         }
+        // Bounded like the redrive, and only where it removes something (D8).
+        if state.discards.len() < self.bounds.discards as usize
+            && !state.queue.dead_letters().is_empty()
+        {
+            actions.push(Action::Discard);
+        }
         if state.collected.len() < self.bounds.collects as usize {
             for item in state.queue.parked() {
                 if !state.collected.contains(&item.seq) {
@@ -401,6 +425,7 @@ impl Model for DeliveryModel {
                     handed_before: state.handed.len(),
                 });
             }
+            Action::Discard => self.discard(&mut state),
             Action::Boundary => {
                 let recovered = state
                     .queue
@@ -552,6 +577,7 @@ impl Model for DeliveryModel {
             //# `flight` record naming the in-flight batch's items, then `next`.
             Property::always(SNAPSHOT, |_, s: &DeliveryState| !s.snapshot_broken),
             Property::always(REDRIVE, redrive_keeps_the_line),
+            Property::always(DISCARD, discard_removes_only_dead_letters),
             Property::always(GROUP_PARK, group_park_all_or_none),
             Property::always(FRAMING, framing_read_back),
             Property::eventually(D15, d15_everything_delivered),
@@ -606,6 +632,9 @@ impl Model for DeliveryModel {
                     })
                 })
             }),
+            Property::sometimes(SOMETIMES_DISCARD, |_, s: &DeliveryState| {
+                !s.discards.is_empty()
+            }),
             Property::sometimes(SOMETIMES_SEEN, |_, s: &DeliveryState| {
                 fresh_turn(s).is_some_and(|b| b.seen > 0)
             }),
@@ -651,6 +680,28 @@ impl DeliveryModel {
         DeliveryModel { bounds, variant }
     }
 
+    /// The discard step: every dead letter leaves the queue (D8), and the ghost record keeps what
+    /// the queue held before and lost by it.
+    fn discard(&self, state: &mut DeliveryState) {
+        let held_before: Vec<(u64, u64)> = state.items().map(|i| (i.seq, i.request)).collect();
+        let mut dead_before: Vec<u64> = state.queue.dead_letters().iter().map(|i| i.seq).collect();
+        dead_before.sort_unstable();
+        state.queue.discard_all();
+        if self.variant == Variant::DiscardParked {
+            state.queue.mirror.parked.clear(); // known bad: the parked lines go too
+        }
+        let mut removed: Vec<(u64, u64)> = held_before
+            .into_iter()
+            .filter(|&(seq, _)| state.held(seq) == 0)
+            .collect();
+        removed.sort_unstable();
+        state.discards.push(DiscardRecord {
+            dead_before,
+            removed,
+            handed_before: state.handed.len(),
+        });
+    }
+
     /// The settle step: the daemon's own outcomes go to the queue and into the ghost record.
     fn settle(&self, state: &mut DeliveryState, batch: &RefBatch, own: &[bool]) -> Option<()> {
         let mut given = own.to_vec();
@@ -694,6 +745,14 @@ impl DeliveryState {
     /// keeps, 0 for one it does not, more for a line kept twice.
     pub(super) fn held(&self, seq: u64) -> usize {
         self.items().filter(|i| i.seq == seq).count()
+    }
+
+    /// Whether a discard removed `seq` while it was a dead letter (D8): the one way a line may
+    /// leave the queue undelivered.
+    pub(super) fn is_discarded(&self, seq: u64) -> bool {
+        self.discards.iter().any(|d| {
+            d.dead_before.contains(&seq) && d.removed.iter().any(|&(removed, _)| removed == seq)
+        })
     }
 
     /// Whether `seq` is among the dead letters.

@@ -83,6 +83,15 @@ impl DeliveryModel {
                 ),
                 None => "the operator redrives the dead letters".into(),
             },
+            Action::Discard => match after.discards.last() {
+                Some(d) => format!(
+                    "the operator discards the dead letters {:?}: the queue no longer holds {:?}; parked now {:?}",
+                    d.dead_before,
+                    d.removed.iter().map(|&(seq, _)| seq).collect::<Vec<_>>(),
+                    parked_seqs(after)
+                ),
+                None => "the operator discards the dead letters".into(),
+            },
             Action::Boundary => match after.boundaries.last() {
                 Some(r) => format!(
                     "the parent's turn ends (boundary): batch {} attempt {}{} is written with seqs {} of parked {:?}, remaining {}, seen {}, handed {:?}",

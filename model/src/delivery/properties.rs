@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use super::model::{BoundaryRecord, DeliveryModel, DeliveryState, Phase, SettleRecord};
+use super::model::{
+    BoundaryRecord, DeliveryModel, DeliveryState, DiscardRecord, Phase, SettleRecord,
+};
 use super::reference::{ParsedTurn, RefBatch, RefItem, RefNotified, parse_turn, split, turn_text};
 use super::variants::{Variant, parse_turn_searching_trailer};
 
@@ -23,7 +25,11 @@ pub const D5: &str = "D5 notified per request";
 pub const D6: &str = "D6 per-request independence";
 /// `always`: an item failed `failures_max` times is a dead letter, kept, never offered again.
 pub const D8: &str = "D8 dead letter";
-/// `always`: every acknowledged line is exactly one of parked, in flight, delivered, dead.
+/// `always`: a discard removes every dead letter and nothing else, and a discarded line is
+/// never offered again (D8, D18).
+pub const DISCARD: &str = "D8 discard removes only dead letters";
+/// `always`: every acknowledged line is exactly one of parked, in flight, delivered, dead, or
+/// discarded from the dead letters.
 pub const D9: &str = "D9 no loss";
 /// `always`: a replay has the same id, items and remaining, attempt + 1 and the repeat mark.
 pub const D10: &str = "D10 repeat recognisable";
@@ -78,6 +84,8 @@ pub const SOMETIMES_REPEAT: &str = "a repeat is delivered";
 pub const SOMETIMES_CRASH_MID_BATCH: &str = "a crash between write and clear";
 /// `sometimes`: an item reaches the dead letters.
 pub const SOMETIMES_DEAD: &str = "an item is dead-lettered";
+/// `sometimes`: the operator discards a dead letter (D8).
+pub const SOMETIMES_DISCARD: &str = "a dead letter is discarded";
 /// `sometimes`: a failed item is offered again (D7).
 pub const SOMETIMES_RETRY: &str = "a failed item is retried";
 /// `sometimes`: a line larger than the budget is delivered alone (D12).
@@ -272,7 +280,7 @@ pub(super) fn d6_per_request_independence(m: &DeliveryModel, s: &DeliveryState) 
             }
         }
         let item = s.items().find(|i| i.seq == seq);
-        if delivered {
+        if delivered || s.is_discarded(seq) {
             return item.is_none();
         }
         // Failures count from the last redrive (D7 after a redrive).
@@ -348,17 +356,20 @@ pub(super) fn d8_dead_letter(m: &DeliveryModel, s: &DeliveryState) -> bool {
                 }
                 dead_now = next.is_none();
             }
-            dead_now == s.is_dead(seq)
+            // A discard ends the last life's death (D8): the line is gone, not dead.
+            (dead_now && !s.is_discarded(seq)) == s.is_dead(seq)
         })
 }
 
 pub(super) fn d9_no_loss(_: &DeliveryModel, s: &DeliveryState) -> bool {
     //= spec/delivery.md#d9-no-loss
     //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be exactly
-    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter,
-    //# through any sequence of boundaries, settles, failures, crashes and recoveries.
-    s.acknowledged()
-        .all(|seq| s.held(seq) + usize::from(s.is_delivered(seq)) == 1)
+    //# one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a dead letter
+    //# until an explicit discard (D8) deletes it, through any sequence of boundaries, settles,
+    //# failures, crashes and recoveries.
+    s.acknowledged().all(|seq| {
+        s.held(seq) + usize::from(s.is_delivered(seq)) + usize::from(s.is_discarded(seq)) == 1
+    })
 }
 
 pub(super) fn d10_repeat_recognisable(_: &DeliveryModel, s: &DeliveryState) -> bool {
@@ -478,7 +489,7 @@ pub(super) fn d14_collected_is_not_consumed(_: &DeliveryModel, s: &DeliveryState
     //# other.
     s.collected
         .iter()
-        .all(|&seq| s.held(seq) > 0 || s.is_delivered(seq))
+        .all(|&seq| s.held(seq) > 0 || s.is_delivered(seq) || s.is_discarded(seq))
 }
 
 fn quiescent(m: &DeliveryModel, s: &DeliveryState) -> bool {
@@ -488,7 +499,7 @@ fn quiescent(m: &DeliveryModel, s: &DeliveryState) -> bool {
 fn everything_delivered(m: &DeliveryModel, s: &DeliveryState) -> bool {
     s.arrived == m.bounds.lines.len()
         && s.acknowledged()
-            .all(|seq| s.is_delivered(seq) || s.is_dead(seq))
+            .all(|seq| s.is_delivered(seq) || s.is_dead(seq) || s.is_discarded(seq))
 }
 
 pub(super) fn d15_quiescent_means_delivered(m: &DeliveryModel, s: &DeliveryState) -> bool {
@@ -626,7 +637,8 @@ pub(super) fn redrive_keeps_the_line(_: &DeliveryModel, s: &DeliveryState) -> bo
     //# was seen.
     let total = s.boundaries.len();
     s.redrives.iter().flat_map(|r| &r.seqs).all(|&seq| {
-        if s.held(seq) + usize::from(s.is_delivered(seq)) != 1 {
+        let gone = usize::from(s.is_delivered(seq)) + usize::from(s.is_discarded(seq));
+        if s.held(seq) + gone != 1 {
             return false;
         }
         let failed = s.settles[s.last_redrive(seq)..]
@@ -638,6 +650,31 @@ pub(super) fn redrive_keeps_the_line(_: &DeliveryModel, s: &DeliveryState) -> bo
             .filter(|i| i.seq == seq)
             .all(|i| i.failures == failed && i.handed == boundaries_naming(s, total, seq))
     })
+}
+
+pub(super) fn discard_removes_only_dead_letters(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d8-dead-letter
+    //# `Queue::discard(seqs)` MUST remove the named dead letters from the mirror in one durable
+    //# record, and MUST fail with `NotDead`, writing nothing, when a seq is not a dead letter or is
+    //# named twice.
+    //= spec/delivery.md#d18-no-silent-duplicate
+    //# A line settled `Delivered` or moved to the dead letters MUST NOT be offered again.
+    // A discard of all names every dead letter: the queue loses exactly those.
+    let exact = |d: &DiscardRecord| {
+        d.removed
+            .iter()
+            .map(|&(seq, _)| seq)
+            .eq(d.dead_before.iter().copied())
+    };
+    // Stated from the hand-over, appended after the discard it must respect (as D18).
+    let not_offered = newest_handed(s).is_none_or(|(h, b)| {
+        s.discards
+            .iter()
+            .filter(|d| d.handed_before <= h)
+            .flat_map(|d| &d.removed)
+            .all(|&(seq, _)| b.items.iter().all(|i| i.seq != seq))
+    });
+    s.discards.iter().all(exact) && not_offered
 }
 
 pub(super) fn group_park_all_or_none(m: &DeliveryModel, s: &DeliveryState) -> bool {
@@ -655,10 +692,18 @@ pub(super) fn group_park_all_or_none(m: &DeliveryModel, s: &DeliveryState) -> bo
             .flat_map(|r| &r.batch.items)
             .any(|i| i.request == request && s.is_delivered(i.seq))
     };
+    let discarded_request = |request: u64| {
+        s.discards
+            .iter()
+            .flat_map(|d| &d.removed)
+            .any(|&(seq, r)| r == request && s.is_discarded(seq))
+    };
     let present = group
         .iter()
         .filter(|&&(request, _)| {
-            s.items().any(|i| i.request == request) || delivered_request(request)
+            s.items().any(|i| i.request == request)
+                || delivered_request(request)
+                || discarded_request(request)
         })
         .count();
     present == 0 || present == group.len()

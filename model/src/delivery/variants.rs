@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use super::bounds::Bounds;
 
 use super::properties::{
-    D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18, FRAMING, GROUP_PARK, HANDOVER_COUNT,
-    REDRIVE, REPEAT_BOUND, SEEN, SNAPSHOT,
+    D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18, DISCARD, FRAMING, GROUP_PARK,
+    HANDOVER_COUNT, REDRIVE, REPEAT_BOUND, SEEN, SNAPSHOT,
 };
 use super::reference::{ParsedTurn, RefItem, TurnError, read_header, split};
 
@@ -79,11 +79,14 @@ pub enum Variant {
     /// list, which cannot say a line redriven below the batch's seqs. Breaks the snapshot
     /// property (D9 through M12).
     PrefixSnapshot,
+    /// A discard of the dead letters also deletes every parked line: lines that were never
+    /// dead leave the queue undelivered. Breaks the discard property (D8), and D9.
+    DiscardParked,
 }
 
 impl Variant {
     /// Every variant, `Correct` first.
-    pub const ALL: [Variant; 25] = [
+    pub const ALL: [Variant; 26] = [
         Variant::Correct,
         Variant::PopFront,
         Variant::ClearBeforeHandOver,
@@ -109,6 +112,7 @@ impl Variant {
         Variant::NoParkDedup,
         Variant::NoRepeatBound,
         Variant::PrefixSnapshot,
+        Variant::DiscardParked,
     ];
 
     /// The name used on the command line (`--variant pop-front`).
@@ -139,6 +143,7 @@ impl Variant {
             Variant::NoParkDedup => "no-park-dedup",
             Variant::NoRepeatBound => "no-repeat-bound",
             Variant::PrefixSnapshot => "prefix-snapshot",
+            Variant::DiscardParked => "discard-parked",
         }
     }
 
@@ -172,6 +177,7 @@ impl Variant {
             Variant::SeenRecomputedAtRepeat => SEEN,
             Variant::NoRepeatBound => REPEAT_BOUND,
             Variant::PrefixSnapshot => SNAPSHOT,
+            Variant::DiscardParked => DISCARD,
         })
     }
 }

@@ -439,8 +439,8 @@ impl Run {
         //= type=test
         //# Once `park` has returned `Ok(seq)`, the line with that seq MUST at every moment be
         //# exactly one of: parked, in the in-flight batch, delivered (settled `Delivered`), or a
-        //# dead letter, through any sequence of boundaries, settles, failures, crashes and
-        //# recoveries.
+        //# dead letter until an explicit discard (D8) deletes it, through any sequence of
+        //# boundaries, settles, failures, crashes and recoveries.
         let driver = self
             .queue
             .as_ref()
