@@ -186,21 +186,13 @@ impl Core {
         let Some(batch) = &self.state.in_flight else {
             return 0;
         };
-        let items = batch.items.iter();
-        if delivered.is_sorted() {
-            // A planned settle lists its seqs in item order, which is seq order (D17): one merge
-            // walk, no set built (at 10,000 lines the set was 15 % of a boundary).
-            named_in_order(&batch.items, delivered)
-                .filter(|(_, named)| *named)
-                .map(|(item, _)| item.line.len() as u64)
-                .sum()
-        } else {
-            let delivered: BTreeSet<&Seq> = delivered.iter().collect();
-            items
-                .filter(|item| delivered.contains(&item.seq))
-                .map(|item| item.line.len() as u64)
-                .sum()
-        }
+        // A planned settle lists its seqs in item order, which is seq order (D17): one merge
+        // walk, no set built (at 10,000 lines the set was 15 % of a boundary).
+        debug_assert!(delivered.is_sorted(), "a planned settle is in seq order");
+        named_in_order(&batch.items, delivered)
+            .filter(|(_, named)| *named)
+            .map(|(item, _)| item.line.len() as u64)
+            .sum()
     }
 
     /// D3: a line is one line; it is never rewritten to fit, so one with `\n` (or longer than
@@ -726,19 +718,11 @@ impl Core {
                 let Some(batch) = &self.state.in_flight else {
                     return;
                 };
-                let by_request = &mut self.by_request;
-                if delivered.is_sorted() {
-                    // A planned settle names its seqs in item order: one merge walk (D17).
-                    for (item, named) in named_in_order(&batch.items, delivered) {
-                        if named {
-                            by_request.remove(item.request, item.seq);
-                        }
-                    }
-                } else {
-                    for seq in delivered {
-                        if let Some(item) = batch.items.iter().find(|item| item.seq == *seq) {
-                            by_request.remove(item.request, item.seq);
-                        }
+                // A planned settle names its seqs in item order: one merge walk (D17).
+                debug_assert!(delivered.is_sorted(), "a planned settle is in seq order");
+                for (item, named) in named_in_order(&batch.items, delivered) {
+                    if named {
+                        self.by_request.remove(item.request, item.seq);
                     }
                 }
             }

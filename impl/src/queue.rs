@@ -1,6 +1,5 @@
 //! The driver: writes the core's records through a [`Storage`], fail-stop.
 
-use std::collections::BTreeSet;
 use std::io;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -1152,20 +1151,12 @@ pub(crate) fn state_to_apply(state: &MirrorState, record: &Record) -> MirrorStat
         return state.clone();
     };
     let in_flight = state.in_flight.as_ref().map(|batch| {
-        let items = if delivered.is_sorted() {
-            crate::core::named_in_order(&batch.items, delivered)
-                .filter(|(_, named)| !named)
-                .map(|(item, _)| item.clone())
-                .collect()
-        } else {
-            let named: BTreeSet<&Seq> = delivered.iter().collect();
-            batch
-                .items
-                .iter()
-                .filter(|item| !named.contains(&item.seq))
-                .cloned()
-                .collect()
-        };
+        // A planned settle lists its seqs in item order (D17): one merge walk.
+        debug_assert!(delivered.is_sorted(), "a planned settle is in seq order");
+        let items = crate::core::named_in_order(&batch.items, delivered)
+            .filter(|(_, named)| !named)
+            .map(|(item, _)| item.clone())
+            .collect();
         Batch {
             id: batch.id,
             attempt: batch.attempt,

@@ -185,6 +185,37 @@ fn d8_discard_removes_dead_letters_and_refuses_anything_else() -> TestResult {
     Ok(())
 }
 
+/// D3 after a discard (D8), on the live handle: the discarded request is no longer held, so its
+/// park is a new line with a new seq, and a retry of that park answers the new seq. Kills
+/// `Core::index` without its `Discard` arm (the index would still name the discarded seq).
+#[test]
+fn d3_a_discarded_request_is_parked_anew_and_its_retry_recognised() -> TestResult {
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# A park for a request whose line the mirror holds (parked or in flight) MUST write
+    //# nothing and return the seq that line has when the line is the same, and fail with
+    //# `RequestConflict` when it is another; a request whose line is a dead letter MUST fail
+    //# with `RequestDead`, writing nothing.
+    let config = Config {
+        failures_max: 1,
+        ..Config::default()
+    };
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+    queue.park(RequestId(7), "first")?;
+    let batch = queue.boundary(Budget(usize::MAX))?.ok_or("parked")?;
+    queue.settle(batch.id, &[Outcome::Failed])?;
+    let dead = queue.park(RequestId(7), "first").err().ok_or("dead")?;
+    assert_eq!(dead.kind(), ErrorKind::RequestDead);
+    assert_eq!(queue.discard_all()?, [Seq(1)]);
+    assert_eq!(queue.park(RequestId(7), "again")?, Seq(2));
+    let before = file(&queue);
+    assert_eq!(queue.park(RequestId(7), "again")?, Seq(2), "a retry");
+    let other = queue.park(RequestId(7), "other").err().ok_or("conflict")?;
+    assert_eq!(other.kind(), ErrorKind::RequestConflict);
+    assert_eq!(file(&queue), before, "neither wrote");
+    Ok(())
+}
+
 /// M3, M4: seq lists are runs, so the boundary and the all-delivered settle of a contiguous batch
 /// write one record each of the same size whatever the batch's (format 2 wrote 48,962 and 48,967
 /// bytes for 10,000 lines).
