@@ -85,7 +85,7 @@ impl Default for ByRequest {
 
 /// The index's hasher: a request id is one `u64`, hashed by one folded multiply (the high and low
 /// halves of a 128-bit product xored) of the id and a seed drawn per index. std's SipHash-1-3 was
-/// most of a 10,000-line settle's index time (callgrind: 3.58 M instructions with it, 2.40 M with
+/// most of a 10,000-line settle's index time (callgrind: 3.58 M instructions with it, 2.42 M with
 /// this); the seed, from std's own random keys, keeps a crafted mirror from choosing collisions
 /// ahead of time.
 #[derive(Clone, Debug)]

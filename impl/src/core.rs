@@ -188,7 +188,6 @@ impl Core {
         };
         // A planned settle lists its seqs in item order, which is seq order (D17): one merge
         // walk, no set built (at 10,000 lines the set was 15 % of a boundary).
-        debug_assert!(delivered.is_sorted(), "a planned settle is in seq order");
         named_in_order(&batch.items, delivered)
             .filter(|(_, named)| *named)
             .map(|(item, _)| item.line.len() as u64)
@@ -719,7 +718,6 @@ impl Core {
                     return;
                 };
                 // A planned settle names its seqs in item order: one merge walk (D17).
-                debug_assert!(delivered.is_sorted(), "a planned settle is in seq order");
                 for (item, named) in named_in_order(&batch.items, delivered) {
                     if named {
                         self.by_request.remove(item.request, item.seq);
@@ -789,11 +787,17 @@ fn check_settle(batch: &Batch, id: BatchId, outcomes: &[Outcome]) -> Result<()> 
     Ok(())
 }
 
-/// Each of `items` with whether `seqs` names it, for both in seq order: one merge walk.
+/// Each of `items` with whether `seqs` names it, for both in seq order: one merge walk. Every
+/// caller passes a planned settle's seqs, which `settle` lists in item order (D17).
 pub(crate) fn named_in_order<'a>(
     items: &'a [Item],
     seqs: &'a [Seq],
 ) -> impl Iterator<Item = (&'a Item, bool)> + 'a {
+    debug_assert!(seqs.is_sorted(), "seqs not in seq order");
+    debug_assert!(
+        items.is_sorted_by_key(|item| item.seq),
+        "items not in seq order"
+    );
     let mut rest = seqs;
     items.iter().map(move |item| {
         while let [first, tail @ ..] = rest {
