@@ -156,6 +156,14 @@ impl<S: Storage> Storage for Counting<S> {
         self.inner.sync_dir()
     }
 
+    fn identity(&mut self, name: &str) -> io::Result<parkline::Identity> {
+        self.inner.identity(name)
+    }
+
+    fn entry(&mut self, name: &str) -> io::Result<Option<parkline::Entry>> {
+        self.inner.entry(name)
+    }
+
     fn path(&self, name: &str) -> std::path::PathBuf {
         self.inner.path(name)
     }

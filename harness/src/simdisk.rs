@@ -25,6 +25,11 @@
 //!
 //! `SimDisk` is a shared handle (`Rc`): cloning it gives a second handle on the same disk, so a
 //! test keeps one while the queue owns the other. [`SimDisk::snapshot`] makes an independent copy.
+//!
+//! Each handle keeps the inode it first wrote under each name, as a real descriptor does: its
+//! writes go to that inode whatever the name leads to later, and `identity` compares the two
+//! (M8). [`SimDisk::lose_name`] renames the mirror away or unlinks it under such a handle, and
+//! [`SimDisk::restore_name`] gives it back.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -32,10 +37,22 @@ use std::io;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
+use parkline::{Entry, Identity};
+
 /// A simulated directory of files with live and durable images, shared behind `Rc`.
 #[derive(Clone, Debug, Default)]
 pub struct SimDisk {
     inner: Rc<RefCell<Disk>>,
+    /// The inode this handle writes under each name it wrote (its "descriptors").
+    handles: BTreeMap<String, u64>,
+}
+
+/// A name [`SimDisk::lose_name`] took away: the inode, and where it went (`None`: unlinked).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lost {
+    name: String,
+    ino: u64,
+    moved_to: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -266,7 +283,49 @@ impl SimDisk {
     pub fn snapshot(&self) -> Self {
         Self {
             inner: Rc::new(RefCell::new(self.inner.borrow().clone())),
+            handles: BTreeMap::new(),
         }
+    }
+
+    /// Takes the name `name` away from its file, as someone beside the queue would: renamed to
+    /// `<name>.moved` in the same directory (`unlink` false) or unlinked (`unlink` true). The
+    /// inode lives on for the handles that write it. `None` when there is no such name.
+    pub fn lose_name(&self, name: &str, unlink: bool) -> Option<Lost> {
+        let mut disk = self.inner.borrow_mut();
+        let ino = disk.live_dir.remove(name)?;
+        let moved_to = (!unlink).then(|| format!("{name}.moved"));
+        if let Some(moved) = &moved_to {
+            disk.live_dir.insert(moved.clone(), ino);
+        }
+        Some(Lost {
+            name: name.to_owned(),
+            ino,
+            moved_to,
+        })
+    }
+
+    /// The live length of the file `lost` took the name of.
+    pub fn lost_len(&self, lost: &Lost) -> Option<u64> {
+        let disk = self.inner.borrow();
+        disk.inodes
+            .get(&lost.ino)
+            .map(|inode| inode.live.len() as u64)
+    }
+
+    /// Gives the file `lost` its name back, unless the name leads to a file again (a compaction
+    /// renamed a whole snapshot into its place, which is then the mirror): `true` when restored.
+    pub fn restore_name(&self, lost: &Lost) -> bool {
+        let mut disk = self.inner.borrow_mut();
+        if let Some(moved) = &lost.moved_to
+            && disk.live_dir.get(moved) == Some(&lost.ino)
+        {
+            disk.live_dir.remove(moved);
+        }
+        if disk.live_dir.contains_key(&lost.name) || !disk.inodes.contains_key(&lost.ino) {
+            return false;
+        }
+        disk.live_dir.insert(lost.name.clone(), lost.ino);
+        true
     }
 
     /// The counters so far.
@@ -330,6 +389,7 @@ impl SimDisk {
         let crashed = self.inner.borrow().crashed(choose);
         SimDisk {
             inner: Rc::new(RefCell::new(crashed)),
+            handles: BTreeMap::new(),
         }
     }
 
@@ -366,6 +426,17 @@ impl SimDisk {
 
 fn not_found(name: &str) -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, format!("no such file: {name}"))
+}
+
+/// The inode a handle writes under `name`: the one it holds, or the one the name leads to now
+/// (which it then holds).
+fn handle_or_name(handles: &mut BTreeMap<String, u64>, disk: &Disk, name: &str) -> io::Result<u64> {
+    if let Some(&ino) = handles.get(name) {
+        return Ok(ino);
+    }
+    let ino = *disk.live_dir.get(name).ok_or_else(|| not_found(name))?;
+    handles.insert(name.to_owned(), ino);
+    Ok(ino)
 }
 
 impl parkline::Storage for SimDisk {
@@ -409,14 +480,15 @@ impl parkline::Storage for SimDisk {
                 "no space left on device",
             ));
         }
-        let ino = match disk.live_dir.get(name) {
-            Some(&ino) => ino,
-            None => {
+        let ino = match (self.handles.get(name), disk.live_dir.get(name)) {
+            (Some(&ino), _) | (None, Some(&ino)) => ino,
+            (None, None) => {
                 let ino = disk.new_inode();
                 disk.live_dir.insert(name.to_owned(), ino);
                 ino
             }
         };
+        self.handles.insert(name.to_owned(), ino);
         if let Some(inode) = disk.inodes.get_mut(&ino) {
             inode.live.extend_from_slice(bytes);
         }
@@ -426,7 +498,7 @@ impl parkline::Storage for SimDisk {
     fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
         let mut disk = self.inner.borrow_mut();
         disk.enter()?;
-        let ino = *disk.live_dir.get(name).ok_or_else(|| not_found(name))?;
+        let ino = handle_or_name(&mut self.handles, &disk, name)?;
         let len = usize::try_from(len).map_err(io::Error::other)?;
         if let Some(inode) = disk.inodes.get_mut(&ino) {
             inode.truncate(len);
@@ -437,7 +509,7 @@ impl parkline::Storage for SimDisk {
     fn sync(&mut self, name: &str) -> io::Result<()> {
         let mut disk = self.inner.borrow_mut();
         disk.enter_sync()?;
-        let ino = *disk.live_dir.get(name).ok_or_else(|| not_found(name))?;
+        let ino = handle_or_name(&mut self.handles, &disk, name)?;
         if let Some(inode) = disk.inodes.get_mut(&ino) {
             inode.sync();
         }
@@ -450,6 +522,11 @@ impl parkline::Storage for SimDisk {
         disk.renames += 1;
         let ino = disk.live_dir.remove(from).ok_or_else(|| not_found(from))?;
         disk.live_dir.insert(to.to_owned(), ino);
+        // A handle follows its inode, as a descriptor does.
+        self.handles.remove(to);
+        if let Some(ino) = self.handles.remove(from) {
+            self.handles.insert(to.to_owned(), ino);
+        }
         Ok(())
     }
 
@@ -457,6 +534,7 @@ impl parkline::Storage for SimDisk {
         let mut disk = self.inner.borrow_mut();
         disk.enter()?;
         disk.live_dir.remove(name).ok_or_else(|| not_found(name))?;
+        self.handles.remove(name);
         Ok(())
     }
 
@@ -464,10 +542,35 @@ impl parkline::Storage for SimDisk {
         let mut disk = self.inner.borrow_mut();
         disk.enter_sync()?;
         disk.durable_dir = disk.live_dir.clone();
-        // Inodes no directory refers to any more can go.
-        let referenced: Vec<u64> = disk.live_dir.values().copied().collect();
+        // Inodes no directory and no handle of this one refers to any more can go.
+        let referenced: Vec<u64> = disk
+            .live_dir
+            .values()
+            .chain(self.handles.values())
+            .copied()
+            .collect();
         disk.inodes.retain(|ino, _| referenced.contains(ino));
         Ok(())
+    }
+
+    fn identity(&mut self, name: &str) -> io::Result<Identity> {
+        let disk = self.inner.borrow();
+        if disk.powered_off {
+            return Err(power_lost());
+        }
+        Ok(match (disk.live_dir.get(name), self.handles.get(name)) {
+            (None, _) => Identity::Gone,
+            (Some(entry), Some(held)) if entry != held => Identity::Replaced,
+            (Some(_), _) => Identity::Same,
+        })
+    }
+
+    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
+        let disk = self.inner.borrow();
+        if disk.powered_off {
+            return Err(power_lost());
+        }
+        Ok(disk.live_dir.contains_key(name).then_some(Entry::File))
     }
 }
 

@@ -142,7 +142,7 @@ pub use config::Config;
 pub use error::{Error, ErrorKind, Result};
 pub use line::Line;
 pub use queue::{COMPACT_SLACK_BYTES, Queue, Stats};
-pub use storage::{FsStorage, MemStorage, Storage};
+pub use storage::{Entry, FsStorage, Identity, MemStorage, Storage};
 pub use types::{
     Attempt, Batch, BatchId, Budget, Item, Notified, Outcome, RequestId, Seq, Settlement, split,
 };

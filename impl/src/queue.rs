@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::core::Core;
 use crate::error::{Error, ErrorKind, Result};
-use crate::mirror::{self, LogDecoder, MirrorState, Record};
-use crate::storage::{FsStorage, Storage};
+use crate::mirror::{self, Decoded, LogDecoder, MirrorState, Record};
+use crate::storage::{Entry, FsStorage, Identity, Storage};
 use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement};
 
 /// The default of [`Config::compact_slack_bytes`]: the log is compacted when it is longer than
@@ -230,17 +230,17 @@ impl Queue<FsStorage> {
             .with_path(self.path()));
         }
         //= spec/mirror.md#m15-removal-at-the-end-of-a-session
-        //# It MUST remove the mirror, then the lock file, then fsync the directory, and only then
-        //# release the lock.
-        let (name, tmp) = (self.name.clone(), self.tmp.clone());
-        let removed = self
-            .storage
-            .remove(&name)
-            .and_then(|()| match self.storage.remove(&tmp) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-                other => other,
-            })
-            .and_then(|()| self.storage.remove_lock_file())
+        //# It MUST remove the temp file, then the mirror, then the lock file, then fsync the
+        //# directory, and only then release the lock; a file already gone is not an error.
+        let gone_is_fine = |result: io::Result<()>| match result {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        };
+        let name = self.name.clone();
+        let removed = removal_order(&name)
+            .iter()
+            .try_for_each(|file| gone_is_fine(self.storage.remove(file)))
+            .and_then(|()| gone_is_fine(self.storage.remove_lock_file()))
             .and_then(|()| self.storage.sync_dir());
         if let Err(e) = removed {
             return Err(self.poison("removal of the mirror", &name, e));
@@ -274,153 +274,117 @@ impl<S: Storage> Queue<S> {
     /// # Ok(()) }
     /// ```
     pub fn with_storage(mut storage: S, name: &str, config: Config) -> Result<Self> {
-        if config.failures_max == 0 {
-            return Err(Error::new(
-                ErrorKind::InvalidConfig,
-                "failures_max must be at least 1",
-            ));
-        }
-        if config.repeats_max == 0 {
-            return Err(Error::new(
-                ErrorKind::InvalidConfig,
-                "repeats_max must be at least 1",
-            ));
-        }
-        if config.line_bytes_max == 0 {
-            return Err(Error::new(
-                ErrorKind::InvalidConfig,
-                "line_bytes_max must be at least 1",
-            ));
-        }
-        if config.group_bytes_max < config.line_bytes_max {
-            return Err(Error::new(
-                ErrorKind::InvalidConfig,
-                "group_bytes_max must be at least line_bytes_max",
-            ));
-        }
+        check_config(&config)?;
         crate::storage::check_mirror_name(name).map_err(|e| e.with_path(storage.path(name)))?;
         let tmp = format!("{name}.tmp");
-        let path = storage.path(name);
         let tmp_path = storage.path(&tmp);
-        let io_error = |what: &str, e: io::Error| Error::io(what, e).with_path(&path);
-        // The mirror is decoded piece by piece as it is read, never held whole; the first
-        // damaged record stops the reading.
-        let mut decoder = LogDecoder::new();
-        let mut damage = None;
-        let exists = storage
-            .read_chunks(name, &mut |piece| match decoder.feed(piece) {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(e) => {
-                    damage = Some(e);
-                    ControlFlow::Break(())
-                }
-            })
-            .map_err(|e| io_error("cannot read the mirror", e))?;
-        let tmp_exists = storage
-            .read_chunks(&tmp, &mut |_| ControlFlow::Break(()))
-            .map_err(|e| Error::io("cannot read the leftover temp file", e).with_path(&tmp_path))?;
-        let queue = if exists {
-            //= spec/mirror.md#m11-damaged-files-are-reported-never-written
-            //# Anything in the file other than a torn final append (M7) — an empty file, a
-            //# missing or torn header, an unknown format or version (M2), a bad checksum (M1),
-            //# a JSON error, an unknown record type or field, an impossible record (M3, M6) —
-            //# MUST make opening fail with a `Corrupt` error naming the file, the byte offset
-            //# and the 1-based number of the bad record (the header is record 1), and the
-            //# reason.
-            //= spec/mirror.md#m11-damaged-files-are-reported-never-written
-            //# In that case the queue MUST NOT modify the mirror or its temp file: no
-            //# truncation, no "repair", no removal of the temp file; both stay byte for byte as
-            //# they were.
-            // M11: decode first; a damaged file gets an error and no write at all.
-            let decoded = match damage {
-                Some(e) => Err(e),
-                None => decoder.finish(),
+        //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+        //# A leftover `<name>.tmp` that is neither a regular file nor a symbolic link MUST fail
+        //# the open with `InvalidPath` naming it, touching nothing.
+        let leftover = match storage.entry(&tmp) {
+            Ok(Some(Entry::File | Entry::Link)) => true,
+            Ok(None) => false,
+            Ok(Some(_)) => {
+                return Err(Error::new(
+                    ErrorKind::InvalidPath,
+                    "the temp file's name is taken by something that is neither a file nor a \
+                     link; move it away",
+                )
+                .with_path(&tmp_path));
             }
-            .map_err(|e| e.with_path(&path))?;
-            if tmp_exists {
-                //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
-                //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed
-                //# (followed by a directory fsync) — but only after the mirror itself decoded
-                //# without error (M11).
-                // M5: the temp file never reached its rename, so the mirror is authoritative.
-                storage.remove(&tmp).map_err(|e| {
-                    Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
-                })?;
+            Err(e) => {
+                return Err(
+                    Error::io("cannot inspect the leftover temp file", e).with_path(&tmp_path)
+                );
             }
-            if decoded.torn_len > 0 {
-                //= spec/mirror.md#m7-torn-final-record
-                //# On open, a final segment that does not end in `\n` (after at least a
-                //# complete header) is a **torn append**: the reader MUST report it
-                //# (`Decoded::torn_len`), and the queue MUST cut the file to the end of the
-                //# last complete record and fsync it before writing anything else.
-                // M7: the torn tail was never acknowledged; cut it before appending after it.
-                storage
-                    .truncate(name, decoded.valid_len)
-                    .map_err(|e| io_error("cannot cut the torn final record", e))?;
+        };
+        let Some(decoded) = read_mirror(&mut storage, name)? else {
+            if leftover && promote_leftover(&mut storage, name, &tmp)? {
+                return Queue::with_storage(storage, name, config);
             }
-            //= spec/mirror.md#m10-fail-stop
-            //# `open` of an existing mirror MUST fsync the mirror and then its directory before it
-            //# returns, whether or not it changed anything, so that what it read is durable before
-            //# the first acknowledgement built on it (an upgrade, M14, does both
-            //# through M5).
-            // A rename or create whose directory fsync failed before this open, in the same power
-            // cycle, is visible here but not yet durable (M10's failure model).
-            // An upgrade (below) writes the whole mirror through M5, which makes it durable.
-            if decoded.version == mirror::VERSION {
-                storage
-                    .sync(name)
-                    .map_err(|e| io_error("cannot fsync the mirror", e))?;
-                storage
-                    .sync_dir()
-                    .map_err(|e| io_error("cannot fsync the directory", e))?;
-            }
-            let mut queue = Queue {
-                storage,
-                name: name.to_owned(),
-                tmp,
-                core: Core::new(decoded.state, config),
-                log_bytes: decoded.valid_len,
-                poisoned: None,
-                stats: Stats::default(),
-            };
-            if decoded.version < mirror::VERSION {
-                //= spec/mirror.md#m2-header-and-version
-                //# A writer MUST NOT append records of another version to a file.
-                //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
-                //# `open` of a version 1 or 2 mirror that decodes without error MUST, before it
-                //# appends anything, write the current version's snapshot of that state through M5
-                //# (temp file, fsync, rename, directory fsync).
-                // M14: an older version is rewritten whole as the current one before any
-                // record is appended (M2: never a record of another version in one file).
-                let bytes = mirror::encode(&queue.core.state);
-                queue.replace_durable(&bytes)?;
-            }
-            queue
-        } else {
-            if tmp_exists {
-                //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
-                //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed
-                //# (followed by a directory fsync) — but only after the mirror itself decoded
-                //# without error (M11).
-                // M5: an unfinished create; no park was acknowledged before it completed.
-                storage.remove(&tmp).map_err(|e| {
-                    Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
-                })?;
-            }
-            let mut queue = Queue {
-                storage,
-                name: name.to_owned(),
-                tmp,
-                core: Core::new(MirrorState::default(), config),
-                log_bytes: 0,
-                poisoned: None,
-                stats: Stats::default(),
-            };
+            let mut queue = Queue::unopened(storage, name, MirrorState::default(), 0, config);
             // M5: the mirror appears whole (header and counters) or not at all.
             let bytes = mirror::encode(&queue.core.state);
             queue.replace_durable(&bytes)?;
-            queue
+            return Ok(queue);
         };
+        if leftover {
+            //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+            //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed
+            //# (followed by a directory fsync) — but only after the mirror itself decoded
+            //# without error (M11).
+            // M5: the temp file never reached its rename, so the mirror is authoritative.
+            storage.remove(&tmp).map_err(|e| {
+                Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
+            })?;
+        }
+        Queue::recover(storage, name, decoded, config)
+    }
+
+    /// A handle on `state` that has written nothing yet.
+    fn unopened(
+        storage: S,
+        name: &str,
+        state: MirrorState,
+        log_bytes: u64,
+        config: Config,
+    ) -> Self {
+        Queue {
+            storage,
+            name: name.to_owned(),
+            tmp: format!("{name}.tmp"),
+            core: Core::new(state, config),
+            log_bytes,
+            poisoned: None,
+            stats: Stats::default(),
+        }
+    }
+
+    /// The handle on a mirror that decoded: its torn tail cut (M7), what it read made durable
+    /// (M10), an older version rewritten as the current one (M14).
+    fn recover(mut storage: S, name: &str, decoded: Decoded, config: Config) -> Result<Self> {
+        let path = storage.path(name);
+        let io_error = |what: &str, e: io::Error| Error::io(what, e).with_path(&path);
+        if decoded.torn_len > 0 {
+            //= spec/mirror.md#m7-torn-final-record
+            //# On open, a final segment that does not end in `\n` (after at least a
+            //# complete header) is a **torn append**: the reader MUST report it
+            //# (`Decoded::torn_len`), and the queue MUST cut the file to the end of the
+            //# last complete record and fsync it before writing anything else.
+            // M7: the torn tail was never acknowledged; cut it before appending after it.
+            storage
+                .truncate(name, decoded.valid_len)
+                .map_err(|e| io_error("cannot cut the torn final record", e))?;
+        }
+        //= spec/mirror.md#m10-fail-stop
+        //# `open` of an existing mirror MUST fsync the mirror and then its directory before it
+        //# returns, whether or not it changed anything, so that what it read is durable before
+        //# the first acknowledgement built on it (an upgrade, M14, does both
+        //# through M5).
+        // A rename or create whose directory fsync failed before this open, in the same power
+        // cycle, is visible here but not yet durable (M10's failure model).
+        // An upgrade (below) writes the whole mirror through M5, which makes it durable.
+        if decoded.version == mirror::VERSION {
+            storage
+                .sync(name)
+                .map_err(|e| io_error("cannot fsync the mirror", e))?;
+            storage
+                .sync_dir()
+                .map_err(|e| io_error("cannot fsync the directory", e))?;
+        }
+        let mut queue = Queue::unopened(storage, name, decoded.state, decoded.valid_len, config);
+        if decoded.version < mirror::VERSION {
+            //= spec/mirror.md#m2-header-and-version
+            //# A writer MUST NOT append records of another version to a file.
+            //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+            //# `open` of a version 1 or 2 mirror that decodes without error MUST, before it
+            //# appends anything, write the current version's snapshot of that state through M5
+            //# (temp file, fsync, rename, directory fsync).
+            // M14: an older version is rewritten whole as the current one before any
+            // record is appended (M2: never a record of another version in one file).
+            let bytes = mirror::encode(&queue.core.state);
+            queue.replace_durable(&bytes)?;
+        }
         Ok(queue)
     }
 
@@ -1015,6 +979,13 @@ impl<S: Storage> Queue<S> {
             return Ok(());
         };
         let tmp = self.tmp.clone();
+        //= spec/mirror.md#m10-fail-stop
+        //# Only a full disk (`ENOSPC`, `EDQUOT`) or a full descriptor table (`EMFILE`, `ENFILE`)
+        //# defers a compaction; any other failure to write or fsync the temp file MUST poison
+        //# the handle.
+        if !for_want_of_space(&e) {
+            return Err(self.poison(what, &tmp, e));
+        }
         // The temp file may hold part of the snapshot; the next compaction must not append to it.
         if let Err(removal) = self.storage.remove(&tmp)
             && removal.kind() != io::ErrorKind::NotFound
@@ -1064,23 +1035,32 @@ impl<S: Storage> Queue<S> {
             return Err(self.poison("fsync", &name, e));
         }
         self.stats.appends += 1;
-        //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
-        //# Before it acknowledges an append, the queue MUST check that the mirror it wrote still
-        //# has a name in its directory (`Storage::linked`), and otherwise fail with `Io` and
-        //# poison the handle (M10).
-        match self.storage.linked(&name) {
-            Ok(true) => {}
-            Ok(false) => {
-                let e = io::Error::new(
-                    io::ErrorKind::NotFound,
-                    "the mirror was unlinked while this handle had it open",
-                );
-                return Err(self.poison("link check", &name, e));
-            }
-            Err(e) => return Err(self.poison("link check", &name, e)),
-        }
+        self.check_identity()?;
         self.log_bytes += bytes.len() as u64;
         Ok(())
+    }
+
+    /// Fails with `Io` and poisons unless the mirror's name still leads to the file this handle
+    /// wrote (M8): one `stat` before each acknowledgement.
+    fn check_identity(&mut self) -> Result<()> {
+        //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+        //# Before it acknowledges a write, the queue MUST check that the mirror's name still
+        //# leads to the file it wrote (device and inode, `Storage::identity`), and otherwise fail
+        //# with `Io` and poison the handle (M10).
+        let name = self.name.clone();
+        let lost = match self.storage.identity(&name) {
+            Ok(Identity::Same) => return Ok(()),
+            Ok(Identity::Gone) => io::Error::new(
+                io::ErrorKind::NotFound,
+                "the mirror was unlinked or renamed away (or its directory was) while this handle \
+                 had it open",
+            ),
+            Ok(_) => io::Error::other(
+                "the mirror's name leads to another file than the one this handle wrote",
+            ),
+            Err(e) => e,
+        };
+        Err(self.poison("identity check", &name, lost))
     }
 
     /// Runs one fsync (`dir`: of the directory) and counts it and its duration in the stats.
@@ -1137,9 +1117,160 @@ impl<S: Storage> Queue<S> {
         if let Err(e) = self.timed(|storage| storage.sync_dir(), true) {
             return Err(self.poison("directory fsync", &name, e));
         }
+        self.check_identity()?;
         self.log_bytes = bytes.len() as u64;
         Ok(())
     }
+}
+
+/// The files of the mirror `name` that `Queue::remove` unlinks, in order, before the lock file
+/// (M15). The temp file first: with the mirror gone, a complete snapshot in it would be promoted
+/// by the next open (M5), bringing the removed session back.
+pub(crate) fn removal_order(name: &str) -> [String; 2] {
+    [format!("{name}.tmp"), name.to_owned()]
+}
+
+/// The bounds a [`Config`] must keep, checked before anything is opened.
+fn check_config(config: &Config) -> Result<()> {
+    let refusal = if config.failures_max == 0 {
+        "failures_max must be at least 1"
+    } else if config.repeats_max == 0 {
+        "repeats_max must be at least 1"
+    } else if config.line_bytes_max == 0 {
+        "line_bytes_max must be at least 1"
+    } else if config.group_bytes_max < config.line_bytes_max {
+        "group_bytes_max must be at least line_bytes_max"
+    } else {
+        return Ok(());
+    };
+    Err(Error::new(ErrorKind::InvalidConfig, refusal))
+}
+
+/// The mirror `name` decoded piece by piece as it is read, never held whole; `None` when there
+/// is no mirror. The first damaged record stops the reading.
+fn read_mirror<S: Storage>(storage: &mut S, name: &str) -> Result<Option<Decoded>> {
+    let path = storage.path(name);
+    let mut decoder = LogDecoder::new();
+    let mut damage = None;
+    let exists = storage
+        .read_chunks(name, &mut |piece| match decoder.feed(piece) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                damage = Some(e);
+                ControlFlow::Break(())
+            }
+        })
+        .map_err(|e| Error::io("cannot read the mirror", e).with_path(&path))?;
+    if !exists {
+        return Ok(None);
+    }
+    //= spec/mirror.md#m11-damaged-files-are-reported-never-written
+    //# Anything in the file other than a torn final append (M7) — an empty file, a
+    //# missing or torn header, an unknown format or version (M2), a bad checksum (M1),
+    //# a JSON error, an unknown record type or field, an impossible record (M3, M6) —
+    //# MUST make opening fail with a `Corrupt` error naming the file, the byte offset
+    //# and the 1-based number of the bad record (the header is record 1), and the
+    //# reason.
+    //= spec/mirror.md#m11-damaged-files-are-reported-never-written
+    //# In that case the queue MUST NOT modify the mirror or its temp file: no
+    //# truncation, no "repair", no removal of the temp file; both stay byte for byte as
+    //# they were.
+    // M11: decode first; a damaged file gets an error and no write at all.
+    let decoded = match damage {
+        Some(e) => Err(e),
+        None => decoder.finish(),
+    };
+    decoded.map(Some).map_err(|e| e.with_path(&path))
+}
+
+/// With no mirror, what becomes of a leftover temp file (M5): `true` once a complete snapshot
+/// that holds something was renamed into the mirror's place and the directory fsynced; `false`
+/// once a link, or a file that holds at most the initial state, was removed. A file that holds
+/// more but is not a complete snapshot is refused as `Corrupt`, naming both paths and touching
+/// nothing.
+fn promote_leftover<S: Storage>(storage: &mut S, name: &str, tmp: &str) -> Result<bool> {
+    let tmp_path = storage.path(tmp);
+    let io_error = |what: &str, e: io::Error| Error::io(what, e).with_path(&tmp_path);
+    let bytes = match storage.entry(tmp) {
+        Ok(Some(Entry::File)) => storage
+            .read(tmp)
+            .map_err(|e| io_error("cannot read the leftover temp file", e))?,
+        Ok(_) => None,
+        Err(e) => return Err(io_error("cannot inspect the leftover temp file", e)),
+    };
+    match bytes.as_deref().map(leftover_holds) {
+        Some(Leftover::Snapshot) => {
+            //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+            //# With no `<name>`, a `<name>.tmp` that is a complete snapshot (the current
+            //# version's encoding of the state its records build) of a state other than the
+            //# initial one MUST be renamed into the mirror's place and the directory fsynced.
+            storage
+                .rename(tmp, name)
+                .and_then(|()| storage.sync_dir())
+                .map_err(|e| io_error("cannot promote the leftover snapshot", e))?;
+            return Ok(true);
+        }
+        Some(Leftover::Damaged(reason)) => {
+            //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
+            //# A `<name>.tmp` beside no `<name>` that holds more than the initial state but is not
+            //# a complete snapshot MUST fail the open with `Corrupt` naming both paths, touching
+            //# nothing.
+            return Err(Error::new(
+                ErrorKind::Corrupt,
+                format!(
+                    "no mirror at {}, and its temp file holds lines but is not a complete \
+                     snapshot ({reason}); move it away to start an empty mirror, or keep it to \
+                     recover the lines by hand",
+                    storage.path(name).display()
+                ),
+            )
+            .with_path(&tmp_path));
+        }
+        Some(Leftover::Initial) | None => {}
+    }
+    // M5: an unfinished create (no park was acknowledged before it completed), or a link (never
+    // its target). The create that follows fsyncs the directory.
+    storage
+        .remove(tmp)
+        .map_err(|e| io_error("cannot remove the leftover temp file", e))?;
+    Ok(false)
+}
+
+/// What a leftover temp file beside no mirror holds.
+enum Leftover {
+    /// At most the initial state: an unfinished create, or a torn header.
+    Initial,
+    /// A complete snapshot of a state other than the initial one.
+    Snapshot,
+    /// More than the initial state, but not a complete snapshot: why.
+    Damaged(String),
+}
+
+fn leftover_holds(bytes: &[u8]) -> Leftover {
+    if !bytes.contains(&b'\n') {
+        // Not even a whole header: a create cut short.
+        return Leftover::Initial;
+    }
+    match mirror::decode_log(bytes) {
+        Err(e) => Leftover::Damaged(e.to_string()),
+        Ok(decoded) if decoded.state == MirrorState::default() => Leftover::Initial,
+        Ok(decoded) if decoded.torn_len == 0 && mirror::encode(&decoded.state) == bytes => {
+            Leftover::Snapshot
+        }
+        Ok(_) => Leftover::Damaged("its records are not the whole snapshot of their state".into()),
+    }
+}
+
+/// Whether `e` says the disk or the descriptor table is full: the failures a compaction waits
+/// out (M10), where anything else (a directory renamed away, a planted temp file) is a fault.
+fn for_want_of_space(e: &io::Error) -> bool {
+    use rustix::io::Errno;
+    matches!(
+        e.kind(),
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
+    ) || [Errno::MFILE, Errno::NFILE]
+        .iter()
+        .any(|errno| e.raw_os_error() == Some(errno.raw_os_error()))
 }
 
 /// A copy of `state` that `record` can be applied to, giving the same state as applying it to

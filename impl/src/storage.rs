@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::ops::ControlFlow;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -128,17 +128,26 @@ pub trait Storage {
     /// Any I/O error.
     fn sync_dir(&mut self) -> io::Result<()>;
 
-    /// Whether `name`, as this storage has it open, still has a name in the directory: `false`
-    /// when it was unlinked under the handle. The default says `true` (a storage that cannot
-    /// tell); the queue asks before it acknowledges a park (M8).
+    /// What the directory entry `name` leads to, against the file this storage writes under
+    /// that name: [`Identity::Same`] when it leads to that file, [`Identity::Gone`] when no
+    /// entry has the name (the file was unlinked or renamed away, or its directory was), and
+    /// [`Identity::Replaced`] when it leads to another file. For a name the storage has not
+    /// written, the entry alone answers: `Same` when it exists. The queue asks before it
+    /// acknowledges a write (M8). Required: a storage that cannot tell has no safe answer.
     ///
     /// # Errors
     ///
-    /// Any I/O error.
-    fn linked(&mut self, name: &str) -> io::Result<bool> {
-        let _ = name;
-        Ok(true)
-    }
+    /// Any I/O error other than "not found".
+    fn identity(&mut self, name: &str) -> io::Result<Identity>;
+
+    /// What kind of directory entry `name` is, without following a symbolic link: `None` when
+    /// there is none. How `Queue::open` finds a leftover temp file (M5), so that a link is
+    /// removed, never written through.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error other than "not found".
+    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>>;
 
     /// How errors name the file `name`; the default is the plain name.
     fn path(&self, name: &str) -> PathBuf {
@@ -146,10 +155,64 @@ pub trait Storage {
     }
 }
 
+/// What a directory entry leads to, against the file a storage writes under its name
+/// ([`Storage::identity`]).
+///
+/// # Example
+///
+/// ```
+/// use parkline::{Identity, MemStorage, Storage};
+/// # fn main() -> std::io::Result<()> {
+/// let mut storage = MemStorage::new();
+/// storage.append("a", b"x")?;
+/// assert_eq!(storage.identity("a")?, Identity::Same);
+/// storage.remove("a")?;
+/// assert_eq!(storage.identity("a")?, Identity::Gone);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Identity {
+    /// The name leads to the file this storage writes under it.
+    Same,
+    /// No entry has the name.
+    Gone,
+    /// The name leads to another file.
+    Replaced,
+}
+
+/// The kind of a directory entry ([`Storage::entry`]).
+///
+/// # Example
+///
+/// ```
+/// use parkline::{Entry, MemStorage, Storage};
+/// # fn main() -> std::io::Result<()> {
+/// let mut storage = MemStorage::new();
+/// storage.append("a", b"x")?;
+/// assert_eq!(storage.entry("a")?, Some(Entry::File));
+/// assert_eq!(storage.entry("b")?, None);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Entry {
+    /// A regular file.
+    File,
+    /// A symbolic link, whatever it points to.
+    Link,
+    /// Anything else: a directory, a FIFO, a socket, a device.
+    Other,
+}
+
 /// A real directory. Holds an exclusive lock on `<mirror>.lock` for as long as it lives, so a
 /// second handle or process opening the same mirror gets [`ErrorKind::Locked`] (M8). Files it
-/// creates have mode 0600 (M9). Open file handles are cached; a rename moves the handle with the
-/// file.
+/// creates have mode 0600 (M9). Open file handles are cached, each with its file's device and
+/// inode, so [`Storage::identity`] knows the file behind the name; a rename moves the handle
+/// with the file. No file is opened through a symbolic link. An append never creates the mirror
+/// (it is made whole by rename, M5): an absent mirror was removed under the handle. Any other
+/// name (the temp file) is created exclusively, so a file or link someone left there is never
+/// written.
 ///
 /// # Example
 ///
@@ -166,9 +229,16 @@ pub trait Storage {
 pub struct FsStorage {
     dir: PathBuf,
     mirror_name: String,
-    handles: BTreeMap<String, File>,
+    handles: BTreeMap<String, Handle>,
     // Held for the lock; dropping it releases the lock. `None` once released.
     lock: Option<MirrorLock>,
+}
+
+/// A cached descriptor and the identity (device, inode) of the file it was opened on.
+#[derive(Debug)]
+struct Handle {
+    file: File,
+    key: (u64, u64),
 }
 
 /// Closes `file` on a thread of its own. The last close of a file a rename replaced frees its
@@ -273,20 +343,45 @@ impl FsStorage {
 
     fn handle(&mut self, name: &str) -> io::Result<&mut File> {
         if !self.handles.contains_key(name) {
-            //= spec/mirror.md#m9-file-mode-0600
-            //# Every file the queue creates (mirror, temp file, lock file) MUST be created with
-            //# mode 0600 (before the umask).
-            // M9: every file the queue creates is private to its owner.
-            let file = OpenOptions::new()
-                .append(true)
-                .create(true)
-                .mode(0o600)
-                .open(self.dir.join(name))?;
-            self.handles.insert(name.to_owned(), file);
+            let handle = self.open_handle(name)?;
+            self.handles.insert(name.to_owned(), handle);
         }
         self.handles
             .get_mut(name)
+            .map(|handle| &mut handle.file)
             .ok_or_else(|| io::Error::other("handle vanished"))
+    }
+
+    /// Opens `name` for appending, never through a symbolic link: the mirror only if it exists,
+    /// any other name only by creating it (M5's temp file, so a leftover or planted file or link
+    /// fails the create instead of being written).
+    fn open_handle(&self, name: &str) -> io::Result<Handle> {
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .append(true)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+        if name != self.mirror_name {
+            //= spec/mirror.md#m9-file-mode-0600
+            //# Every file the queue creates (mirror, temp file, lock file) MUST be created with
+            //# mode 0600 (before the umask).
+            options.create_new(true).mode(0o600);
+        }
+        let file = options.open(self.dir.join(name))?;
+        let meta = file.metadata()?;
+        Ok(Handle {
+            file,
+            key: (meta.dev(), meta.ino()),
+        })
+    }
+
+    /// The identity of the entry `name` in the directory, read without following a link.
+    fn entry_key(&self, name: &str) -> io::Result<Option<(u64, u64)>> {
+        match fs::symlink_metadata(self.dir.join(name)) {
+            Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -367,17 +462,34 @@ impl Storage for FsStorage {
         name: &str,
         each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
     ) -> io::Result<bool> {
-        // A fresh read-only handle: the cached ones only append, and this one must not create.
-        let mut file = match File::open(self.dir.join(name)) {
-            Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(e),
+        // The mirror is read through the handle that writes it, so what is decoded is the file
+        // that is appended to; any other name through a fresh descriptor that must not create.
+        let fresh;
+        let file = if name == self.mirror_name {
+            match self.handle(name) {
+                Ok(file) => &*file,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        } else {
+            let opened = OpenOptions::new()
+                .read(true)
+                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+                .open(self.dir.join(name));
+            fresh = match opened {
+                Ok(file) => file,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+                Err(e) => return Err(e),
+            };
+            &fresh
         };
         let mut buffer = vec![0; READ_CHUNK_BYTES];
+        let mut offset = 0u64;
         loop {
-            match file.read(&mut buffer) {
+            match file.read_at(&mut buffer, offset) {
                 Ok(0) => return Ok(true),
                 Ok(n) => {
+                    offset += n as u64;
                     if each(&buffer[..n]).is_break() {
                         return Ok(true);
                     }
@@ -404,7 +516,7 @@ impl Storage for FsStorage {
         fs::rename(self.dir.join(from), self.dir.join(to))?;
         // The open handle follows the inode, so it now writes to `to`; the old `to` is gone.
         if let Some(replaced) = self.handles.remove(to) {
-            close_aside(replaced);
+            close_aside(replaced.file);
         }
         if let Some(file) = self.handles.remove(from) {
             self.handles.insert(to.to_owned(), file);
@@ -421,10 +533,23 @@ impl Storage for FsStorage {
         File::open(&self.dir)?.sync_all()
     }
 
-    fn linked(&mut self, name: &str) -> io::Result<bool> {
-        match self.handles.get(name) {
-            Some(file) => Ok(file.metadata()?.nlink() > 0),
-            None => Ok(fs::symlink_metadata(self.dir.join(name)).is_ok()),
+    fn identity(&mut self, name: &str) -> io::Result<Identity> {
+        let entry = self.entry_key(name)?;
+        Ok(match (entry, self.handles.get(name)) {
+            (None, _) => Identity::Gone,
+            (Some(_), None) => Identity::Same,
+            (Some(key), Some(handle)) if key == handle.key => Identity::Same,
+            (Some(_), Some(_)) => Identity::Replaced,
+        })
+    }
+
+    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
+        match fs::symlink_metadata(self.dir.join(name)) {
+            Ok(meta) if meta.file_type().is_symlink() => Ok(Some(Entry::Link)),
+            Ok(meta) if meta.is_file() => Ok(Some(Entry::File)),
+            Ok(_) => Ok(Some(Entry::Other)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
@@ -590,5 +715,18 @@ impl Storage for MemStorage {
     fn sync_dir(&mut self) -> io::Result<()> {
         self.dir_syncs += 1;
         Ok(())
+    }
+
+    // A name here is its content: no handle outlives a rename, so a present name is the file.
+    fn identity(&mut self, name: &str) -> io::Result<Identity> {
+        Ok(if self.files.contains_key(name) {
+            Identity::Same
+        } else {
+            Identity::Gone
+        })
+    }
+
+    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
+        Ok(self.files.contains_key(name).then_some(Entry::File))
     }
 }

@@ -66,7 +66,7 @@ fn known_bad_each_caught_by_the_fuzz_check_on_its_corpus() {
         .iter()
         .filter_map(|file| decode_ops(&std::fs::read(file).expect("read corpus file")))
         .collect();
-    for bad in KnownBad::DELIVERY {
+    for bad in KnownBad::DELIVERY.into_iter().chain(KnownBad::FILE) {
         let caught = corpus
             .iter()
             .any(|ops| check_with(ops, &setup(bad)).is_err());
@@ -132,6 +132,7 @@ fn write_seed_corpus() {
     let mut rng = SplitMix::new(0xc0_47_05);
     let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
     let mut wanted: Vec<KnownBad> = KnownBad::DELIVERY.to_vec();
+    wanted.extend(KnownBad::FILE);
     for (bad, bytes, ops) in hand_written_seeds() {
         assert_eq!(decode_ops(&bytes).as_ref(), Some(&ops), "{bad}");
         check(&ops).unwrap_or_else(|d| panic!("{bad}'s seed diverges on the correct crate: {d}"));

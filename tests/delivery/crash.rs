@@ -1,8 +1,10 @@
 //! Crashes: between "batch written" and "mirror cleared" (acceptance 2), at every sync point of
 //! short scenarios, and at random moments of long runs.
 
+use parkline::Storage;
 use parkline::{Budget, Outcome, Queue, RequestId};
 use parkline_harness::delivery::{self, MIRROR, Op, QueueOp, Setup, check, check_with};
+use parkline_harness::known_bad::{Hooks, Seam};
 use parkline_harness::simdisk::{SimDisk, SplitMix};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -331,46 +333,38 @@ fn d9_random_crashes_in_long_runs() {
 /// handle's first write): the open of an earlier build, which built on a rename whose directory
 /// fsync had failed. The known-bad side of
 /// [`m10_a_failed_directory_fsync_then_a_reopen_then_a_power_loss_keeps_the_park`].
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct SkipOpenSync {
-    disk: SimDisk,
     written: bool,
 }
 
-impl parkline::Storage for SkipOpenSync {
-    fn read_chunks(
-        &mut self,
-        name: &str,
-        each: &mut dyn FnMut(&[u8]) -> std::ops::ControlFlow<()>,
-    ) -> std::io::Result<bool> {
-        self.disk.read_chunks(name, each)
-    }
-    fn append(&mut self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+impl Hooks<SimDisk> for SkipOpenSync {
+    fn append(&mut self, disk: &mut SimDisk, name: &str, bytes: &[u8]) -> std::io::Result<()> {
         self.written = true;
-        self.disk.append(name, bytes)
+        disk.append(name, bytes)
     }
-    fn truncate(&mut self, name: &str, len: u64) -> std::io::Result<()> {
+    fn truncate(&mut self, disk: &mut SimDisk, name: &str, len: u64) -> std::io::Result<()> {
         self.written = true;
-        self.disk.truncate(name, len)
+        disk.truncate(name, len)
     }
-    fn sync(&mut self, name: &str) -> std::io::Result<()> {
+    fn sync(&mut self, disk: &mut SimDisk, name: &str) -> std::io::Result<()> {
         if self.written {
-            self.disk.sync(name)
+            disk.sync(name)
         } else {
             Ok(())
         }
     }
-    fn rename(&mut self, from: &str, to: &str) -> std::io::Result<()> {
+    fn rename(&mut self, disk: &mut SimDisk, from: &str, to: &str) -> std::io::Result<()> {
         self.written = true;
-        self.disk.rename(from, to)
+        disk.rename(from, to)
     }
-    fn remove(&mut self, name: &str) -> std::io::Result<()> {
+    fn remove(&mut self, disk: &mut SimDisk, name: &str) -> std::io::Result<()> {
         self.written = true;
-        self.disk.remove(name)
+        disk.remove(name)
     }
-    fn sync_dir(&mut self) -> std::io::Result<()> {
+    fn sync_dir(&mut self, disk: &mut SimDisk) -> std::io::Result<()> {
         if self.written {
-            self.disk.sync_dir()
+            disk.sync_dir()
         } else {
             Ok(())
         }
@@ -414,9 +408,11 @@ fn m10_a_failed_directory_fsync_then_a_reopen_then_a_power_loss_keeps_the_park()
         let disk = SimDisk::new();
         let open = |disk: &SimDisk| {
             Queue::with_storage(
-                SkipOpenSync {
-                    disk: disk.clone(),
-                    written: !skip_open_sync,
+                Seam {
+                    inner: disk.clone(),
+                    hooks: SkipOpenSync {
+                        written: !skip_open_sync,
+                    },
                 },
                 MIRROR,
                 config.clone(),

@@ -117,3 +117,33 @@ fn d8_no_discard_sync_is_caught_by_a_power_loss_after_the_discard() {
         "{divergence}"
     );
 }
+
+/// M8: `name-blind` acknowledges a write into a mirror whose name was taken from it; the
+/// differential's lost-name fault finds it in random scenarios, and by hand: a park after the
+/// name is lost, renamed away or unlinked, passes on the sound crate and is caught behind the
+/// seam.
+#[test]
+fn m8_name_blind_is_caught_by_the_differential() {
+    //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+    //= type=test
+    //# Before it acknowledges a write, the queue MUST check that the mirror's name still
+    //# leads to the file it wrote (device and inode, `Storage::identity`), and otherwise fail
+    //# with `Io` and poison the handle (M10).
+    for bad in KnownBad::FILE {
+        let found = differential_finds(bad, 2000);
+        let (tried, message) = found.unwrap_or_else(|| panic!("{bad}: no divergence found"));
+        eprintln!("{bad}: caught after {tried} cases: {message}");
+    }
+    for unlink in [false, true] {
+        let ops = vec![
+            park(1, "a"),
+            delivery::Op::NameLost { unlink },
+            park(2, "b"),
+        ];
+        let report = check(&ops).unwrap_or_else(|d| panic!("{d}"));
+        assert_eq!(report.io_errors, 1);
+        let divergence = check_with(&ops, &setup(KnownBad::NameBlind)).expect_err("caught");
+        assert_eq!(divergence.step, 2, "{divergence}");
+        assert!(divergence.message.starts_with("M8:"), "{divergence}");
+    }
+}

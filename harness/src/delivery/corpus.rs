@@ -117,6 +117,7 @@ mod tests {
                 Op::CrashAtSync { n, .. } => assert!((1..=3).contains(n)),
                 Op::IoError { n } | Op::IoErrorReopen { n } => assert!((1..=4).contains(n)),
                 Op::DiskFull { at } => assert!(*at <= 2),
+                Op::NameLost { .. } => {}
                 Op::Queue(QueueOp::ParkAll { items }) => assert!(items.len() <= 4),
                 Op::Queue(QueueOp::Redrive { seqs } | QueueOp::Discard { seqs }) => {
                     assert!(seqs.iter().flatten().all(|seq| (1..=12).contains(seq)));

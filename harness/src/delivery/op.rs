@@ -234,6 +234,15 @@ pub enum Op {
         /// Which appends fail: 0 the temp file's, 1 the mirror's, 2 both.
         at: u8,
     },
+    /// The mirror's name is taken from its file before the next op, under the open handle:
+    /// renamed to `<name>.moved` in the same directory (`unlink` false) or unlinked (true). An op
+    /// that writes must then fail and poison the handle instead of acknowledging into a file no
+    /// name reaches (M8); after it the name is given back (unless a compaction put a whole
+    /// snapshot in its place) and the daemon reopens, finding the state before or after the op.
+    NameLost {
+        /// Unlinked rather than renamed away.
+        unlink: bool,
+    },
     /// Clean close and reopen (a restart without power loss).
     Restart,
     /// Park `line` `count` times, one park after another, the `i`-th for request
@@ -271,6 +280,10 @@ const OP_KINDS: u8 = 27;
 /// A discard's weight, 3 in 256, is a third of a redrive's (9 in 256): it needs dead letters.
 const DISCARD_BYTES: [u8; 3] = [168, 202, 216];
 
+/// The first bytes of an op that pick a lost name, taken from a group park (both are 25 modulo
+/// [`OP_KINDS`]) for the reason [`DISCARD_BYTES`] gives.
+const NAME_LOST_BYTES: [u8; 2] = [187, 241];
+
 /// The seqs a redrive or discard names: `None` (all dead letters) half the time, else up to two
 /// of the first twelve.
 fn arbitrary_seqs(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<Vec<u64>>> {
@@ -293,6 +306,11 @@ impl<'a> Arbitrary<'a> for Op {
             return Ok(Op::Queue(QueueOp::Discard {
                 seqs: arbitrary_seqs(u)?,
             }));
+        }
+        if NAME_LOST_BYTES.contains(&byte) {
+            return Ok(Op::NameLost {
+                unlink: u.ratio(1, 2)?,
+            });
         }
         Ok(match byte % OP_KINDS {
             24 | 25 => {
@@ -380,6 +398,7 @@ pub fn op_strategy() -> impl Strategy<Value = Op> {
         1 => (1..=4u64).prop_map(|n| Op::IoError { n }),
         1 => (1..=4u64).prop_map(|n| Op::IoErrorReopen { n }),
         1 => (0..=2u8).prop_map(|at| Op::DiskFull { at }),
+        1 => any::<bool>().prop_map(|unlink| Op::NameLost { unlink }),
         1 => Just(Op::Restart),
         1 => (1..=4u64, 0..=LINES.len(), prop_oneof![5 => 1..=8u32, 1 => Just(PARK_MANY_MAX)])
             .prop_map(|(request, i, count)| Op::ParkMany {

@@ -34,6 +34,10 @@ enum Fault {
     },
     /// Appends refused for a full disk (ENOSPC) during the op; the daemon reopens after it.
     DiskFull(Full),
+    /// The mirror's name taken from its file before the op (M8); the daemon reopens after it.
+    NameLost {
+        unlink: bool,
+    },
 }
 
 /// The queue a check drives: over the simulated disk (behind the storage seam of a known-bad
@@ -264,6 +268,10 @@ impl Run {
                 });
                 Ok(())
             }
+            Op::NameLost { unlink } => {
+                self.fault = Some(Fault::NameLost { unlink: *unlink });
+                Ok(())
+            }
             Op::Restart => {
                 let queue = self
                     .queue
@@ -342,17 +350,35 @@ impl Run {
     fn step_with_fault(&mut self, op: &QueueOp, fault: Fault) -> Result<(), String> {
         let before_ref = self.reference.clone();
         let before = self.state_before(op)?;
+        let mut lost = None;
         match fault {
             Fault::PowerLoss { n, .. } => self.disk.crash_at_sync(Some(n)),
             Fault::IoError { n, .. } => self.disk.fail_at_call(Some(n)),
             Fault::DiskFull(full) => self.disk.set_full(Some(full)),
+            Fault::NameLost { unlink } => lost = self.disk.lose_name(MIRROR, unlink),
         }
+        let lost_len = lost.as_ref().and_then(|lost| self.disk.lost_len(lost));
         let expected = self.apply_ref(op);
         let got = self.apply_crate(op)?;
         self.disk.crash_at_sync(None);
         self.disk.fail_at_call(None);
         self.disk.set_full(None);
         let failed = matches!(got, Returned::Error(_)) && !matches!(expected, Returned::Error(_));
+        if let Some(lost) = lost {
+            // A compaction that renamed a whole snapshot into the name's place dropped the lost
+            // file without writing it.
+            let grew = matches!(
+                (lost_len, self.disk.lost_len(&lost)),
+                (Some(before), Some(after)) if before != after
+            );
+            if grew && !failed {
+                return Err(format!(
+                    "M8: {op:?} returned {got:?} after writing to a mirror whose name was taken \
+                     from it; a write into a file no name reaches must fail and poison"
+                ));
+            }
+            self.disk.restore_name(&lost);
+        }
         if !failed {
             // The fault was not reached (or the op failed for its own reason on both sides):
             // the op completed and is compared as usual.
@@ -396,6 +422,12 @@ impl Run {
                 self.report.io_errors += 1;
                 self.expect_fail_stop()?;
                 // Space comes back and the daemon reopens, in the same power cycle.
+                (0, true)
+            }
+            Fault::NameLost { .. } => {
+                self.report.io_errors += 1;
+                self.expect_fail_stop()?;
+                // The name is back and the daemon reopens, in the same power cycle.
                 (0, true)
             }
         };

@@ -55,6 +55,12 @@ impl Storage for FailingStorage {
         self.hit("sync_dir")?;
         self.inner.sync_dir()
     }
+    fn identity(&mut self, name: &str) -> io::Result<Identity> {
+        self.inner.identity(name)
+    }
+    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
+        self.inner.entry(name)
+    }
 }
 
 /// M10: after a failed fsync (or append) every later call returns Poisoned, nothing more is
@@ -221,6 +227,12 @@ impl Storage for FullTemp {
     }
     fn sync_dir(&mut self) -> io::Result<()> {
         self.inner.sync_dir()
+    }
+    fn identity(&mut self, name: &str) -> io::Result<Identity> {
+        self.inner.identity(name)
+    }
+    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
+        self.inner.entry(name)
     }
 }
 

@@ -74,7 +74,7 @@ fn m8_lock_probe() {
 
 /// Opens `path` in a child process (this test binary again, running [`m8_lock_probe`]) and
 /// returns what the open got there: `opened`, or the error kind.
-fn probe_in_another_process(path: &Path) -> Result<String, Box<dyn std::error::Error>> {
+pub(super) fn probe_in_another_process(path: &Path) -> Result<String, Box<dyn std::error::Error>> {
     let out = std::process::Command::new(std::env::current_exe()?)
         .args(["--exact", "tests::lock::m8_lock_probe", "--nocapture"])
         .args(["--test-threads", "1"])
@@ -244,9 +244,9 @@ fn m8_reserved_names_are_refused() -> TestResult {
 fn m8_a_park_into_an_unlinked_mirror_is_refused() -> TestResult {
     //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
     //= type=test
-    //# Before it acknowledges an append, the queue MUST check that the mirror it wrote still
-    //# has a name in its directory (`Storage::linked`), and otherwise fail with `Io` and
-    //# poison the handle (M10).
+    //# Before it acknowledges a write, the queue MUST check that the mirror's name still
+    //# leads to the file it wrote (device and inode, `Storage::identity`), and otherwise fail
+    //# with `Io` and poison the handle (M10).
     let (_dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     queue.park(RequestId(1), "one")?;

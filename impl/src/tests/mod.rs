@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use crate::mirror;
 use crate::{
-    Attempt, Batch, BatchId, Budget, Config, ErrorKind, Item, Line, MemStorage, Outcome, Queue,
-    RequestId, Seq, Storage, split,
+    Attempt, Batch, BatchId, Budget, Config, Entry, ErrorKind, Identity, Item, Line, MemStorage,
+    Outcome, Queue, RequestId, Seq, Storage, split,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -103,6 +103,7 @@ mod damaged;
 mod fail_stop;
 mod format;
 mod frame;
+mod identity;
 mod limits;
 mod lock;
 mod record_json;
