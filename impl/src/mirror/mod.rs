@@ -13,6 +13,10 @@
 //! the queue writes, so what the queue holds in memory is by construction what the file decodes
 //! to, and a record the decoder would reject is never written.
 
+mod record;
+
+pub(crate) use record::{GroupItem, Record};
+
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
@@ -80,90 +84,6 @@ impl Default for MirrorState {
 struct Header<'a> {
     format: &'a str,
     version: u64,
-}
-
-//= spec/mirror.md#m3-records-and-the-state-transition
-//# Every record after the header is a JSON object with a `"type"` field and exactly the fields
-//# below (a reader MUST reject unknown types and unknown fields).
-/// One record after the header (M3), as version 2 writes it. Written by serde's derived
-/// `Serialize`; read by the hand-written `Deserialize` of `record_json.rs`, which accepts what
-/// the derived `#[serde(tag = "type", deny_unknown_fields)]` enum accepted without buffering
-/// each record into an intermediate tree first.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
-pub(crate) enum Record {
-    /// A parked line (written by `park`, and by snapshots with its counts).
-    Park {
-        seq: Seq,
-        request: RequestId,
-        line: Line,
-        failures: u32,
-        handed: u64,
-    },
-    /// A dead letter (written only by snapshots; settles move items there themselves).
-    Dead {
-        seq: Seq,
-        request: RequestId,
-        line: Line,
-        failures: u32,
-        handed: u64,
-    },
-    /// A group of lines parked together (`park_all`): seqs `seq`, `seq + 1`, ... in order. One
-    /// record, so a torn append keeps none of them and a complete one all (D22).
-    //= spec/delivery.md#d22-group-park
-    //# A crash during the append MUST leave all of the group's lines parked or none of them.
-    Parks { seq: Seq, items: Vec<GroupItem> },
-    /// A batch persisted at a boundary: the first `seqs.len()` parked items move in flight, and
-    /// each counts `attempt` more hand-overs (D19).
-    Batch {
-        id: BatchId,
-        attempt: Attempt,
-        seqs: Vec<Seq>,
-        remaining: usize,
-    },
-    /// A recovered batch handed over again: its attempt and each item's hand-over count go up
-    /// by one.
-    Attempt { batch: BatchId, attempt: Attempt },
-    /// The outcomes of the in-flight batch: each of its seqs in exactly one list.
-    Settle {
-        batch: BatchId,
-        delivered: Vec<Seq>,
-        failed: Vec<Seq>,
-        dead: Vec<Seq>,
-    },
-    /// Dead letters moved back to the parked list at their seq's place, failures 0 (D21).
-    Redrive { seqs: Vec<Seq> },
-    /// The counters (written by snapshots, so seqs and batch ids are never reused, M6), and the
-    /// batch cap (D11).
-    Next {
-        seq: Seq,
-        batch: BatchId,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cap: Option<u64>,
-    },
-    /// The recovered batch is closed instead of handed over again (D10's repeat bound): its
-    /// items go back to the parked list, or a single item to the dead letters (D8), and the cap
-    /// becomes half its size (D11).
-    Close { batch: BatchId },
-    /// Dead letters removed from the mirror for good (D8, `Queue::discard`).
-    Discard { seqs: Vec<Seq> },
-    /// The in-flight batch of a snapshot (M12): the parked items it names move in flight with
-    /// their counts as they are. It names its items rather than taking a prefix of the parked
-    /// list, so a snapshot expresses every state whatever the seqs around the batch.
-    Flight {
-        id: BatchId,
-        attempt: Attempt,
-        seqs: Vec<Seq>,
-        remaining: usize,
-    },
-}
-
-/// One line of a [`Record::Parks`] group.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct GroupItem {
-    pub(crate) request: RequestId,
-    pub(crate) line: Line,
 }
 
 /// A record of a version 1 file (M14): as version 2 without the hand-over count, the group park
