@@ -133,7 +133,6 @@ mod lock;
 pub mod mirror;
 mod queue;
 pub mod read;
-mod record_json;
 mod runs;
 mod storage;
 mod types;

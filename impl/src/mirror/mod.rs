@@ -13,9 +13,12 @@
 //! the queue writes, so what the queue holds in memory is by construction what the file decodes
 //! to, and a record the decoder would reject is never written.
 
+pub(crate) mod json;
 mod record;
 
 pub(crate) use record::{GroupItem, Record};
+
+use json::{newline_position, park_or_dead, park_or_dead_prefix, write_lines_record};
 
 use std::collections::BTreeSet;
 
@@ -23,7 +26,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::line::Line;
-use crate::record_json;
 use crate::runs;
 use crate::types::{Attempt, Batch, BatchId, Item, RequestId, Seq};
 
@@ -128,7 +130,7 @@ pub(crate) enum RecordV1 {
 /// A record of a version 2 file (M14): version 3's records with seq lists as plain arrays, no
 /// `close`, `discard` or `flight` record and no cap. Read only, by serde's derived code: a file is
 /// read in this version once, at its upgrade, and nearly all its lines are `park` lines, which
-/// `record_json`'s fast path reads in every version.
+/// `json.rs`'s fast path reads in every version.
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub(crate) enum RecordV2 {
@@ -1070,7 +1072,7 @@ impl MirrorState {
 
 /// Whether `line` holds a `\n` (a word at a time: recovery asks it of every line).
 fn has_newline(line: &str) -> bool {
-    record_json::newline_position(line.as_bytes()).is_some()
+    newline_position(line.as_bytes()).is_some()
 }
 
 fn item_of(seq: Seq, request: RequestId, line: Line, failures: u32, handed: u64) -> Item {
@@ -1134,7 +1136,7 @@ pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
     framed(capacity_of(record), |line| {
         // The park records are written by hand, byte for byte as serde would write them; the
         // others in their version 3 spelling (seq lists as runs).
-        if !record_json::write_lines_record(line, record) {
+        if !write_lines_record(line, record) {
             // Serialising a plain enum of integers, strings and vectors cannot fail.
             serde_json::to_writer(line, &RecordV3::of(record))
                 .unwrap_or_else(|_| unreachable!("record serialises"));
@@ -1147,7 +1149,7 @@ pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
 //# below (a reader MUST reject unknown types and unknown fields).
 /// One record as version 3 spells it: seq lists as runs (`runs.rs`), the in-flight batch of a
 /// snapshot whole. Read by serde's derived code (the `park` and `dead` lines parkline writes by
-/// `record_json`'s fast path first), then resolved against the state (`RecordV3::resolve`).
+/// `json.rs`'s fast path first), then resolved against the state (`RecordV3::resolve`).
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 enum RecordV3 {
@@ -1510,7 +1512,7 @@ impl LogDecoder {
         }
         self.fed = true;
         if !self.partial.is_empty() {
-            let Some(end) = record_json::newline_position(piece) else {
+            let Some(end) = newline_position(piece) else {
                 self.partial.extend_from_slice(piece);
                 return Ok(());
             };
@@ -1538,7 +1540,7 @@ impl LogDecoder {
                 piece = &piece[len + 1..];
                 continue;
             }
-            let Some(end) = record_json::newline_position(piece) else {
+            let Some(end) = newline_position(piece) else {
                 break;
             };
             self.line(&piece[..end])?;
@@ -1605,7 +1607,7 @@ fn fast_line(bytes: &[u8], unescaped: &mut String) -> Option<(Record, usize)> {
         return None;
     }
     let stored = hex_checksum(&prefix[..8])?;
-    let (record, json_len) = record_json::park_or_dead_prefix(&bytes[9..], unescaped)?;
+    let (record, json_len) = park_or_dead_prefix(&bytes[9..], unescaped)?;
     let end = 9 + json_len;
     if bytes.get(end) != Some(&b'\n') || crc32fast::hash(&bytes[9..end]) != stored {
         return None;
@@ -1629,7 +1631,7 @@ fn read_record(
             .map(Record::from)
             .map_err(json_error);
     }
-    if let Some(record) = record_json::park_or_dead(json) {
+    if let Some(record) = park_or_dead(json) {
         return Ok(record);
     }
     if version == 2 {

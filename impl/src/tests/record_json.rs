@@ -1,12 +1,12 @@
-//! `record_json.rs`'s fast path and the streaming decoder (M1-M3, M7, M14) against their oracles:
+//! `mirror/json.rs`'s fast path and the streaming decoder (M1-M3, M7, M14) against their oracles:
 //! serde's derived code for the file's version (`RecordV2`, `RecordV1`), and a decoding loop over
 //! the whole file. On every record and file tried, the fast path takes a subset of what the
 //! oracle accepts with the same record, and the streaming decoder gives the same state, torn tail
 //! and error position.
 
 use super::*;
+use crate::mirror::json::park_or_dead;
 use crate::mirror::{GroupItem, MirrorState, Record, RecordV1, RecordV2};
-use crate::record_json::park_or_dead;
 
 fn oracle_record(json: &[u8]) -> Option<Record> {
     serde_json::from_slice::<RecordV2>(json)
@@ -548,7 +548,7 @@ fn with_checksums_fixed(bytes: &[u8]) -> Vec<u8> {
 /// alignment and with bytes above 127 around it (where a borrow could flag a byte falsely).
 #[test]
 fn the_word_searches_find_the_first_hit_as_a_plain_search() {
-    use crate::record_json::{backslash_position, newline_position, special_position};
+    use crate::mirror::json::{backslash_position, newline_position, special_position};
     let alphabet = [
         b'a', b'"', b'\\', b'\n', 0x1f, 0x20, 0x21, 0x7f, 0x80, 0x9f, 0xa0, 0xff, 0,
     ];
@@ -756,7 +756,7 @@ fn m3_the_line_writer_writes_what_serde_writes() {
         ];
         for record in &records {
             let mut written = Vec::new();
-            assert!(crate::record_json::write_lines_record(&mut written, record));
+            assert!(mirror::json::write_lines_record(&mut written, record));
             let serde = serde_json::to_vec(record).expect("serialises");
             assert_eq!(
                 String::from_utf8_lossy(&written),
@@ -778,9 +778,6 @@ fn m3_the_line_writer_writes_what_serde_writes() {
             attempt: Attempt(2),
         },
     ] {
-        assert!(!crate::record_json::write_lines_record(
-            &mut Vec::new(),
-            &record
-        ));
+        assert!(!mirror::json::write_lines_record(&mut Vec::new(), &record));
     }
 }

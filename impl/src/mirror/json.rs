@@ -17,8 +17,8 @@
 //!
 //! The impl tests compare both with serde's derived code (`tests/record_json.rs`).
 
+use super::record::Record;
 use crate::line::Line;
-use crate::mirror::Record;
 use crate::types::{RequestId, Seq};
 
 // ------------------------------------------------------------------------------ the writer
