@@ -6,7 +6,8 @@
 
 use super::*;
 use crate::mirror::json::park_or_dead;
-use crate::mirror::{GroupItem, MirrorState, Record, RecordV1, RecordV2};
+use crate::mirror::legacy::{RecordV1, RecordV2};
+use crate::mirror::{GroupItem, MirrorState, Record};
 
 fn oracle_record(json: &[u8]) -> Option<Record> {
     serde_json::from_slice::<RecordV2>(json)
