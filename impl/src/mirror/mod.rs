@@ -13,14 +13,17 @@
 //! the queue writes, so what the queue holds in memory is by construction what the file decodes
 //! to, and a record the decoder would reject is never written.
 
+pub(crate) mod header;
 pub(crate) mod json;
 pub(crate) mod legacy;
 mod record;
 mod state;
 
+pub use header::{FORMAT, VERSION, VERSION_OLDEST};
 pub(crate) use record::{GroupItem, Record};
 pub use state::MirrorState;
 
+use header::{Header, check_header};
 use json::{newline_position, park_or_dead, park_or_dead_prefix, write_lines_record};
 use legacy::{RecordV1, RecordV2};
 
@@ -30,20 +33,6 @@ use crate::error::{Error, Result};
 use crate::line::Line;
 use crate::runs;
 use crate::types::{Attempt, BatchId, RequestId, Seq};
-
-/// The mirror's format name, in the header.
-pub const FORMAT: &str = "parkline-mirror";
-/// The mirror format version this build writes (and the newest it reads).
-pub const VERSION: u64 = 3;
-/// The oldest mirror format version this build reads; an older file is upgraded on open (M14).
-pub const VERSION_OLDEST: u64 = 1;
-
-/// The header record (M2).
-#[derive(Serialize)]
-struct Header<'a> {
-    format: &'a str,
-    version: u64,
-}
 
 /// The width of a record's checksum and the space after it: `crc32 hex` then ` `.
 const CHECKSUM_PREFIX: usize = 9;
@@ -636,28 +625,4 @@ fn hex_checksum(digits: &[u8]) -> Option<u32> {
         value = value << 4 | u32::from((digit & 0x0f) + 9 * u8::from(is_letter));
     }
     hex.then_some(value)
-}
-
-/// The header's version, when this build reads it (M2, M14).
-pub(crate) fn check_header(json: &[u8]) -> std::result::Result<u64, String> {
-    //= spec/mirror.md#m2-header-and-version
-    //# A reader MUST reject a file whose first record is not a header with format
-    //# `parkline-mirror`, and a file whose version it does not know (this document is version 3;
-    //# this build also reads versions 1 and 2, M14), with the version in the error.
-    let value: serde_json::Value =
-        serde_json::from_slice(json).map_err(|e| format!("header json error: {e}"))?;
-    let format = value.get("format").and_then(serde_json::Value::as_str);
-    if format != Some(FORMAT) {
-        return Err(format!("not a parkline mirror (header format {format:?})"));
-    }
-    match value.get("version").and_then(serde_json::Value::as_u64) {
-        Some(version) if (VERSION_OLDEST..=VERSION).contains(&version) => Ok(version),
-        //= spec/mirror.md#m2-header-and-version
-        //# A build MUST refuse a mirror of a newer version than it writes, changing nothing: a
-        //# daemon rolled back to an older build cannot open the mirrors a newer build wrote.
-        Some(other) => Err(format!(
-            "unknown mirror version {other} (this build reads versions {VERSION_OLDEST} to {VERSION})"
-        )),
-        None => Err("header has no version".to_owned()),
-    }
 }

@@ -56,7 +56,7 @@ fn oracle_decode_log(bytes: &[u8]) -> crate::Result<mirror::Decoded> {
         let at = |reason: String| crate::Error::corrupt(offset as u64, number, reason);
         let json = mirror::checked_json(&rest[..end]).map_err(at)?;
         if number == 1 {
-            version = mirror::check_header(json).map_err(at)?;
+            version = mirror::header::check_header(json).map_err(at)?;
         } else {
             let record: Record = if version == mirror::VERSION_OLDEST {
                 serde_json::from_slice::<RecordV1>(json)

@@ -1,0 +1,42 @@
+//! The mirror's header (spec/mirror.md M2): the format's name, the versions this build writes
+//! and reads, and the check of a file's first record. A new format version starts here.
+
+use serde::Serialize;
+
+/// The mirror's format name, in the header.
+pub const FORMAT: &str = "parkline-mirror";
+/// The mirror format version this build writes (and the newest it reads).
+pub const VERSION: u64 = 3;
+/// The oldest mirror format version this build reads; an older file is upgraded on open (M14).
+pub const VERSION_OLDEST: u64 = 1;
+
+/// The header record (M2).
+#[derive(Serialize)]
+pub(super) struct Header<'a> {
+    pub(super) format: &'a str,
+    pub(super) version: u64,
+}
+
+/// The header's version, when this build reads it (M2, M14).
+pub(crate) fn check_header(json: &[u8]) -> Result<u64, String> {
+    //= spec/mirror.md#m2-header-and-version
+    //# A reader MUST reject a file whose first record is not a header with format
+    //# `parkline-mirror`, and a file whose version it does not know (this document is version 3;
+    //# this build also reads versions 1 and 2, M14), with the version in the error.
+    let value: serde_json::Value =
+        serde_json::from_slice(json).map_err(|e| format!("header json error: {e}"))?;
+    let format = value.get("format").and_then(serde_json::Value::as_str);
+    if format != Some(FORMAT) {
+        return Err(format!("not a parkline mirror (header format {format:?})"));
+    }
+    match value.get("version").and_then(serde_json::Value::as_u64) {
+        Some(version) if (VERSION_OLDEST..=VERSION).contains(&version) => Ok(version),
+        //= spec/mirror.md#m2-header-and-version
+        //# A build MUST refuse a mirror of a newer version than it writes, changing nothing: a
+        //# daemon rolled back to an older build cannot open the mirrors a newer build wrote.
+        Some(other) => Err(format!(
+            "unknown mirror version {other} (this build reads versions {VERSION_OLDEST} to {VERSION})"
+        )),
+        None => Err("header has no version".to_owned()),
+    }
+}
