@@ -1,123 +1,22 @@
-//! A record's JSON (spec/mirror.md M3) without serde's intermediate tree, where a mirror holds
-//! the most of it: the lines.
+//! A record's JSON (spec/mirror.md M3) read without serde's intermediate tree, where a mirror
+//! holds the most of it: the `park` and `dead` lines; and the byte searches the reader and the
+//! writer (`encode.rs`) share.
 //!
-//! - [`park_or_dead`], the reader's fast path: a `park` or `dead` record spelled exactly as
-//!   `encode_record` writes it (keys in declaration order, no whitespace, integers without
-//!   leading zeros, the escapes serde_json writes), which is nearly every line of a large mirror
-//!   in every version. It reads no byte twice and allocates the line once, at its exact length.
-//!   Anything else, valid or not, returns `None` and is read by serde's derived code for the
-//!   file's version (`mirror::RecordV3`, `RecordV2`, `RecordV1`): it only ever accepts a subset
-//!   of what that code accepts, with the same value. (A derived internally tagged enum buffers
-//!   each record into serde's `Content` tree before it knows the variant: for a park line that
-//!   was more than half of a recovery's instructions.)
-//! - [`write_lines_record`], the writer of the records that carry lines (`park`, `dead`,
-//!   `parks`): byte for byte what serde_json writes for the derived `Serialize`, but each line's
-//!   runs of plain bytes copied whole instead of one byte at a time: a park's cost was mostly
-//!   serde_json escaping its line, and a snapshot is nearly all park lines.
+//! [`park_or_dead`] is the reader's fast path: a `park` or `dead` record spelled exactly as
+//! `encode_record` writes it (keys in declaration order, no whitespace, integers without leading
+//! zeros, the escapes serde_json writes), which is nearly every line of a large mirror in every
+//! version. It reads no byte twice and allocates the line once, at its exact length. Anything
+//! else, valid or not, returns `None` and is read by serde's derived code for the file's version
+//! (`RecordV3`, `RecordV2`, `RecordV1`): it only ever accepts a subset of what that code
+//! accepts, with the same value. (A derived internally tagged enum buffers each record into
+//! serde's `Content` tree before it knows the variant: for a park line that was more than half
+//! of a recovery's instructions.)
 //!
-//! The impl tests compare both with serde's derived code (`tests/record_json.rs`).
+//! The impl tests compare it with serde's derived code (`tests/record_json.rs`).
 
 use super::record::Record;
 use crate::line::Line;
 use crate::types::{RequestId, Seq};
-
-// ------------------------------------------------------------------------------ the writer
-
-/// Writes `record`'s JSON to `out` exactly as `serde_json::to_writer` writes it, if it is a
-/// `park`, `dead` or `parks` record, and returns whether it was; any other record is left to
-/// serde (it holds integers only).
-pub(crate) fn write_lines_record(out: &mut Vec<u8>, record: &Record) -> bool {
-    match record {
-        Record::Park {
-            seq,
-            request,
-            line,
-            failures,
-            handed,
-        }
-        | Record::Dead {
-            seq,
-            request,
-            line,
-            failures,
-            handed,
-        } => {
-            out.extend_from_slice(if matches!(record, Record::Park { .. }) {
-                br#"{"type":"park","seq":"#
-            } else {
-                br#"{"type":"dead","seq":"#
-            });
-            write_integer(out, seq.0);
-            out.extend_from_slice(br#","request":"#);
-            write_integer(out, request.0);
-            out.extend_from_slice(br#","line":"#);
-            write_string(out, line);
-            out.extend_from_slice(br#","failures":"#);
-            write_integer(out, u64::from(*failures));
-            out.extend_from_slice(br#","handed":"#);
-            write_integer(out, *handed);
-            out.push(b'}');
-            true
-        }
-        Record::Parks { seq, items } => {
-            out.extend_from_slice(br#"{"type":"parks","seq":"#);
-            write_integer(out, seq.0);
-            out.extend_from_slice(br#","items":["#);
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(br#"{"request":"#);
-                write_integer(out, item.request.0);
-                out.extend_from_slice(br#","line":"#);
-                write_string(out, &item.line);
-                out.push(b'}');
-            }
-            out.extend_from_slice(b"]}");
-            true
-        }
-        _ => false,
-    }
-}
-
-/// `value` in decimal, as serde_json writes a `u64`.
-fn write_integer(out: &mut Vec<u8>, value: u64) {
-    out.extend_from_slice(crate::frame::decimal_digits(value.into(), &mut [0; 39]));
-}
-
-/// `text` as a JSON string, escaped as serde_json escapes it: `"` and `\\` with a backslash,
-/// the control characters `\b`, `\t`, `\n`, `\f`, `\r` by letter and the others as `\u00xx`
-/// (lowercase hex), every other character as itself. The runs between the bytes that need an
-/// escape are found eight bytes at a time and copied whole.
-fn write_string(out: &mut Vec<u8>, text: &str) {
-    out.reserve(text.len() + 2);
-    out.push(b'"');
-    let mut rest = text.as_bytes();
-    while let Some(at) = special_position(rest) {
-        out.extend_from_slice(&rest[..at]);
-        let byte = rest[at];
-        match byte {
-            b'"' => out.extend_from_slice(br#"\""#),
-            b'\\' => out.extend_from_slice(br"\\"),
-            0x08 => out.extend_from_slice(br"\b"),
-            b'\t' => out.extend_from_slice(br"\t"),
-            b'\n' => out.extend_from_slice(br"\n"),
-            0x0c => out.extend_from_slice(br"\f"),
-            b'\r' => out.extend_from_slice(br"\r"),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(br"\u00");
-                out.push(HEX[usize::from(byte >> 4)]);
-                out.push(HEX[usize::from(byte & 0xf)]);
-            }
-        }
-        rest = &rest[at + 1..];
-    }
-    out.extend_from_slice(rest);
-    out.push(b'"');
-}
-
-// ------------------------------------------------------------------------------ the fast path
 
 /// A `park` or `dead` record exactly as `encode_record` writes it, or `None` for any other
 /// text (which the general path then reads, or rejects).

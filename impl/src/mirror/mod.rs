@@ -13,6 +13,7 @@
 //! the queue writes, so what the queue holds in memory is by construction what the file decodes
 //! to, and a record the decoder would reject is never written.
 
+pub(crate) mod encode;
 pub(crate) mod header;
 pub(crate) mod json;
 pub(crate) mod legacy;
@@ -20,104 +21,18 @@ mod record;
 mod state;
 mod v3;
 
+pub use encode::encode;
+pub(crate) use encode::encode_record;
 pub use header::{FORMAT, VERSION, VERSION_OLDEST};
 pub(crate) use record::{GroupItem, Record};
 pub use state::MirrorState;
 
-use header::{Header, check_header};
-use json::{newline_position, park_or_dead, park_or_dead_prefix, write_lines_record};
+use header::check_header;
+use json::{newline_position, park_or_dead, park_or_dead_prefix};
 use legacy::{RecordV1, RecordV2};
 use v3::RecordV3;
 
 use crate::error::{Error, Result};
-
-/// The width of a record's checksum and the space after it: `crc32 hex` then ` `.
-const CHECKSUM_PREFIX: usize = 9;
-
-/// A record line (M1: checksum, space, JSON, newline) whose JSON `write` puts straight after
-/// the checksum's place, in one buffer of `capacity` bytes to start with: the JSON is written
-/// once and never copied, and the checksum is filled in over it at the end.
-fn framed(capacity: usize, write: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
-    let mut line = Vec::with_capacity(capacity);
-    line.extend_from_slice(&[b'0'; CHECKSUM_PREFIX - 1]);
-    line.push(b' ');
-    write(&mut line);
-    let crc = crc32fast::hash(&line[CHECKSUM_PREFIX..]);
-    for (i, digit) in line[..CHECKSUM_PREFIX - 1].iter_mut().enumerate() {
-        *digit = b"0123456789abcdef"[((crc >> (28 - 4 * i)) & 0xf) as usize];
-    }
-    line.push(b'\n');
-    line
-}
-
-/// Enough room for `record`'s line that it is rarely grown: the keys and counters, each line's
-/// bytes, and each seq at its widest (20 digits and a comma).
-fn capacity_of(record: &Record) -> usize {
-    const FIXED: usize = 160;
-    const SEQ: usize = 21;
-    FIXED
-        + match record {
-            Record::Park { line, .. } | Record::Dead { line, .. } => line.len(),
-            Record::Parks { items, .. } => items.iter().map(|item| item.line.len() + 48).sum(),
-            Record::Batch { seqs, .. } | Record::Redrive { seqs } => seqs.len() * SEQ,
-            Record::Settle {
-                delivered,
-                failed,
-                dead,
-                ..
-            } => (delivered.len() + failed.len() + dead.len()) * SEQ,
-            Record::Flight { seqs, .. } => seqs.len() * SEQ,
-            Record::Discard { seqs } => seqs.len() * SEQ,
-            Record::Attempt { .. } | Record::Next { .. } | Record::Close { .. } => 0,
-        }
-}
-
-/// The encoded line of one record.
-pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
-    framed(capacity_of(record), |line| {
-        // The park records are written by hand, byte for byte as serde would write them; the
-        // others in their version 3 spelling (seq lists as runs).
-        if !write_lines_record(line, record) {
-            // Serialising a plain enum of integers, strings and vectors cannot fail.
-            serde_json::to_writer(line, &RecordV3::of(record))
-                .unwrap_or_else(|_| unreachable!("record serialises"));
-        }
-    })
-}
-
-pub(crate) fn encode_header() -> Vec<u8> {
-    //= spec/mirror.md#m2-header-and-version
-    //# The first record MUST be the header `{"format":"parkline-mirror","version":3}`.
-    let header = Header {
-        format: FORMAT,
-        version: VERSION,
-    };
-    framed(64, |line| {
-        serde_json::to_writer(line, &header).unwrap_or_else(|_| unreachable!("header serialises"));
-    })
-}
-
-/// A complete mirror file (header and snapshot records) that decodes to `state`.
-///
-/// `state` must be one that [`decode`] could return (for instance a batch's items must be the
-/// lowest seqs parked at its boundary); otherwise the bytes will not decode.
-///
-/// # Example
-///
-/// ```
-/// # fn main() -> parkline::Result<()> {
-/// use parkline::mirror::{decode, encode, MirrorState};
-/// let state = MirrorState::default();
-/// assert_eq!(decode(&encode(&state))?, state);
-/// # Ok(()) }
-/// ```
-pub fn encode(state: &MirrorState) -> Vec<u8> {
-    let mut bytes = encode_header();
-    for record in state.snapshot_records() {
-        bytes.extend_from_slice(&encode_record(&record));
-    }
-    bytes
-}
 
 /// The outcome of decoding a mirror file: its state and where its valid records end.
 ///

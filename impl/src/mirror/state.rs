@@ -765,69 +765,6 @@ impl MirrorState {
             self.cap = u64::try_from(k.div_ceil(2)).ok();
         }
     }
-
-    /// The records that rebuild this state from an empty one, in an order `apply` accepts.
-    pub(crate) fn snapshot_records(&self) -> Vec<Record> {
-        //= spec/mirror.md#m12-compaction
-        //# A snapshot is the header and the records that rebuild the state: the dead letters and
-        //# every live item (parked or in flight) as `dead`/`park` records in seq order, then a
-        //# `flight` record naming the in-flight batch's items, then `next`.
-        let record = |item: &Item, parked: bool| {
-            let (seq, request, line) = (item.seq, item.request, item.line.clone());
-            let (failures, handed) = (item.failures, item.handed);
-            if parked {
-                Record::Park {
-                    seq,
-                    request,
-                    line,
-                    failures,
-                    handed,
-                }
-            } else {
-                Record::Dead {
-                    seq,
-                    request,
-                    line,
-                    failures,
-                    handed,
-                }
-            }
-        };
-        //= spec/delivery.md#d8-dead-letter
-        //# Dead letters MUST be kept in the mirror,
-        let mut items: Vec<(Seq, Record)> = Vec::new();
-        items.extend(
-            self.dead_letters
-                .iter()
-                .map(|item| (item.seq, record(item, false))),
-        );
-        let in_flight = self.in_flight.iter().flat_map(|batch| &batch.items);
-        let live = self.parked.iter().chain(in_flight);
-        items.extend(live.map(|item| (item.seq, record(item, true))));
-        items.sort_by_key(|(seq, _)| *seq);
-        let mut records: Vec<Record> = items.into_iter().map(|(_, record)| record).collect();
-        //= spec/delivery.md#d19-hand-over-count-per-item
-        //# across crashes and recoveries,
-        //= spec/delivery.md#d19-hand-over-count-per-item
-        //# it is durable in the mirror.
-        if let Some(batch) = &self.in_flight {
-            records.push(Record::Flight {
-                id: batch.id,
-                attempt: batch.attempt,
-                seqs: batch.items.iter().map(|item| item.seq).collect(),
-                remaining: batch.remaining,
-            });
-        }
-        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-        //# Snapshots MUST end with a `next` record carrying the counters, so ids are not reused
-        //# after the items that used them were dropped.
-        records.push(Record::Next {
-            seq: self.next_seq,
-            batch: self.next_batch,
-            cap: self.cap,
-        });
-        records
-    }
 }
 
 /// Whether `line` holds a `\n` (a word at a time: recovery asks it of every line).

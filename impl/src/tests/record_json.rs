@@ -757,7 +757,7 @@ fn m3_the_line_writer_writes_what_serde_writes() {
         ];
         for record in &records {
             let mut written = Vec::new();
-            assert!(mirror::json::write_lines_record(&mut written, record));
+            assert!(mirror::encode::write_lines_record(&mut written, record));
             let serde = serde_json::to_vec(record).expect("serialises");
             assert_eq!(
                 String::from_utf8_lossy(&written),
@@ -779,6 +779,9 @@ fn m3_the_line_writer_writes_what_serde_writes() {
             attempt: Attempt(2),
         },
     ] {
-        assert!(!mirror::json::write_lines_record(&mut Vec::new(), &record));
+        assert!(!mirror::encode::write_lines_record(
+            &mut Vec::new(),
+            &record
+        ));
     }
 }
