@@ -84,7 +84,7 @@ pub(crate) fn encode_header() -> Vec<u8> {
 
 /// A complete mirror file (header and snapshot records) that decodes to `state`.
 ///
-/// `state` must be one that [`decode`](super::decode) could return (for instance a batch's
+/// `state` must be one that [`decode`](fn@super::decode) could return (for instance a batch's
 /// items must be the lowest seqs parked at its boundary); otherwise the bytes will not decode.
 ///
 /// # Example

@@ -54,7 +54,7 @@ fn oracle_decode_log(bytes: &[u8]) -> crate::Result<mirror::Decoded> {
         };
         number += 1;
         let at = |reason: String| crate::Error::corrupt(offset as u64, number, reason);
-        let json = mirror::checked_json(&rest[..end]).map_err(at)?;
+        let json = mirror::decode::checked_json(&rest[..end]).map_err(at)?;
         if number == 1 {
             version = mirror::header::check_header(json).map_err(at)?;
         } else {
