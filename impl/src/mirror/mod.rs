@@ -13,12 +13,12 @@
 //! the queue writes, so what the queue holds in memory is by construction what the file decodes
 //! to, and a record the decoder would reject is never written.
 //!
-//! One file a part, each importing only those before it: `header.rs` (the format's name and
-//! versions), `record.rs` (the records as the transition applies them), `json.rs` (the fast
-//! reader of `park` and `dead` lines), `state.rs` (the state, the check and the change),
-//! `legacy.rs` (the version 1 and 2 readers), `v3.rs` (version 3's spelling), `encode.rs` (the
-//! writer) and `decode.rs` (the reader, torn tail included). This file holds the re-exports, so
-//! the paths are `parkline::mirror::X`.
+//! One file for each part, each importing only those listed before it: `header.rs` (the
+//! format's name and versions), `record.rs` (the records as the transition applies them),
+//! `json.rs` (the fast reader of `park` and `dead` lines), `state.rs` (the state, the check and the
+//! change), `legacy.rs` (the version 1 and 2 readers), `v3.rs` (version 3's spelling), `encode.rs`
+//! (the writer) and `decode.rs` (the reader, torn tail included). This file holds the re-exports,
+//! so the paths are `parkline::mirror::X`.
 
 pub(crate) mod decode;
 pub(crate) mod encode;
