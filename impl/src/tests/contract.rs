@@ -55,8 +55,8 @@ fn m15_remove_refuses_held_lines_unless_forced() -> TestResult {
     //# in flight or dead, unless forced.
     //= spec/mirror.md#m15-removal-at-the-end-of-a-session
     //= type=test
-    //# It MUST remove the mirror, then the lock file, then fsync the directory, and only then
-    //# release the lock.
+    //# It MUST remove the temp file, then the mirror, then the lock file, then fsync the
+    //# directory, and only then release the lock; a file already gone is not an error.
     let (dir, path) = temp_mirror()?;
     let lock = dir.path().join("s1.mirror.lock");
     let mut queue = Queue::open(&path)?;
