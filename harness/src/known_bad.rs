@@ -1162,6 +1162,8 @@ mod tests {
                 (KnownBad::CompactAtRedrive, None) => {}
                 // The model has no disk: no-discard-sync, a skipped fsync, is the crate's (D8).
                 (KnownBad::NoDiscardSync, None) => {}
+                // The model has no file names: name-blind is the crate's (M8).
+                (KnownBad::NameBlind, None) => {}
                 (_, Some(property)) => {
                     let id = property.split(' ').next().unwrap_or_default();
                     assert_eq!(

@@ -44,10 +44,10 @@ mod tests {
     use crate::delivery::op::{BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, LINES, PARK_MANY_MAX};
 
     /// An op's first byte picks its kind as `int_in_range(0..=26)` did (the byte modulo 27),
-    /// except the three discard bytes: an input written before the discard op decodes as it did
-    /// unless one of those bytes starts one of its ops.
+    /// except the three discard bytes and the two lost-name bytes: an input written before those
+    /// ops decodes as it did unless one of those bytes starts one of its ops.
     #[test]
-    fn op_bytes_keep_their_decoding_but_the_discard_bytes() {
+    fn op_bytes_keep_their_decoding_but_the_discard_and_lost_name_bytes() {
         let tail = [5u8, 1, 9, 200, 3, 4, 0, 7];
         for byte in 0..=u8::MAX {
             let was = Unstructured::new(&[byte]).int_in_range(0u8..=26);
@@ -61,7 +61,9 @@ mod tests {
                 [168, 202, 216].contains(&byte),
                 "byte {byte}: {op:?}"
             );
-            if !discard {
+            let lost = matches!(op, Op::NameLost { .. });
+            assert_eq!(lost, [187, 241].contains(&byte), "byte {byte}: {op:?}");
+            if !discard && !lost {
                 let same =
                     Op::arbitrary(&mut Unstructured::new(&[&[byte % 27], &tail[..]].concat()));
                 assert_eq!(same.ok(), Some(op), "byte {byte}");
