@@ -8,37 +8,27 @@
 //!
 //! Run it with `cargo run -p parkline --example daemon`.
 
-use std::sync::{Arc, Mutex};
-
 use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
-use parkline::{Batch, Budget, Outcome, Queue, RequestId};
+use parkline::{Batch, Budget, Outcome, RequestId, SharedQueue};
 
-type Shared = Arc<Mutex<Queue>>;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A child's request ended: park its completion line. The queue waits for an fsync, so it runs
-/// on a blocking thread; a std `Mutex`, not an async one, because it is never held across an
-/// await.
-async fn complete(queue: Shared, request: u64, turn: &str) -> Result<(), BoxError> {
+/// A child's request ended: park its completion line. The call waits for an fsync, so it runs
+/// on a blocking thread; children that finish together share one fsync (group commit), each
+/// with its own answer.
+async fn complete(queue: SharedQueue, request: u64, turn: &str) -> Result<(), BoxError> {
     let line = format!(
         "[delegation r-{request} answered turn {turn}] outcome: ok; agent_read{{turn:\"{turn}\"}}"
     );
-    let seq = tokio::task::spawn_blocking(move || {
-        let mut queue = queue.lock().map_err(|_| "queue mutex poisoned")?;
-        queue
-            .park(RequestId(request), &line)
-            .map_err(BoxError::from)
-    })
-    .await??;
+    let seq = tokio::task::spawn_blocking(move || queue.park(RequestId(request), &line)).await??;
     println!("parked r-{request} as seq {}", seq.0);
     Ok(())
 }
 
 /// The parent's turn ended: take the next batch, if any.
-async fn boundary(queue: &Shared) -> Result<Option<Batch>, BoxError> {
-    let queue = Arc::clone(queue);
+async fn boundary(queue: &SharedQueue) -> Result<Option<Batch>, BoxError> {
+    let queue = queue.clone();
     tokio::task::spawn_blocking(move || {
-        let mut queue = queue.lock().map_err(|_| "queue mutex poisoned")?;
         // The parent's read budget bounds the whole turn text (D12).
         let budget = Budget::for_turn_chars(16_000)?;
         queue.boundary(budget).map_err(BoxError::from)
@@ -47,13 +37,10 @@ async fn boundary(queue: &Shared) -> Result<Option<Batch>, BoxError> {
 }
 
 /// The parent was (or was not) given the batch: settle it.
-async fn settle(queue: &Shared, batch: &Batch, outcome: Outcome) -> Result<(), BoxError> {
-    let (queue, id, n) = (Arc::clone(queue), batch.id, batch.items.len());
-    let settlement = tokio::task::spawn_blocking(move || {
-        let mut queue = queue.lock().map_err(|_| "queue mutex poisoned")?;
-        queue.settle(id, &vec![outcome; n]).map_err(BoxError::from)
-    })
-    .await??;
+async fn settle(queue: &SharedQueue, batch: &Batch, outcome: Outcome) -> Result<(), BoxError> {
+    let (queue, id, n) = (queue.clone(), batch.id, batch.items.len());
+    let settlement =
+        tokio::task::spawn_blocking(move || queue.settle(id, &vec![outcome; n])).await??;
     println!(
         "settled batch {}: {} delivered, {} parked again, {} dead",
         id.0,
@@ -87,13 +74,13 @@ fn follow(child: &Transcript, cursor: Cursor) -> Result<Cursor, parkline::Error>
 async fn main() -> Result<(), BoxError> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("session-s966.mirror");
-    let queue: Shared = Arc::new(Mutex::new(Queue::open(&path)?));
+    let queue = SharedQueue::open(&path)?;
 
     // Three children finish while the parent is mid-turn, each on its own task.
     let tasks: Vec<_> = (1..=3)
         .map(|r| {
             tokio::spawn(complete(
-                Arc::clone(&queue),
+                queue.clone(),
                 r,
                 ["t7", "t8", "t9"][r as usize - 1],
             ))
@@ -119,26 +106,24 @@ async fn main() -> Result<(), BoxError> {
 
     // The restart. The daemon is not sure its last park reached the mirror: it parks the line
     // again, and the mirror answers with the seq the line already has (one line per request).
-    let queue: Shared = Arc::new(Mutex::new(Queue::open(&path)?));
-    complete(Arc::clone(&queue), 3, "t9").await?;
+    let queue = SharedQueue::open(&path)?;
+    complete(queue.clone(), 3, "t9").await?;
     // The same batch comes back first, marked as a repeat.
     let batch = boundary(&queue).await?.ok_or("the crashed batch repeats")?;
     assert!(batch.is_repeat());
     show(&batch);
     settle(&queue, &batch, Outcome::Delivered).await?;
-    {
-        let mut guard = queue.lock().map_err(|_| "queue mutex poisoned")?;
-        // After `Poisoned` (a failed write or fsync), the shared handle reopens in place.
-        guard.reopen()?;
-        let stats = guard.stats();
-        println!(
-            "after a reopen: parked {}, in flight {}, dead {}, {} bytes",
-            stats.parked, stats.in_flight, stats.dead_letters, stats.mirror_bytes
-        );
-        // The session ends: its mirror and lock file go (refused while lines are held).
-        guard.remove(false)?;
-        println!("session ended: {} removed", path.display());
-    }
+    // After `Poisoned` (a failed write or fsync), every caller that got the error may reopen:
+    // the mirror is reopened once, and a reopen of a handle that is not poisoned does nothing.
+    queue.reopen()?;
+    let stats = queue.stats()?;
+    println!(
+        "parked {}, in flight {}, dead {}, {} bytes, {} fsyncs",
+        stats.parked, stats.in_flight, stats.dead_letters, stats.mirror_bytes, stats.fsyncs
+    );
+    // The session ends: its mirror and lock file go (refused while lines are held).
+    queue.remove(false)?;
+    println!("session ended: {} removed", path.display());
 
     // agent_read: the parent follows child s980-1's turns without being sent t7 twice.
     let mut child = Transcript::new(ChildId::new("s980-1")?);

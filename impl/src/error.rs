@@ -429,3 +429,29 @@ impl std::error::Error for Error {
             .map(|source| source as &(dyn std::error::Error + 'static))
     }
 }
+
+/// Group commit hands one failure to every caller of the group.
+impl Error {
+    /// The same error for another caller of a group: kind, context, path and offsets kept; the
+    /// source's kind and text kept (an `io::Error` is not `Clone`).
+    pub(crate) fn for_member(&self) -> Error {
+        let inner = &self.inner;
+        Error {
+            inner: Box::new(Inner {
+                kind: inner.kind,
+                path: inner.path.clone(),
+                offset: inner.offset,
+                record: inner.record,
+                context: inner.context.clone(),
+                source: inner
+                    .source
+                    .as_ref()
+                    .map(|source| io::Error::new(source.kind(), source.to_string())),
+                needed_chars: inner.needed_chars,
+                line_index: inner.line_index,
+                resume_cursor: inner.resume_cursor.clone(),
+                cursor_child: inner.cursor_child.clone(),
+            }),
+        }
+    }
+}

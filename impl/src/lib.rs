@@ -125,6 +125,7 @@ mod config;
 mod core;
 mod error;
 pub mod frame;
+mod group;
 mod line;
 mod lock;
 // The file format's in-memory types: public for the harness, the fuzz targets and the operator
@@ -134,6 +135,7 @@ pub mod mirror;
 mod queue;
 pub mod read;
 mod runs;
+mod shared;
 mod storage;
 mod types;
 
@@ -141,6 +143,7 @@ pub use config::Config;
 pub use error::{Error, ErrorKind, Result};
 pub use line::Line;
 pub use queue::{COMPACT_SLACK_BYTES, Queue, Stats};
+pub use shared::SharedQueue;
 pub use storage::{Entry, FsStorage, Identity, MemStorage, Storage};
 pub use types::{
     Attempt, Batch, BatchId, Budget, Item, Notified, Outcome, RequestId, Seq, Settlement, split,

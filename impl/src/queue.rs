@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::core::Core;
 use crate::error::{Error, ErrorKind, Result};
+use crate::group::{self, Unit};
 use crate::mirror::{self, Decoded, LogDecoder, MirrorState, Record};
 use crate::storage::{Entry, FsStorage, Identity, Storage};
 use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement};
@@ -463,6 +464,31 @@ impl<S: Storage> Queue<S> {
         let step = self.core.park_all(lines)?;
         self.append_checked(step.record.as_ref())?;
         Ok(step.value)
+    }
+
+    /// Group commit's write (D22, D3): every unit's answer, in order, for the lines of `units`
+    /// parked in one record, one append and one fsync. A unit refused writes nothing and leaves
+    /// the others' lines in the record; a failed write or fsync fails every unit that wrote
+    /// (the handle is then poisoned, M10).
+    pub(crate) fn park_group(&mut self, units: &[Unit]) -> Vec<Result<Vec<Seq>>> {
+        if let Err(e) = self.check_poison() {
+            return units.iter().map(|_| Err(e.for_member())).collect();
+        }
+        let (mut answers, record) = group::plan(&self.core, units);
+        debug_assert_eq!(answers.len(), units.len());
+        if let Err(e) = self.append_checked(record.as_ref()) {
+            // Only the units whose lines the record held wrote; the others' answers stand.
+            let first = self.core.state.next_seq;
+            for answer in &mut answers {
+                if answer
+                    .as_ref()
+                    .is_ok_and(|seqs| seqs.iter().any(|seq| *seq >= first))
+                {
+                    *answer = Err(e.for_member());
+                }
+            }
+        }
+        answers
     }
 
     /// Moves the dead letters `seqs` back to the parked list, each at its seq's place, with its

@@ -109,4 +109,5 @@ mod lock;
 mod record_json;
 mod repeat_bound;
 mod settle;
+mod shared;
 mod v2;

@@ -1,0 +1,167 @@
+//! Group commit's planning (D22, D3): the parks of many callers, queued while one leader writes,
+//! turned into one record with an answer for each caller. Sans-I/O, like the core it reads.
+
+use std::collections::BTreeMap;
+
+use crate::core::Core;
+use crate::error::{Error, ErrorKind, Result};
+use crate::line::Line;
+use crate::mirror::{GroupItem, Record};
+use crate::types::{RequestId, Seq};
+
+/// One caller's part of a group: a `park` (one line), or a `park_all` that stays all or none.
+#[derive(Clone, Debug)]
+pub(crate) struct Unit {
+    pub(crate) lines: Vec<(RequestId, Line)>,
+    /// A `park_all`: its lines are refused or parked together, with consecutive seqs.
+    pub(crate) whole: bool,
+}
+
+impl Unit {
+    /// The bytes of its lines: what a group of units is bounded by.
+    pub(crate) fn bytes(&self) -> usize {
+        self.lines
+            .iter()
+            .fold(0usize, |sum, (_, line)| sum.saturating_add(line.len()))
+    }
+}
+
+/// The group being planned: the seqs given so far, and the requests they answer.
+struct Plan<'a> {
+    core: &'a Core,
+    next: Seq,
+    items: Vec<GroupItem>,
+    planned: BTreeMap<RequestId, (Seq, Line)>,
+}
+
+/// Every unit's answer (in the order given), and the one record that parks every new line, in
+/// the units' order with consecutive seqs: a `park` record for one line, a `parks` record for
+/// more. A unit refused (a bad line, a conflicting or dead request, no seq left) writes nothing
+/// and leaves the others' lines in the record.
+pub(crate) fn plan(core: &Core, units: &[Unit]) -> (Vec<Result<Vec<Seq>>>, Option<Record>) {
+    let mut plan = Plan {
+        core,
+        next: core.state.next_seq,
+        items: Vec::new(),
+        planned: BTreeMap::new(),
+    };
+    let answers = units
+        .iter()
+        .map(|unit| {
+            if unit.whole {
+                plan.whole(&unit.lines)
+            } else {
+                let (request, line) = &unit.lines[0];
+                plan.one(*request, line).map(|seq| vec![seq])
+            }
+        })
+        .collect();
+    let first = core.state.next_seq;
+    let record = match plan.items.len() {
+        0 => None,
+        1 => plan.items.pop().map(|item| Record::Park {
+            seq: first,
+            request: item.request,
+            line: item.line,
+            failures: 0,
+            handed: 0,
+        }),
+        _ => Some(Record::Parks {
+            seq: first,
+            items: plan.items,
+        }),
+    };
+    (answers, record)
+}
+
+impl Plan<'_> {
+    /// A `park`'s answer: as `Core::park`, and a request another unit of this group parks is
+    /// held by it (D3: the same line gets its seq, another is `RequestConflict`).
+    fn one(&mut self, request: RequestId, line: &Line) -> Result<Seq> {
+        let step = self.core.park(request, line)?;
+        if step.record.is_none() {
+            return Ok(step.value);
+        }
+        if let Some(answer) = self.planned_answer(request, line) {
+            return answer;
+        }
+        self.give(&[(request, line.clone())]).map(|seqs| seqs[0])
+    }
+
+    /// A `park_all`'s answer: as `Core::park_all`, and a group naming requests other units of
+    /// this group park is their retry when it names only them with the same lines, and
+    /// `RequestConflict` otherwise (D22).
+    fn whole(&mut self, lines: &[(RequestId, Line)]) -> Result<Vec<Seq>> {
+        let borrowed: Vec<(RequestId, &str)> = lines
+            .iter()
+            .map(|(request, line)| (*request, line.as_str()))
+            .collect();
+        let step = self.core.park_all(&borrowed)?;
+        if step.record.is_none() {
+            return Ok(step.value);
+        }
+        let in_group = lines
+            .iter()
+            .filter(|(request, _)| self.planned.contains_key(request))
+            .count();
+        if in_group == lines.len() {
+            return lines
+                .iter()
+                .map(|(request, line)| {
+                    self.planned_answer(*request, line)
+                        .unwrap_or_else(|| Err(conflict("a planned request vanished")))
+                })
+                .collect();
+        }
+        if in_group > 0 {
+            return Err(conflict(
+                "the group names requests another caller parks in the same write; park them apart",
+            ));
+        }
+        self.give(lines)
+    }
+
+    /// What this group already gives `request`: its seq for the same line, else a conflict.
+    fn planned_answer(&self, request: RequestId, line: &Line) -> Option<Result<Seq>> {
+        let (seq, planned) = self.planned.get(&request)?;
+        Some(if planned == line {
+            Ok(*seq)
+        } else {
+            Err(conflict(&format!(
+                "request {request} already has another line in this write (seq {seq}); one \
+                 completion line per request"
+            )))
+        })
+    }
+
+    /// Consecutive seqs for `lines`, added to the record; `Exhausted` when the last would reach
+    /// `u64::MAX` (M6).
+    fn give(&mut self, lines: &[(RequestId, Line)]) -> Result<Vec<Seq>> {
+        let count = u64::try_from(lines.len()).unwrap_or(u64::MAX);
+        // The last seq given is `after - 1`, never `u64::MAX`; `after` may be: exhausted.
+        let Some(after) = self.next.0.checked_add(count) else {
+            return Err(Error::new(
+                ErrorKind::Exhausted,
+                format!("no {count} seqs left from seq {} in this write", self.next),
+            ));
+        };
+        let seqs: Vec<Seq> = (self.next.0..after).map(Seq).collect();
+        for ((request, line), seq) in lines.iter().zip(&seqs) {
+            self.planned.insert(*request, (*seq, line.clone()));
+            self.items.push(GroupItem {
+                request: *request,
+                line: line.clone(),
+            });
+        }
+        self.next = Seq(after);
+        debug_assert_eq!(
+            self.items.len() as u64,
+            self.next.0 - self.core.state.next_seq.0
+        );
+        Ok(seqs)
+    }
+}
+
+fn conflict(why: &str) -> Error {
+    Error::new(ErrorKind::RequestConflict, why.to_owned())
+}

@@ -1,0 +1,264 @@
+//! Group commit (D1, D3, D16, D22, M10): a `SharedQueue`'s callers share one append and one
+//! fsync, each with its own answer.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::*;
+use crate::SharedQueue;
+
+/// A `MemStorage` whose file fsyncs wait at a gate the test opens, so a group forms behind a
+/// leader deterministically; it can fail the fsync of one group.
+#[derive(Debug)]
+struct Gated {
+    inner: MemStorage,
+    gate: Arc<Gate>,
+}
+
+#[derive(Debug, Default)]
+struct Gate {
+    /// Fsyncs wait while this is set.
+    closed: AtomicBool,
+    /// Set once an fsync waits at the closed gate.
+    waiting: AtomicBool,
+    /// The number of the file fsync (1-based, counted from the gate's making) that fails.
+    fail_at: AtomicU64,
+    syncs: AtomicU64,
+}
+
+impl Storage for Gated {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        self.inner.read_chunks(name, each)
+    }
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.inner.append(name, bytes)
+    }
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        while self.gate.closed.load(Ordering::SeqCst) {
+            self.gate.waiting.store(true, Ordering::SeqCst);
+            std::thread::yield_now();
+        }
+        let n = self.gate.syncs.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.gate.fail_at.load(Ordering::SeqCst) == n {
+            return Err(io::Error::other("injected fsync failure"));
+        }
+        self.inner.sync(name)
+    }
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        self.inner.sync_dir()
+    }
+    fn identity(&mut self, name: &str) -> io::Result<Identity> {
+        self.inner.identity(name)
+    }
+    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
+        self.inner.entry(name)
+    }
+}
+
+/// What a caller of the group asks.
+#[derive(Clone, Debug)]
+enum Ask {
+    Park(u64, &'static str),
+    All(Vec<(u64, &'static str)>),
+}
+
+type Answer = Result<Vec<u64>, ErrorKind>;
+
+fn ask(queue: &SharedQueue<Gated>, what: &Ask) -> Answer {
+    let answer = match what {
+        Ask::Park(request, line) => queue.park(RequestId(*request), line).map(|seq| vec![seq]),
+        Ask::All(lines) => {
+            let lines: Vec<(RequestId, &str)> =
+                lines.iter().map(|(r, l)| (RequestId(*r), *l)).collect();
+            queue.park_all(&lines)
+        }
+    };
+    answer
+        .map(|seqs| seqs.iter().map(|seq| seq.0).collect())
+        .map_err(|e| e.kind())
+}
+
+/// Runs `first` as the leader of a group whose fsync waits at the gate, queues each of `rest`
+/// behind it in order (each caller joins before the next starts), opens the gate, and returns
+/// every answer in that order with the file fsyncs the parks took.
+fn group_behind_a_leader(first: Ask, rest: Vec<Ask>, fail_at: u64) -> (Vec<Answer>, u64) {
+    let gate = Arc::new(Gate::default());
+    let storage = Gated {
+        inner: MemStorage::new(),
+        gate: gate.clone(),
+    };
+    let queue = Queue::with_storage(storage, "m", Config::default()).expect("create");
+    let queue = SharedQueue::new(queue);
+    let fsyncs_before = queue.stats().expect("stats").fsyncs;
+    gate.syncs.store(0, Ordering::SeqCst);
+    gate.fail_at.store(fail_at, Ordering::SeqCst);
+    gate.closed.store(true, Ordering::SeqCst);
+    let leader = {
+        let queue = queue.clone();
+        std::thread::spawn(move || ask(&queue, &first))
+    };
+    while !gate.waiting.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    let mut callers = vec![leader];
+    for (i, what) in rest.into_iter().enumerate() {
+        let caller = queue.clone();
+        callers.push(std::thread::spawn(move || ask(&caller, &what)));
+        while queue.pending() < i + 1 {
+            std::thread::yield_now();
+        }
+    }
+    gate.closed.store(false, Ordering::SeqCst);
+    let answers = callers
+        .into_iter()
+        .map(|caller| caller.join().expect("a caller"))
+        .collect();
+    let fsyncs = queue.stats().map_or(u64::MAX, |s| s.fsyncs) - fsyncs_before;
+    (answers, fsyncs)
+}
+
+/// D3, D16, D22: parks queued behind a leader are written as one group, one fsync, each caller
+/// with its own answer in join order: a bad line and a conflicting request fail alone, the same
+/// request with the same line gets the one seq, a `park_all` is all or none among them.
+#[test]
+fn d16_d22_a_group_gives_each_caller_its_own_answer() {
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# **Group commit.** On a shared handle (`SharedQueue`), parks that arrive
+    //# while another's write and fsync are in progress MUST be written
+    //# together, in one append and one fsync, once that fsync returns, each caller with its own
+    //# answer: a refused line or request fails its caller only.
+    let rest = vec![
+        Ask::Park(2, "b"),
+        Ask::Park(3, "bad\nline"),
+        Ask::Park(2, "b"),
+        Ask::Park(2, "c"),
+        Ask::All(vec![(4, "d"), (5, "e")]),
+        Ask::All(vec![(6, "f"), (6, "g")]),
+        Ask::Park(1, "a"),
+        Ask::Park(1, "x"),
+        Ask::Park(7, "h"),
+    ];
+    let (answers, fsyncs) = group_behind_a_leader(Ask::Park(1, "a"), rest, 0);
+    let expected: Vec<Answer> = vec![
+        Ok(vec![1]),
+        Ok(vec![2]),
+        Err(ErrorKind::InvalidLine),
+        Ok(vec![2]),
+        Err(ErrorKind::RequestConflict),
+        Ok(vec![3, 4]),
+        Err(ErrorKind::RequestConflict),
+        Ok(vec![1]),
+        Err(ErrorKind::RequestConflict),
+        Ok(vec![5]),
+    ];
+    assert_eq!(answers, expected);
+    assert_eq!(fsyncs, 2, "the leader's and the group's");
+}
+
+/// D16: 200 callers parking at once take two file fsyncs: the first caller's, and one for the
+/// 199 queued behind it.
+#[test]
+fn d16_two_hundred_parks_at_once_share_two_fsyncs() {
+    let lines: Vec<&'static str> = (0..200)
+        .map(|i| &*Box::leak(format!("[r{i}] done").into_boxed_str()))
+        .collect();
+    let rest = (1..200)
+        .map(|i| Ask::Park(i + 1, lines[i as usize]))
+        .collect();
+    let (answers, fsyncs) = group_behind_a_leader(Ask::Park(1, lines[0]), rest, 0);
+    let seqs: Vec<u64> = answers
+        .into_iter()
+        .flat_map(|a| a.expect("parked"))
+        .collect();
+    assert_eq!(seqs, (1..=200).collect::<Vec<u64>>());
+    assert_eq!(fsyncs, 2);
+}
+
+/// M10, D16: a group whose fsync fails fails every caller whose line it held, and poisons;
+/// a caller refused for its own line keeps its own answer, and a retry of a line written
+/// before keeps its seq.
+#[test]
+fn m10_a_failed_group_fsync_fails_every_member_and_poisons() {
+    let rest = vec![
+        Ask::Park(2, "b"),
+        Ask::Park(3, "bad\nline"),
+        Ask::Park(1, "a"),
+        Ask::All(vec![(4, "d"), (5, "e")]),
+    ];
+    let (answers, _) = group_behind_a_leader(Ask::Park(1, "a"), rest, 2);
+    let expected: Vec<Answer> = vec![
+        Ok(vec![1]),
+        Err(ErrorKind::Io),
+        Err(ErrorKind::InvalidLine),
+        Ok(vec![1]),
+        Err(ErrorKind::Io),
+    ];
+    assert_eq!(answers, expected);
+}
+
+/// D1, D16: parks from eight threads beside a loop of boundaries: every park acknowledged before
+/// a boundary starts is in that boundary's batch or an earlier one, no seq is in two batches,
+/// and every acknowledged line is delivered.
+#[test]
+fn d1_a_park_acknowledged_before_a_boundary_is_in_it_or_behind_it() -> TestResult {
+    let queue = SharedQueue::new(Queue::with_storage(
+        MemStorage::new(),
+        "m",
+        Config::default(),
+    )?);
+    let acked = Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+    let parkers: Vec<_> = (0..8u64)
+        .map(|thread| {
+            let (queue, acked) = (queue.clone(), acked.clone());
+            std::thread::spawn(move || {
+                for i in 0..200 {
+                    let seq = queue.park(RequestId(thread * 1000 + i), "line")?;
+                    acked.lock().map_err(|_| "acked")?.insert(seq);
+                }
+                Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+            })
+        })
+        .collect();
+    let mut delivered = BTreeSet::new();
+    let mut drain = |queue: &SharedQueue<MemStorage>| -> TestResult {
+        let before: BTreeSet<Seq> = acked.lock().map_err(|_| "acked")?.clone();
+        if let Some(batch) = queue.boundary(Budget::for_turn_chars(1 << 30)?)? {
+            for item in &batch.items {
+                assert!(delivered.insert(item.seq), "{:?} in two batches", item.seq);
+            }
+            queue.settle(batch.id, &vec![Outcome::Delivered; batch.items.len()])?;
+        }
+        assert!(
+            before.is_subset(&delivered),
+            "a park acknowledged before a boundary was left out"
+        );
+        Ok(())
+    };
+    while parkers.iter().any(|parker| !parker.is_finished()) {
+        drain(&queue)?;
+    }
+    for parker in parkers {
+        parker
+            .join()
+            .map_err(|_| "a parker panicked")?
+            .map_err(|e| e.to_string())?;
+    }
+    drain(&queue)?;
+    assert_eq!(delivered.len(), 1600);
+    Ok(())
+}
