@@ -576,3 +576,131 @@ fn drive_md_example_is_what_serve_writes() {
         "update spec/drive.md's example drive-serve"
     );
 }
+
+// ---- many threads parking through one `SharedQueue` ----
+
+/// Set in the child's environment to the mirror its threads park into.
+const THREADS_CHILD_MIRROR: &str = "PARKLINE_THREADS_CHILD";
+/// Set in the child's environment to the life's number, which its request ids start from.
+const THREADS_CHILD_LIFE: &str = "PARKLINE_THREADS_LIFE";
+const THREADS_CHILD_TEST: &str = "kill::threads_child_or_nothing";
+/// Threads parking in the child.
+const PARKING_THREADS: u64 = 8;
+
+fn thread_lives() -> usize {
+    std::env::var("PARKLINE_KILL_THREAD_LIVES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40)
+}
+
+/// The line of `request`, so the parent knows every line from its request alone.
+fn threaded_line(request: u64) -> String {
+    format!("[delegation r-{request} threaded] outcome ok")
+}
+
+/// In the re-executed child (with [`THREADS_CHILD_MIRROR`] set): eight threads park through
+/// one `SharedQueue` until the process is killed, each printing `request seq` once its park
+/// returned (an acknowledgement). In a normal run it does nothing.
+#[test]
+fn threads_child_or_nothing() {
+    let Some(mirror) = std::env::var_os(THREADS_CHILD_MIRROR) else {
+        return;
+    };
+    let life: u64 = std::env::var(THREADS_CHILD_LIFE)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let queue = parkline::SharedQueue::open_with(Path::new(&mirror), config())
+        .unwrap_or_else(|e| panic!("open: {e}"));
+    let out = std::sync::Arc::new(std::sync::Mutex::new(io::stdout()));
+    let threads: Vec<_> = (0..PARKING_THREADS)
+        .map(|thread| {
+            let (queue, out) = (queue.clone(), out.clone());
+            std::thread::spawn(move || {
+                for k in 0.. {
+                    let request = life * 1_000_000_000 + thread * 1_000_000 + k;
+                    let seq = queue
+                        .park(parkline::RequestId(request), &threaded_line(request))
+                        .unwrap_or_else(|e| panic!("park: {e}"));
+                    let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+                    let _ = writeln!(out, "{request} {}", seq.0);
+                    let _ = out.flush();
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        let _ = thread.join();
+    }
+    std::process::exit(0);
+}
+
+/// D9, D16 through group commit on a real file: eight threads of a child park through one
+/// `SharedQueue`; the parent reads a random number of acknowledgements (out of op order), kills
+/// the child with signal 9, and requires every acknowledged line in the reopened mirror with its
+/// seq, no request twice; then it drains the mirror for the next life.
+#[test]
+fn kill_9_while_threads_park_loses_nothing_acknowledged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("threads.mirror");
+    let mut rng = SplitMix::new(seed());
+    let mut acknowledged = 0;
+    for life in 1..=thread_lives() {
+        let mut child = Process::new(std::env::current_exe().expect("the test binary's path"))
+            .args([THREADS_CHILD_TEST, "--exact", "--quiet", "--nocapture"])
+            .env(THREADS_CHILD_MIRROR, &path)
+            .env(THREADS_CHILD_LIFE, life.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn the parking child");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let wanted = 1 + rng.upto(300);
+        let mut acked = Vec::with_capacity(wanted);
+        let mut line = String::new();
+        while acked.len() < wanted {
+            line.clear();
+            if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            let mut fields = line.split_whitespace().map(str::parse::<u64>);
+            if let (Some(Ok(request)), Some(Ok(seq))) = (fields.next(), fields.next()) {
+                acked.push((request, seq));
+            }
+        }
+        child.kill().expect("kill -9");
+        child.wait().expect("wait");
+        acknowledged += acked.len();
+        let mut queue = Queue::open_with(&path, config())
+            .unwrap_or_else(|e| panic!("seed {}, life {life}: reopen: {e}", seed()));
+        for (request, seq) in &acked {
+            let item = queue
+                .find(parkline::RequestId(*request))
+                .unwrap_or_else(|| panic!("life {life}: acknowledged request {request} is lost"));
+            assert_eq!(
+                (item.seq.0, item.line.as_str()),
+                (*seq, threaded_line(*request).as_str())
+            );
+        }
+        let requests: std::collections::BTreeSet<u64> =
+            queue.parked().iter().map(|item| item.request.0).collect();
+        assert_eq!(
+            requests.len(),
+            queue.parked().len(),
+            "life {life}: a request parked twice"
+        );
+        if let Some(batch) = queue
+            .boundary(parkline::Budget(usize::MAX))
+            .expect("boundary")
+        {
+            let outcomes = vec![parkline::Outcome::Delivered; batch.items.len()];
+            queue.settle(batch.id, &outcomes).expect("settle");
+        }
+    }
+    assert!(acknowledged > 0);
+    eprintln!(
+        "{} lives, {acknowledged} acknowledged parks checked",
+        thread_lives()
+    );
+}

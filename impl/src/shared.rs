@@ -44,7 +44,7 @@ use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settle
 /// for child in children {
 ///     child.join().expect("a parker")?;
 /// }
-/// assert_eq!(queue.parked().len(), 8);
+/// assert_eq!(queue.parked()?.len(), 8);
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
