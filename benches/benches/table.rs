@@ -37,14 +37,15 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use parkline::{Budget, ErrorKind, Queue, RequestId};
+use parkline::{Budget, ErrorKind, Queue, RequestId, SharedQueue};
 use parkline_benches::boundary;
+use parkline_benches::contention::{self, Sharing};
 use parkline_benches::fixture::{self, CountedQueue, bench_dir, completion_line, mirror_line};
 use parkline_benches::floor::{self, AppendFloor};
 use parkline_benches::interleave::{self, Quartiles};
 use parkline_benches::json_mirror::JsonMirror;
 use parkline_benches::memory::{self, Heap};
-use parkline_benches::plot;
+use parkline_benches::plot::{self, Labels, Series};
 use tempfile::TempDir;
 
 #[global_allocator]
@@ -310,6 +311,179 @@ fn park_row(n: u64) -> Row {
         &t[0],
         &t[1],
     )
+}
+
+// ---- many threads, one session ----
+
+/// The uncontended park through a `SharedQueue` (a group of one) / the floor.
+fn shared_park_row() -> Row {
+    let rounds = interleave::rounds(300);
+    let mut dir = None;
+    let mut queue: Option<SharedQueue> = None;
+    let mut parked = 0u64;
+    let mut request = 2_000_000u64;
+    let mut shared = || {
+        if queue.is_none() || parked >= SLACK {
+            queue = None;
+            if let Some(old) = dir.take() {
+                fixture::discard(old).expect("sync the deletion");
+            }
+            let fresh = bench_dir().expect("temporary directory");
+            queue = Some(SharedQueue::open(fresh.path().join(MIRROR)).expect("open"));
+            (dir, parked) = (Some(fresh), 0);
+        }
+        request += 1;
+        parked += 1;
+        let line = completion_line(request);
+        let queue = queue.as_ref().expect("built above");
+        let start = Instant::now();
+        queue.park(RequestId(request), &line).expect("park");
+        start.elapsed()
+    };
+    let mut f = ParkFloor {
+        dir: None,
+        floor: None,
+        lines: 0,
+        n: 0,
+        request: 2_000_000,
+    };
+    let t = interleave::samples(rounds, &mut [&mut shared, &mut || f.park_once()]);
+    drop(queue.take());
+    for old in [dir.take(), f.dir.take()].into_iter().flatten() {
+        fixture::discard(old).expect("sync the deletion");
+    }
+    Row::timed(
+        "uncontended park through a `SharedQueue` / floor (write + fsync)".to_owned(),
+        "floor",
+        rounds,
+        &t[0],
+        &t[1],
+    )
+}
+
+/// 200 threads released at once, one park each through a `SharedQueue` / one `park_all` of the
+/// same lines, and / handing the lines to one thread that calls `park_all` (the scheduling
+/// floor); the fsyncs the 200 parks took.
+fn burst_rows(n: usize) -> Vec<Row> {
+    let rounds = interleave::rounds(20);
+    let mut fsyncs = Vec::new();
+    let t = interleave::samples(
+        rounds,
+        &mut [
+            &mut || {
+                let (took, synced) = contention::burst_shared(n).expect("burst");
+                fsyncs.push(synced);
+                took
+            },
+            &mut || contention::burst_park_all(n).expect("park_all"),
+            &mut || contention::burst_handoff(n).expect("hand-off"),
+        ],
+    );
+    fsyncs.sort_unstable();
+    let (median, most) = (fsyncs[fsyncs.len() / 2], fsyncs[fsyncs.len() - 1]);
+    let what = |baseline: &str| {
+        format!(
+            "{n} threads, one park each, released at once ({median} fsyncs, at most {most}) / {baseline}"
+        )
+    };
+    vec![
+        Row::timed(
+            what("one `park_all` of the same lines"),
+            "park_all",
+            rounds,
+            &t[0],
+            &t[1],
+        ),
+        Row::timed(
+            what("the lines handed to one thread that calls `park_all`"),
+            "hand-off",
+            rounds,
+            &t[0],
+            &t[2],
+        ),
+    ]
+}
+
+/// `threads` threads parking `each` lines in a loop through a `SharedQueue` / through
+/// `Arc<Mutex<Queue>>`: a ratio of 0.25x is 4x the parks per second.
+fn loop_row(threads: usize, each: usize) -> Row {
+    let rounds = interleave::rounds(10);
+    let mut fsyncs = Vec::new();
+    let t = interleave::samples(
+        rounds,
+        &mut [
+            &mut || {
+                let (took, synced) =
+                    contention::loop_parks(Sharing::Shared, threads, each).expect("loop");
+                fsyncs.push(synced);
+                took
+            },
+            &mut || {
+                contention::loop_parks(Sharing::Mutex, threads, each)
+                    .expect("loop")
+                    .0
+            },
+        ],
+    );
+    fsyncs.sort_unstable();
+    let parks = (threads * each) as f64;
+    let per_fsync = parks / fsyncs[fsyncs.len() / 2].max(1) as f64;
+    Row::timed(
+        format!(
+            "{threads} threads x {each} parks through a `SharedQueue` ({per_fsync:.1} parks per fsync) / through `Arc<Mutex<Queue>>`"
+        ),
+        "mutex",
+        rounds,
+        &t[0],
+        &t[1],
+    )
+}
+
+/// Parks per second against threads, `SharedQueue` and `Arc<Mutex<Queue>>`, as the chart
+/// `benches/parks-per-second.svg`.
+fn parks_per_second_chart() {
+    const EACH: usize = 40;
+    let threads = [1usize, 2, 4, 8, 16, 32];
+    let rounds = interleave::rounds(5);
+    let mut series = Vec::new();
+    for (sharing, name, colour) in [
+        (Sharing::Shared, "SharedQueue (group commit)", "#1f77b4"),
+        (Sharing::Mutex, "Arc<Mutex<Queue>>", "#d62728"),
+    ] {
+        let points = threads
+            .iter()
+            .map(|&n| {
+                let rates: Vec<f64> = (0..rounds)
+                    .map(|_| {
+                        let (took, _) = contention::loop_parks(sharing, n, EACH).expect("loop");
+                        (n * EACH) as f64 / took.as_secs_f64().max(1e-9)
+                    })
+                    .collect();
+                (n as f64, Quartiles::of(&rates))
+            })
+            .collect();
+        series.push(Series {
+            name: name.to_owned(),
+            colour,
+            points,
+        });
+    }
+    let subtitle = format!(
+        "{}, a shared 2-core VM (ext4); cargo bench -p parkline-benches --bench table",
+        plot::utc_date_today()
+    );
+    let svg = plot::log_log(
+        Labels {
+            title: "Parks per second into one session",
+            subtitle: &subtitle,
+            x: "threads parking",
+            y: "parks per second",
+        },
+        &series,
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("parks-per-second.svg");
+    std::fs::write(&path, svg).expect("write the chart");
+    eprintln!("table: chart {}", path.display());
 }
 
 // ---- recovery ----
@@ -656,6 +830,15 @@ fn main() {
         rows.push(park_row(n));
         eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
     }
+    rows.push(shared_park_row());
+    rows.extend(burst_rows(200));
+    rows.push(loop_row(8, 50));
+    eprintln!("table: many threads");
+    if std::env::var_os("PARKLINE_TABLE_ONLY_THREADS").is_some() {
+        parks_per_second_chart();
+        print_rows(&rows, start);
+        return;
+    }
     for n in [13, 100] {
         rows.extend(group_rows(n));
         eprintln!("table: group park of {n}");
@@ -670,6 +853,11 @@ fn main() {
         rows.push(steady_boundary_row(n));
         eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
     }
+    parks_per_second_chart();
+    print_rows(&rows, start);
+}
+
+fn print_rows(rows: &[Row], start: Instant) {
     println!(
         "\nMeasured {} (UTC), `nice -n 5 cargo bench -p parkline-benches --bench table`, {:.0} s; \
          ratio = median of per-round ratios (interleaved rounds), quartiles beside it.\n",
@@ -678,7 +866,7 @@ fn main() {
     );
     println!("| row | parkline | same-run baseline | ratio | quartiles | rounds |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: |");
-    for r in &rows {
+    for r in rows {
         println!(
             "| {} | {} | {} | **{:.2}x** | {:.2}-{:.2}x | {} |",
             r.what, r.parkline, r.baseline, r.ratio.median, r.ratio.q1, r.ratio.q3, r.rounds

@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 pub mod boundary;
+pub mod contention;
 pub mod counting;
 pub mod fixture;
 pub mod floor;
