@@ -1,4 +1,6 @@
-//! Limits of a queue.
+//! Limits of a queue, and the bounds they must keep.
+
+use crate::error::{Error, ErrorKind, Result};
 
 /// Limits of a queue. Construct with [`Config::default`] and set fields.
 ///
@@ -39,5 +41,40 @@ impl Default for Config {
             group_bytes_max: 64 << 20,
             compact_slack_bytes: crate::COMPACT_SLACK_BYTES,
         }
+    }
+}
+
+impl Config {
+    /// Checks the bounds each field documents: `failures_max`, `repeats_max` and
+    /// `line_bytes_max` at least 1, `group_bytes_max` at least `line_bytes_max`.
+    /// [`Queue::with_storage`](crate::Queue::with_storage) checks them before it opens anything,
+    /// and so does a `Config` read with serde (the `serde` feature).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidConfig`] naming the first bound not kept.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut config = parkline::Config::default();
+    /// assert!(config.validate().is_ok());
+    /// config.group_bytes_max = config.line_bytes_max - 1;
+    /// let err = config.validate().unwrap_err();
+    /// assert_eq!(err.kind(), parkline::ErrorKind::InvalidConfig);
+    /// ```
+    pub fn validate(&self) -> Result<()> {
+        let refusal = if self.failures_max == 0 {
+            "failures_max must be at least 1"
+        } else if self.repeats_max == 0 {
+            "repeats_max must be at least 1"
+        } else if self.line_bytes_max == 0 {
+            "line_bytes_max must be at least 1"
+        } else if self.group_bytes_max < self.line_bytes_max {
+            "group_bytes_max must be at least line_bytes_max"
+        } else {
+            return Ok(());
+        };
+        Err(Error::new(ErrorKind::InvalidConfig, refusal))
     }
 }

@@ -261,7 +261,7 @@ impl<S: Storage> Queue<S> {
     /// # Errors
     ///
     /// [`ErrorKind::Corrupt`] for a damaged file, [`ErrorKind::Io`] when the storage fails,
-    /// [`ErrorKind::InvalidConfig`] for an unusable config.
+    /// [`ErrorKind::InvalidConfig`] for an unusable config ([`Config::validate`]).
     ///
     /// # Example
     ///
@@ -275,7 +275,7 @@ impl<S: Storage> Queue<S> {
     /// # Ok(()) }
     /// ```
     pub fn with_storage(mut storage: S, name: &str, config: Config) -> Result<Self> {
-        check_config(&config)?;
+        config.validate()?;
         crate::storage::check_mirror_name(name).map_err(|e| e.with_path(storage.path(name)))?;
         let tmp = format!("{name}.tmp");
         let tmp_path = storage.path(&tmp);
@@ -1154,22 +1154,6 @@ impl<S: Storage> Queue<S> {
 /// by the next open (M5), bringing the removed session back.
 pub(crate) fn removal_order(name: &str) -> [String; 2] {
     [format!("{name}.tmp"), name.to_owned()]
-}
-
-/// The bounds a [`Config`] must keep, checked before anything is opened.
-fn check_config(config: &Config) -> Result<()> {
-    let refusal = if config.failures_max == 0 {
-        "failures_max must be at least 1"
-    } else if config.repeats_max == 0 {
-        "repeats_max must be at least 1"
-    } else if config.line_bytes_max == 0 {
-        "line_bytes_max must be at least 1"
-    } else if config.group_bytes_max < config.line_bytes_max {
-        "group_bytes_max must be at least line_bytes_max"
-    } else {
-        return Ok(());
-    };
-    Err(Error::new(ErrorKind::InvalidConfig, refusal))
 }
 
 /// The mirror `name` decoded piece by piece as it is read, never held whole; `None` when there
