@@ -126,6 +126,7 @@ mod core;
 mod error;
 pub mod frame;
 mod group;
+mod histogram;
 mod line;
 mod lock;
 // The file format's in-memory types: public for the harness, the fuzz targets and the operator
@@ -141,6 +142,7 @@ mod types;
 
 pub use config::Config;
 pub use error::{Error, ErrorKind, Result};
+pub use histogram::FsyncHistogram;
 pub use line::Line;
 pub use queue::{COMPACT_SLACK_BYTES, Queue, Stats};
 pub use shared::SharedQueue;

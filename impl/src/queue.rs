@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::core::Core;
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::{self, Unit};
+use crate::histogram::FsyncHistogram;
 use crate::mirror::{self, Decoded, LogDecoder, MirrorState, Record};
 use crate::storage::{Entry, FsStorage, Identity, Storage};
 use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement};
@@ -88,6 +89,10 @@ pub struct Stats {
     pub fsync_last: Duration,
     /// How long the slowest file or directory fsync took.
     pub fsync_max: Duration,
+    /// How long each file or directory fsync took, in fixed buckets: one table for both, as in
+    /// `fsync_last` and `fsync_max`, since the caller waits for either and directory fsyncs
+    /// (create, compaction, upgrade) are too few for a table of their own.
+    pub fsync_durations: FsyncHistogram,
     /// Whole-file rewrites at a settle or redrive (M12).
     pub compactions: u64,
     /// Compactions abandoned because their temp file could not be written or fsynced (a full
@@ -1101,6 +1106,7 @@ impl<S: Storage> Queue<S> {
         }
         self.stats.fsync_last = took;
         self.stats.fsync_max = self.stats.fsync_max.max(took);
+        self.stats.fsync_durations.record(took);
         result
     }
 

@@ -111,6 +111,10 @@ fn stats_count_what_the_handle_did() -> TestResult {
     assert_eq!(stats.appends + stats.compactions, 900);
     assert!(stats.fsync_max >= stats.fsync_last);
     assert_eq!(
+        stats.fsync_durations.count(),
+        stats.fsyncs + stats.dir_fsyncs
+    );
+    assert_eq!(
         (stats.parked, stats.in_flight, stats.dead_letters),
         (0, 0, 0)
     );

@@ -103,6 +103,7 @@ mod damaged;
 mod fail_stop;
 mod format;
 mod frame;
+mod histogram;
 mod identity;
 mod limits;
 mod lock;
