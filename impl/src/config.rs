@@ -11,7 +11,19 @@ use crate::error::{Error, ErrorKind, Result};
 /// config.failures_max = 5;
 /// assert_eq!(config.line_bytes_max, 1 << 20);
 /// ```
+///
+/// With the `serde` feature, a `Config` deserializes from a daemon's config file: a missing
+/// field takes its default, an unknown field is refused (a misspelt limit would otherwise be
+/// the default without a word), and the result is [`validate`](Config::validate)d, so a bound
+/// not kept fails the deserialization.
 #[derive(Clone, Debug, PartialEq, Eq)]
+// `remote = "Self"` makes the derive an inherent `Config::deserialize`, which the `Deserialize`
+// impl below calls before it validates.
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Deserialize),
+    serde(remote = "Self", deny_unknown_fields, default)
+)]
 #[non_exhaustive]
 pub struct Config {
     /// After this many failed hand-overs an item moves to the dead letters (D8). At least 1.
@@ -76,5 +88,16 @@ impl Config {
             return Ok(());
         };
         Err(Error::new(ErrorKind::InvalidConfig, refusal))
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Config {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        let config = Config::deserialize(deserializer)?;
+        config.validate().map_err(serde::de::Error::custom)?;
+        Ok(config)
     }
 }

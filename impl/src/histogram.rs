@@ -40,6 +40,9 @@ const EDGES: [Duration; EDGES_LEN] = {
 /// assert!(histogram.quantile(0.99) >= Some(Duration::from_micros(16)));
 /// # Ok(()) }
 /// ```
+///
+/// With the `serde` feature it serializes as `{"edges_us": [16, 32, ...], "buckets": [...]}`,
+/// the edges in microseconds beside the counts, so an exported table says what it counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FsyncHistogram {
     buckets: [u64; EDGES_LEN + 1],
@@ -91,5 +94,17 @@ impl FsyncHistogram {
         }
         debug_assert!(false, "the rank is at most the count");
         Some(Duration::MAX)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for FsyncHistogram {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let edges_us = EDGES.map(|edge| edge.as_micros() as u64);
+        let mut table = serializer.serialize_struct("FsyncHistogram", 2)?;
+        table.serialize_field("edges_us", &edges_us)?;
+        table.serialize_field("buckets", &self.buckets)?;
+        table.end()
     }
 }

@@ -76,7 +76,11 @@ pub struct Queue<S: Storage = FsStorage> {
 /// assert_eq!((stats.fsyncs, stats.parked, stats.appends), (2, 1, 1));
 /// # Ok(()) }
 /// ```
+///
+/// With the `serde` feature, `Stats` serializes as a map of its fields (durations as serde
+/// writes a `Duration`, `{"secs", "nanos"}`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct Stats {
     /// Records appended to the mirror.

@@ -109,6 +109,8 @@ mod limits;
 mod lock;
 mod record_json;
 mod repeat_bound;
+#[cfg(feature = "serde")]
+mod serde_impls;
 mod settle;
 mod shared;
 mod v2;

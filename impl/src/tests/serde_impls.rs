@@ -1,0 +1,66 @@
+//! The `serde` feature: `Config` read from a daemon's config file (defaults for missing fields,
+//! unknown fields and broken bounds refused), `Stats` written with its fsync histogram.
+
+use crate::{Config, MemStorage, Queue, RequestId};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+#[test]
+fn config_reads_from_json_with_defaults_for_missing_fields() -> TestResult {
+    let config: Config = serde_json::from_str(r#"{"failures_max": 5, "line_bytes_max": 4096}"#)?;
+    let expected = Config {
+        failures_max: 5,
+        line_bytes_max: 4096,
+        ..Config::default()
+    };
+    assert_eq!(config, expected);
+    assert_eq!(serde_json::from_str::<Config>("{}")?, Config::default());
+    Ok(())
+}
+
+#[test]
+fn config_with_a_bound_not_kept_is_refused_with_validates_message() {
+    for (json, message) in [
+        (r#"{"failures_max": 0}"#, "failures_max must be at least 1"),
+        (r#"{"repeats_max": 0}"#, "repeats_max must be at least 1"),
+        (
+            r#"{"line_bytes_max": 10, "group_bytes_max": 9}"#,
+            "group_bytes_max must be at least line_bytes_max",
+        ),
+    ] {
+        let refused = serde_json::from_str::<Config>(json).map(|_| ());
+        let Err(e) = refused else {
+            panic!("{json} was read");
+        };
+        assert!(e.to_string().contains(message), "{json}: {e}");
+    }
+}
+
+#[test]
+fn config_with_an_unknown_field_is_refused() {
+    let Err(e) = serde_json::from_str::<Config>(r#"{"failure_max": 5}"#).map(|_| ()) else {
+        panic!("a misspelt field was read");
+    };
+    assert!(e.to_string().contains("unknown field `failure_max`"), "{e}");
+}
+
+#[test]
+fn stats_serialize_with_the_fsync_histogram_and_its_edges() -> TestResult {
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    queue.park(RequestId(1), "done")?;
+    let stats = queue.stats();
+    let json = serde_json::to_value(&stats)?;
+    assert_eq!(json["fsyncs"], 2);
+    assert_eq!(json["dir_fsyncs"], 1);
+    assert_eq!(json["parked"], 1);
+    assert_eq!(json["mirror_bytes"], stats.mirror_bytes);
+    assert!(json["fsync_max"]["nanos"].is_u64(), "{json}");
+    let histogram = &json["fsync_durations"];
+    assert_eq!(histogram["edges_us"][0], 16);
+    assert_eq!(histogram["edges_us"][16], 1 << 20);
+    let buckets = histogram["buckets"].as_array().ok_or("buckets")?;
+    assert_eq!(buckets.len(), 18);
+    let counted: u64 = buckets.iter().filter_map(serde_json::Value::as_u64).sum();
+    assert_eq!(counted, 3);
+    Ok(())
+}
