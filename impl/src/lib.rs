@@ -133,6 +133,7 @@ mod lock;
 // command, hidden and outside the stable API (the module's docs say so).
 #[doc(hidden)]
 pub mod mirror;
+mod observe;
 mod queue;
 pub mod read;
 mod runs;

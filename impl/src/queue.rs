@@ -11,6 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::group::{self, Unit};
 use crate::histogram::FsyncHistogram;
 use crate::mirror::{self, Decoded, LogDecoder, MirrorState, Record};
+use crate::observe;
 use crate::storage::{Entry, FsStorage, Identity, Storage};
 use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement};
 
@@ -316,6 +317,8 @@ impl<S: Storage> Queue<S> {
             // M5: the mirror appears whole (header and counters) or not at all.
             let bytes = mirror::encode(&queue.core.state);
             queue.replace_durable(&bytes)?;
+            let (state, bytes) = (&queue.core.state, queue.log_bytes);
+            observe::opened(&queue.storage, name, true, mirror::VERSION, state, bytes);
             return Ok(queue);
         };
         if leftover {
@@ -365,6 +368,7 @@ impl<S: Storage> Queue<S> {
             storage
                 .truncate(name, decoded.valid_len)
                 .map_err(|e| io_error("cannot cut the torn final record", e))?;
+            observe::torn_tail_cut(&storage, name, decoded.valid_len, decoded.torn_len);
         }
         //= spec/mirror.md#m10-fail-stop
         //# `open` of an existing mirror MUST fsync the mirror and then its directory before it
@@ -394,7 +398,10 @@ impl<S: Storage> Queue<S> {
             // record is appended (M2: never a record of another version in one file).
             let bytes = mirror::encode(&queue.core.state);
             queue.replace_durable(&bytes)?;
+            observe::upgraded(&queue.storage, name, decoded.version, mirror::VERSION);
         }
+        let (state, bytes) = (&queue.core.state, queue.log_bytes);
+        observe::opened(&queue.storage, name, false, decoded.version, state, bytes);
         Ok(queue)
     }
 
@@ -634,6 +641,7 @@ impl<S: Storage> Queue<S> {
     /// # Ok(()) }
     /// ```
     pub fn boundary(&mut self, budget: Budget) -> Result<Option<Batch>> {
+        let _span = observe::boundary(budget.0);
         self.check_poison()?;
         //= spec/delivery.md#d10-repeat-recognisable
         //# `boundary` MUST return a batch only after the batch is durable, and the daemon MUST NOT
@@ -651,7 +659,10 @@ impl<S: Storage> Queue<S> {
             let mut closed = self.core.clone();
             closed.commit(&close);
             closed.boundary(budget)?;
+            let repeats_max = self.core.config.repeats_max;
+            let closing = observe::Closing::of(self.core.state.in_flight.as_ref(), repeats_max);
             self.append_checked(Some(&close))?;
+            closing.closed();
             step = self.core.boundary(budget)?;
         }
         self.append_checked(step.record.as_ref())?;
@@ -694,6 +705,7 @@ impl<S: Storage> Queue<S> {
     /// # Ok(()) }
     /// ```
     pub fn settle(&mut self, batch: BatchId, outcomes: &[Outcome]) -> Result<Settlement> {
+        let _span = observe::settle(batch.0, outcomes.len());
         self.check_poison()?;
         //= spec/delivery.md#d16-durable-park
         //# `boundary` and `settle` MUST likewise return only once their record is durable.
@@ -701,6 +713,7 @@ impl<S: Storage> Queue<S> {
         if let Some(record) = &step.record {
             self.append_or_compact(record)?;
         }
+        observe::dead_after_settle(&self.core.state, &step.value.dead);
         self.core.settled();
         Ok(step.value)
     }
@@ -933,6 +946,7 @@ impl<S: Storage> Queue<S> {
         //# After any failed append, fsync, rename or directory fsync, the handle MUST refuse every
         //# further call with `Poisoned` until the mirror is reopened; it MUST NOT retry a failed
         //# fsync.
+        observe::poisoned(&self.storage, name, what, &e);
         self.poisoned = Some(what.to_owned());
         Error::io(
             format!("{what} failed; the queue refuses further work until reopened"),
@@ -1009,8 +1023,10 @@ impl<S: Storage> Queue<S> {
         //# poisoning the handle: the temp file removed (a failed removal poisons), then the
         //# record appended to the mirror as if no compaction were due.
         let Err((what, e)) = self.write_temp(bytes) else {
+            let bytes_before = self.log_bytes;
             self.rename_temp(bytes)?;
             self.stats.compactions += 1;
+            observe::compacted(&self.storage, &self.name, bytes_before, self.log_bytes);
             return Ok(());
         };
         let tmp = self.tmp.clone();
@@ -1028,6 +1044,7 @@ impl<S: Storage> Queue<S> {
             return Err(self.poison(what, &tmp, e));
         }
         self.stats.compactions_deferred += 1;
+        observe::compaction_deferred(&self.storage, &self.name, what, &e);
         let len_before = self.log_bytes;
         self.append_durable(encoded)?;
         debug_assert_eq!(self.log_bytes, len_before + encoded.len() as u64);
@@ -1045,7 +1062,9 @@ impl<S: Storage> Queue<S> {
         let Err(reason) = self.core.state.check(record) else {
             return Ok(());
         };
-        self.poisoned = Some("check of a planned record".to_owned());
+        let what = "check of a planned record";
+        observe::poisoned(&self.storage, &self.name, what, &reason);
+        self.poisoned = Some(what.to_owned());
         Err(Error::new(
             ErrorKind::Internal,
             format!("planned record rejected by the mirror rules, nothing written: {reason}"),

@@ -373,6 +373,7 @@ impl<S: Storage> SharedQueue<S> {
         // Every answer is posted after `park_group` returned, so after the fsync that covers
         // its record: no member is acknowledged before it.
         let answers = queue.park_group(&units);
+        crate::observe::group_written(&units);
         std::mem::forget(leading);
         let mut inner = self.lock();
         debug_assert_eq!(answers.len(), tickets.len(), "every member answered");

@@ -283,11 +283,14 @@ impl FsStorage {
         //# A second handle, in the same or another process, MUST get a `Locked` error naming the
         //# lock file, without waiting.
         let lock = MirrorLock::acquire(&lock_path).map_err(|refused| match refused {
-            Refused::Locked => Error::new(
-                ErrorKind::Locked,
-                "another handle holds this mirror's lock; one queue per mirror",
-            )
-            .with_path(&lock_path),
+            Refused::Locked => {
+                crate::observe::lock_refused(&lock_path);
+                Error::new(
+                    ErrorKind::Locked,
+                    "another handle holds this mirror's lock; one queue per mirror",
+                )
+                .with_path(&lock_path)
+            }
             Refused::Io(e) => Error::io("cannot lock the lock file", e).with_path(&lock_path),
         })?;
         Ok(FsStorage {

@@ -191,10 +191,10 @@ fn failed_boundary_and_settle_writes_poison_the_queue() -> TestResult {
 
 /// A storage whose appends to temp files fail with "no space left on device" while `full`.
 #[derive(Debug)]
-struct FullTemp {
-    inner: MemStorage,
+pub(super) struct FullTemp {
+    pub(super) inner: MemStorage,
     // Shared with the test, which frees the disk while the queue owns the storage.
-    full: std::rc::Rc<std::cell::Cell<bool>>,
+    pub(super) full: std::rc::Rc<std::cell::Cell<bool>>,
 }
 
 impl Storage for FullTemp {

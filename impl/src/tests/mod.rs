@@ -107,6 +107,8 @@ mod histogram;
 mod identity;
 mod limits;
 mod lock;
+#[cfg(feature = "tracing")]
+mod observe;
 mod record_json;
 mod repeat_bound;
 #[cfg(feature = "serde")]

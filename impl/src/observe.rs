@@ -1,0 +1,249 @@
+//! The `tracing` events and spans an operator reads in the daemon's log, one function each.
+//!
+//! Every function takes what its event names by reference or by copy (the mirror as its storage
+//! and name, its path built only for an event) and, without the `tracing` feature, does nothing
+//! with it, so the protocol code calls the same functions either way and
+//! compiles to the same thing: the feature adds events, never a branch of the protocol. Events
+//! carry fields, not prose; the event's name is its first word (`parkline::opened`), its target
+//! `parkline`.
+
+use std::path::Path;
+
+use crate::group::Unit;
+use crate::mirror::MirrorState;
+use crate::storage::Storage;
+use crate::types::Batch;
+
+/// Where a line became a dead letter.
+#[cfg(feature = "tracing")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum DeadBy {
+    /// Its failure count reached `failures_max` at a settle (D8).
+    Failures,
+    /// The repeat bound closed its batch, which held it alone (D10).
+    Repeats,
+}
+
+/// A mirror opened: what it holds (and, for an existing one, recovered), at info.
+pub(crate) fn opened<S: Storage>(
+    storage: &S,
+    name: &str,
+    created: bool,
+    version: u64,
+    state: &MirrorState,
+    bytes: u64,
+) {
+    #[cfg(feature = "tracing")]
+    tracing::info!(
+        name: "parkline::opened",
+        target: "parkline",
+        path = %storage.path(name).display(),
+        created,
+        version,
+        parked = state.parked.len(),
+        in_flight = state.in_flight.as_ref().map_or(0, |batch| batch.items.len()),
+        dead_letters = state.dead_letters.len(),
+        bytes,
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (storage, name, created, version, state, bytes);
+}
+
+/// A torn final append cut at `offset` (M7), at warn: a write was cut short by a crash.
+pub(crate) fn torn_tail_cut<S: Storage>(storage: &S, name: &str, offset: u64, torn_bytes: u64) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(
+        name: "parkline::torn_tail_cut",
+        target: "parkline",
+        path = %storage.path(name).display(),
+        offset,
+        torn_bytes,
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (storage, name, offset, torn_bytes);
+}
+
+/// A mirror of an older version rewritten as the current one (M14), at info.
+pub(crate) fn upgraded<S: Storage>(storage: &S, name: &str, from_version: u64, to_version: u64) {
+    #[cfg(feature = "tracing")]
+    tracing::info!(
+        name: "parkline::upgraded",
+        target: "parkline",
+        path = %storage.path(name).display(),
+        from_version,
+        to_version,
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (storage, name, from_version, to_version);
+}
+
+/// A compaction (M12): the log of `bytes_before` rewritten as a snapshot of `bytes_after`, at
+/// info.
+pub(crate) fn compacted<S: Storage>(storage: &S, name: &str, bytes_before: u64, bytes_after: u64) {
+    #[cfg(feature = "tracing")]
+    tracing::info!(
+        name: "parkline::compacted",
+        target: "parkline",
+        path = %storage.path(name).display(),
+        bytes_before,
+        bytes_after,
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (storage, name, bytes_before, bytes_after);
+}
+
+/// A compaction abandoned for want of space (M10), the record appended instead, at warn: the
+/// disk or the descriptor table is full.
+pub(crate) fn compaction_deferred<S: Storage>(
+    storage: &S,
+    name: &str,
+    operation: &str,
+    cause: &std::io::Error,
+) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(
+        name: "parkline::compaction_deferred",
+        target: "parkline",
+        path = %storage.path(name).display(),
+        operation,
+        cause = %cause,
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (storage, name, operation, cause);
+}
+
+/// The handle poisoned (M10): the `operation` that failed and why, at warn.
+pub(crate) fn poisoned<S: Storage>(
+    storage: &S,
+    name: &str,
+    operation: &str,
+    cause: &dyn std::fmt::Display,
+) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(
+        name: "parkline::poisoned",
+        target: "parkline",
+        path = %storage.path(name).display(),
+        operation,
+        cause = %cause,
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (storage, name, operation, cause);
+}
+
+/// What a batch the repeat bound is about to close holds: read before its `close` record is
+/// applied, told once the record is durable (`closed`). Empty without the feature.
+#[derive(Debug)]
+pub(crate) struct Closing {
+    #[cfg(feature = "tracing")]
+    batch: Option<(Batch, u32)>,
+}
+
+impl Closing {
+    /// The in-flight `batch` of a queue whose repeat bound is `repeats_max`.
+    pub(crate) fn of(batch: Option<&Batch>, repeats_max: u32) -> Closing {
+        #[cfg(not(feature = "tracing"))]
+        let _ = (batch, repeats_max);
+        Closing {
+            #[cfg(feature = "tracing")]
+            batch: batch.map(|batch| (batch.clone(), repeats_max)),
+        }
+    }
+
+    /// The batch closed (D10), at warn, and its single line, if it held one, dead-lettered.
+    pub(crate) fn closed(self) {
+        #[cfg(feature = "tracing")]
+        if let Some((batch, repeats_max)) = self.batch {
+            tracing::warn!(
+                name: "parkline::batch_closed",
+                target: "parkline",
+                batch = batch.id.0,
+                attempt = batch.attempt.0,
+                repeats_max,
+                items = batch.items.len(),
+            );
+            if let [item] = batch.items.as_slice() {
+                dead_lettered(item, DeadBy::Repeats);
+            }
+        }
+    }
+}
+
+/// Each of `seqs` that is a dead letter of `state` now, dead-lettered by a settle.
+pub(crate) fn dead_after_settle(state: &MirrorState, seqs: &[crate::types::Seq]) {
+    #[cfg(feature = "tracing")]
+    for seq in seqs {
+        let dead = &state.dead_letters;
+        if let Ok(at) = dead.binary_search_by_key(seq, |item| item.seq) {
+            dead_lettered(&dead[at], DeadBy::Failures);
+        }
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = (state, seqs);
+}
+
+/// A line moved to the dead letters (D8), at warn: it needs an operator's redrive or discard.
+#[cfg(feature = "tracing")]
+fn dead_lettered(item: &crate::types::Item, by: DeadBy) {
+    tracing::warn!(
+        name: "parkline::dead_lettered",
+        target: "parkline",
+        seq = item.seq.0,
+        request = item.request.0,
+        failures = item.failures,
+        handed = item.handed,
+        by = ?by,
+    );
+}
+
+/// A second handle refused the mirror's lock (M8), at warn: two daemons on one session.
+pub(crate) fn lock_refused(lock_path: &Path) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(
+        name: "parkline::lock_refused",
+        target: "parkline",
+        path = %lock_path.display(),
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = lock_path;
+}
+
+/// A group commit's write (D22): how many parks (`units`) and lines one record held, at debug.
+pub(crate) fn group_written(units: &[Unit]) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(
+        name: "parkline::group_written",
+        target: "parkline",
+        units = units.len(),
+        lines = units.iter().map(|unit| unit.lines.len()).sum::<usize>(),
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = units;
+}
+
+/// An entered span, left when dropped; empty without the feature.
+#[derive(Debug)]
+pub(crate) struct Entered {
+    #[cfg(feature = "tracing")]
+    _span: tracing::span::EnteredSpan,
+}
+
+/// The span of one `boundary` call, at debug.
+pub(crate) fn boundary(budget: usize) -> Entered {
+    #[cfg(not(feature = "tracing"))]
+    let _ = budget;
+    Entered {
+        #[cfg(feature = "tracing")]
+        _span: tracing::debug_span!(target: "parkline", "boundary", budget).entered(),
+    }
+}
+
+/// The span of one `settle` call, at debug.
+pub(crate) fn settle(batch: u64, outcomes: usize) -> Entered {
+    #[cfg(not(feature = "tracing"))]
+    let _ = (batch, outcomes);
+    Entered {
+        #[cfg(feature = "tracing")]
+        _span: tracing::debug_span!(target: "parkline", "settle", batch, outcomes).entered(),
+    }
+}
