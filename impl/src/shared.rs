@@ -7,7 +7,12 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::PoisonError;
+#[cfg(not(shuttle))]
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+#[cfg(shuttle)]
+use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};

@@ -105,6 +105,8 @@ mod format;
 mod frame;
 mod histogram;
 mod identity;
+#[cfg(shuttle)]
+mod interleavings;
 mod limits;
 mod lock;
 #[cfg(feature = "tracing")]
