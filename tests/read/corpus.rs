@@ -115,6 +115,28 @@ fn write_read_seed_corpus() {
                 ReadOp::ReadForged { seq: 0, kind: 3 },
             ],
         ),
+        // Section 5.3: partial-turn records whose check has every width from 1 to 32 hex
+        // digits, in v2 and v3 cursors; only 8 (v2) and 16 (v3) read.
+        (
+            "r7_forged_record_widths".to_string(),
+            [
+                ReadOp::Grow { len: 5, letter: 0 },
+                ReadOp::Complete { gap: 0 },
+                ReadOp::Grow { len: 3, letter: 1 },
+            ]
+            .into_iter()
+            .chain(
+                (6..=u8::MAX)
+                    .step_by(8)
+                    .map(|kind| ReadOp::ReadForged { seq: 0, kind }),
+            )
+            .chain(
+                (7..=u8::MAX)
+                    .step_by(8)
+                    .map(|kind| ReadOp::ReadForged { seq: 0, kind }),
+            )
+            .collect(),
+        ),
         // R8: a follower that retries at needed_chars, on a turn larger than any budget.
         (
             "r8_needed_chars".to_string(),
@@ -127,12 +149,12 @@ fn write_read_seed_corpus() {
     ];
     let mut runner = TestRunner::deterministic();
     let strategy = read_harness::read_ops_strategy(60);
-    while seeds.len() < 11 {
+    while seeds.len() < 12 {
         let ops =
             proptest::strategy::ValueTree::current(&strategy.new_tree(&mut runner).expect("tree"));
         let report = check(&ops).expect("correct crate");
         if report.excerpts > 0 && report.omissions > 0 && report.errors > 0 {
-            seeds.push((format!("seed_{}", seeds.len() - 5), ops));
+            seeds.push((format!("seed_{}", seeds.len() - 6), ops));
         }
     }
     for bad in KnownBad::READ {

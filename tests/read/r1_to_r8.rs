@@ -746,3 +746,49 @@ fn r7_a_zero_char_partial_record_is_damaged() {
     assert_eq!(next.partial_seen(), Some(1));
     assert_eq!(Cursor::parse(&next.to_string()).ok(), Some(next));
 }
+
+/// Section 5.3: a v2 cursor's partial-turn check is a CRC-32 of 8 hex digits. One of 16 digits,
+/// with the cursor's own check right, made a debug build panic in the encoder the parse compares
+/// with and a release build read it; any width but 8 (16 in v3) is damaged, on both sides.
+#[test]
+fn r7_a_v2_cursor_with_a_long_check_is_damaged() {
+    //= spec/read.md#5-3-a-cursor-of-version-2
+    //= type=test
+    //# A v2 cursor whose partial-turn check is not exactly 8 hex digits MUST fail with
+    //# `CursorDamaged`.
+    let reported = "v2.6.6-6-2af045c60a15f3da.5455d640.s980-1";
+    let err = Cursor::parse(reported).expect_err("a 16-digit v2 check");
+    assert_eq!(err.kind(), ErrorKind::CursorDamaged);
+    assert_eq!(
+        parkline_model::read::parse_cursor(reported),
+        Err(parkline_model::read::RefReadError::CursorDamaged)
+    );
+    // Every width of the check, its cursor's own check computed over the fields: only 8 digits
+    // (v2) and 16 (v3) parse.
+    for (tag, good) in [("v2", 8), ("v3", 16)] {
+        let turn = if tag == "v3" { " 1122334455667788" } else { "" };
+        for width in 1..=32 {
+            let record: String = "9".repeat(width);
+            let fields = format!("6{turn} 6-6-{record}");
+            let check =
+                parkline_model::read::crc32(format!("parkline-cursor-{tag} {fields} c").as_bytes());
+            let text = format!("{tag}.{}.{check:08x}.c", fields.replace(' ', "."));
+            let parsed = Cursor::parse(&text);
+            let reference = parkline_model::read::parse_cursor(&text);
+            if width == good {
+                assert_eq!(parsed.map(|c| c.to_string()).ok(), Some(text.clone()));
+                assert!(reference.is_ok(), "{text}");
+            } else {
+                assert_eq!(
+                    parsed.map_err(|e| e.kind()).err(),
+                    Some(ErrorKind::CursorDamaged)
+                );
+                assert_eq!(
+                    reference,
+                    Err(parkline_model::read::RefReadError::CursorDamaged),
+                    "{text}"
+                );
+            }
+        }
+    }
+}

@@ -495,16 +495,30 @@ impl Pair {
             prefix,
         };
         let mut cursor = RefCursor::new(CHILD, seq, Some(id), None);
-        match kind % 6 {
+        match kind % 8 {
             0 => cursor.turn = Some(crc64(format!("{id}x").as_bytes())),
             1 => (cursor.seq, cursor.turn) = (seq.max(1), None),
             2 => (cursor.seq, cursor.turn) = (0, Some(crc64(id.as_bytes()))),
             3 => cursor.seen = Some(record(0, crc64(b""))),
             4 => (cursor.v2, cursor.turn) = (true, None),
-            _ => {
+            5 => {
                 let check = u64::from(crc32(prefix.as_bytes()));
                 (cursor.v2, cursor.turn) = (true, None);
                 cursor.seen = Some(record(given, check));
+            }
+            version => {
+                let v2 = version == 6;
+                let check = if v2 {
+                    format!("{:08x}", crc32(prefix.as_bytes()))
+                } else {
+                    format!("{:016x}", crc64(prefix.as_bytes()))
+                };
+                if v2 {
+                    (cursor.v2, cursor.turn) = (true, None);
+                }
+                let width = 1 + usize::from(kind / 8);
+                let seen = format!("{given:x}-{:x}-{}", self.latest(), widened(&check, width));
+                return cursor_text_with_seen(&cursor, &seen);
             }
         }
         cursor_text_of(&cursor)
@@ -671,6 +685,38 @@ impl Pair {
             }
         }
     }
+}
+
+/// `check` (the hex digits of a partial-turn record's check) spelled with `width` digits: its
+/// last `width` digits when narrower, and nonzero digits before it when wider, so that a wider
+/// check has a value its own width could not write (section 5.3's v2 check of 16 digits).
+fn widened(check: &str, width: usize) -> String {
+    if width <= check.len() {
+        return check[check.len() - width..].to_string();
+    }
+    let high: String = "123456789abcdef"
+        .chars()
+        .cycle()
+        .take(width - check.len())
+        .collect();
+    high + check
+}
+
+/// The text of `cursor` with `seen` as its partial-turn field verbatim and the check computed
+/// over the fields, so that only the field rules of section 5 can refuse it.
+fn cursor_text_with_seen(cursor: &RefCursor, seen: &str) -> String {
+    let tag = if cursor.v2 { "v2" } else { "v3" };
+    let fields = match (cursor.v2, cursor.turn) {
+        (true, _) => format!("{:x} {seen}", cursor.seq),
+        (false, None) => format!("{:x} 0 {seen}", cursor.seq),
+        (false, Some(turn)) => format!("{:x} {turn:016x} {seen}", cursor.seq),
+    };
+    let check = crc32(format!("parkline-cursor-{tag} {fields} {}", cursor.child).as_bytes());
+    format!(
+        "{tag}.{}.{check:08x}.{}",
+        fields.replace(' ', "."),
+        cursor.child
+    )
 }
 
 #[cfg(test)]

@@ -150,10 +150,12 @@ pub enum ReadOp {
         keep: u8,
     },
     /// A `since` read with a cursor of this child whose fields are forged and whose check is
-    /// computed over them, so only the field rules of section 5 can refuse it: `kind % 6` picks
+    /// computed over them, so only the field rules of section 5 can refuse it: `kind % 8` picks
     /// a v3 cursor after the turn at `seq` naming another turn, a v3 cursor past seq 0 naming no
     /// turn, one at seq 0 naming a turn, a partial-turn record of 0 chars, a v2 cursor at `seq`
-    /// (which reads, unchecked), or a v2 cursor with a partial-turn record.
+    /// (which reads, unchecked), a v2 cursor with a partial-turn record, or a v2 (6) or v3 (7)
+    /// cursor whose partial-turn record's check has `1 + kind / 8` hex digits (1 to 32: only 8,
+    /// and 16 in v3, are a cursor; section 5.3).
     ReadForged {
         /// Which turn's seq.
         seq: u8,

@@ -152,7 +152,7 @@ impl Seen {
         })
     }
 
-    fn parse(text: &str) -> Option<Option<Seen>> {
+    fn parse(text: &str, version: Version) -> Option<Option<Seen>> {
         if text == "0" {
             return Some(None);
         }
@@ -167,6 +167,14 @@ impl Seen {
         let chars = usize::from_str_radix(chars, 16)
             .ok()
             .filter(|chars| *chars > 0)?;
+        //= spec/read.md#5-3-a-cursor-of-version-2
+        //# A v2 cursor whose partial-turn check is not exactly 8 hex digits MUST fail with
+        //# `CursorDamaged`.
+        // Checked here because the canonical spelling cannot refuse a wider check: `push_hex`
+        // writes every digit of a value wider than its width.
+        if prefix.len() != version.prefix_digits() {
+            return None;
+        }
         Some(Some(Seen {
             chars,
             after: TurnSeq(u64::from_str_radix(after, 16).ok()?),
@@ -288,7 +296,7 @@ impl Cursor {
             },
             Version::V2 => None,
         };
-        let seen = Seen::parse(fields.next()?)?;
+        let seen = Seen::parse(fields.next()?, version)?;
         let _check = fields.next()?;
         let child = ChildId::new(fields.next()?).ok()?;
         // Section 5: a v3 cursor names a turn exactly when its seq is past 0.

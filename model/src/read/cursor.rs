@@ -203,7 +203,7 @@ pub fn parse_cursor(text: &str) -> Result<RefCursor, RefReadError> {
     if !v2 && (seq == 0) != turn.is_none() {
         return Err(RefReadError::CursorDamaged);
     }
-    let seen = parse_seen(parts[width - 3])?;
+    let seen = parse_seen(parts[width - 3], v2)?;
     if !valid_id(&child) {
         return Err(RefReadError::CursorDamaged);
     }
@@ -220,14 +220,18 @@ pub fn parse_cursor(text: &str) -> Result<RefCursor, RefReadError> {
     Ok(cursor)
 }
 
-/// The `<seen>` field: `0`, or a record of at least one char (section 5.1: 0 has no form).
-fn parse_seen(text: &str) -> Result<Option<RefSeen>, RefReadError> {
+/// The `<seen>` field: `0`, or a record of at least one char (section 5.1: 0 has no form) whose
+/// check has 8 hex digits in a v2 cursor and 16 in a v3 one (section 5.3).
+fn parse_seen(text: &str, v2: bool) -> Result<Option<RefSeen>, RefReadError> {
     if text == "0" {
         return Ok(None);
     }
     let fields: Vec<&str> = text.split('-').collect();
     let hex = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit());
     if fields.len() != 3 || !fields.iter().all(|f| hex(f)) {
+        return Err(RefReadError::CursorDamaged);
+    }
+    if fields[2].len() != if v2 { 8 } else { 16 } {
         return Err(RefReadError::CursorDamaged);
     }
     let number = |f: &str| u64::from_str_radix(f, 16).map_err(|_| RefReadError::CursorDamaged);
