@@ -1,6 +1,7 @@
 //! The `parkline` operator command: model-check the protocol, explore a model, inspect a mirror,
-//! run a planner workload. Parsing is clap's (help, typo suggestions, `--version`, usage errors exit 2);
-//! each subcommand's work is in the library.
+//! redrive or discard its dead letters, remove it, run a planner workload. Parsing is clap's
+//! (help, typo suggestions, `--version`, usage errors exit 2); each subcommand's work is in the
+//! library.
 
 use std::process::ExitCode;
 

@@ -10,15 +10,17 @@
 //! path with no mirror is an error. `--dry-run` reads and decodes the mirror as `inspect` does,
 //! without the lock, and prints what would move, writing nothing at all (not even the lock file).
 //!
-//! Exit status: 0 success (also when there was nothing to move), 1 the mirror is damaged, 2 usage
-//! (clap's, or a seq that is not a dead letter), 3 the lock is held, the mirror does not exist, or
-//! a file cannot be read or written.
+//! Exit status ([`crate::status`]): 0 applied (also when there was nothing to move), 1 the mirror
+//! is damaged, 2 usage (clap's, or a seq that is not a dead letter), 3 a file cannot be read or
+//! written, 5 the lock is held, 6 no mirror exists at the path.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use parkline::mirror;
 use parkline::{Config, ErrorKind, FsStorage, Item, Queue, Seq, Storage};
+
+use crate::status;
 
 /// The arguments of `parkline redrive`.
 #[derive(Clone, Debug, clap::Parser)]
@@ -35,11 +37,13 @@ pub struct RedriveArgs {
 
 /// The arguments of `parkline discard`.
 #[derive(Clone, Debug, clap::Parser)]
+// One of the two is required: a group, so the usage error names both, not `--seq` alone.
+#[command(group(clap::ArgGroup::new("which").required(true).args(["seqs", "all"])))]
 pub struct DiscardArgs {
     /// The mirror file
     pub mirror: std::path::PathBuf,
     /// The dead letter to discard (repeat for several)
-    #[arg(long = "seq", value_name = "N", required_unless_present = "all")]
+    #[arg(long = "seq", value_name = "N")]
     pub seqs: Vec<u64>,
     /// Discard every dead letter
     #[arg(long, conflicts_with = "seqs")]
@@ -133,21 +137,17 @@ pub fn run_verb(
         let _ = writeln!(err, "parkline {name}: {e}");
         let _ = writeln!(err, "{advice}");
         match e.kind() {
-            ErrorKind::Corrupt => 1,
-            ErrorKind::NotDead => 2,
-            _ => 3,
+            ErrorKind::Corrupt => status::FINDING,
+            ErrorKind::NotDead => status::USAGE,
+            ErrorKind::Locked => status::LOCKED,
+            _ => status::IO,
         }
     };
     //= spec/delivery.md#d21-dead-letter-redrive
     //# `parkline redrive` MUST NOT create a mirror or its lock file where none exists: a path
-    //# with no mirror is an error (exit 3), with or without `--dry-run`.
-    if let Err(e) = std::fs::symlink_metadata(path) {
-        let _ = writeln!(
-            err,
-            "parkline {name}: {}: {e}; {name} never creates a mirror, check the path",
-            path.display()
-        );
-        return 3;
+    //# with no mirror is an error (exit 6, no such session), with or without `--dry-run`.
+    if let Err(status) = mirror_exists(name, path, err) {
+        return status;
     }
     if dry_run_only {
         return dry_run(verb, path, seqs, out, err, &fail);
@@ -163,11 +163,11 @@ pub fn run_verb(
         Ok(true) => {}
         Ok(false) => {
             let _ = writeln!(err, "parkline {name}: {} does not exist", path.display());
-            return 3;
+            return status::NO_SUCH_SESSION;
         }
         Err(e) => {
             let _ = writeln!(err, "parkline {name}: cannot read {}: {e}", path.display());
-            return 3;
+            return status::IO;
         }
     }
     let mut queue = match Queue::with_storage(storage, &name, Config::default()) {
@@ -191,6 +191,30 @@ pub fn run_verb(
     }
 }
 
+/// Whether a mirror exists at `path`, for a command that never creates one; the exit status when
+/// not: no such session (6) when nothing is there, 3 when the path cannot be looked at.
+pub(crate) fn mirror_exists(
+    command: &str,
+    path: &std::path::Path,
+    err: &mut dyn Write,
+) -> Result<(), u8> {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let _ = writeln!(
+                err,
+                "parkline {command}: {}: {e}; {command} never creates a mirror, check the path",
+                path.display()
+            );
+            Err(if e.kind() == std::io::ErrorKind::NotFound {
+                status::NO_SUCH_SESSION
+            } else {
+                status::IO
+            })
+        }
+    }
+}
+
 /// `--dry-run`: read and decode the mirror as `inspect` does, lock-free and writing nothing (the
 /// answer is the mirror as of the read), and say what would move.
 fn dry_run(
@@ -210,7 +234,11 @@ fn dry_run(
                 verb.name(),
                 path.display()
             );
-            return 3;
+            return if e.kind() == std::io::ErrorKind::NotFound {
+                status::NO_SUCH_SESSION
+            } else {
+                status::IO
+            };
         }
     };
     let state = match mirror::decode_log(&bytes) {
@@ -230,7 +258,7 @@ fn dry_run(
                 "parkline {}: a seq is named twice; nothing would change",
                 verb.name()
             );
-            return 2;
+            return status::USAGE;
         }
         if let Some(seq) = sorted
             .iter()
@@ -241,7 +269,7 @@ fn dry_run(
                 "parkline {}: seq {seq} is not a dead letter; nothing would change",
                 verb.name()
             );
-            return 2;
+            return status::USAGE;
         }
         sorted
     };
@@ -275,7 +303,7 @@ fn report(verb: Verb, out: &mut dyn Write, done: &str, dead: &[Item], moved: &[S
         dead.len()
     ));
     if out.write_all(text.as_bytes()).is_err() {
-        return 3;
+        return status::IO;
     }
-    0
+    status::APPLIED
 }

@@ -5,11 +5,18 @@
 //! (M8), and calls `Queue::remove`: the mirror, then the lock file, then a directory fsync. A
 //! mirror that still holds parked, in-flight or dead lines is refused unless `--force`. It never
 //! creates a mirror: a path with no mirror is an error.
+//!
+//! Exit status ([`crate::status`]): 0 removed, 1 the mirror is damaged, 3 a file cannot be read
+//! or removed, 4 lines are held and `--force` was not given, 5 the lock is held, 6 no mirror
+//! exists at the path.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use parkline::{ErrorKind, Queue};
+
+use crate::redrive::mirror_exists;
+use crate::status;
 
 /// The arguments of `parkline remove`.
 #[derive(Clone, Debug, clap::Parser)]
@@ -31,35 +38,30 @@ pub fn main(args: &RemoveArgs) -> ExitCode {
 /// Runs `parkline remove` with `args`, writing to `out` and `err`; returns the exit status.
 pub fn run(args: &RemoveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let path = args.mirror.as_path();
-    if let Err(e) = std::fs::symlink_metadata(path) {
-        let _ = writeln!(
-            err,
-            "parkline remove: {}: {e}; remove never creates a mirror, check the path",
-            path.display()
-        );
-        return 3;
+    if let Err(status) = mirror_exists("remove", path, err) {
+        return status;
     }
     let removed = Queue::open(path).and_then(|mut queue| queue.remove(args.force));
     match removed {
         Ok(()) => {
             let _ = writeln!(out, "removed {} and its lock file", path.display());
-            0
+            status::APPLIED
         }
         Err(e) => {
             let (advice, status) = match e.kind() {
                 ErrorKind::Locked => (
                     "the daemon (or another parkline) holds the mirror's lock; nothing was removed",
-                    3,
+                    status::LOCKED,
                 ),
                 ErrorKind::Corrupt => (
                     "the mirror is damaged and was left as it is; see `parkline inspect`",
-                    1,
+                    status::FINDING,
                 ),
                 ErrorKind::NotEmpty => (
                     "see the lines with `parkline inspect`; `--force` removes them; nothing was removed",
-                    4,
+                    status::NOT_EMPTY,
                 ),
-                _ => ("see the error above", 3),
+                _ => ("see the error above", status::IO),
             };
             let _ = writeln!(err, "parkline remove: {e}");
             let _ = writeln!(err, "{advice}");

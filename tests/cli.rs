@@ -465,8 +465,8 @@ fn cli_discard_removes_dead_letters_and_dry_run_writes_nothing() {
     assert_eq!(queue.parked().len(), 1);
 }
 
-/// M8: while the daemon holds the mirror, `redrive` refuses, says so and exits 3, changing
-/// nothing; a damaged mirror exits 1 and is left as it is.
+/// M8: while the daemon holds the mirror, `redrive` refuses, says so and exits 5 (locked),
+/// changing nothing; a damaged mirror exits 1 and is left as it is.
 #[test]
 fn cli_redrive_refuses_a_held_lock_and_a_damaged_mirror() {
     //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
@@ -479,7 +479,7 @@ fn cli_redrive_refuses_a_held_lock_and_a_damaged_mirror() {
     let before = std::fs::read(&mirror).expect("read");
     let daemon = parkline::Queue::open(&mirror).expect("open");
     let held = parkline(&["redrive", path(&mirror)]);
-    assert_eq!(held.status.code(), Some(3), "{}", stderr(&held));
+    assert_eq!(held.status.code(), Some(5), "{}", stderr(&held));
     assert!(
         stderr(&held).contains("holds the mirror's lock"),
         "{}",
@@ -535,7 +535,7 @@ fn d21_redrive_never_creates_a_mirror_or_a_lock() {
     //= spec/delivery.md#d21-dead-letter-redrive
     //= type=test
     //# `parkline redrive` MUST NOT create a mirror or its lock file where none exists: a path
-    //# with no mirror is an error (exit 3), with or without `--dry-run`.
+    //# with no mirror is an error (exit 6, no such session), with or without `--dry-run`.
     let dir = tempfile::tempdir().expect("temp dir");
     let typo = dir.path().join("s1.mirorr");
     for args in [
@@ -545,7 +545,7 @@ fn d21_redrive_never_creates_a_mirror_or_a_lock() {
         let output = parkline(&args);
         assert_eq!(
             output.status.code(),
-            Some(3),
+            Some(6),
             "{args:?}: {}",
             stderr(&output)
         );
@@ -568,8 +568,8 @@ fn d21_redrive_never_creates_a_mirror_or_a_lock() {
     );
 }
 
-/// M15: `parkline remove` ends a session: it refuses while the daemon holds the lock (3) and
-/// while lines are held (4), removes with `--force`, and never creates a mirror (3).
+/// M15: `parkline remove` ends a session: it refuses while the daemon holds the lock (5) and
+/// while lines are held (4), removes with `--force`, and never creates a mirror (6).
 #[test]
 fn m15_parkline_remove() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -578,7 +578,7 @@ fn m15_parkline_remove() {
     let before = std::fs::read(&mirror).expect("read");
     let daemon = parkline::Queue::open(&mirror).expect("open");
     let held = parkline(&["remove", path(&mirror), "--force"]);
-    assert_eq!(held.status.code(), Some(3), "{}", stderr(&held));
+    assert_eq!(held.status.code(), Some(5), "{}", stderr(&held));
     drop(daemon);
     let not_empty = parkline(&["remove", path(&mirror)]);
     assert_eq!(not_empty.status.code(), Some(4), "{}", stderr(&not_empty));
@@ -587,6 +587,92 @@ fn m15_parkline_remove() {
     assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
     assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
     let missing = parkline(&["remove", path(&mirror)]);
-    assert_eq!(missing.status.code(), Some(3), "{}", stderr(&missing));
+    assert_eq!(missing.status.code(), Some(6), "{}", stderr(&missing));
     assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
+}
+
+/// D21: a runbook branches on the status of `redrive`, `discard` and `remove`, so "the daemon
+/// holds the lock" (5) and "no such session" (6) are told apart, from each other and from an I/O
+/// error (3); each changes and creates nothing.
+#[test]
+fn d21_each_cause_has_its_own_exit_status() {
+    //= spec/delivery.md#d21-dead-letter-redrive
+    //= type=test
+    //# The operator commands that change a mirror (`parkline redrive`, `parkline discard`, `parkline
+    //# remove`) MUST exit with a status of its own for each cause a runbook branches on: 0 applied, 1
+    //# the mirror is damaged, 2 a usage error or a seq that is not a dead letter, 3 a file that cannot
+    //# be read or written, 4 (`remove`) lines still held without `--force`, 5 locked (the daemon holds
+    //# the mirror's lock), 6 no such session (no mirror at the path).
+    use parkline_cli::status;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    let missing = dir.path().join("s2.mirror");
+    mirror_with_dead_letters(&mirror);
+    let before = std::fs::read(&mirror).expect("read");
+    let commands: [&[&str]; 3] = [&["redrive"], &["discard", "--all"], &["remove", "--force"]];
+    let daemon = parkline::Queue::open(&mirror).expect("open");
+    for command in commands {
+        let held = parkline(&[command, &[path(&mirror)]].concat());
+        assert_eq!(
+            held.status.code(),
+            Some(i32::from(status::LOCKED)),
+            "{command:?}"
+        );
+        assert!(
+            stderr(&held).contains("holds the mirror's lock"),
+            "{}",
+            stderr(&held)
+        );
+        let absent = parkline(&[command, &[path(&missing)]].concat());
+        let code = absent.status.code();
+        assert_eq!(
+            code,
+            Some(i32::from(status::NO_SUCH_SESSION)),
+            "{command:?}"
+        );
+        assert!(
+            stderr(&absent).contains("never creates a mirror"),
+            "{}",
+            stderr(&absent)
+        );
+    }
+    drop(daemon);
+    assert_eq!(std::fs::read(&mirror).expect("read"), before);
+    assert!(!missing.exists() && !dir.path().join("s2.mirror.lock").exists());
+    let statuses = [
+        status::APPLIED,
+        status::FINDING,
+        status::USAGE,
+        status::IO,
+        status::NOT_EMPTY,
+        status::LOCKED,
+        status::NO_SUCH_SESSION,
+        status::QUEUED,
+        status::REFUSED,
+    ];
+    assert_eq!(
+        statuses,
+        [0, 1, 2, 3, 4, 5, 6, 7, 8],
+        "a status never changes its meaning"
+    );
+    let help = stdout(&parkline(&["--help"]));
+    for (code, meaning) in [(7, "queued for the daemon"), (8, "refused by the daemon")] {
+        assert!(
+            help.contains(&format!("  {code}  reserved: {meaning}")),
+            "{help}"
+        );
+    }
+}
+
+/// `parkline discard` with neither `--seq` nor `--all` is a usage error that names both.
+#[test]
+fn cli_discard_without_seq_or_all_names_both() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    let output = parkline(&["discard", path(&mirror)]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert!(text.contains("--seq") && text.contains("--all"), "{text}");
+    let both = parkline(&["discard", path(&mirror), "--seq", "1", "--all"]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
 }
