@@ -145,9 +145,10 @@ impl fmt::Display for ErrorKind {
 /// (for [`ErrorKind::Corrupt`]), a lowercase context without trailing period, and the underlying
 /// I/O error (if any) as its [`source`](std::error::Error::source).
 ///
-/// `Display` prints the kind, the file, the place in it and the context, and never the source:
-/// a report that walks [`source`](std::error::Error::source) (anyhow, eyre) prints the I/O error
-/// once. The queue's errors and the read side's share this one type and one [`ErrorKind`] on
+/// `Display` prints the kind, the file, the place in it and the context, and not the source (a
+/// report that walks [`source`](std::error::Error::source), as anyhow, eyre and `Debug` do,
+/// prints the I/O error once), except that a full descriptor table or disk is named
+/// (`too many open files in the process (EMFILE)`): what an operator must fix. The queue's errors and the read side's share this one type and one [`ErrorKind`] on
 /// purpose: a daemon that serves both handles one error, and values such as
 /// [`Error::needed_chars`] are carried by the kinds they belong to (spec/read.md section 6).
 ///
@@ -182,9 +183,35 @@ struct Inner {
     cursor_child: Option<crate::read::ChildId>,
 }
 
+/// `{:?}` is what `fn main() -> Result<(), parkline::Error>` prints: the kind, the `Display`
+/// text, then each [`source`](std::error::Error::source) on a `caused by:` line of its own, as
+/// anyhow prints a chain. `{:#?}` shows the fields.
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("s1.mirror");
+/// let _held = parkline::Queue::open(&path)?;
+/// let err = parkline::Queue::open(&path).unwrap_err();
+/// let debug = format!("{err:?}");
+/// assert!(debug.starts_with("Locked: mirror locked: "), "{debug}");
+/// assert!(!debug.contains("Inner"), "{debug}");
+/// # Ok(()) }
+/// ```
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.inner.fmt(f)
+        if f.alternate() {
+            return self.inner.fmt(f);
+        }
+        write!(f, "{:?}: {self}", self.inner.kind)?;
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            write!(f, "\ncaused by: {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
     }
 }
 
@@ -416,9 +443,30 @@ impl fmt::Display for Error {
             write!(f, ": record {record} at byte {offset}")?;
         }
         // The I/O error is the `source`, not part of this text: a report that walks the chain
-        // (anyhow, eyre) prints it once.
-        write!(f, ": {}", self.inner.context)
+        // (anyhow, eyre) prints it once. A full disk or descriptor table is named all the same:
+        // it is what an operator acts on, and a report that prints only this line would hide it.
+        write!(f, ": {}", self.inner.context)?;
+        match self.inner.source.as_ref().and_then(resource_exhausted) {
+            Some(cause) => write!(f, ": {cause}"),
+            None => Ok(()),
+        }
     }
+}
+
+/// The name of a full resource `e` reports: the ones an operator fixes outside the daemon (a
+/// descriptor limit, disk space), named with their errno so a search finds the fix.
+fn resource_exhausted(e: &io::Error) -> Option<&'static str> {
+    use rustix::io::Errno;
+    let code = e.raw_os_error()?;
+    [
+        (Errno::MFILE, "too many open files in the process (EMFILE)"),
+        (Errno::NFILE, "too many open files in the system (ENFILE)"),
+        (Errno::NOSPC, "no space left on the device (ENOSPC)"),
+        (Errno::DQUOT, "disk quota exceeded (EDQUOT)"),
+    ]
+    .into_iter()
+    .find(|(errno, _)| errno.raw_os_error() == code)
+    .map(|(_, name)| name)
 }
 
 impl std::error::Error for Error {

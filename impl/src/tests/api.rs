@@ -76,3 +76,48 @@ fn a_result_of_a_seq_is_two_words() {
     assert!(size_of::<crate::Result<Seq>>() <= 16);
     assert_eq!(size_of::<crate::Error>(), 8);
 }
+
+/// `{:?}` (what `fn main() -> Result<(), parkline::Error>` prints) reads: the kind, the text,
+/// and each cause on a `caused by:` line; `{:#?}` keeps the fields for a debugger's eye.
+#[test]
+fn error_debug_prints_the_kind_the_text_and_each_cause() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let err = Queue::open(dir.path().join("no such directory").join("s1.mirror"))
+        .expect_err("the directory does not exist");
+    let source = std::error::Error::source(&err).ok_or("an I/O error has a source")?;
+    assert_eq!(
+        format!("{err:?}"),
+        format!("Io: {err}\ncaused by: {source}")
+    );
+    assert!(format!("{err:#?}").contains("kind: Io"), "{err:#?}");
+    let path = dir.path().join("s1.mirror");
+    let _held = Queue::open(&path)?;
+    let err = Queue::open(&path).expect_err("locked");
+    assert_eq!(format!("{err:?}"), format!("Locked: {err}"));
+    Ok(())
+}
+
+/// A full descriptor table or disk is named in the error's own text, errno and all, so that a
+/// log that keeps only `Display` still says what to fix; other causes stay in `source` alone.
+#[test]
+fn an_exhausted_resource_is_named_in_display() {
+    use rustix::io::Errno;
+    let named = [
+        (Errno::MFILE, "too many open files in the process (EMFILE)"),
+        (Errno::NFILE, "too many open files in the system (ENFILE)"),
+        (Errno::NOSPC, "no space left on the device (ENOSPC)"),
+        (Errno::DQUOT, "disk quota exceeded (EDQUOT)"),
+    ];
+    for (errno, name) in named {
+        let err = crate::Error::io(
+            "cannot write",
+            io::Error::from_raw_os_error(errno.raw_os_error()),
+        );
+        assert_eq!(err.to_string(), format!("i/o error: cannot write: {name}"));
+    }
+    let err = crate::Error::io(
+        "cannot write",
+        io::Error::from(io::ErrorKind::PermissionDenied),
+    );
+    assert_eq!(err.to_string(), "i/o error: cannot write");
+}
