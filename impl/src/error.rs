@@ -332,6 +332,12 @@ impl Error {
         self.inner.cursor_child.as_ref()
     }
 
+    /// The same error with another context: for a caller that knows better what failed.
+    pub(crate) fn with_context(mut self, context: impl Into<String>) -> Self {
+        self.inner.context = context.into();
+        self
+    }
+
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
         let mut error = Error::new(ErrorKind::Io, context);
         error.inner.source = Some(source);

@@ -310,13 +310,20 @@ impl<S: Storage> Queue<S> {
             }
         };
         let Some(decoded) = read_mirror(&mut storage, name)? else {
-            if leftover && promote_leftover(&mut storage, name, &tmp)? {
-                return Queue::with_storage(storage, name, config);
+            if leftover && let Some(took) = promote_leftover(&mut storage, name, &tmp)? {
+                let mut queue = Queue::with_storage(storage, name, config)?;
+                // The promotion's directory fsync came before the open's own: counted, but not
+                // the last.
+                queue.stats.dir_fsyncs += 1;
+                queue.stats.fsync_max = queue.stats.fsync_max.max(took);
+                return Ok(queue);
             }
             let mut queue = Queue::unopened(storage, name, MirrorState::default(), 0, config);
             // M5: the mirror appears whole (header and counters) or not at all.
             let bytes = mirror::encode(&queue.core.state);
-            queue.replace_durable(&bytes)?;
+            if let Err(e) = queue.replace_durable(&bytes) {
+                return Err(queue.not_opened("cannot create the mirror", e));
+            }
             let (state, bytes) = (&queue.core.state, queue.log_bytes);
             observe::opened(&queue.storage, name, true, mirror::VERSION, state, bytes);
             return Ok(queue);
@@ -355,9 +362,11 @@ impl<S: Storage> Queue<S> {
 
     /// The handle on a mirror that decoded: its torn tail cut (M7), what it read made durable
     /// (M10), an older version rewritten as the current one (M14).
-    fn recover(mut storage: S, name: &str, decoded: Decoded, config: Config) -> Result<Self> {
+    fn recover(storage: S, name: &str, decoded: Decoded, config: Config) -> Result<Self> {
         let path = storage.path(name);
         let io_error = |what: &str, e: io::Error| Error::io(what, e).with_path(&path);
+        let version = decoded.version;
+        let mut queue = Queue::unopened(storage, name, decoded.state, decoded.valid_len, config);
         if decoded.torn_len > 0 {
             //= spec/mirror.md#m7-torn-final-record
             //# On open, a final segment that does not end in `\n` (after at least a
@@ -365,10 +374,11 @@ impl<S: Storage> Queue<S> {
             //# (`Decoded::torn_len`), and the queue MUST cut the file to the end of the
             //# last complete record and fsync it before writing anything else.
             // M7: the torn tail was never acknowledged; cut it before appending after it.
-            storage
+            queue
+                .storage
                 .truncate(name, decoded.valid_len)
                 .map_err(|e| io_error("cannot cut the torn final record", e))?;
-            observe::torn_tail_cut(&storage, name, decoded.valid_len, decoded.torn_len);
+            observe::torn_tail_cut(&queue.storage, name, decoded.valid_len, decoded.torn_len);
         }
         //= spec/mirror.md#m10-fail-stop
         //# `open` of an existing mirror MUST fsync the mirror and then its directory before it
@@ -378,16 +388,16 @@ impl<S: Storage> Queue<S> {
         // A rename or create whose directory fsync failed before this open, in the same power
         // cycle, is visible here but not yet durable (M10's failure model).
         // An upgrade (below) writes the whole mirror through M5, which makes it durable.
-        if decoded.version == mirror::VERSION {
-            storage
-                .sync(name)
+        // Through `timed`, so that `Stats` counts them.
+        if version == mirror::VERSION {
+            queue
+                .timed(|storage| storage.sync(name), false)
                 .map_err(|e| io_error("cannot fsync the mirror", e))?;
-            storage
-                .sync_dir()
+            queue
+                .timed(|storage| storage.sync_dir(), true)
                 .map_err(|e| io_error("cannot fsync the directory", e))?;
         }
-        let mut queue = Queue::unopened(storage, name, decoded.state, decoded.valid_len, config);
-        if decoded.version < mirror::VERSION {
+        if version < mirror::VERSION {
             //= spec/mirror.md#m2-header-and-version
             //# A writer MUST NOT append records of another version to a file.
             //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
@@ -397,12 +407,26 @@ impl<S: Storage> Queue<S> {
             // M14: an older version is rewritten whole as the current one before any
             // record is appended (M2: never a record of another version in one file).
             let bytes = mirror::encode(&queue.core.state);
-            queue.replace_durable(&bytes)?;
-            observe::upgraded(&queue.storage, name, decoded.version, mirror::VERSION);
+            if let Err(e) = queue.replace_durable(&bytes) {
+                let doing = format!("cannot upgrade the version {version} mirror");
+                return Err(queue.not_opened(&doing, e));
+            }
+            observe::upgraded(&queue.storage, name, version, mirror::VERSION);
         }
         let (state, bytes) = (&queue.core.state, queue.log_bytes);
         observe::opened(&queue.storage, name, false, decoded.version, state, bytes);
         Ok(queue)
+    }
+
+    /// A failure of `open` after its handle existed, reworded: the write poisoned a handle that
+    /// is never returned, so no queue is there to refuse further work, as the poisoning's
+    /// wording would say.
+    fn not_opened(&self, doing: &str, e: Error) -> Error {
+        let step = self.poisoned.as_deref().unwrap_or("write");
+        e.with_context(format!(
+            "{doing}: its {step} failed; the mirror was not opened, open it again once the cause \
+             is fixed"
+        ))
     }
 
     /// Parks `line` for `request` and returns its seq once the line is durable (D16, M4: one
@@ -1222,12 +1246,16 @@ fn read_mirror<S: Storage>(storage: &mut S, name: &str) -> Result<Option<Decoded
     decoded.map(Some).map_err(|e| e.with_path(&path))
 }
 
-/// With no mirror, what becomes of a leftover temp file (M5): `true` once a complete snapshot
-/// that holds something was renamed into the mirror's place and the directory fsynced; `false`
-/// once a link, or a file that holds at most the initial state, was removed. A file that holds
-/// more but is not a complete snapshot is refused as `Corrupt`, naming both paths and touching
-/// nothing.
-fn promote_leftover<S: Storage>(storage: &mut S, name: &str, tmp: &str) -> Result<bool> {
+/// With no mirror, what becomes of a leftover temp file (M5): the time its directory fsync took
+/// once a complete snapshot that holds something was renamed into the mirror's place and the
+/// directory fsynced; `None` once a link, or a file that holds at most the initial state, was
+/// removed. A file that holds more but is not a complete snapshot is refused as `Corrupt`,
+/// naming both paths and touching nothing.
+fn promote_leftover<S: Storage>(
+    storage: &mut S,
+    name: &str,
+    tmp: &str,
+) -> Result<Option<Duration>> {
     let tmp_path = storage.path(tmp);
     let io_error = |what: &str, e: io::Error| Error::io(what, e).with_path(&tmp_path);
     let bytes = match storage.entry(tmp) {
@@ -1243,11 +1271,13 @@ fn promote_leftover<S: Storage>(storage: &mut S, name: &str, tmp: &str) -> Resul
             //# With no `<name>`, a `<name>.tmp` that is a complete snapshot (the current
             //# version's encoding of the state its records build) of a state other than the
             //# initial one MUST be renamed into the mirror's place and the directory fsynced.
-            storage
-                .rename(tmp, name)
-                .and_then(|()| storage.sync_dir())
-                .map_err(|e| io_error("cannot promote the leftover snapshot", e))?;
-            return Ok(true);
+            let promoted = storage.rename(tmp, name).and_then(|()| {
+                let start = Instant::now();
+                storage.sync_dir().map(|()| start.elapsed())
+            });
+            return promoted
+                .map(Some)
+                .map_err(|e| io_error("cannot promote the leftover snapshot", e));
         }
         Some(Leftover::Damaged(reason)) => {
             //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
@@ -1272,7 +1302,7 @@ fn promote_leftover<S: Storage>(storage: &mut S, name: &str, tmp: &str) -> Resul
     storage
         .remove(tmp)
         .map_err(|e| io_error("cannot remove the leftover temp file", e))?;
-    Ok(false)
+    Ok(None)
 }
 
 /// What a leftover temp file beside no mirror holds.

@@ -121,3 +121,31 @@ fn an_exhausted_resource_is_named_in_display() {
     );
     assert_eq!(err.to_string(), "i/o error: cannot write");
 }
+
+/// M10: an open of an existing mirror fsyncs the file and its directory, and `Stats` counts
+/// both (they ran before the handle's counters existed, and were not counted).
+#[test]
+fn m10_stats_count_the_fsyncs_of_an_open() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let mut queue = Queue::open(&path)?;
+    queue.park(RequestId(1), "one")?;
+    drop(queue);
+    let stats = Queue::open(&path)?.stats();
+    assert_eq!((stats.fsyncs, stats.dir_fsyncs, stats.appends), (1, 1, 0));
+    let mut storage = MemStorage::new();
+    storage.set_file("m", V2_BYTES.to_vec());
+    let stats = Queue::with_storage(storage, "m", Config::default())?.stats();
+    // The upgrade of a version 2 mirror: its temp file's fsync and the rename's directory fsync.
+    assert_eq!((stats.fsyncs, stats.dir_fsyncs), (1, 1));
+    // A complete snapshot beside no mirror (M5): the promotion's directory fsync, then the
+    // open's own two.
+    let mut queue = Queue::with_storage(MemStorage::new(), "x", Config::default())?;
+    queue.park(RequestId(1), "one")?;
+    let mut storage = MemStorage::new();
+    storage.set_file("m.tmp", mirror::encode(queue.state()));
+    let stats = Queue::with_storage(storage, "m", Config::default())?.stats();
+    assert_eq!((stats.fsyncs, stats.dir_fsyncs), (1, 2));
+    Ok(())
+}
+
+const V2_BYTES: &[u8] = include_bytes!("../../tests/fixtures/v2/mixed.mirror");

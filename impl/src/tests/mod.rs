@@ -101,6 +101,7 @@ mod contract;
 mod crash;
 mod damaged;
 mod fail_stop;
+mod failed_open;
 mod format;
 mod frame;
 mod histogram;

@@ -1,0 +1,142 @@
+//! An open that fails: what its error says (no queue exists to refuse work, and a full
+//! descriptor table or disk is named).
+
+use rustix::io::Errno;
+
+use super::*;
+
+/// A version 2 mirror (two parked lines), as the last version 2 build wrote it.
+const V2_MIRROR: &[u8] = include_bytes!("../../tests/fixtures/v2/mixed.mirror");
+
+/// A storage whose calls named `fail`, after the first `pass` of them, return the OS error
+/// `errno`, as a full descriptor table (`EMFILE`) or disk (`ENOSPC`) makes them.
+#[derive(Debug)]
+struct Exhausted {
+    inner: MemStorage,
+    fail: &'static str,
+    pass: u32,
+    errno: Errno,
+}
+
+impl Exhausted {
+    fn new(inner: MemStorage, fail: &'static str, errno: Errno) -> Self {
+        Exhausted {
+            inner,
+            fail,
+            pass: 0,
+            errno,
+        }
+    }
+
+    fn hit(&mut self, what: &str) -> io::Result<()> {
+        if what != self.fail {
+            return Ok(());
+        }
+        match self.pass.checked_sub(1) {
+            Some(left) => {
+                self.pass = left;
+                Ok(())
+            }
+            None => Err(io::Error::from_raw_os_error(self.errno.raw_os_error())),
+        }
+    }
+}
+
+impl Storage for Exhausted {
+    fn read_chunks(
+        &mut self,
+        name: &str,
+        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> io::Result<bool> {
+        self.inner.read_chunks(name, each)
+    }
+    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.hit("append")?;
+        self.inner.append(name, bytes)
+    }
+    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&mut self, name: &str) -> io::Result<()> {
+        self.inner.sync(name)
+    }
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&mut self, name: &str) -> io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        self.hit("sync_dir")?;
+        self.inner.sync_dir()
+    }
+    fn identity(&mut self, name: &str) -> io::Result<Identity> {
+        self.inner.identity(name)
+    }
+    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
+        self.inner.entry(name)
+    }
+}
+
+/// An open's write that fails poisons a handle nobody gets: its error says the mirror was not
+/// opened, never that "the queue refuses further work" (there is no queue), and it names a full
+/// descriptor table or disk, for the create of a new mirror and the upgrade of a version 2 one.
+#[test]
+fn m10_an_open_error_names_the_cause_and_no_refusing_queue() -> TestResult {
+    let cases = [
+        (
+            None,
+            "sync_dir",
+            Errno::MFILE,
+            "too many open files in the process (EMFILE)",
+        ),
+        (
+            None,
+            "append",
+            Errno::NFILE,
+            "too many open files in the system (ENFILE)",
+        ),
+        (
+            Some(V2_MIRROR),
+            "append",
+            Errno::NOSPC,
+            "no space left on the device (ENOSPC)",
+        ),
+        (Some(V2_MIRROR), "sync_dir", Errno::MFILE, "(EMFILE)"),
+    ];
+    for (before, fail, errno, named) in cases {
+        let mut inner = MemStorage::new();
+        if let Some(bytes) = before {
+            inner.set_file("m", bytes.to_vec());
+        }
+        let storage = Exhausted::new(inner, fail, errno);
+        let err = Queue::with_storage(storage, "m", Config::default())
+            .map(|_| ())
+            .err()
+            .ok_or("the open fails")?;
+        let text = err.to_string();
+        assert_eq!(err.kind(), ErrorKind::Io, "{text}");
+        assert!(!text.contains("refuses further work"), "{text}");
+        assert!(text.contains("the mirror was not opened"), "{text}");
+        assert!(text.ends_with(named), "{text}");
+        let doing = match before {
+            None => "cannot create the mirror",
+            Some(_) => "cannot upgrade the version 2 mirror",
+        };
+        assert!(text.contains(doing), "{text}");
+    }
+    // A write of an open queue still says the handle refuses work: that is true there.
+    let storage = Exhausted {
+        pass: 1, // the create's temp file
+        ..Exhausted::new(MemStorage::new(), "append", Errno::NOSPC)
+    };
+    let mut queue = Queue::with_storage(storage, "m", Config::default())?;
+    let err = queue
+        .park(RequestId(1), "one")
+        .map(|_| ())
+        .err()
+        .ok_or("fails")?;
+    assert!(err.to_string().contains("refuses further work"), "{err}");
+    assert!(err.to_string().ends_with("(ENOSPC)"), "{err}");
+    Ok(())
+}
