@@ -24,9 +24,16 @@ type Key = (u64, u64);
 /// The lock files this process holds, each with every descriptor of it that parkline opened:
 /// closing any one of them would release the record lock, so they close together, when the lock
 /// is released.
-static HELD: Mutex<BTreeMap<Key, Vec<File>>> = Mutex::new(BTreeMap::new());
+static HELD: Mutex<BTreeMap<Key, Held>> = Mutex::new(BTreeMap::new());
 
-fn held() -> MutexGuard<'static, BTreeMap<Key, Vec<File>>> {
+/// One held lock file: its descriptors, and how many [`MirrorLock`]s share the lock.
+#[derive(Debug)]
+struct Held {
+    files: Vec<File>,
+    shares: usize,
+}
+
+fn held() -> MutexGuard<'static, BTreeMap<Key, Held>> {
     // The table stays consistent across a panic: every change is one insert or remove.
     HELD.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -46,10 +53,13 @@ impl From<io::Error> for Refused {
     }
 }
 
-/// The exclusive lock on one lock file, held until dropped.
+/// The exclusive lock on one lock file, held until it and every [`share`](MirrorLock::share)
+/// of it are dropped.
 #[derive(Debug)]
 pub(crate) struct MirrorLock {
     key: Key,
+    /// Whether the open that took the lock created the lock file.
+    created: bool,
 }
 
 /// How many times [`MirrorLock::acquire`] opens the lock file again after finding that the file
@@ -69,6 +79,34 @@ impl MirrorLock {
         }
         Err(Refused::Locked)
     }
+
+    /// Whether the open that took this lock created its lock file.
+    pub(crate) fn created(&self) -> bool {
+        self.created
+    }
+
+    /// Another handle of this lock: the lock is released when the last handle is dropped, so
+    /// an open that fails can still hold it while it removes the lock file it created (M8).
+    pub(crate) fn share(&self) -> MirrorLock {
+        if let Some(entry) = held().get_mut(&self.key) {
+            entry.shares += 1;
+        }
+        MirrorLock {
+            key: self.key,
+            created: self.created,
+        }
+    }
+
+    /// Removes the lock file at `path` if it is still the file this lock holds; another file
+    /// there (made after a removal) belongs to another opener and is left.
+    pub(crate) fn remove_file(&self, path: &Path) -> io::Result<()> {
+        // The table stays locked, so no other handle of this process opens the file meanwhile.
+        let _held = held();
+        if key_of(path)? == Some(self.key) {
+            std::fs::remove_file(path)?;
+        }
+        Ok(())
+    }
 }
 
 /// The identity of what `path` names, without following a link; `None` when nothing does.
@@ -82,29 +120,27 @@ fn key_of(path: &Path) -> io::Result<Option<Key>> {
 
 /// One open, lock and check of `path`: `Ok(None)` when the file locked is no longer the one the
 /// path names (removed or replaced between the open and the lock), so the caller opens again.
-fn try_lock(
-    held: &mut BTreeMap<Key, Vec<File>>,
-    path: &Path,
-) -> Result<Option<MirrorLock>, Refused> {
+fn try_lock(held: &mut BTreeMap<Key, Held>, path: &Path) -> Result<Option<MirrorLock>, Refused> {
     // Checked by name before any open: opening and closing a descriptor of a lock file this
     // process holds would release its lock.
-    if key_of(path)?.is_some_and(|key| held.contains_key(&key)) {
+    let existing = key_of(path)?;
+    if existing.is_some_and(|key| held.contains_key(&key)) {
         return Err(Refused::Locked);
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)?;
+    // Created exclusively when absent, so the lock knows whether this open made the file.
+    let (file, created) = match open_lock_file(path, existing.is_none()) {
+        Ok(file) => (file, existing.is_none()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => (open_lock_file(path, false)?, false),
+        // Removed between the look and the open: look again.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
     let meta = file.metadata()?;
     let key = (meta.dev(), meta.ino());
-    if let Some(files) = held.get_mut(&key) {
+    if let Some(entry) = held.get_mut(&key) {
         // The name was pointed at a held lock file between the check and the open: keep the
         // descriptor open with the lock's own, so the lock survives.
-        files.push(file);
+        entry.files.push(file);
         return Err(Refused::Locked);
     }
     #[cfg(test)]
@@ -123,16 +159,41 @@ fn try_lock(
         drop(file);
         return Ok(None);
     }
-    held.insert(key, vec![file]);
+    held.insert(
+        key,
+        Held {
+            files: vec![file],
+            shares: 1,
+        },
+    );
     debug_assert!(held.contains_key(&key));
-    Ok(Some(MirrorLock { key }))
+    Ok(Some(MirrorLock { key, created }))
+}
+
+/// Opens the lock file at `path` without following a link: `create` creates it exclusively
+/// (mode 0600), otherwise it must exist.
+fn open_lock_file(path: &Path, create: bool) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(create)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
 }
 
 impl Drop for MirrorLock {
     fn drop(&mut self) {
-        // Closing the descriptors releases the record lock.
-        let released = held().remove(&self.key);
-        debug_assert!(released.is_some(), "a held lock is in the table");
+        let mut held = held();
+        debug_assert!(held.contains_key(&self.key), "a held lock is in the table");
+        let last = held.get_mut(&self.key).is_some_and(|entry| {
+            entry.shares -= 1;
+            entry.shares == 0
+        });
+        if last {
+            // Closing the descriptors releases the record lock.
+            held.remove(&self.key);
+        }
     }
 }
 

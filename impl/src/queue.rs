@@ -157,7 +157,16 @@ impl Queue<FsStorage> {
     pub fn open_with(path: impl AsRef<Path>, config: Config) -> Result<Self> {
         let storage = FsStorage::open(path)?;
         let name = storage.mirror_name().to_owned();
-        Queue::with_storage(storage, &name, config)
+        // Held across the open, so that a failed open still holds the lock when it removes the
+        // lock file it created (M8).
+        let created = storage.created_lock();
+        let opened = Queue::with_storage(storage, &name, config);
+        if opened.is_err()
+            && let Some(created) = created
+        {
+            created.remove_unless_mirror();
+        }
+        opened
     }
 
     /// Reopens the mirror in place, with the same [`Config`]: releases this handle's lock and

@@ -254,8 +254,9 @@ fn close_aside(file: File) {
 
 impl FsStorage {
     /// Opens the directory holding the mirror file `mirror` and takes the exclusive lock on the
-    /// sibling file `<mirror>.lock` (created with mode 0600 if absent, never removed). The mirror
-    /// itself is not touched.
+    /// sibling file `<mirror>.lock` (created with mode 0600 if absent; removed only at a
+    /// session's end, or by a [`Queue::open`](crate::Queue::open) that created it and failed
+    /// where no mirror exists, M8). The mirror itself is not touched.
     ///
     /// # Errors
     ///
@@ -331,6 +332,18 @@ impl FsStorage {
         &self.dir
     }
 
+    /// The lock this storage took, when its open created the lock file: held by the caller
+    /// across an open of the mirror, so that a failed open can remove the file it made
+    /// ([`CreatedLock::remove_unless_mirror`], M8).
+    pub(crate) fn created_lock(&self) -> Option<CreatedLock> {
+        let lock = self.lock.as_ref().filter(|lock| lock.created())?;
+        Some(CreatedLock {
+            lock: lock.share(),
+            dir: self.dir.clone(),
+            mirror_name: self.mirror_name.clone(),
+        })
+    }
+
     /// Closes every file and releases the lock: the storage is then unusable, and the mirror can
     /// be opened again (`Queue::reopen`).
     pub(crate) fn release(&mut self) {
@@ -384,6 +397,31 @@ impl FsStorage {
             Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
+        }
+    }
+}
+
+/// A share of the lock of an open that created the lock file (from [`FsStorage::created_lock`]):
+/// the lock stays held until this is dropped, even after the storage is.
+#[derive(Debug)]
+pub(crate) struct CreatedLock {
+    lock: MirrorLock,
+    dir: PathBuf,
+    mirror_name: String,
+}
+
+impl CreatedLock {
+    /// After a failed open: removes the lock file unless a mirror exists, then releases the lock.
+    pub(crate) fn remove_unless_mirror(self) {
+        //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+        //# An open that fails after it created the lock file MUST remove that file, while it still
+        //# holds the lock and only when no mirror exists.
+        let mirror = self.dir.join(&self.mirror_name);
+        if matches!(fs::symlink_metadata(&mirror), Err(e) if e.kind() == io::ErrorKind::NotFound) {
+            // The open's own error is what the caller gets; a lock file left behind is only
+            // untidy (the next open locks it as it is).
+            let lock_path = self.dir.join(format!("{}.lock", self.mirror_name));
+            let _ = self.lock.remove_file(&lock_path);
         }
     }
 }

@@ -1,5 +1,5 @@
 //! An open that fails: what its error says (no queue exists to refuse work, and a full
-//! descriptor table or disk is named).
+//! descriptor table or disk is named), and the lock file it leaves (M8).
 
 use rustix::io::Errno;
 
@@ -138,5 +138,47 @@ fn m10_an_open_error_names_the_cause_and_no_refusing_queue() -> TestResult {
         .ok_or("fails")?;
     assert!(err.to_string().contains("refuses further work"), "{err}");
     assert!(err.to_string().ends_with("(ENOSPC)"), "{err}");
+    Ok(())
+}
+
+/// M8: an open that created the lock file and then failed removes it while it holds the lock,
+/// where no mirror exists; a lock file it did not create, or one beside a mirror, stays.
+#[test]
+fn m8_a_failed_open_removes_the_lock_file_it_created() -> TestResult {
+    //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+    //= type=test
+    //# An open that fails after it created the lock file MUST remove that file, while it still
+    //# holds the lock and only when no mirror exists.
+    let (dir, path) = temp_mirror()?;
+    let lock = dir.path().join("s1.mirror.lock");
+    let unusable = Config {
+        failures_max: 0,
+        ..Config::default()
+    };
+    let err = Queue::open_with(&path, unusable.clone()).map(|_| ()).err();
+    assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::InvalidConfig));
+    assert_eq!(fs::read_dir(dir.path())?.count(), 0, "no lock file left");
+    // Its temp name taken by a directory: the open fails beside no mirror.
+    let tmp = dir.path().join("s1.mirror.tmp");
+    fs::create_dir(&tmp)?;
+    let err = Queue::open(&path).map(|_| ()).err();
+    assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::InvalidPath));
+    assert!(!lock.exists() && tmp.is_dir());
+    fs::remove_dir(&tmp)?;
+    // A lock file an earlier open made is not this open's to remove.
+    Queue::open(&path)?.remove(true)?;
+    fs::write(&lock, b"")?;
+    let err = Queue::open_with(&path, unusable.clone()).map(|_| ()).err();
+    assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::InvalidConfig));
+    assert!(lock.exists());
+    // Beside a (damaged) mirror the lock file stays with it.
+    fs::remove_file(&lock)?;
+    fs::write(&path, b"not a mirror\n")?;
+    let err = Queue::open(&path).map(|_| ()).err();
+    assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::Corrupt));
+    assert!(lock.exists());
+    // The lock was released: the next open is refused for the file, not for the lock.
+    let err = Queue::open(&path).map(|_| ()).err();
+    assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::Corrupt));
     Ok(())
 }
