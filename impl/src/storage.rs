@@ -261,7 +261,10 @@ impl FsStorage {
     /// # Errors
     ///
     /// [`ErrorKind::Locked`] when another handle (in this or another process) holds the lock;
-    /// [`ErrorKind::Io`] when the path has no file name or the lock file cannot be opened.
+    /// [`ErrorKind::InvalidPath`], touching nothing, when the path has no file name, a name that
+    /// is not UTF-8 or too long for the file system with `.lock` added, or is a link, a hard
+    /// link or not a regular file; [`ErrorKind::Io`] when the directory cannot be resolved or
+    /// the lock file cannot be opened.
     ///
     /// # Example
     ///
@@ -429,6 +432,9 @@ impl CreatedLock {
 /// The suffixes of the files parkline keeps beside a mirror (M5's temp file, M8's lock file).
 pub(crate) const RESERVED_SUFFIXES: [&str; 2] = [".tmp", ".lock"];
 
+/// The longest file name, in bytes, that every common Unix file system takes (`NAME_MAX`).
+const NAME_BYTES_MAX: usize = 255;
+
 /// Refuses a mirror name that another mirror's temp or lock file would take (M8).
 pub(crate) fn check_mirror_name(name: &str) -> Result<()> {
     //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
@@ -448,13 +454,25 @@ pub(crate) fn check_mirror_name(name: &str) -> Result<()> {
 /// The mirror's directory, resolved once (so that every alias of it derives the same lock and
 /// temp names), and its file name, checked (M8).
 fn resolve(mirror: &Path) -> Result<(PathBuf, String)> {
-    let Some(name) = mirror.file_name().and_then(|name| name.to_str()) else {
-        return Err(Error::io(
-            "mirror path has no utf-8 file name",
-            io::Error::from(io::ErrorKind::InvalidInput),
-        )
-        .with_path(mirror));
+    //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+    //# A mirror path with no file name, a file name that is not UTF-8, or one longer than
+    //# 255 bytes once `.lock` or `.tmp` is added (`NAME_MAX`) MUST be refused with `InvalidPath`,
+    //# touching nothing.
+    let refused =
+        |reason: String| Err(Error::new(ErrorKind::InvalidPath, reason).with_path(mirror));
+    let Some(name) = mirror.file_name() else {
+        return refused("the mirror path has no file name".to_owned());
     };
+    let Some(name) = name.to_str() else {
+        return refused("the mirror's file name is not UTF-8".to_owned());
+    };
+    let longest = name.len() + RESERVED_SUFFIXES.iter().map(|s| s.len()).max().unwrap_or(0);
+    if longest > NAME_BYTES_MAX {
+        return refused(format!(
+            "the mirror's file name has {} bytes; with \".lock\" added it must fit in {NAME_BYTES_MAX}",
+            name.len()
+        ));
+    }
     check_mirror_name(name).map_err(|e| e.with_path(mirror))?;
     let parent = match mirror.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,

@@ -1,5 +1,9 @@
 //! An open that fails: what its error says (no queue exists to refuse work, and a full
-//! descriptor table or disk is named), and the lock file it leaves (M8).
+//! descriptor table or disk is named), the lock file it leaves (M8), the names it refuses up
+//! front (M8).
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 
 use rustix::io::Errno;
 
@@ -180,5 +184,32 @@ fn m8_a_failed_open_removes_the_lock_file_it_created() -> TestResult {
     // The lock was released: the next open is refused for the file, not for the lock.
     let err = Queue::open(&path).map(|_| ()).err();
     assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::Corrupt));
+    Ok(())
+}
+
+/// M8: a name the file system cannot hold once `.lock` or `.tmp` is added, a name that is not
+/// UTF-8, and a path with no file name are refused as `InvalidPath` before anything is created
+/// (they failed halfway, with `Io`, before).
+#[test]
+fn m8_a_name_too_long_or_not_utf8_is_refused_up_front() -> TestResult {
+    //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+    //= type=test
+    //# A mirror path with no file name, a file name that is not UTF-8, or one longer than
+    //# 255 bytes once `.lock` or `.tmp` is added (`NAME_MAX`) MUST be refused with `InvalidPath`,
+    //# touching nothing.
+    let dir = tempfile::tempdir()?;
+    let too_long = dir.path().join("m".repeat(251));
+    let not_utf8 = dir.path().join(OsStr::from_bytes(b"s\xff.mirror"));
+    let no_name = dir.path().join("..");
+    for refused in [&too_long, &not_utf8, &no_name] {
+        let err = Queue::open(refused).map(|_| ()).err().ok_or("refused")?;
+        assert_eq!(err.kind(), ErrorKind::InvalidPath, "{err}");
+        assert_eq!(err.path(), Some(refused.as_path()));
+    }
+    assert_eq!(fs::read_dir(dir.path())?.count(), 0, "nothing created");
+    // The longest name that fits: 250 bytes, and 255 with `.lock`.
+    let longest = dir.path().join("m".repeat(250));
+    let mut queue = Queue::open(&longest)?;
+    queue.park(RequestId(1), "one")?;
     Ok(())
 }
