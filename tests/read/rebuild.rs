@@ -189,3 +189,81 @@ fn r7_a_rechecked_forgery_of_the_v3_fields_is_damaged() {
         assert_eq!(err.kind(), ErrorKind::CursorDamaged, "{fields}");
     }
 }
+
+/// Section 5.2: `resume_after` with the ids the follower holds is the cursor after the last of
+/// them the rebuilt transcript still has (the start cursor when none), whatever the turns at
+/// the seqs after it are now; reading from it gives every turn the follower lost, none it holds.
+#[test]
+fn r5_resume_after_is_the_cursor_after_the_last_held_turn_that_survived() {
+    //= spec/read.md#5-2-a-transcript-rebuilt-shorter
+    //= type=test
+    //# `Transcript::resume_after(held)` MUST return the cursor just after the last turn of
+    //# `held` that the transcript still has, or the start cursor when it has none of them.
+    let ids = |names: &[&str]| names.iter().map(|name| turn_id(name)).collect::<Vec<_>>();
+    let held = ids(&["t1", "t2", "t3", "t4", "t5"]);
+    let after = rebuilt(2, 3..7);
+    let resume = after.resume_after(&held);
+    assert_eq!(
+        resume,
+        after.cursor_after(&turn_id("t2")).expect("t2 is kept")
+    );
+    assert_eq!(seqs(&since(&after, &resume, 4000)), [3, 4, 5, 6]);
+    // Not grown back: the cursor at the last turn, as CursorAhead's advice says.
+    let shorter = rebuilt(2, 3..3);
+    assert_eq!(shorter.resume_after(&held).seq(), TurnSeq(2));
+    assert!(
+        since(&shorter, &shorter.resume_after(&held), 4000)
+            .whole
+            .is_empty()
+    );
+    // None of them survived, or none held: the start cursor.
+    assert_eq!(
+        after.resume_after(&ids(&["x1", "x2"])),
+        after.start_cursor()
+    );
+    assert_eq!(after.resume_after(&[]), after.start_cursor());
+    // The last held one that survived counts, not the newest of the transcript.
+    assert_eq!(after.resume_after(&ids(&["t1", "new9"])).seq(), TurnSeq(1));
+}
+
+/// Section 5.2, measured on the read harness's follower: the child works through three turns,
+/// the daemon restarts and rebuilds the transcript without the last, and the child goes on
+/// under new ids, read before (the old cursor is ahead) or after (it diverges) the new turns.
+/// Resuming with `resume_after` re-sends 0 turns; the start cursor the refusal offers as a value
+/// would have re-sent the 2 the follower still holds.
+#[test]
+fn r5_a_follower_whose_child_lost_its_last_turn_resends_nothing() {
+    use parkline_harness::read::{ReadOp, check};
+    let read = ReadOp::ReadSince {
+        budget: 520,
+        history: 0,
+    };
+    let turn = |letter| [ReadOp::Grow { len: 5, letter }, ReadOp::Complete { gap: 0 }];
+    let restart = [read.clone(), ReadOp::Rebuild { keep: 2 }];
+    let ahead = [
+        &turn(0)[..],
+        &turn(1),
+        &turn(2),
+        &restart,
+        std::slice::from_ref(&read),
+        &turn(3),
+    ]
+    .concat();
+    let diverged = [
+        &turn(0)[..],
+        &turn(1),
+        &turn(2),
+        &restart,
+        &turn(3),
+        &turn(4),
+    ]
+    .concat();
+    for (name, mut ops, followed) in [("ahead", ahead, 4), ("diverged", diverged, 5)] {
+        ops.push(read.clone());
+        let report = check(&ops).unwrap_or_else(|d| panic!("{name}: {d}"));
+        assert_eq!(report.recoveries, 1, "{name}");
+        assert_eq!(report.resent_turns, 0, "{name}");
+        assert_eq!(report.resent_from_start, 2, "{name}");
+        assert_eq!(report.followed_turns, followed, "{name}");
+    }
+}

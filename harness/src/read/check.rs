@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use parkline::ErrorKind;
 use parkline::RequestId;
 use parkline::read::ReadRequest;
-use parkline::read::{ChildId, Cursor, Partial, Selector, Transcript, TurnSeq, Window};
+use parkline::read::{ChildId, Cursor, Partial, Selector, Transcript, TurnId, TurnSeq, Window};
 use parkline_model::read::{
     RefCursor, RefReadRequest, RefRequest, RefSeen, RefSelector, RefTranscript, RefTurn, crc32,
     crc64, cursor_text, cursor_text_of, read, read_checking_fit, v1_cursor_text,
@@ -43,6 +43,14 @@ pub struct ReadReport {
     pub partial_new: usize,
     /// Answers holding a partial turn marked replaced (R15).
     pub partial_replaced: usize,
+    /// Turns given along the followed chain that the follower already held: 0, since it
+    /// resumes after a rebuild with `Transcript::resume_after` (section 5.2).
+    pub resent_turns: usize,
+    /// Turns that resuming at the refusal's `resume_cursor()`, the start cursor, would have sent
+    /// again instead: the held turns each rebuilt transcript still had, summed over recoveries.
+    pub resent_from_start: usize,
+    /// Recoveries after a rebuild refused the followed cursor.
+    pub recoveries: usize,
 }
 
 /// The crate and the reference disagreed, or a read requirement failed on the crate's answer.
@@ -159,6 +167,9 @@ struct Pair {
     issued: Vec<String>,
     /// Seqs given along the followed chain (R5, R6).
     given: BTreeSet<u64>,
+    /// Ids of the turns given along the followed chain, oldest first, as the follower keeps
+    /// them: a rebuild does not tell it which survived (section 5.2).
+    held_ids: Vec<TurnId>,
     /// The partial turn as the follower can rebuild it from what it was given (R15).
     held: Option<String>,
     report: ReadReport,
@@ -166,6 +177,15 @@ struct Pair {
     fit_rule: bool,
     /// Times the transcript was rebuilt: the suffix of later turns' ids.
     rebuilds: u32,
+}
+
+/// How a recovering follower reads on: with `since:` and the cursor of
+/// `Transcript::resume_after` (after a rebuild refused its cursor), or with `since:turn:<id>` of
+/// the same turn (R16, having lost its cursor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resume {
+    After,
+    SinceTurn,
 }
 
 impl Pair {
@@ -192,6 +212,7 @@ impl Pair {
             issued: vec![followed.clone()],
             followed,
             given: BTreeSet::new(),
+            held_ids: Vec::new(),
             held: None,
             report: ReadReport::default(),
             fit_rule: false,
@@ -277,7 +298,9 @@ impl Pair {
                 let window = self.compare(RefSelector::Since(cursor), budget(b), h)?;
                 match window {
                     Some((window, next)) => self.follow(&window, next),
-                    None if self.followed_refused_by_rebuild()? => self.recover(budget(b), h),
+                    None if self.followed_refused_by_rebuild()? => {
+                        self.recover(budget(b), h, Resume::After)
+                    }
                     None => Ok(()),
                 }
             }
@@ -359,7 +382,7 @@ impl Pair {
                 match resume {
                     // R16: resuming from the last turn given continues the chain: the chain
                     // checks of `follow` (no skip, no repeat) apply to it.
-                    Some(_) if pick % 2 == 0 => self.recover(budget(b), 0),
+                    Some(_) if pick % 2 == 0 => self.recover(budget(b), 0, Resume::SinceTurn),
                     _ => {
                         let id = match self.model.turns.len() {
                             0 => "t0".to_string(),
@@ -389,7 +412,7 @@ impl Pair {
             }
             ReadOp::ReadAtNeeded { history: h } => {
                 if self.rebuilds > 0 && self.followed_refused_by_rebuild()? {
-                    return self.recover(BUDGET_MAX, h);
+                    return self.recover(BUDGET_MAX, h, Resume::After);
                 }
                 let selector = RefSelector::Since(self.followed.clone());
                 let needed = self.needed(&selector, h)?;
@@ -452,25 +475,41 @@ impl Pair {
         ))
     }
 
-    /// Section 5.2: after a rebuild refused its cursor, the follower resumes after the last turn
-    /// it holds that the transcript still has (from the start if none), and follows on; the
-    /// chain checks apply from there.
-    fn recover(&mut self, chars_max: usize, history_pick: u8) -> Result<(), String> {
-        let resume = self
-            .model
-            .turns
+    /// Section 5.2: after a rebuild refused its cursor (or having lost it, R16), the follower
+    /// resumes after the last turn it holds that the transcript still has (from the start if
+    /// none), and follows on; the chain checks apply from there. The crate's
+    /// `Transcript::resume_after` must name the cursor the reference's turns give.
+    fn recover(&mut self, chars_max: usize, history_pick: u8, how: Resume) -> Result<(), String> {
+        let survivor = self
+            .held_ids
             .iter()
             .rev()
-            .find(|turn| self.given.contains(&turn.seq))
+            .find_map(|id| self.model.turns.iter().find(|turn| turn.id == id.as_str()))
             .map(|turn| (turn.id.clone(), turn.seq));
-        let selector = match &resume {
-            Some((turn, _)) => RefSelector::SinceTurn(turn.clone()),
-            None => RefSelector::Since(cursor_text(CHILD, 0, None)),
-        };
-        self.followed = match &resume {
+        let expected = match &survivor {
             Some((turn, seq)) => cursor_text(CHILD, *seq, Some(turn)),
             None => cursor_text(CHILD, 0, None),
         };
+        let resume = self.crate_side.resume_after(&self.held_ids).to_string();
+        if resume != expected {
+            return Err(format!(
+                "5.2: resume_after gives {resume}, the last held turn the transcript has {expected}"
+            ));
+        }
+        if how == Resume::After {
+            self.report.recoveries += 1;
+            self.report.resent_from_start += self
+                .model
+                .turns
+                .iter()
+                .filter(|turn| self.held_ids.iter().any(|id| id.as_str() == turn.id))
+                .count();
+        }
+        let selector = match (how, survivor) {
+            (Resume::SinceTurn, Some((turn, _))) => RefSelector::SinceTurn(turn),
+            _ => RefSelector::Since(resume.clone()),
+        };
+        self.followed = resume;
         self.held = None;
         match self.compare(selector, chars_max, history_pick)? {
             Some((window, next)) => self.follow(&window, next),
@@ -544,6 +583,14 @@ impl Pair {
             .map_err(|e| format!("R7: the followed cursor does not parse: {e}"))?
             .seq()
             .0;
+        let given_turns = window.whole.iter().map(|turn| &turn.id);
+        for id in given_turns.chain(window.excerpt.as_ref().map(|e| &e.turn.id)) {
+            if self.held_ids.contains(id) {
+                self.report.resent_turns += 1;
+            } else {
+                self.held_ids.push(id.clone());
+            }
+        }
         for turn in &window.whole {
             if !self.given.insert(turn.seq.0) {
                 return Err(format!(

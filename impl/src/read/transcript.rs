@@ -149,19 +149,71 @@ impl Transcript {
 
     /// `CursorDiverged`: the turn the cursor follows is not the turn this transcript has at its
     /// seq (section 5.2). Which of the caller's turns survived the rebuild only the caller knows,
-    /// so the message names both ways on and the value is the start cursor, which skips nothing.
+    /// so the message names the ways on ([`Transcript::resume_after`] for a daemon that keeps
+    /// the ids it handed over) and the value is the start cursor, which skips nothing.
     fn diverged(&self, cursor: &Cursor) -> Error {
         let start = self.start_cursor();
         Error::new(
             ErrorKind::CursorDiverged,
             format!(
                 "cursor at seq {} follows a turn that child {} no longer has at that seq: the \
-                 transcript was rebuilt; resume with since:turn:<id> of the last turn you hold \
-                 that the child still has, or with since:{start} to read it from the beginning",
+                 transcript was rebuilt; resume after the last turn you hold that the child \
+                 still has (Transcript::resume_after with the turn ids you hold, or resume with \
+                 since:turn:<id> of that turn), or with since:{start} to read it from the \
+                 beginning, repeating what you hold",
                 cursor.seq, self.child,
             ),
         )
         .with_resume_cursor(start)
+    }
+
+    /// Where a follower whose cursor a rebuilt transcript refused goes on (section 5.2): the
+    /// cursor just after the last turn of `held` (the ids of the turns it holds, oldest first)
+    /// that this transcript still has, or the start cursor when it has none of them. Reading
+    /// from it gives every turn the follower lost and nothing it holds.
+    ///
+    /// The crate keeps no transcript on disk: the daemon rebuilds it from its own turn log after
+    /// a restart, and a follower (the daemon, on the parent's behalf) keeps the ids it handed
+    /// over. Costs one id lookup per held turn the transcript lost, from the newest back.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::ErrorKind;
+    /// use parkline::read::{ChildId, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
+    /// let ids = |names: &[&str]| names.iter().map(|n| TurnId::new(*n)).collect::<Result<Vec<_>, _>>();
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// for (seq, id) in [(1, "t1"), (2, "t2"), (3, "t3")] {
+    ///     child.push_turn(TurnId::new(id)?, TurnSeq(seq), "text")?;
+    /// }
+    /// let held = child.read(&ReadRequest::new(Selector::Since(child.start_cursor()), 1000))?;
+    /// let cursor = held.next.expect("a since read gives a next cursor");
+    ///
+    /// // The daemon restarts; its turn log lost t3, and the child goes on as t3b.
+    /// let mut rebuilt = Transcript::new(ChildId::new("c")?);
+    /// rebuilt.push_turn(TurnId::new("t1")?, TurnSeq(1), "text")?;
+    /// rebuilt.push_turn(TurnId::new("t2")?, TurnSeq(2), "text")?;
+    /// rebuilt.push_turn(TurnId::new("t3b")?, TurnSeq(3), "text")?;
+    /// let refused = rebuilt.read(&ReadRequest::new(Selector::Since(cursor), 1000));
+    /// assert_eq!(refused.unwrap_err().kind(), ErrorKind::CursorDiverged);
+    ///
+    /// let resume = rebuilt.resume_after(&ids(&["t1", "t2", "t3"])?);
+    /// let next = rebuilt.read(&ReadRequest::new(Selector::Since(resume), 1000))?;
+    /// assert_eq!(next.whole.len(), 1); // t3b alone: nothing held is sent again
+    /// assert_eq!(next.whole[0].id.as_str(), "t3b");
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn resume_after(&self, held: &[TurnId]) -> Cursor {
+        //= spec/read.md#5-2-a-transcript-rebuilt-shorter
+        //# `Transcript::resume_after(held)` MUST return the cursor just after the last turn of
+        //# `held` that the transcript still has, or the start cursor when it has none of them.
+        held.iter()
+            .rev()
+            .find_map(|id| self.turns.position(id.as_str()))
+            .map_or_else(
+                || self.start_cursor(),
+                |index| self.cursor_at(self.turns.at(index).seq, None),
+            )
     }
 
     /// The index of the turn at exactly `seq`, found by binary search (R2).
