@@ -220,8 +220,9 @@ fn table_report(path: &Path, bytes: usize, decoded: &Decoded) -> String {
     }
     if let Some(cap) = state.cap {
         text.push_str(&format!(
-            "batch cap {cap}: a batch that crashed the daemon at every hand-over was closed, so the \
-             next batches hold at most {cap} lines until settles lift it (spec/delivery.md D10, D11)\n"
+            "batch cap {cap}: a batch handed over repeats_max times without a settle was closed, so \
+             the next batches hold at most {cap} lines until settles lift it (spec/delivery.md D10, \
+             D11)\n"
         ));
     }
     text.push_str(&format!("\nparked: {}\n", state.parked.len()));

@@ -32,8 +32,10 @@
 //!     queue.park(RequestId(request), &format!("[r{request}] turn t{request}: ok"))?;
 //! }
 //!
-//! // The turn ended: one batch holds every parked line.
-//! let batch = queue.boundary(Budget(4096))?.expect("three lines parked");
+//! // The turn ended: one batch holds every parked line. The parent's read budget bounds the
+//! // whole turn text, header and trailer included (D12).
+//! let budget = Budget::for_turn_chars(16_000)?;
+//! let batch = queue.boundary(budget)?.expect("three lines parked");
 //! assert_eq!(batch.items.len(), 3);
 //! let turn = batch.text(); // hand this over as ONE turn
 //! assert!(turn.starts_with("[parkline batch 1 attempt 1: 3 of 3 parked lines, 0 seen before, "));
@@ -46,12 +48,12 @@
 //!
 //! // Next turn: one more line, and the daemon crashes after the boundary, before the settle.
 //! queue.park(RequestId(4), "[r4] turn t4: failed")?;
-//! let batch = queue.boundary(Budget(4096))?.expect("one line parked");
+//! let batch = queue.boundary(budget)?.expect("one line parked");
 //! drop(queue); // crash: nothing after the boundary reached the mirror
 //!
 //! // Next life: the unsettled batch comes back first, recognisable as a repeat.
 //! let mut queue = Queue::open(&path)?;
-//! let repeat = queue.boundary(Budget(4096))?.expect("recovered batch");
+//! let repeat = queue.boundary(budget)?.expect("recovered batch");
 //! assert_eq!((repeat.id, repeat.items[0].seq), (batch.id, batch.items[0].seq));
 //! assert_eq!(repeat.attempt.0, 2);
 //! assert!(repeat.is_repeat() && repeat.notified()[0].repeat);

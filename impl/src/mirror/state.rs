@@ -37,8 +37,8 @@ pub struct MirrorState {
     pub next_seq: Seq,
     /// The id the next batch gets.
     pub next_batch: BatchId,
-    /// The most items a new batch may hold, set by closing a batch that crashed the daemon at
-    /// every hand-over (D10's repeat bound): half its size, doubled by each settle, lifted by a
+    /// The most items a new batch may hold, set by closing a batch handed over `repeats_max`
+    /// times without a settle (D10's repeat bound): half its size, doubled by each settle, lifted by a
     /// settle of a batch smaller than it. `None`: no cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cap: Option<u64>,
@@ -752,8 +752,8 @@ impl MirrorState {
         };
         //= spec/delivery.md#d8-dead-letter
         //# An item that was alone in a batch the repeat bound closed (D10) MUST move to the dead letters
-        //# at that close, its failure count unchanged: it crashed the daemon `repeats_max` times by
-        //# itself.
+        //# at that close, its failure count unchanged: it was handed over `repeats_max` times alone
+        //# without a settle.
         let k = batch.items.len();
         if let [item] = &batch.items[..] {
             self.dead_letters.push(item.clone());

@@ -288,3 +288,34 @@ fn d12_a_budget_for_turn_chars_bounds_the_whole_turn_text() -> TestResult {
     assert!(naive_caught, "the naive allowance was never caught");
     Ok(())
 }
+
+/// D12: a repeat is the batch the mirror holds, split under its first budget; a daemon whose
+/// limit shrank across the restart gets it at that size, and only the batches after it are split
+/// under the new limit.
+#[test]
+fn d12_a_repeat_after_the_limit_shrank_keeps_its_first_size() -> TestResult {
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    for request in 1..=6 {
+        queue.park(RequestId(request), &format!("line {request} of ten"))?;
+    }
+    let first = queue
+        .boundary(Budget::for_turn_chars(1000)?)?
+        .ok_or("parked")?;
+    assert_eq!(first.items.len(), 6);
+    let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
+    let smaller = Budget::for_turn_chars(crate::frame::FRAMING_CHARS_MAX + 30)?;
+    let repeat = queue.boundary(smaller)?.ok_or("recovered")?;
+    let seqs = |batch: &Batch| batch.items.iter().map(|item| item.seq).collect::<Vec<_>>();
+    assert_eq!(seqs(&repeat), seqs(&first));
+    let cost: usize = repeat
+        .items
+        .iter()
+        .map(|item| item.line.chars().count() + 1)
+        .sum();
+    assert_eq!(cost, 84, "over the new budget of 30");
+    let outcomes = vec![Outcome::Failed; repeat.items.len()];
+    queue.settle(repeat.id, &outcomes)?;
+    let next = queue.boundary(smaller)?.ok_or("parked again")?;
+    assert_eq!(next.items.len(), 2); // 14 + 14 fit 30, a third does not
+    Ok(())
+}

@@ -79,8 +79,8 @@ fn d11_the_line_that_crashes_the_daemon_is_isolated_and_the_others_delivered() -
     //= spec/delivery.md#d8-dead-letter
     //= type=test
     //# An item that was alone in a batch the repeat bound closed (D10) MUST move to the dead letters
-    //# at that close, its failure count unchanged: it crashed the daemon `repeats_max` times by
-    //# itself.
+    //# at that close, its failure count unchanged: it was handed over `repeats_max` times alone
+    //# without a settle.
     //= spec/delivery.md#d11-deterministic-split
     //= type=test
     //# While a cap is set, a new batch MUST hold at most `cap` items.

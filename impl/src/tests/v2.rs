@@ -679,3 +679,31 @@ fn d22_a_group_over_its_byte_limit_is_refused_whole() -> TestResult {
     assert_eq!(err.kind(), ErrorKind::InvalidConfig);
     Ok(())
 }
+
+/// D3: a daemon that restarts and parks again, before its first boundary, every line it has
+/// no acknowledgement for (here all of them: parked, in the recovered batch, or lost with the
+/// crash) duplicates none, and that boundary repeats the batch as it was.
+#[test]
+fn d3_lines_parked_again_before_the_first_boundary_are_never_duplicated() -> TestResult {
+    let lines: Vec<(RequestId, String)> = (1..=5)
+        .map(|r| (RequestId(r), format!("r{r} ok")))
+        .collect();
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    for (request, line) in &lines[..3] {
+        queue.park(*request, line)?;
+    }
+    let batch = queue.boundary(Budget(100))?.ok_or("three parked")?;
+    queue.park(lines[3].0, &lines[3].1)?;
+    // The daemon dies before r5's park reached the mirror, and before the settle.
+    let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
+    let seqs: Vec<Seq> = lines
+        .iter()
+        .map(|(request, line)| queue.park(*request, line))
+        .collect::<crate::Result<_>>()?;
+    assert_eq!(seqs, [Seq(1), Seq(2), Seq(3), Seq(4), Seq(5)]);
+    let repeat = queue.boundary(Budget(100))?.ok_or("the recovered batch")?;
+    assert_eq!((repeat.id, repeat.items.len()), (batch.id, 3));
+    let parked: Vec<RequestId> = queue.parked().iter().map(|item| item.request).collect();
+    assert_eq!(parked, [RequestId(4), RequestId(5)]);
+    Ok(())
+}
