@@ -2,9 +2,9 @@
 //! boundary, crash-safe, with per-request notified events, failures, dead letters and a
 //! deterministic budget split.
 //!
-//! Source: Defect 1 of the seed (`shared/seed/000_5885aa2fe1498771.txt`, "Parked completion
-//! notifications replay one turn each") as specified in `spec/delivery.md` (requirements D1..D23,
-//! section 3 "Protocol as a state machine") and the delivery contract of `ARCHITECTURE.md`.
+//! Source: Defect 1 of the seed (`spec/seed.md`, "Parked completion notifications replay one
+//! turn each") as specified in `spec/delivery.md` (requirements D1..D23, section 3 "Protocol as a
+//! state machine") and the delivery contract of `ARCHITECTURE.md`.
 //!
 //! Every item is re-exported here, so users name `parkline_model::delivery::Reference` and never
 //! the file it lives in. The files, in reading order:

@@ -1,8 +1,8 @@
 //! The read side of parkline: budgeted `agent_read` windows over a child's growing transcript,
 //! and a caller that follows `since:<cursor>` reads under a small budget.
 //!
-//! Source: Defect 2 of the seed (`shared/seed/000_5885aa2fe1498771.txt`, "agent_read re-sends
-//! turns the caller already holds") as specified in `spec/read.md` (requirements R1..R16).
+//! Source: Defect 2 of the seed (`spec/seed.md`, "agent_read re-sends turns the caller already
+//! holds") as specified in `spec/read.md` (requirements R1..R16).
 //!
 //! Every item is re-exported here, so users name `parkline_model::read::RefTranscript` and never
 //! the file it lives in. The files, in reading order:
