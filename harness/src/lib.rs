@@ -6,6 +6,7 @@
 
 pub mod delivery;
 pub mod drive;
+pub mod frame;
 pub mod known_bad;
 pub mod read;
 pub mod simdisk;

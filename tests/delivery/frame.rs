@@ -4,6 +4,7 @@
 
 use parkline::frame;
 use parkline::{Attempt, BatchId};
+use parkline_harness::frame::{check_frame_bytes, decode_frame_turn, one_reading};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::strategy::ValueTree;
@@ -235,8 +236,10 @@ fn frame_edited_texts_are_accepted_and_refused() {
     );
 }
 
-/// The fuzz target `frame_parse`'s committed corpus and findings (`fuzz/regressions`), replayed on stable: each named
-/// seed is a turn text that parses (forged lines included), and every file has one reading.
+/// The fuzz target `frame_parse`'s committed corpus and findings (`fuzz/regressions`), replayed
+/// on stable through the target's own checks (`parkline_harness::frame`: one reading of the bytes
+/// as a text, and the round trip of the bytes decoded as a batch); each named seed is a turn text
+/// that parses (forged lines included).
 #[test]
 fn fuzz_frame_parse_corpus_replays() {
     let fuzz = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
@@ -250,21 +253,38 @@ fn fuzz_frame_parse_corpus_replays() {
     let mut seeds = 0;
     for file in &files {
         let bytes = std::fs::read(file).expect("read corpus file");
-        let Ok(text) = std::str::from_utf8(&bytes) else {
-            continue;
-        };
-        let parsed = frame::parse(text);
-        if let Ok(turn) = &parsed {
-            assert_eq!(turn.render(), text, "{}", file.display());
-        }
+        check_frame_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let name = file
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
         if !name.chars().all(|c| c.is_ascii_hexdigit()) {
-            assert!(parsed.is_ok(), "{}: {parsed:?}", file.display());
+            let text = std::str::from_utf8(&bytes).unwrap_or_default();
+            assert_eq!(one_reading(text), Ok(true), "{}", file.display());
             seeds += 1;
         }
     }
     assert!(seeds >= 7, "seed corpus missing: {files:?}");
+}
+
+/// The round trip the replay runs is reached: corpus files decode into batches with lines, and
+/// with a forged trailer among them (the text check alone never ran it before).
+#[test]
+fn fuzz_frame_parse_corpus_reaches_the_round_trip() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/frame_parse");
+    let (mut with_lines, mut forged) = (0, 0);
+    for entry in std::fs::read_dir(dir)
+        .expect("the committed corpus")
+        .flatten()
+    {
+        let bytes = std::fs::read(entry.path()).expect("read corpus file");
+        if let Some(turn) = decode_frame_turn(&bytes) {
+            with_lines += usize::from(!turn.lines.is_empty());
+            forged += usize::from(!turn.lines.is_empty() && turn.forge_at.is_some());
+        }
+    }
+    assert!(
+        with_lines > 0 && forged > 0,
+        "{with_lines} with lines, {forged} forged"
+    );
 }
