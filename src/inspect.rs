@@ -258,6 +258,7 @@ fn items_table(items: &[Item]) -> String {
         "seq".to_owned(),
         "request".to_owned(),
         "failures".to_owned(),
+        "handed".to_owned(),
         "chars".to_owned(),
         "line".to_owned(),
     ]];
@@ -266,11 +267,12 @@ fn items_table(items: &[Item]) -> String {
             item.seq.to_string(),
             item.request.to_string(),
             item.failures.to_string(),
+            item.handed.to_string(),
             item.line.chars().count().to_string(),
             cell(&item.line),
         ]);
     }
-    let widths: Vec<usize> = (0..4)
+    let widths: Vec<usize> = (0..5)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut text = String::new();
@@ -279,7 +281,7 @@ fn items_table(items: &[Item]) -> String {
         for (c, width) in widths.iter().enumerate() {
             text.push_str(&format!("{:>width$}  ", row[c]));
         }
-        text.push_str(&row[4]);
+        text.push_str(&row[5]);
         text.push('\n');
     }
     text
@@ -369,6 +371,28 @@ mod tests {
             "control characters escaped: {out}"
         );
         assert_eq!(std::fs::read(&path)?, before);
+        Ok(())
+    }
+
+    /// D19: the table shows each item's hand-over count beside its failures: a dead letter
+    /// handed over once and the line in flight (handed once) from a line never handed over.
+    #[test]
+    fn inspect_table_shows_each_items_hand_over_count() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = sample(dir.path())?;
+        let (status, out, err) = run_on(&[path.to_str().ok_or("utf-8")?]);
+        assert_eq!(status, 0, "{err}");
+        let row = |line: &str| -> Vec<String> {
+            out.lines()
+                .find(|row| row.ends_with(line))
+                .map(|row| row.split_whitespace().map(str::to_owned).collect())
+                .unwrap_or_default()
+        };
+        let header = ["seq", "request", "failures", "handed", "chars", "line"];
+        assert_eq!(row(" line"), header);
+        assert_eq!(row(" doomed"), ["1", "7", "1", "1", "6", "doomed"]);
+        assert_eq!(row(" late"), ["4", "10", "0", "0", "4", "late"]);
+        assert_eq!(row(" parked behind")[..5], ["3", "9", "0", "0", "13"]);
         Ok(())
     }
 
