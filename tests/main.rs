@@ -2,6 +2,7 @@
 
 mod cli;
 mod delivery;
+mod drift;
 mod kill;
 mod read;
 mod spec_blocks;
