@@ -110,7 +110,7 @@ impl MirrorLock {
 }
 
 /// The identity of what `path` names, without following a link; `None` when nothing does.
-fn key_of(path: &Path) -> io::Result<Option<Key>> {
+pub(crate) fn key_of(path: &Path) -> io::Result<Option<Key>> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),

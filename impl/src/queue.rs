@@ -302,8 +302,8 @@ impl<S: Storage> Queue<S> {
         //# A leftover `<name>.tmp` that is neither a regular file nor a symbolic link MUST fail
         //# the open with `InvalidPath` naming it, touching nothing.
         let leftover = match storage.entry(&tmp) {
-            Ok(Some(Entry::File | Entry::Link)) => true,
-            Ok(None) => false,
+            Ok(Some(kind @ (Entry::File | Entry::Link))) => Some(kind),
+            Ok(None) => None,
             Ok(Some(_)) => {
                 return Err(Error::new(
                     ErrorKind::InvalidPath,
@@ -319,7 +319,9 @@ impl<S: Storage> Queue<S> {
             }
         };
         let Some(decoded) = read_mirror(&mut storage, name)? else {
-            if leftover && let Some(took) = promote_leftover(&mut storage, name, &tmp)? {
+            if let Some(kind) = leftover
+                && let Some(took) = promote_leftover(&mut storage, name, &tmp, kind)?
+            {
                 let mut queue = Queue::with_storage(storage, name, config)?;
                 // The promotion's directory fsync came before the open's own: counted, but not
                 // the last.
@@ -337,7 +339,7 @@ impl<S: Storage> Queue<S> {
             observe::opened(&queue.storage, name, true, mirror::VERSION, state, bytes);
             return Ok(queue);
         };
-        if leftover {
+        if leftover.is_some() {
             //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
             //# On open, a leftover `<name>.tmp` MUST be ignored as content and removed
             //# (followed by a directory fsync) — but only after the mirror itself decoded
@@ -1255,7 +1257,8 @@ fn read_mirror<S: Storage>(storage: &mut S, name: &str) -> Result<Option<Decoded
     decoded.map(Some).map_err(|e| e.with_path(&path))
 }
 
-/// With no mirror, what becomes of a leftover temp file (M5): the time its directory fsync took
+/// With no mirror, what becomes of a leftover temp file of the kind `with_storage` found (M5):
+/// the time its directory fsync took
 /// once a complete snapshot that holds something was renamed into the mirror's place and the
 /// directory fsynced; `None` once a link, or a file that holds at most the initial state, was
 /// removed. A file that holds more but is not a complete snapshot is refused as `Corrupt`,
@@ -1264,15 +1267,15 @@ fn promote_leftover<S: Storage>(
     storage: &mut S,
     name: &str,
     tmp: &str,
+    kind: Entry,
 ) -> Result<Option<Duration>> {
     let tmp_path = storage.path(tmp);
     let io_error = |what: &str, e: io::Error| Error::io(what, e).with_path(&tmp_path);
-    let bytes = match storage.entry(tmp) {
-        Ok(Some(Entry::File)) => storage
+    let bytes = match kind {
+        Entry::File => storage
             .read(tmp)
             .map_err(|e| io_error("cannot read the leftover temp file", e))?,
-        Ok(_) => None,
-        Err(e) => return Err(io_error("cannot inspect the leftover temp file", e)),
+        _ => None,
     };
     match bytes.as_deref().map(leftover_holds) {
         Some(Leftover::Snapshot) => {

@@ -396,11 +396,7 @@ impl FsStorage {
 
     /// The identity of the entry `name` in the directory, read without following a link.
     fn entry_key(&self, name: &str) -> io::Result<Option<(u64, u64)>> {
-        match fs::symlink_metadata(self.dir.join(name)) {
-            Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
+        crate::lock::key_of(&self.dir.join(name))
     }
 }
 
