@@ -3,6 +3,7 @@
 //! `src/main.rs`; the conformance harness is the separate `parkline-harness` crate, which this one
 //! does not link.
 
+#[cfg(feature = "model")]
 pub mod check;
 pub mod inspect;
 pub mod redrive;

@@ -1,20 +1,28 @@
 //! The `parkline` operator command: model-check the protocol, explore a model, inspect a mirror,
 //! redrive or discard its dead letters, remove it, run a planner workload. Parsing is clap's
 //! (help, typo suggestions, `--version`, usage errors exit 2); each subcommand's work is in the
-//! library.
+//! library. `check` and `explore` are there with the `model` feature (on by default).
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+#[cfg(feature = "model")]
+use parkline_cli::{EXIT_CHECK, EXIT_EXPLORE, check};
 use parkline_cli::{
-    EXIT_CHECK, EXIT_DISCARD, EXIT_EXPLORE, EXIT_INSPECT, EXIT_REDRIVE, EXIT_REMOVE, EXIT_STATUS,
-    EXIT_WORKLOAD, check, inspect, redrive, remove, workload,
+    EXIT_DISCARD, EXIT_INSPECT, EXIT_REDRIVE, EXIT_REMOVE, EXIT_STATUS, EXIT_WORKLOAD, inspect,
+    redrive, remove, workload,
 };
 
 /// The verified core of deferred delivery: model check, explore, inspect, redrive, discard, remove,
 /// workload.
 #[derive(Debug, Parser)]
 #[command(name = "parkline", version, after_help = EXIT_STATUS, arg_required_else_help = true)]
+#[cfg_attr(
+    not(feature = "model"),
+    command(
+        about = "The operator commands of parkline: inspect, redrive, discard, remove, workload"
+    )
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -28,11 +36,13 @@ enum Command {
     /// given bounds, shows progress on stderr, and prints a table: states, unique states, depth,
     /// time and each property's verdict (holds / discovered / VIOLATED / NOT REACHED). A violated
     /// property gets its shortest counterexample as numbered steps.
+    #[cfg(feature = "model")]
     #[command(after_help = EXIT_CHECK)]
     Check(check::CheckArgs),
     /// Serve stateright's Explorer for a model on 127.0.0.1
     ///
     /// Serves stateright's Explorer for the model at the address and blocks until killed.
+    #[cfg(feature = "model")]
     #[command(after_help = EXIT_EXPLORE)]
     Explore(check::ExploreArgs),
     /// Print what a mirror file holds, without modifying it
@@ -80,7 +90,9 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
+        #[cfg(feature = "model")]
         Command::Check(flags) => check::main(&flags),
+        #[cfg(feature = "model")]
         Command::Explore(flags) => check::explore_main(&flags),
         Command::Inspect(flags) => inspect::main(&flags),
         Command::Redrive(flags) => redrive::main(&flags),
