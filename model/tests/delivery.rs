@@ -1383,6 +1383,26 @@ fn a_fourth_line_catches_what_three_cannot() {
     assert!(shortest_path(&crashes, &closed).is_some());
 }
 
+/// The correct protocol at four lines (two left behind a batch) with a crash and a failure, in
+/// every CI run: every property that must hold holds, by DFS, at a pinned count (about 2 s). The
+/// `deep` set (two crashes, two failures: 42,623,401 states, minutes) runs in the campaigns.
+#[test]
+fn a_fourth_line_holds_every_property() {
+    let model = DeliveryModel::new(Bounds::generated(4, 6, 1, 1), Variant::Correct);
+    let must_hold: Vec<&str> = model
+        .properties()
+        .iter()
+        .filter(|p| p.expectation != Expectation::Sometimes)
+        .map(|p| p.name)
+        .collect();
+    assert!(must_hold.contains(&delivery::D13));
+    let dfs = model.checker().spawn_dfs().join();
+    for name in &must_hold {
+        assert!(dfs.discovery(name).is_none(), "{name} violated");
+    }
+    assert_eq!(dfs.unique_state_count(), 95_531);
+}
+
 #[test]
 fn d15_a_dropped_failure_is_caught_as_liveness_too() {
     //= spec/delivery.md#d15-eventually
