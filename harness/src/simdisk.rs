@@ -23,26 +23,28 @@
 //! injected with [`SimDisk::fail_at_call`] (fail-stop tests): the n-th mutating or syncing call
 //! from now fails once, without a power loss.
 //!
-//! `SimDisk` is a shared handle (`Rc`): cloning it gives a second handle on the same disk, so a
-//! test keeps one while the queue owns the other. [`SimDisk::snapshot`] makes an independent copy.
+//! `SimDisk` is a shared handle (`Arc<Mutex<_>>`, so `Send` and `Sync`): cloning it gives a
+//! second handle on the same disk, so a test keeps one while the queue owns the other, also a
+//! queue several threads park through (`parkline::SharedQueue<SimDisk>`). Every call holds the
+//! disk's lock for its whole effect, so calls from several threads are atomic and ordered.
+//! [`SimDisk::snapshot`] makes an independent copy.
 //!
 //! Each handle keeps the inode it first wrote under each name, as a real descriptor does: its
 //! writes go to that inode whatever the name leads to later, and `identity` compares the two
 //! (M8). [`SimDisk::lose_name`] renames the mirror away or unlinks it under such a handle, and
 //! [`SimDisk::restore_name`] gives it back.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io;
 use std::ops::ControlFlow;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use parkline::{Entry, Identity};
 
-/// A simulated directory of files with live and durable images, shared behind `Rc`.
+/// A simulated directory of files with live and durable images, shared behind `Arc<Mutex<_>>`.
 #[derive(Clone, Debug, Default)]
 pub struct SimDisk {
-    inner: Rc<RefCell<Disk>>,
+    inner: Arc<Mutex<Disk>>,
     /// The inode this handle writes under each name it wrote (its "descriptors").
     handles: BTreeMap<String, u64>,
 }
@@ -133,6 +135,8 @@ struct Disk {
     powered_off: bool,
     /// Which appends fail with "no space left on device" (`StorageFull`), writing nothing.
     full: Option<Full>,
+    /// Each file sync yields the CPU before it takes effect ([`SimDisk::yield_at_sync`]).
+    yield_at_sync: bool,
 }
 
 /// Which files a full disk refuses appends to ([`SimDisk::set_full`]).
@@ -246,6 +250,7 @@ impl Disk {
             syncs: self.syncs,
             calls: self.calls,
             renames: self.renames,
+            yield_at_sync: self.yield_at_sync,
             ..Disk::default()
         };
         for (name, ino) in dir {
@@ -282,7 +287,7 @@ impl SimDisk {
     /// An independent copy of this disk (live and durable images, counters and armed faults).
     pub fn snapshot(&self) -> Self {
         Self {
-            inner: Rc::new(RefCell::new(self.inner.borrow().clone())),
+            inner: Arc::new(Mutex::new(lock(&self.inner).clone())),
             handles: BTreeMap::new(),
         }
     }
@@ -291,7 +296,7 @@ impl SimDisk {
     /// `<name>.moved` in the same directory (`unlink` false) or unlinked (`unlink` true). The
     /// inode lives on for the handles that write it. `None` when there is no such name.
     pub fn lose_name(&self, name: &str, unlink: bool) -> Option<Lost> {
-        let mut disk = self.inner.borrow_mut();
+        let mut disk = lock(&self.inner);
         let ino = disk.live_dir.remove(name)?;
         let moved_to = (!unlink).then(|| format!("{name}.moved"));
         if let Some(moved) = &moved_to {
@@ -306,7 +311,7 @@ impl SimDisk {
 
     /// The live length of the file `lost` took the name of.
     pub fn lost_len(&self, lost: &Lost) -> Option<u64> {
-        let disk = self.inner.borrow();
+        let disk = lock(&self.inner);
         disk.inodes
             .get(&lost.ino)
             .map(|inode| inode.live.len() as u64)
@@ -315,7 +320,7 @@ impl SimDisk {
     /// Gives the file `lost` its name back, unless the name leads to a file again (a compaction
     /// renamed a whole snapshot into its place, which is then the mirror): `true` when restored.
     pub fn restore_name(&self, lost: &Lost) -> bool {
-        let mut disk = self.inner.borrow_mut();
+        let mut disk = lock(&self.inner);
         if let Some(moved) = &lost.moved_to
             && disk.live_dir.get(moved) == Some(&lost.ino)
         {
@@ -330,7 +335,7 @@ impl SimDisk {
 
     /// The counters so far.
     pub fn stats(&self) -> DiskStats {
-        let disk = self.inner.borrow();
+        let disk = lock(&self.inner);
         DiskStats {
             syncs: disk.syncs,
             calls: disk.calls,
@@ -341,26 +346,34 @@ impl SimDisk {
     /// Arm a power loss at the `n`-th sync call from now (`n >= 1`): that call does not take
     /// effect and fails, and so does every later call. `None` disarms.
     pub fn crash_at_sync(&self, n: Option<u64>) {
-        let mut disk = self.inner.borrow_mut();
+        let mut disk = lock(&self.inner);
         disk.power_loss_at_sync = n.map(|n| disk.syncs + n.max(1));
     }
 
     /// Arm a one-off I/O error at the `n`-th writing or syncing call from now (`n >= 1`).
     /// `None` disarms.
     pub fn fail_at_call(&self, n: Option<u64>) {
-        let mut disk = self.inner.borrow_mut();
+        let mut disk = lock(&self.inner);
         disk.fail_at_call = n.map(|n| disk.calls + n.max(1));
     }
 
     /// Make appends fail with `StorageFull` (ENOSPC), writing nothing: to temp files, to the
     /// others, or to all, until `None`. The ENOSPC of the media model (spec/mirror.md section 5).
     pub fn set_full(&self, full: Option<Full>) {
-        self.inner.borrow_mut().full = full;
+        lock(&self.inner).full = full;
+    }
+
+    /// Make each file sync yield the CPU a few times before it takes effect (`true`), as a real
+    /// fsync lets other threads run: threads parking beside a group's leader then queue behind
+    /// it and are written as the next group (D16), where on a sync this fast the leader would
+    /// be done before they woke. Off for a new disk; kept across a power loss.
+    pub fn yield_at_sync(&self, yielding: bool) {
+        lock(&self.inner).yield_at_sync = yielding;
     }
 
     /// Whether an armed power loss has happened.
     pub fn powered_off(&self) -> bool {
-        self.inner.borrow().powered_off
+        lock(&self.inner).powered_off
     }
 
     /// The disk after a power loss now, in the strictest outcome: the durable directory, each
@@ -386,35 +399,35 @@ impl SimDisk {
     /// choice: first whether the directory changes survive (1) or not (0), then for each file in
     /// name order how many of its unsynced appended bytes survive.
     pub fn crash_choosing(&self, choose: &mut dyn FnMut(usize) -> usize) -> SimDisk {
-        let crashed = self.inner.borrow().crashed(choose);
+        let crashed = lock(&self.inner).crashed(choose);
         SimDisk {
-            inner: Rc::new(RefCell::new(crashed)),
+            inner: Arc::new(Mutex::new(crashed)),
             handles: BTreeMap::new(),
         }
     }
 
     /// The live bytes of `name`, if it exists (what a reader sees now).
     pub fn live(&self, name: &str) -> Option<Vec<u8>> {
-        let disk = self.inner.borrow();
+        let disk = lock(&self.inner);
         let ino = disk.live_dir.get(name)?;
         disk.inodes.get(ino).map(|inode| inode.live.clone())
     }
 
     /// The live length of `name`, if it exists, without copying its bytes.
     pub fn live_len(&self, name: &str) -> Option<u64> {
-        let disk = self.inner.borrow();
+        let disk = lock(&self.inner);
         let ino = disk.live_dir.get(name)?;
         disk.inodes.get(ino).map(|inode| inode.live.len() as u64)
     }
 
     /// The names in the live directory, in order.
     pub fn names(&self) -> Vec<String> {
-        self.inner.borrow().live_dir.keys().cloned().collect()
+        lock(&self.inner).live_dir.keys().cloned().collect()
     }
 
     /// Replace (or create) `name` with `bytes`, durable at once (to seed a damaged mirror).
     pub fn put_durable(&self, name: &str, bytes: &[u8]) {
-        let mut disk = self.inner.borrow_mut();
+        let mut disk = lock(&self.inner);
         let ino = disk.new_inode();
         if let Some(node) = disk.inodes.get_mut(&ino) {
             *node = Inode::durable(bytes.to_vec());
@@ -422,6 +435,15 @@ impl SimDisk {
         disk.live_dir.insert(name.to_owned(), ino);
         disk.durable_dir.insert(name.to_owned(), ino);
     }
+}
+
+/// How many times a sync yields the CPU under [`SimDisk::yield_at_sync`].
+const SYNC_YIELDS: usize = 4;
+
+/// The disk, locked for one call. A thread that panicked while it held the lock left the disk
+/// whole (no call panics halfway through a change), so poisoning is recovered from.
+fn lock(disk: &Mutex<Disk>) -> MutexGuard<'_, Disk> {
+    disk.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn not_found(name: &str) -> io::Error {
@@ -445,7 +467,7 @@ impl parkline::Storage for SimDisk {
         name: &str,
         each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
     ) -> io::Result<bool> {
-        let disk = self.inner.borrow();
+        let disk = lock(&self.inner);
         if disk.powered_off {
             return Err(power_lost());
         }
@@ -460,7 +482,7 @@ impl parkline::Storage for SimDisk {
     }
 
     fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
-        let disk = self.inner.borrow();
+        let disk = lock(&self.inner);
         if disk.powered_off {
             return Err(power_lost());
         }
@@ -472,7 +494,7 @@ impl parkline::Storage for SimDisk {
     }
 
     fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        let mut disk = self.inner.borrow_mut();
+        let mut disk = lock(&self.inner);
         disk.enter()?;
         if disk.full.is_some_and(|full| full.refuses(name)) {
             return Err(io::Error::new(
@@ -496,7 +518,7 @@ impl parkline::Storage for SimDisk {
     }
 
     fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        let mut disk = self.inner.borrow_mut();
+        let mut disk = lock(&self.inner);
         disk.enter()?;
         let ino = handle_or_name(&mut self.handles, &disk, name)?;
         let len = usize::try_from(len).map_err(io::Error::other)?;
@@ -507,7 +529,12 @@ impl parkline::Storage for SimDisk {
     }
 
     fn sync(&mut self, name: &str) -> io::Result<()> {
-        let mut disk = self.inner.borrow_mut();
+        if lock(&self.inner).yield_at_sync {
+            for _ in 0..SYNC_YIELDS {
+                std::thread::yield_now();
+            }
+        }
+        let mut disk = lock(&self.inner);
         disk.enter_sync()?;
         let ino = handle_or_name(&mut self.handles, &disk, name)?;
         if let Some(inode) = disk.inodes.get_mut(&ino) {
@@ -517,7 +544,7 @@ impl parkline::Storage for SimDisk {
     }
 
     fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        let mut disk = self.inner.borrow_mut();
+        let mut disk = lock(&self.inner);
         disk.enter()?;
         disk.renames += 1;
         let ino = disk.live_dir.remove(from).ok_or_else(|| not_found(from))?;
@@ -531,7 +558,7 @@ impl parkline::Storage for SimDisk {
     }
 
     fn remove(&mut self, name: &str) -> io::Result<()> {
-        let mut disk = self.inner.borrow_mut();
+        let mut disk = lock(&self.inner);
         disk.enter()?;
         disk.live_dir.remove(name).ok_or_else(|| not_found(name))?;
         self.handles.remove(name);
@@ -539,7 +566,7 @@ impl parkline::Storage for SimDisk {
     }
 
     fn sync_dir(&mut self) -> io::Result<()> {
-        let mut disk = self.inner.borrow_mut();
+        let mut disk = lock(&self.inner);
         disk.enter_sync()?;
         disk.durable_dir = disk.live_dir.clone();
         // Inodes no directory and no handle of this one refers to any more can go.
@@ -554,7 +581,7 @@ impl parkline::Storage for SimDisk {
     }
 
     fn identity(&mut self, name: &str) -> io::Result<Identity> {
-        let disk = self.inner.borrow();
+        let disk = lock(&self.inner);
         if disk.powered_off {
             return Err(power_lost());
         }
@@ -566,7 +593,7 @@ impl parkline::Storage for SimDisk {
     }
 
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
-        let disk = self.inner.borrow();
+        let disk = lock(&self.inner);
         if disk.powered_off {
             return Err(power_lost());
         }
@@ -689,6 +716,31 @@ mod tests {
         assert!(disk.sync("m").is_err());
         disk.sync("m").unwrap();
         assert_eq!(disk.stats().calls, 3);
+    }
+
+    /// A queue several threads park through holds the disk: the handle is `Send` and `Sync`,
+    /// and appends from several threads each land whole.
+    #[test]
+    fn threads_share_one_disk() {
+        fn send_and_sync<T: Send + Sync>() {}
+        send_and_sync::<SimDisk>();
+        let disk = SimDisk::new();
+        std::thread::scope(|scope| {
+            for byte in [b'a', b'b', b'c'] {
+                let mut handle = disk.clone();
+                scope.spawn(move || {
+                    for _ in 0..100 {
+                        handle.append("m", &[byte; 4]).expect("append");
+                    }
+                });
+            }
+        });
+        let live = disk.live("m").expect("written");
+        assert_eq!(live.len(), 1200);
+        assert!(
+            live.chunks(4)
+                .all(|chunk| chunk.iter().all(|b| *b == chunk[0]))
+        );
     }
 
     #[test]

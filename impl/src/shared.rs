@@ -150,6 +150,39 @@ impl<S: Storage> SharedQueue<S> {
         }
     }
 
+    /// The queue back, to go on with it alone (its state, poison and storage as they are): once
+    /// this is the last handle (every clone dropped, so no call is in progress). `None` while
+    /// another handle exists, and when a call panicked while it held the queue (then it is
+    /// gone; open the mirror again).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue, RequestId, SharedQueue};
+    /// let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// let shared = SharedQueue::new(queue);
+    /// std::thread::scope(|scope| {
+    ///     for request in 1..=3 {
+    ///         let shared = &shared;
+    ///         scope.spawn(move || shared.park(RequestId(request), "done"));
+    ///     }
+    /// });
+    /// let queue = shared.into_queue().expect("the last handle");
+    /// assert_eq!(queue.parked().len(), 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn into_queue(self) -> Option<Queue<S>> {
+        let shared = Arc::into_inner(self.shared)?;
+        let inner = shared
+            .inner
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        // The last handle: no call waits, so no unit is queued and no answer uncollected.
+        debug_assert!(inner.pending.is_empty() && inner.answers.is_empty());
+        inner.queue.filter(|_| !inner.lost)
+    }
+
     /// Parks `line` for `request` as [`Queue::park`] does, sharing the append and fsync with the
     /// parks queued beside it; returns once the line is durable (D16).
     ///

@@ -262,3 +262,38 @@ fn d1_a_park_acknowledged_before_a_boundary_is_in_it_or_behind_it() -> TestResul
     assert_eq!(delivered.len(), 1600);
     Ok(())
 }
+
+/// A shared queue gives its queue back once it is the last handle, with what its groups wrote
+/// and its poison as they are; while another handle exists it gives none.
+#[test]
+fn into_queue_gives_the_queue_back_from_the_last_handle() -> TestResult {
+    let gate = Arc::new(Gate::default());
+    let storage = Gated {
+        inner: MemStorage::new(),
+        gate: gate.clone(),
+    };
+    let shared = SharedQueue::new(Queue::with_storage(storage, "m", Config::default())?);
+    let other = shared.clone();
+    std::thread::scope(|scope| {
+        for request in 1..=4 {
+            let shared = &shared;
+            scope.spawn(move || shared.park(RequestId(request), "done"));
+        }
+    });
+    assert!(other.into_queue().is_none(), "another handle exists");
+    let queue = shared.into_queue().ok_or("the last handle")?;
+    let requests: BTreeSet<u64> = queue.parked().iter().map(|item| item.request.0).collect();
+    assert_eq!(requests, (1..=4).collect());
+    assert!(!queue.is_poisoned());
+    // A failed fsync's poison comes back with the queue.
+    gate.fail_at
+        .store(gate.syncs.load(Ordering::SeqCst) + 1, Ordering::SeqCst);
+    let shared = SharedQueue::new(queue);
+    assert_eq!(
+        shared.park(RequestId(5), "x").map_err(|e| e.kind()),
+        Err(ErrorKind::Io)
+    );
+    let queue = shared.into_queue().ok_or("the last handle")?;
+    assert!(queue.is_poisoned());
+    Ok(())
+}
