@@ -70,7 +70,7 @@ fn error_reply(e: &DriverError) -> Reply {
 
 /// Apply one command to the queue `driver` drives; `handed` is the batch of the last boundary,
 /// which a settle addresses ([`QueueOp::call`], the call the delivery check makes).
-pub fn apply<S: parkline::Storage>(
+pub fn apply<S: parkline::Storage + Send>(
     driver: &mut Driver<S>,
     handed: &mut Handed,
     command: &Command,

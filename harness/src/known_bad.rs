@@ -32,12 +32,13 @@ use std::fmt;
 use std::io;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::sync::{Barrier, mpsc};
 
 use parkline::mirror;
 use parkline::read::{Cursor, ReadRequest, Selector, Transcript, TurnSeq, Window};
 use parkline::{
     Attempt, Batch, BatchId, Budget, Entry, ErrorKind, Identity, Outcome, Queue, RequestId, Seq,
-    Settlement, Storage,
+    Settlement, SharedQueue, Storage,
 };
 
 /// A deliberately broken behaviour, by its kebab-case name (the same spelling in tests, the fuzz
@@ -706,12 +707,17 @@ impl From<parkline::Error> for DriverError {
     }
 }
 
+/// Why a driver always holds its queue: [`Driver::park_concurrently`] takes it for its threads
+/// and puts it back before it returns (its threads' panics are its own).
+const HELD: &str = "a driver holds its queue between calls";
+
 /// What the daemon calls instead of the bare [`Queue`] in a check: the queue's own answers, or,
 /// under a driver-seam behaviour, the broken protocol that behaviour names. Storage-seam and
 /// read behaviours pass through.
 #[derive(Debug)]
 pub struct Driver<S: Storage> {
-    queue: Queue<S>,
+    /// `None` only inside [`Driver::park_concurrently`], which shares it for its threads.
+    queue: Option<Queue<S>>,
     bad: Option<KnownBad>,
     /// `clear-before-hand-over`: the batch handed over although the mirror already forgot it.
     cleared_early: Option<Batch>,
@@ -721,7 +727,7 @@ impl<S: Storage> Driver<S> {
     /// Drives `queue`, broken as `bad` says.
     pub fn new(queue: Queue<S>, bad: Option<KnownBad>) -> Self {
         Driver {
-            queue,
+            queue: Some(queue),
             bad,
             cleared_early: None,
         }
@@ -729,12 +735,16 @@ impl<S: Storage> Driver<S> {
 
     /// The queue driven (its state, file and poison are what the checks look at).
     pub fn queue(&self) -> &Queue<S> {
-        &self.queue
+        self.queue.as_ref().expect(HELD)
     }
 
     /// Gives the queue back.
     pub fn into_queue(self) -> Queue<S> {
-        self.queue
+        self.queue.expect(HELD)
+    }
+
+    fn queue_mut(&mut self) -> &mut Queue<S> {
+        self.queue.as_mut().expect(HELD)
     }
 
     /// `Queue::park`, unchanged by every behaviour.
@@ -743,7 +753,61 @@ impl<S: Storage> Driver<S> {
     ///
     /// The queue's.
     pub fn park(&mut self, request: RequestId, line: &str) -> Result<Seq, DriverError> {
-        Ok(self.queue.park(request, line)?)
+        Ok(self.queue_mut().park(request, line)?)
+    }
+
+    /// `SharedQueue::park` from one thread per line, all through one `SharedQueue` made of this
+    /// queue, released together by a barrier so that they tend to share a group (D16). `each`
+    /// sees every answer on this thread as its park returns (in the order they return, with
+    /// the line's index); then every answer comes back in the order of `lines`. The queue is
+    /// this driver's again when it returns, and every behaviour leaves these parks as the crate
+    /// gives them.
+    ///
+    /// # Panics
+    ///
+    /// When a parker panicked (the crate's bug, or the storage's).
+    pub fn park_concurrently(
+        &mut self,
+        lines: &[(RequestId, &str)],
+        mut each: impl FnMut(usize, &Result<Seq, DriverError>),
+    ) -> Vec<Result<Seq, DriverError>>
+    where
+        S: Send,
+    {
+        let shared = SharedQueue::new(self.queue.take().expect(HELD));
+        let barrier = Barrier::new(lines.len());
+        let (answered, answers) = mpsc::channel();
+        let mut got: Vec<Option<Result<Seq, DriverError>>> = lines.iter().map(|_| None).collect();
+        std::thread::scope(|scope| {
+            let parkers: Vec<_> = lines
+                .iter()
+                .enumerate()
+                .map(|(member, &(request, line))| {
+                    let (shared, barrier, answered) = (&shared, &barrier, answered.clone());
+                    scope.spawn(move || {
+                        barrier.wait();
+                        let answer = shared.park(request, line).map_err(DriverError::from);
+                        // The receiver outlives every parker.
+                        let _ = answered.send((member, answer));
+                    })
+                })
+                .collect();
+            drop(answered);
+            for (member, answer) in answers {
+                each(member, &answer);
+                got[member] = Some(answer);
+            }
+            for parker in parkers {
+                if let Err(panic) = parker.join() {
+                    std::panic::resume_unwind(panic);
+                }
+            }
+        });
+        // Every parker returned, so no call holds the queue and this is the last handle.
+        self.queue = Some(shared.into_queue().expect(HELD));
+        got.into_iter()
+            .map(|answer| answer.expect("every parker answered"))
+            .collect()
     }
 
     /// `Queue::park_all`, or, for `torn-group-keeps-prefix`, one `park` per line (each durable
@@ -754,7 +818,7 @@ impl<S: Storage> Driver<S> {
     /// The queue's.
     pub fn park_all(&mut self, lines: &[(RequestId, &str)]) -> Result<Vec<Seq>, DriverError> {
         if self.bad != Some(KnownBad::TornGroupKeepsPrefix) {
-            return Ok(self.queue.park_all(lines)?);
+            return Ok(self.queue_mut().park_all(lines)?);
         }
         // Refuse a bad line up front as the crate does, so only the crash path differs.
         if let Some((i, _)) = lines
@@ -769,7 +833,7 @@ impl<S: Storage> Driver<S> {
         }
         let mut seqs = Vec::with_capacity(lines.len());
         for (request, line) in lines {
-            seqs.push(self.queue.park(*request, line)?);
+            seqs.push(self.queue_mut().park(*request, line)?);
         }
         Ok(seqs)
     }
@@ -780,7 +844,7 @@ impl<S: Storage> Driver<S> {
     ///
     /// The queue's.
     pub fn redrive(&mut self, seqs: &[Seq]) -> Result<Vec<Seq>, DriverError> {
-        Ok(self.queue.redrive(seqs)?)
+        Ok(self.queue_mut().redrive(seqs)?)
     }
 
     /// `Queue::redrive_all`.
@@ -789,7 +853,7 @@ impl<S: Storage> Driver<S> {
     ///
     /// The queue's.
     pub fn redrive_all(&mut self) -> Result<Vec<Seq>, DriverError> {
-        Ok(self.queue.redrive_all()?)
+        Ok(self.queue_mut().redrive_all()?)
     }
 
     /// `Queue::discard`.
@@ -798,7 +862,7 @@ impl<S: Storage> Driver<S> {
     ///
     /// The queue's.
     pub fn discard(&mut self, seqs: &[Seq]) -> Result<Vec<Seq>, DriverError> {
-        Ok(self.queue.discard(seqs)?)
+        Ok(self.queue_mut().discard(seqs)?)
     }
 
     /// `Queue::discard_all`.
@@ -807,7 +871,7 @@ impl<S: Storage> Driver<S> {
     ///
     /// The queue's.
     pub fn discard_all(&mut self) -> Result<Vec<Seq>, DriverError> {
-        Ok(self.queue.discard_all()?)
+        Ok(self.queue_mut().discard_all()?)
     }
 
     /// `Queue::boundary`, or its broken form.
@@ -817,25 +881,25 @@ impl<S: Storage> Driver<S> {
     /// The queue's, and `BatchInFlight` while an early-cleared batch is unsettled.
     pub fn boundary(&mut self, budget: Budget) -> Result<Option<Batch>, DriverError> {
         if let Some(batch) = &self.cleared_early
-            && !self.queue.is_poisoned()
+            && !self.queue().is_poisoned()
         {
             return Err(DriverError {
                 kind: ErrorKind::BatchInFlight,
                 message: format!("batch {} was handed over and is not settled yet", batch.id),
             });
         }
-        let recovered = self.queue.in_flight().is_some();
+        let recovered = self.queue().in_flight().is_some();
         match self.bad {
-            Some(KnownBad::PopFront) => Ok(self.queue.boundary(Budget(0))?),
+            Some(KnownBad::PopFront) => Ok(self.queue_mut().boundary(Budget(0))?),
             Some(KnownBad::NoAttemptCounter) => {
-                let mut batch = self.queue.boundary(budget)?;
+                let mut batch = self.queue_mut().boundary(budget)?;
                 if recovered && let Some(batch) = &mut batch {
                     batch.attempt = Attempt(batch.attempt.0.saturating_sub(1).max(1));
                 }
                 Ok(batch)
             }
             Some(KnownBad::CountAtSettle) => {
-                let mut batch = self.queue.boundary(budget)?;
+                let mut batch = self.queue_mut().boundary(budget)?;
                 // The hand-overs of an unsettled batch are not counted: a repeat shows the
                 // count of its first hand-over, as if the crash had cut nothing.
                 if let Some(batch) = &mut batch {
@@ -847,15 +911,15 @@ impl<S: Storage> Driver<S> {
                 Ok(batch)
             }
             Some(KnownBad::ClearBeforeHandOver) => {
-                let batch = self.queue.boundary(budget)?;
+                let batch = self.queue_mut().boundary(budget)?;
                 if !recovered && let Some(batch) = &batch {
-                    self.queue
+                    self.queue_mut()
                         .settle(batch.id, &vec![Outcome::Delivered; batch.items.len()])?;
                     self.cleared_early = Some(batch.clone());
                 }
                 Ok(batch)
             }
-            _ => Ok(self.queue.boundary(budget)?),
+            _ => Ok(self.queue_mut().boundary(budget)?),
         }
     }
 
@@ -870,9 +934,9 @@ impl<S: Storage> Driver<S> {
         let Some(batch) = self
             .cleared_early
             .as_ref()
-            .filter(|_| !self.queue.is_poisoned())
+            .filter(|_| !self.queue().is_poisoned())
         else {
-            return Ok(self.queue.settle(id, outcomes)?);
+            return Ok(self.queue_mut().settle(id, outcomes)?);
         };
         if batch.id != id {
             return Err(DriverError {

@@ -56,6 +56,8 @@ fn differential_scenarios_reach_every_kind_of_step() {
         total.exhausted += report.exhausted;
         total.repeated_parks += report.repeated_parks;
         total.discarded += report.discarded;
+        total.concurrent += report.concurrent;
+        total.grouped += report.grouped;
     }
     eprintln!("differential, {cases} cases: {total:?}");
     assert!(
@@ -72,6 +74,8 @@ fn differential_scenarios_reach_every_kind_of_step() {
     assert!(total.repeated_parks > 0, "{total:?}");
     // D8: discards that removed a dead letter.
     assert!(total.discarded > 0, "{total:?}");
+    // D16: parks from several threads, some written as one group.
+    assert!(total.concurrent > 0 && total.grouped > 0, "{total:?}");
 }
 
 proptest! {

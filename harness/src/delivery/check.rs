@@ -92,6 +92,11 @@ pub struct Report {
     pub exhausted: usize,
     /// Dead letters an acknowledged discard removed (D8).
     pub discarded: usize,
+    /// `park_concurrently` ops run (several threads through one `SharedQueue`).
+    pub concurrent: usize,
+    /// Of those, the ones without a fault whose new lines took fewer fsyncs than lines: a group
+    /// of two or more was written together (D16).
+    pub grouped: usize,
 }
 
 /// The crate and the reference disagreed, or an invariant failed.

@@ -39,10 +39,10 @@ pub use craft::{Crafted, crafted_strategy};
 pub use m12::{attempt_record_bytes_max, m12_bound};
 pub use mirror_bytes::check_mirror_bytes;
 pub use op::{
-    BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, Handed, LINES, MIRROR, Op, PARK_MANY_MAX, QueueOp,
-    line, op_strategy, ops_strategy, seqs_strategy,
+    BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, Handed, LINES, MEMBERS_MAX, MIRROR, Op, PARK_MANY_MAX,
+    QueueOp, line, member_of, op_strategy, ops_strategy, park_concurrently, seqs_strategy,
 };
-pub use view::{Effect, HandOver};
+pub use view::{Effect, HandOver, Member};
 
 #[cfg(doc)]
 use crate::simdisk::SimDisk;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use parkline::{BatchId, Budget, Outcome, RequestId, Seq, Storage};
 
 use super::craft::{Crafted, crafted_strategy};
-use super::view::{Effect, HandOver};
+use super::view::{Effect, HandOver, Member};
 use crate::known_bad::{Driver, DriverError};
 
 /// The mirror's file name on the simulated disk.
@@ -96,7 +96,19 @@ pub enum QueueOp {
         /// The seqs, or `None` for every dead letter.
         seqs: Option<Vec<u64>>,
     },
+    /// Park each `(request, line)` from its own thread, all through one `SharedQueue`, released
+    /// together so that they tend to share a group (D16 group commit): each member gets its own
+    /// answer, and the seqs follow the order in which they joined, which no one chooses. At
+    /// most [`MEMBERS_MAX`] members (a check tries every order they could have joined in).
+    ParkConcurrently {
+        /// The members, one park each.
+        items: Vec<(u64, String)>,
+    },
 }
+
+/// The most members of one [`QueueOp::ParkConcurrently`] the delivery check accepts (it runs
+/// the reference on each of their orders: 120 at 5); the generators give 2 to 4.
+pub const MEMBERS_MAX: usize = 5;
 
 /// The batch the last boundary of this life returned, unsettled: its id and item count, what a
 /// settle op addresses.
@@ -125,7 +137,7 @@ impl QueueOp {
     /// # Errors
     ///
     /// The crate's (or a known-bad driver's) error; `handed` is then unchanged.
-    pub fn call<S: Storage>(
+    pub fn call<S: Storage + Send>(
         &self,
         driver: &mut Driver<S>,
         handed: &mut Handed,
@@ -181,7 +193,37 @@ impl QueueOp {
                     None => driver.discard_all()?,
                 },
             }),
+            QueueOp::ParkConcurrently { items } => Ok(Effect::ParkedConcurrently {
+                answers: park_concurrently(driver, items, |_, _| {}),
+            }),
         }
+    }
+}
+
+/// A `park_concurrently`'s members, parked from one thread each ([`Driver::park_concurrently`]);
+/// `each(member, answer)` is called on this thread as each park returns (in the order they
+/// return), and every answer comes back in item order.
+pub fn park_concurrently<S: Storage + Send>(
+    driver: &mut Driver<S>,
+    items: &[(u64, String)],
+    mut each: impl FnMut(usize, &Member),
+) -> Vec<Member> {
+    let lines: Vec<(RequestId, &str)> = items
+        .iter()
+        .map(|(request, line)| (RequestId(*request), line.as_str()))
+        .collect();
+    driver
+        .park_concurrently(&lines, |member, answer| each(member, &member_of(answer)))
+        .into_iter()
+        .map(|answer| member_of(&answer))
+        .collect()
+}
+
+/// A member's answer in the words of the checks: its seq, or its error's kind.
+pub fn member_of(answer: &Result<Seq, DriverError>) -> Member {
+    match answer {
+        Ok(seq) => Member::Parked(*seq),
+        Err(e) => Member::Error(format!("{:?}", e.kind())),
     }
 }
 
@@ -415,6 +457,13 @@ pub fn op_strategy() -> impl Strategy<Value = Op> {
         1 => seqs_strategy().prop_map(|seqs| Op::Queue(QueueOp::Redrive { seqs })),
         // A discard needs dead letters: as rare as a redrive.
         1 => seqs_strategy().prop_map(|seqs| Op::Queue(QueueOp::Discard { seqs })),
+        // D16 group commit: 2 to 4 threads, requests drawn as a park's (so retries and
+        // conflicts meet in one group). Its threads cost more than an op: as rare as a discard.
+        1 => proptest::collection::vec((1..=4u64, 0..=LINES.len()), 2..=4).prop_map(|items| {
+            Op::Queue(QueueOp::ParkConcurrently {
+                items: items.into_iter().map(|(request, i)| (request, line(i))).collect(),
+            })
+        }),
     ]
 }
 

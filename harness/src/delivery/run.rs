@@ -2,6 +2,7 @@
 //! time, with the faults an op may carry (power loss at a sync, I/O error) and the comparison of
 //! what each side returned and holds after it.
 
+mod concurrent;
 mod invariants;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,10 +16,11 @@ use super::craft::Crafted;
 use super::m12::m12_bound;
 use super::op::{Handed, MIRROR, Op, QueueOp};
 use super::view::{
-    Effect, SameLines, hand_over_of_ref, item_of_ref, settlement_of_ref, state_is_ref, state_of_ref,
+    Effect, Member, SameLines, hand_over_of_ref, item_of_ref, settlement_of_ref, state_is_ref,
+    state_of_ref,
 };
 use crate::known_bad::{Driver, Seamed};
-use crate::simdisk::{Full, SimDisk};
+use crate::simdisk::{Full, Lost, SimDisk};
 
 /// A fault armed for the next op.
 #[derive(Clone, Copy, Debug)]
@@ -303,6 +305,7 @@ impl Run {
                 }
                 Ok(())
             }
+            Op::Queue(QueueOp::ParkConcurrently { items }) => self.park_concurrently(items),
             Op::Queue(op) => {
                 if matches!(op, QueueOp::Boundary { .. })
                     && self.queue()?.queue().in_flight().is_some()
@@ -350,35 +353,12 @@ impl Run {
     fn step_with_fault(&mut self, op: &QueueOp, fault: Fault) -> Result<(), String> {
         let before_ref = self.reference.clone();
         let before = self.state_before(op)?;
-        let mut lost = None;
-        match fault {
-            Fault::PowerLoss { n, .. } => self.disk.crash_at_sync(Some(n)),
-            Fault::IoError { n, .. } => self.disk.fail_at_call(Some(n)),
-            Fault::DiskFull(full) => self.disk.set_full(Some(full)),
-            Fault::NameLost { unlink } => lost = self.disk.lose_name(MIRROR, unlink),
-        }
-        let lost_len = lost.as_ref().and_then(|lost| self.disk.lost_len(lost));
+        let lost = self.arm(fault);
         let expected = self.apply_ref(op);
         let got = self.apply_crate(op)?;
-        self.disk.crash_at_sync(None);
-        self.disk.fail_at_call(None);
-        self.disk.set_full(None);
         let failed = matches!(got, Returned::Error(_)) && !matches!(expected, Returned::Error(_));
-        if let Some(lost) = lost {
-            // A compaction that renamed a whole snapshot into the name's place dropped the lost
-            // file without writing it.
-            let grew = matches!(
-                (lost_len, self.disk.lost_len(&lost)),
-                (Some(before), Some(after)) if before != after
-            );
-            if grew && !failed {
-                return Err(format!(
-                    "M8: {op:?} returned {got:?} after writing to a mirror whose name was taken \
-                     from it; a write into a file no name reaches must fail and poison"
-                ));
-            }
-            self.disk.restore_name(&lost);
-        }
+        self.disarm(lost, failed)
+            .map_err(|m8| format!("M8: {op:?} returned {got:?} {m8}"))?;
         if !failed {
             // The fault was not reached (or the op failed for its own reason on both sides):
             // the op completed and is compared as usual.
@@ -469,6 +449,47 @@ impl Run {
             ));
         }
         self.check_invariants()
+    }
+
+    /// Arms `fault` on the disk for the next op: the name it took from the mirror, if any, with
+    /// the length of the file it named.
+    fn arm(&mut self, fault: Fault) -> Option<(Lost, Option<u64>)> {
+        match fault {
+            Fault::PowerLoss { n, .. } => self.disk.crash_at_sync(Some(n)),
+            Fault::IoError { n, .. } => self.disk.fail_at_call(Some(n)),
+            Fault::DiskFull(full) => self.disk.set_full(Some(full)),
+            Fault::NameLost { unlink } => {
+                let lost = self.disk.lose_name(MIRROR, unlink)?;
+                let len = self.disk.lost_len(&lost);
+                return Some((lost, len));
+            }
+        }
+        None
+    }
+
+    /// Disarms every fault after the op, and gives a lost name back. M8: an op that wrote to the
+    /// file whose name was taken must have `failed`.
+    fn disarm(&mut self, lost: Option<(Lost, Option<u64>)>, failed: bool) -> Result<(), String> {
+        self.disk.crash_at_sync(None);
+        self.disk.fail_at_call(None);
+        self.disk.set_full(None);
+        if let Some((lost, len)) = lost {
+            // A compaction that renamed a whole snapshot into the name's place dropped the lost
+            // file without writing it.
+            let grew = matches!(
+                (len, self.disk.lost_len(&lost)),
+                (Some(before), Some(after)) if before != after
+            );
+            self.disk.restore_name(&lost);
+            if grew && !failed {
+                return Err(
+                    "after writing to a mirror whose name was taken from it; a write \
+                            into a file no name reaches must fail and poison"
+                        .to_owned(),
+                );
+            }
+        }
+        Ok(())
     }
 
     /// After an injected I/O error, the handle must refuse further work (M/D16 fail-stop).
@@ -593,6 +614,13 @@ impl Run {
                     seqs: seqs.into_iter().map(Seq).collect(),
                 })
             }
+            // The members in item order: one of the orders they may join in.
+            QueueOp::ParkConcurrently { items } => Ok(Effect::ParkedConcurrently {
+                answers: items
+                    .iter()
+                    .map(|(request, line)| park_member(&mut self.reference, *request, line))
+                    .collect(),
+            }),
         };
         match done {
             Ok(effect) => Returned::Done(effect),
@@ -779,6 +807,17 @@ fn refusal_requirement(kind: &str) -> Option<&'static str> {
         "Exhausted" => Some("M6"),
         "NotDead" => Some("D8, D21"),
         _ => None,
+    }
+}
+
+/// What a member of a `park_concurrently` gets from the reference: what a `park` gets.
+fn park_member(reference: &mut Reference, request: u64, line: &str) -> Member {
+    if !line_is_valid(line) {
+        return Member::Error("InvalidLine".to_owned());
+    }
+    match reference.try_park(request, line) {
+        Ok(seq) => Member::Parked(Seq(seq)),
+        Err(e) => Member::Error(ref_error_name(&e)),
     }
 }
 

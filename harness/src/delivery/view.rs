@@ -76,6 +76,30 @@ pub enum Effect {
         /// The seqs removed, in order.
         seqs: Vec<Seq>,
     },
+    /// Every park of a `park_concurrently` returned: each member's answer, in item order.
+    ParkedConcurrently {
+        /// The members' answers, in the order of the op's items.
+        answers: Vec<Member>,
+    },
+}
+
+/// What one member of a `park_concurrently` (one thread's `SharedQueue::park`) returned.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Member {
+    /// The line is durable with this seq (D16), or a retry got the seq its line has (D3).
+    Parked(Seq),
+    /// The park failed: the error's kind, as `parkline::ErrorKind`'s `Debug` (`InvalidLine`,
+    /// `RequestConflict`, `Io` for a failed write or fsync of its group, `Poisoned`, ...).
+    Error(String),
+}
+
+impl Member {
+    /// Whether this answer is a failure of the handle (its group's write or fsync failed, or an
+    /// earlier one poisoned it) rather than the member's own refusal.
+    pub fn is_failure(&self) -> bool {
+        matches!(self, Member::Error(kind) if kind == "Io" || kind == "Poisoned")
+    }
 }
 
 /// The reference's item as the crate's type.
