@@ -19,7 +19,7 @@ use std::process::{Child, ChildStdout, Command as Process, Stdio};
 
 use parkline::{Config, Queue, Seq};
 use parkline_harness::delivery::view::{hand_over_of_ref, settlement_of_ref, state_of_ref};
-use parkline_harness::delivery::{Effect, QueueOp};
+use parkline_harness::delivery::{Effect, Member, QueueOp};
 use parkline_harness::drive::{self, Command, Reply};
 use parkline_harness::known_bad::KnownBad;
 use parkline_harness::simdisk::SplitMix;
@@ -702,5 +702,245 @@ fn kill_9_while_threads_park_loses_nothing_acknowledged() {
     eprintln!(
         "{} lives, {acknowledged} acknowledged parks checked",
         thread_lives()
+    );
+}
+
+// ---- several parkers inside the drive child: `park_concurrently` ----
+
+/// Ops per life of the concurrent kill test: each a `park_concurrently` of 2 to 4 members.
+const CONCURRENT_OPS_PER_LIFE: usize = 12;
+
+fn concurrent_lives() -> usize {
+    std::env::var("PARKLINE_KILL_CONCURRENT_LIVES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30)
+}
+
+/// The line of request `request` in the concurrent kill test.
+fn member_line(request: u64) -> String {
+    format!("[delegation r-{request} member] outcome ok")
+}
+
+/// A life's ops: `park_concurrently` ops of 2 to 4 members with fresh requests from `first`.
+fn concurrent_ops(first: u64, rng: &mut SplitMix) -> Vec<Vec<u64>> {
+    let mut next = first;
+    (0..CONCURRENT_OPS_PER_LIFE)
+        .map(|_| {
+            let members = 2 + rng.upto(2) as u64;
+            let requests = (next..next + members).collect();
+            next += members;
+            requests
+        })
+        .collect()
+}
+
+/// D9, D16 through group commit in the drive child: the parent writes `park_concurrently` ops
+/// (2 to 4 members each, every member its own thread in the child, acknowledged one by one in
+/// the order their parks return), reads a random number of effect lines, kills the child with
+/// signal 9 and reopens: every acknowledged member is there with its seq and line; the lines
+/// recovered are whole ops in op order and then some members of one more op (the records of
+/// its groups that reached the file; which ones depends on the order of joining), with
+/// consecutive seqs and no request twice; an op's own line repeats its members' answers.
+#[test]
+fn kill_9_while_members_park_concurrently_loses_nothing_acknowledged() {
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# **Group commit.** On a shared handle (`SharedQueue`), parks that arrive
+    //# while another's write and fsync are in progress MUST be written
+    //# together, in one append and one fsync, once that fsync returns, each caller with its own
+    //# answer: a refused line or request fails its caller only.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("members.mirror");
+    let mut rng = SplitMix::new(seed());
+    let (mut acknowledged, mut unacknowledged_kept) = (0, 0);
+    for life in 1..=concurrent_lives() {
+        let failed = |what: String| format!("seed {}, life {life}: {what}", seed());
+        let first = life as u64 * 1_000;
+        let ops = concurrent_ops(first, &mut rng);
+        let mut child = spawn(&path);
+        let mut stdin = child.stdin.take().expect("stdin");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let start = match read_reply(&mut stdout) {
+            Some(Reply::Opened { state }) => state.next_seq,
+            other => panic!("{}", failed(format!("expected opened, got {other:?}"))),
+        };
+        let mut input = String::new();
+        for requests in &ops {
+            let items = requests.iter().map(|r| (*r, member_line(*r))).collect();
+            let command = Command::Queue(QueueOp::ParkConcurrently { items });
+            input.push_str(&serde_json::to_string(&command).expect("serialise"));
+            input.push('\n');
+        }
+        stdin.write_all(input.as_bytes()).expect("write ops");
+        stdin.flush().expect("flush ops");
+        let lines_max: usize = ops.iter().map(|op| op.len() + 1).sum();
+        // Acknowledged members: request -> seq; and every op line read must agree with them.
+        let mut acked = std::collections::BTreeMap::new();
+        let mut op_lines = 0;
+        for _ in 0..rng.upto(lines_max) {
+            match read_reply(&mut stdout).expect("an effect line") {
+                Reply::Member {
+                    op,
+                    member,
+                    answer: Member::Parked(seq),
+                } => {
+                    let request = ops[op as usize][member];
+                    assert!(
+                        acked.insert(request, seq).is_none(),
+                        "member answered twice"
+                    );
+                }
+                Reply::Done(Effect::ParkedConcurrently { answers }) => {
+                    // Op lines come in op order, each after its members' lines.
+                    let requests = &ops[op_lines];
+                    op_lines += 1;
+                    let members: Vec<Member> = requests
+                        .iter()
+                        .map(|request| {
+                            acked
+                                .get(request)
+                                .map_or(Member::Error(String::new()), |seq| Member::Parked(*seq))
+                        })
+                        .collect();
+                    assert_eq!(answers, members, "{}", failed("an op line".to_owned()));
+                }
+                other => panic!("{}", failed(format!("unexpected effect {other:?}"))),
+            }
+        }
+        child.kill().expect("kill -9");
+        child.wait().expect("wait");
+        drop(stdin);
+        acknowledged += acked.len();
+
+        let mut queue = Queue::open_with(&path, config())
+            .unwrap_or_else(|e| panic!("{}", failed(format!("reopen: {e}"))));
+        let parked = queue.parked().to_vec();
+        for (request, seq) in &acked {
+            let item = queue
+                .find(parkline::RequestId(*request))
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{}",
+                        failed(format!("acknowledged request {request} is lost"))
+                    )
+                });
+            assert_eq!(
+                (item.seq, item.line.as_str()),
+                (*seq, member_line(*request).as_str())
+            );
+        }
+        // Consecutive seqs from the life's start, each a member of a prefix of the ops: whole
+        // ops, then some members of one more.
+        let seqs: Vec<u64> = parked.iter().map(|item| item.seq.0).collect();
+        assert_eq!(
+            seqs,
+            (start.0..start.0 + seqs.len() as u64).collect::<Vec<_>>(),
+            "{}",
+            failed(String::new())
+        );
+        let mut rest = parked.iter().map(|item| item.request.0);
+        let mut whole = true;
+        for requests in &ops {
+            let taken: std::collections::BTreeSet<u64> =
+                rest.by_ref().take(requests.len()).collect();
+            if taken.is_empty() {
+                break;
+            }
+            assert!(
+                whole,
+                "{}",
+                failed(format!("an op after a partial one: {parked:?}"))
+            );
+            let members: std::collections::BTreeSet<u64> = requests.iter().copied().collect();
+            assert!(
+                taken.is_subset(&members),
+                "{}",
+                failed(format!("{taken:?} are not members of {requests:?}"))
+            );
+            whole = taken.len() == requests.len();
+        }
+        assert_eq!(
+            rest.count(),
+            0,
+            "{}",
+            failed(format!("lines of no op: {parked:?}"))
+        );
+        unacknowledged_kept += parked.len() - acked.len();
+        if let Some(batch) = queue
+            .boundary(parkline::Budget(usize::MAX))
+            .expect("boundary")
+        {
+            let outcomes = vec![parkline::Outcome::Delivered; batch.items.len()];
+            queue.settle(batch.id, &outcomes).expect("settle");
+        }
+    }
+    assert!(acknowledged > 0);
+    eprintln!(
+        "{} lives: {acknowledged} acknowledged members checked, {unacknowledged_kept} kept \
+         unacknowledged",
+        concurrent_lives()
+    );
+}
+
+/// spec/drive.md's `park_concurrently`: a `member` line for each member as its park returns,
+/// carrying the op's index, then the op's own line with every answer in item order; a bad line
+/// and a conflicting request fail their members alone, a retry gets its line's seq (D3, D16).
+#[test]
+fn serve_prints_each_member_before_its_op_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ops = concat!(
+        r#"{"op":"park","request":1,"line":"a"}"#,
+        "\n\n",
+        r#"{"op":"park_concurrently","items":[[2,"b"],[3,"bad\nline"],[1,"a"],[1,"x"]]}"#,
+        "\n",
+        r#"{"op":"state"}"#,
+        "\n"
+    );
+    let mut out = Vec::new();
+    let status = drive::serve(
+        &dir.path().join("s.mirror"),
+        config(),
+        None,
+        ops.as_bytes(),
+        &mut out,
+    )
+    .expect("serve");
+    assert_eq!(status, 0);
+    let replies: Vec<Reply> = String::from_utf8(out)
+        .expect("utf-8")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON effect line"))
+        .collect();
+    let answers = vec![
+        Member::Parked(Seq(2)),
+        Member::Error("InvalidLine".to_owned()),
+        Member::Parked(Seq(1)),
+        Member::Error("RequestConflict".to_owned()),
+    ];
+    let mut members: Vec<(usize, Member)> = replies[2..6]
+        .iter()
+        .map(|reply| match reply {
+            Reply::Member {
+                op: 1,
+                member,
+                answer,
+            } => (*member, answer.clone()),
+            other => panic!("expected a member line of op 1, got {other:?}"),
+        })
+        .collect();
+    members.sort_by_key(|(member, _)| *member);
+    assert_eq!(
+        members,
+        answers.clone().into_iter().enumerate().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        replies[6],
+        Reply::Done(Effect::ParkedConcurrently { answers })
+    );
+    assert!(
+        matches!(&replies[7], Reply::State { state } if state.parked.len() == 2),
+        "{:?}",
+        replies[7]
     );
 }

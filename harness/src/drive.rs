@@ -1,7 +1,9 @@
 //! The drive protocol (`spec/drive.md`): ops read as JSON lines (the delivery vocabulary's queue
 //! ops, [`QueueOp`], and `state`) are applied to a real `parkline::Queue` on a mirror file by the
 //! same call the delivery check makes ([`QueueOp::call`]), and one JSON line of effect per op is
-//! written back, flushed at once; items, batches and states are the crate's own serde.
+//! written back, flushed at once; items, batches and states are the crate's own serde. A
+//! `park_concurrently` parks its members from one thread each through one `SharedQueue` and
+//! also writes a `member` line for each as its park returns, before the op's own line.
 //!
 //! A reply is written only after the op returned, so a reply the reader has read is an
 //! acknowledgement: the kill -9 test (`tests/kill.rs`) runs [`serve`] in a child process (the test
@@ -17,7 +19,7 @@ use parkline::mirror::MirrorState;
 use parkline::{Config, FsStorage, Queue};
 use serde::{Deserialize, Serialize};
 
-use crate::delivery::{Effect, Handed, QueueOp};
+use crate::delivery::{Effect, Handed, Member, QueueOp, park_concurrently};
 use crate::known_bad::{Driver, DriverError, KnownBad, Seamed};
 
 /// One op of the drive protocol (one JSON line on stdin): a queue op of the harness's
@@ -46,6 +48,17 @@ pub enum Reply {
     State {
         /// The state.
         state: MirrorState,
+    },
+    /// A member of a `park_concurrently` answered: printed as soon as its park returned, in the
+    /// order the members' parks return (not their order in the op), before the op's own line.
+    /// A `parked` answer acknowledges that member's line.
+    Member {
+        /// The op's index among the ops read (0-based; blank lines are not ops).
+        op: u64,
+        /// The member's index in the op's items.
+        member: usize,
+        /// What its park returned.
+        answer: Member,
     },
     /// The op failed; nothing it did is acknowledged.
     Error {
@@ -129,12 +142,33 @@ pub fn serve(
         },
     )?;
     let mut handed = None;
+    let mut index = 0u64;
     for line in input.lines() {
         let line = line?;
         if line.trim().is_empty() {
             continue;
         }
+        let op = index;
+        index += 1;
         let reply = match serde_json::from_str::<Command>(&line) {
+            Ok(Command::Queue(QueueOp::ParkConcurrently { items })) => {
+                // Each member's answer is an acknowledgement of its own: printed as it comes.
+                let mut printed = Ok(());
+                let answers = park_concurrently(&mut queue, &items, |member, answer| {
+                    if printed.is_ok() {
+                        printed = print(
+                            out,
+                            &Reply::Member {
+                                op,
+                                member,
+                                answer: answer.clone(),
+                            },
+                        );
+                    }
+                });
+                printed?;
+                Reply::Done(Effect::ParkedConcurrently { answers })
+            }
             Ok(command) => apply(&mut queue, &mut handed, &command),
             Err(e) => {
                 print(
@@ -175,6 +209,9 @@ mod tests {
                 seqs: Some(vec![3, 5]),
             },
             QueueOp::Discard { seqs: None },
+            QueueOp::ParkConcurrently {
+                items: vec![(7, "r-7 done".to_owned()), (8, "r-8 done".to_owned())],
+            },
         ];
         for op in queue_ops {
             let line = serde_json::to_string(&Op::Queue(op.clone())).expect("serialises");
@@ -220,6 +257,26 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&effect).expect("serialises"),
             r#"{"effect":"discarded","seqs":[3]}"#
+        );
+        // spec/drive.md's spelling of a member's answer and of the op's own line.
+        let member = Reply::Member {
+            op: 4,
+            member: 1,
+            answer: Member::Parked(parkline::Seq(12)),
+        };
+        assert_eq!(
+            serde_json::to_string(&member).expect("serialises"),
+            r#"{"effect":"member","op":4,"member":1,"answer":{"parked":12}}"#
+        );
+        let done = Reply::Done(Effect::ParkedConcurrently {
+            answers: vec![
+                Member::Parked(parkline::Seq(12)),
+                Member::Error("InvalidLine".to_owned()),
+            ],
+        });
+        assert_eq!(
+            serde_json::to_string(&done).expect("serialises"),
+            r#"{"effect":"parked_concurrently","answers":[{"parked":12},{"error":"InvalidLine"}]}"#
         );
     }
 }
