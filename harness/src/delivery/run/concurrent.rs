@@ -54,6 +54,33 @@ fn park_in_order(
     answers
 }
 
+/// The reference after the members of `items` parked from `before` in the first order of
+/// joining whose answers are `got`.
+///
+/// # Errors
+///
+/// What differed, when no order gives the answers `got`.
+fn serialization(
+    before: &Reference,
+    items: &[(u64, String)],
+    got: &[Member],
+) -> Result<Reference, String> {
+    let mut first = None;
+    for order in orders(items.len()) {
+        let mut reference = before.clone();
+        let expected = park_in_order(&mut reference, items, &order);
+        if expected == got {
+            return Ok(reference);
+        }
+        first.get_or_insert((order, expected));
+    }
+    let (order, expected) = first.unwrap_or_default();
+    Err(format!(
+        "D16 group commit: the members answered {got:?}, which no order of joining gives (in \
+         the order {order:?} the reference answers {expected:?})"
+    ))
+}
+
 impl Run {
     /// `QueueOp::ParkConcurrently` on both sides, with the fault armed for it, if any.
     pub(super) fn park_concurrently(&mut self, items: &[(u64, String)]) -> Result<(), String> {
@@ -87,23 +114,7 @@ impl Run {
         //# together, in one append and one fsync, once that fsync returns, each caller with its own
         //# answer: a refused line or request fails its caller only.
         // D17: in a group the seqs follow the order of joining, whichever it was.
-        let mut tried = None;
-        for order in orders(items.len()) {
-            let mut reference = before.clone();
-            let expected = park_in_order(&mut reference, items, &order);
-            if expected == got {
-                self.reference = reference;
-                tried = None;
-                break;
-            }
-            tried.get_or_insert((order, expected));
-        }
-        if let Some((order, expected)) = tried {
-            return Err(format!(
-                "D16 group commit: the members answered {got:?}, which no order of joining \
-                 gives (in the order {order:?} the reference answers {expected:?})"
-            ));
-        }
+        self.reference = serialization(&before, items, &got)?;
         let new = self.observe_members(items, &got)?;
         if new > 1 && syncs < new as u64 {
             self.report.grouped += 1;
@@ -247,5 +258,85 @@ impl Run {
         }
         self.report.parks += count;
         Ok(count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(lines: &[(u64, &str)]) -> Vec<(u64, String)> {
+        lines.iter().map(|(r, l)| (*r, (*l).to_owned())).collect()
+    }
+
+    fn parked(seq: u64) -> Member {
+        Member::Parked(Seq(seq))
+    }
+
+    fn error(kind: &str) -> Member {
+        Member::Error(kind.to_owned())
+    }
+
+    /// Every order of joining is accepted, and only the answers some order gives: the check of
+    /// a concurrent op can fail.
+    #[test]
+    fn a_serialization_is_any_order_of_joining_and_nothing_else() {
+        let mut before = Reference::new(2);
+        before.park(1, "a");
+        let members = items(&[(2, "b"), (3, "c"), (3, "bad\nline"), (1, "a"), (1, "x")]);
+        let answer = |b, c| {
+            vec![
+                parked(b),
+                parked(c),
+                error("InvalidLine"),
+                parked(1),
+                error("RequestConflict"),
+            ]
+        };
+        for got in [answer(2, 3), answer(3, 2)] {
+            let after = serialization(&before, &members, &got).expect("an order gives it");
+            assert_eq!(after.mirror().next_seq, 4);
+        }
+        let wrong = [
+            // Two members with one seq, a gap, a bad line accepted, a conflict accepted, a
+            // retry given a new seq.
+            answer(2, 2),
+            answer(2, 4),
+            vec![
+                parked(2),
+                parked(3),
+                parked(4),
+                parked(1),
+                error("RequestConflict"),
+            ],
+            vec![
+                parked(2),
+                parked(3),
+                error("InvalidLine"),
+                parked(1),
+                parked(4),
+            ],
+            vec![
+                parked(2),
+                parked(3),
+                error("InvalidLine"),
+                parked(4),
+                error("RequestConflict"),
+            ],
+        ];
+        for got in wrong {
+            let refused = serialization(&before, &members, &got).expect_err("no order gives it");
+            assert!(refused.starts_with("D16 group commit"), "{refused}");
+        }
+    }
+
+    #[test]
+    fn orders_are_every_permutation() {
+        assert_eq!(orders(0), vec![Vec::<usize>::new()]);
+        assert_eq!(orders(3).len(), 6);
+        let mut four = orders(4);
+        four.sort();
+        four.dedup();
+        assert_eq!(four.len(), 24);
     }
 }
