@@ -363,7 +363,7 @@ impl SimDisk {
         lock(&self.inner).full = full;
     }
 
-    /// Make each file sync yield the CPU a few times before it takes effect (`true`), as a real
+    /// Make each file sync yield the CPU before it takes effect (`true`), as a real
     /// fsync lets other threads run: threads parking beside a group's leader then queue behind
     /// it and are written as the next group (D16), where on a sync this fast the leader would
     /// be done before they woke. Off for a new disk; kept across a power loss.
@@ -438,7 +438,7 @@ impl SimDisk {
 }
 
 /// How many times a sync yields the CPU under [`SimDisk::yield_at_sync`].
-const SYNC_YIELDS: usize = 4;
+const SYNC_YIELDS: usize = 1;
 
 /// The disk, locked for one call. A thread that panicked while it held the lock left the disk
 /// whole (no call panics halfway through a change), so poisoning is recovered from.
