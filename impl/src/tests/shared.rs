@@ -96,12 +96,23 @@ fn ask(queue: &SharedQueue<Gated>, what: &Ask) -> Answer {
 /// behind it in order (each caller joins before the next starts), opens the gate, and returns
 /// every answer in that order with the file fsyncs the parks took.
 fn group_behind_a_leader(first: Ask, rest: Vec<Ask>, fail_at: u64) -> (Vec<Answer>, u64) {
+    let (answers, fsyncs, _) = grouped(Config::default(), first, rest, fail_at);
+    (answers, fsyncs)
+}
+
+/// [`group_behind_a_leader`] with `config`, also giving the mirror's bytes at the end.
+fn grouped(
+    config: Config,
+    first: Ask,
+    rest: Vec<Ask>,
+    fail_at: u64,
+) -> (Vec<Answer>, u64, Vec<u8>) {
     let gate = Arc::new(Gate::default());
     let storage = Gated {
         inner: MemStorage::new(),
         gate: gate.clone(),
     };
-    let queue = Queue::with_storage(storage, "m", Config::default()).expect("create");
+    let queue = Queue::with_storage(storage, "m", config).expect("create");
     let queue = SharedQueue::new(queue);
     let fsyncs_before = queue.stats().expect("stats").fsyncs;
     gate.syncs.store(0, Ordering::SeqCst);
@@ -128,7 +139,90 @@ fn group_behind_a_leader(first: Ask, rest: Vec<Ask>, fail_at: u64) -> (Vec<Answe
         .map(|caller| caller.join().expect("a caller"))
         .collect();
     let fsyncs = queue.stats().map_or(u64::MAX, |s| s.fsyncs) - fsyncs_before;
-    (answers, fsyncs)
+    let bytes = queue
+        .into_queue()
+        .and_then(|queue| queue.storage().inner.file("m").map(<[u8]>::to_vec))
+        .unwrap_or_default();
+    (answers, fsyncs, bytes)
+}
+
+/// The mirror a plain `Queue` writes for `parks`, one call each.
+fn parked_one_by_one(parks: &[(u64, &str)]) -> Vec<u8> {
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default()).expect("create");
+    for (request, line) in parks {
+        queue.park(RequestId(*request), line).expect("park");
+    }
+    queue.storage().file("m").unwrap_or_default().to_vec()
+}
+
+/// D22: a leader takes queued parks into its group while their lines fit in `group_bytes_max`
+/// together (at least one), and leaves the rest to the next group.
+#[test]
+fn d22_a_group_holds_at_most_group_bytes_max() {
+    let config = Config {
+        line_bytes_max: 8,
+        group_bytes_max: 8,
+        ..Config::default()
+    };
+    let rest = vec![
+        Ask::Park(2, "bbbbbb"),
+        Ask::Park(3, "cccccc"),
+        Ask::Park(4, "dd"),
+    ];
+    let (answers, fsyncs, _) = grouped(config, Ask::Park(1, "aaaa"), rest, 0);
+    assert_eq!(
+        answers,
+        vec![Ok(vec![1]), Ok(vec![2]), Ok(vec![3]), Ok(vec![4])]
+    );
+    assert_eq!(fsyncs, 3, "the leader's, b's alone, then c and d: 8 bytes");
+}
+
+/// M4, D16: a group that gives no new line (retries, refusals) writes nothing, and a group of
+/// one new line writes the `park` record `Queue::park` writes: the mirror is byte for byte the
+/// one the same parks make one at a time.
+#[test]
+fn m4_a_group_writes_the_records_one_park_at_a_time_would() {
+    let (answers, _, bytes) = grouped(
+        Config::default(),
+        Ask::Park(1, "a"),
+        vec![Ask::Park(1, "a"), Ask::Park(2, "bad\nline")],
+        0,
+    );
+    assert_eq!(answers[..2], [Ok(vec![1]), Ok(vec![1])]);
+    assert_eq!(
+        bytes,
+        parked_one_by_one(&[(1, "a")]),
+        "nothing written for the group"
+    );
+    let (answers, _, bytes) = grouped(
+        Config::default(),
+        Ask::Park(1, "a"),
+        vec![Ask::Park(2, "b")],
+        0,
+    );
+    assert_eq!(answers, vec![Ok(vec![1]), Ok(vec![2])]);
+    assert_eq!(bytes, parked_one_by_one(&[(1, "a"), (2, "b")]));
+}
+
+/// D22: a `park_all` naming a request another caller parks in the same group, beside a new one,
+/// is `RequestConflict`, and writes neither of its lines.
+#[test]
+fn d22_a_group_park_beside_a_member_of_the_same_write_is_a_conflict() {
+    let rest = vec![
+        Ask::Park(2, "b"),
+        Ask::All(vec![(2, "b"), (8, "i")]),
+        Ask::Park(9, "j"),
+    ];
+    let (answers, _) = group_behind_a_leader(Ask::Park(1, "a"), rest, 0);
+    assert_eq!(
+        answers,
+        vec![
+            Ok(vec![1]),
+            Ok(vec![2]),
+            Err(ErrorKind::RequestConflict),
+            Ok(vec![3])
+        ]
+    );
 }
 
 /// D3, D16, D22: parks queued behind a leader are written as one group, one fsync, each caller
