@@ -27,6 +27,8 @@
 //!   that floor); and at 1,000 and 10,000 in steady state (one queue for every round, so the
 //!   compactions the 4 MiB slack spreads over many boundaries are counted), as the ratio of the
 //!   totals;
+//! - 200 tasks released at once, one park each through an `AsyncQueue` / 200 threads through a
+//!   `SharedQueue`, the same burst in the same rounds (the async facade's bound: 1.2x);
 //! - a group of N lines parked by one `park_all` / by N `park` calls, and / the floor (one
 //!   `write` + `fsync` of the N lines), at N = 13 and 100 (D22).
 //!
@@ -402,6 +404,39 @@ fn burst_rows(n: usize) -> Vec<Row> {
             &t[2],
         ),
     ]
+}
+
+/// `n` tasks released at once, one park each through an `AsyncQueue` / `n` threads through a
+/// `SharedQueue`, the same burst (`burst_rows`' first contender) in the same rounds; the
+/// runtime is a daemon's (multi-thread, default size), one for the row.
+fn async_burst_row(n: usize) -> Row {
+    let rounds = interleave::rounds(20);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .build()
+        .expect("a runtime");
+    let mut fsyncs = Vec::new();
+    let t = interleave::samples(
+        rounds,
+        &mut [
+            &mut || {
+                let (took, synced) = contention::burst_async(&runtime, n).expect("async burst");
+                fsyncs.push(synced);
+                took
+            },
+            &mut || contention::burst_shared(n).expect("burst").0,
+        ],
+    );
+    fsyncs.sort_unstable();
+    let (median, most) = (fsyncs[fsyncs.len() / 2], fsyncs[fsyncs.len() - 1]);
+    Row::timed(
+        format!(
+            "{n} tasks, one park each through an `AsyncQueue`, released at once ({median} fsyncs, at most {most}) / {n} threads through a `SharedQueue`"
+        ),
+        "threads",
+        rounds,
+        &t[0],
+        &t[1],
+    )
 }
 
 /// `threads` threads parking `each` lines in a loop through a `SharedQueue` / through
@@ -832,6 +867,7 @@ fn main() {
     }
     rows.push(shared_park_row());
     rows.extend(burst_rows(200));
+    rows.push(async_burst_row(200));
     rows.push(loop_row(8, 50));
     eprintln!("table: many threads");
     if std::env::var_os("PARKLINE_TABLE_ONLY_THREADS").is_some() {

@@ -1,10 +1,11 @@
 //! Many threads parking into one session: `SharedQueue`'s group commit against what a daemon
 //! has without it (a `Queue` behind a mutex, one `park_all`, a committer thread that gathers
-//! the lines and calls `park_all`), for the table bench's contention rows and its chart.
+//! the lines and calls `park_all`), and `AsyncQueue`'s tasks against `SharedQueue`'s threads,
+//! for the table bench's contention rows and its chart.
 //!
-//! Every sample runs on a fresh mirror in a fresh directory; threads are spawned before the
-//! clock starts and released together by a barrier, and the time is until the last caller's
-//! park returned.
+//! Every sample runs on a fresh mirror in a fresh directory; threads (or tasks) are spawned
+//! before the clock starts and released together by a barrier, and the time is until the last
+//! caller's park returned.
 
 use std::io;
 use std::sync::mpsc;
@@ -12,7 +13,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use parkline::{Queue, RequestId, SharedQueue};
+use parkline::{AsyncQueue, Queue, RequestId, SharedQueue};
 
 use crate::fixture::{bench_dir, completion_line, discard};
 
@@ -76,6 +77,49 @@ pub fn burst_shared(n: usize) -> io::Result<(Duration, u64)> {
         parker.park(RequestId(i as u64), &line).map_err(other)
     })?;
     let fsyncs = queue.stats().map_err(other)?.fsyncs - before;
+    drop(queue);
+    discard(dir)?;
+    Ok((took, fsyncs))
+}
+
+/// `n` tasks on `runtime` released at once, one `AsyncQueue::park` each: the burst of
+/// [`burst_shared`] from an async daemon. The time until the last is acknowledged, and the file
+/// fsyncs the parks took.
+///
+/// # Errors
+///
+/// Any error of the fixture, a park or a task.
+pub fn burst_async(runtime: &tokio::runtime::Runtime, n: usize) -> io::Result<(Duration, u64)> {
+    let dir = bench_dir()?;
+    let queue = runtime
+        .block_on(AsyncQueue::open(dir.path().join(MIRROR)))
+        .map_err(other)?;
+    let before = queue.shared().stats().map_err(other)?.fsyncs;
+    let barrier = Arc::new(tokio::sync::Barrier::new(n + 1));
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let (queue, barrier) = (queue.clone(), Arc::clone(&barrier));
+            runtime.spawn(async move {
+                barrier.wait().await;
+                let line = completion_line(i as u64);
+                queue
+                    .park(RequestId(i as u64), &line)
+                    .await
+                    .map_err(other)?;
+                Ok::<_, io::Error>(Instant::now())
+            })
+        })
+        .collect();
+    let took = runtime.block_on(async {
+        barrier.wait().await;
+        let start = Instant::now();
+        let mut done = Vec::with_capacity(n);
+        for task in tasks {
+            done.push(task.await.map_err(io::Error::other)??);
+        }
+        Ok::<_, io::Error>(until_last(start, done))
+    })?;
+    let fsyncs = queue.shared().stats().map_err(other)?.fsyncs - before;
     drop(queue);
     discard(dir)?;
     Ok((took, fsyncs))

@@ -6,44 +6,42 @@
 //! daemon exports, the session's end, and an `agent_read` follower that reads each child's new
 //! turns through `since:` cursors.
 //!
-//! Run it with `cargo run -p parkline --example daemon`.
+//! The daemon is a tokio program and uses `AsyncQueue` (the `tokio` feature): a park waiting
+//! for its fsync holds no thread, and the children that finish together share one fsync.
+//!
+//! Run it with `cargo run -p parkline --features tokio --example daemon`.
 
 use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
-use parkline::{Batch, Budget, Outcome, RequestId, SharedQueue};
+use parkline::{AsyncQueue, Batch, Budget, Outcome, RequestId};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A child's request ended: park its completion line. The call waits for an fsync, so it runs
-/// on a blocking thread; children that finish together share one fsync (group commit), each
-/// with its own answer.
-async fn complete(queue: SharedQueue, request: u64, turn: &str) -> Result<(), BoxError> {
+/// A child's request ended: park its completion line. Children that finish together share one
+/// fsync (group commit), each with its own answer; none holds a thread while it waits.
+async fn complete(queue: AsyncQueue, request: u64, turn: &str) -> Result<(), BoxError> {
     let line = format!(
         "[delegation r-{request} answered turn {turn}] outcome: ok; agent_read{{turn:\"{turn}\"}}"
     );
-    let seq = tokio::task::spawn_blocking(move || queue.park(RequestId(request), &line)).await??;
+    let seq = queue.park(RequestId(request), &line).await?;
     println!("parked r-{request} as seq {}", seq.0);
     Ok(())
 }
 
-/// The parent's turn ended: take the next batch, if any.
-async fn boundary(queue: &SharedQueue) -> Result<Option<Batch>, BoxError> {
-    let queue = queue.clone();
-    tokio::task::spawn_blocking(move || {
-        // The parent's read budget bounds the whole turn text (D12).
-        let budget = Budget::for_turn_chars(16_000)?;
-        queue.boundary(budget).map_err(BoxError::from)
-    })
-    .await?
+/// The parent's turn ended: take the next batch, if any. The parent's read budget bounds the
+/// whole turn text (D12).
+async fn boundary(queue: &AsyncQueue) -> Result<Option<Batch>, BoxError> {
+    let budget = Budget::for_turn_chars(16_000)?;
+    Ok(queue.boundary(budget).await?)
 }
 
 /// The parent was (or was not) given the batch: settle it.
-async fn settle(queue: &SharedQueue, batch: &Batch, outcome: Outcome) -> Result<(), BoxError> {
-    let (queue, id, n) = (queue.clone(), batch.id, batch.items.len());
-    let settlement =
-        tokio::task::spawn_blocking(move || queue.settle(id, &vec![outcome; n])).await??;
+async fn settle(queue: &AsyncQueue, batch: &Batch, outcome: Outcome) -> Result<(), BoxError> {
+    let settlement = queue
+        .settle(batch.id, &vec![outcome; batch.items.len()])
+        .await?;
     println!(
         "settled batch {}: {} delivered, {} parked again, {} dead",
-        id.0,
+        batch.id.0,
         settlement.delivered.len(),
         settlement.failed.len(),
         settlement.dead.len()
@@ -74,7 +72,7 @@ fn follow(child: &Transcript, cursor: Cursor) -> Result<Cursor, parkline::Error>
 async fn main() -> Result<(), BoxError> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("session-s966.mirror");
-    let queue = SharedQueue::open(&path)?;
+    let queue = AsyncQueue::open(&path).await?;
 
     // Three children finish while the parent is mid-turn, each on its own task.
     let tasks: Vec<_> = (1..=3)
@@ -106,7 +104,7 @@ async fn main() -> Result<(), BoxError> {
 
     // The restart. The daemon is not sure its last park reached the mirror: it parks the line
     // again, and the mirror answers with the seq the line already has (one line per request).
-    let queue = SharedQueue::open(&path)?;
+    let queue = AsyncQueue::open(&path).await?;
     complete(queue.clone(), 3, "t9").await?;
     // The same batch comes back first, marked as a repeat.
     let batch = boundary(&queue).await?.ok_or("the crashed batch repeats")?;
@@ -115,14 +113,14 @@ async fn main() -> Result<(), BoxError> {
     settle(&queue, &batch, Outcome::Delivered).await?;
     // After `Poisoned` (a failed write or fsync), every caller that got the error may reopen:
     // the mirror is reopened once, and a reopen of a handle that is not poisoned does nothing.
-    queue.reopen()?;
-    let stats = queue.stats()?;
+    queue.reopen().await?;
+    let stats = queue.stats().await?;
     println!(
         "parked {}, in flight {}, dead {}, {} bytes, {} fsyncs",
         stats.parked, stats.in_flight, stats.dead_letters, stats.mirror_bytes, stats.fsyncs
     );
     // The session ends: its mirror and lock file go (refused while lines are held).
-    queue.remove(false)?;
+    queue.remove(false).await?;
     println!("session ended: {} removed", path.display());
 
     // agent_read: the parent follows child s980-1's turns without being sent t7 twice.

@@ -18,6 +18,25 @@ pub(crate) struct Unit {
 }
 
 impl Unit {
+    /// A `park`'s unit.
+    pub(crate) fn one(request: RequestId, line: &str) -> Unit {
+        Unit {
+            lines: vec![(request, Line::from(line))],
+            whole: false,
+        }
+    }
+
+    /// A `park_all`'s unit.
+    pub(crate) fn whole(lines: &[(RequestId, &str)]) -> Unit {
+        Unit {
+            lines: lines
+                .iter()
+                .map(|(request, line)| (*request, Line::from(*line)))
+                .collect(),
+            whole: true,
+        }
+    }
+
     /// The bytes of its lines: what a group of units is bounded by.
     pub(crate) fn bytes(&self) -> usize {
         self.lines

@@ -15,7 +15,8 @@
 //! the read side in `spec/read.md` (R1..). All four files ship inside this package, at those
 //! paths; the ids in these docs (D9, M8, R5) name their sections.
 //!
-//! `examples/daemon.rs` is an async daemon built on this crate, to copy from.
+//! `examples/daemon.rs` is an async daemon built on this crate (on `AsyncQueue`, feature
+//! `tokio`), to copy from.
 //!
 //! # The daemon's loop, end to end
 //!
@@ -70,11 +71,16 @@
 //! # Use from an async daemon
 //!
 //! A [`Queue`] is synchronous and single-owner: every call that writes waits for an fsync
-//! (hundreds of microseconds on an SSD, far more on a busy disk). An async daemon keeps one queue
-//! per parent session, each behind its own `std::sync::Mutex` (not an async mutex: the lock is
-//! never held across an `.await`), and runs each call on a blocking thread, for instance
-//! `tokio::task::spawn_blocking(move || queue.lock().unwrap().park(request, &line))`. Queues of
-//! different sessions never contend. The example below shows the same shape with plain threads:
+//! (hundreds of microseconds on an SSD, far more on a busy disk). A session's queue shared by
+//! many threads is a [`SharedQueue`], whose concurrent parks share their fsyncs. On tokio, with
+//! the `tokio` feature, an `AsyncQueue` has the same calls as `async fn`s: a park waiting for
+//! its fsync holds no thread of the blocking pool, one blocking task writing each group for
+//! every waiting park. Without it, an async daemon keeps one queue per parent session, each
+//! behind its own `std::sync::Mutex` (not an async mutex: the lock is never held across an
+//! `.await`), and runs each call on a blocking thread, for instance
+//! `tokio::task::spawn_blocking(move || queue.lock().unwrap().park(request, &line))`, a thread
+//! per waiting park. Queues of different sessions never contend. The example below shows that
+//! shape with plain threads:
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -122,6 +128,8 @@ compile_error!(
      directories and its lock on POSIX record locks (spec/mirror.md M4, M5, M8)"
 );
 
+#[cfg(feature = "tokio")]
+mod async_queue;
 mod by_request;
 mod config;
 mod core;
@@ -143,6 +151,8 @@ mod shared;
 mod storage;
 mod types;
 
+#[cfg(feature = "tokio")]
+pub use async_queue::AsyncQueue;
 pub use config::Config;
 pub use error::{Error, ErrorKind, Result};
 pub use histogram::FsyncHistogram;

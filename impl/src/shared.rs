@@ -4,6 +4,13 @@
 //! becomes the leader, takes every park queued behind it, writes them as one record with one
 //! append and one fsync, and hands each caller its own answer; parks that arrive meanwhile queue
 //! for the next leader. An uncontended park is a group of one: the write it always was.
+//!
+//! One leader routine, `Shared::lead`, serves two kinds of waiter: a thread blocked on the
+//! condition variable, which collects its answer by ticket, and (feature `tokio`) an
+//! `AsyncQueue` caller's future, which awaits a one-shot channel while one blocking task, the
+//! `Writer`, leads group after group for it and holds no more threads however many wait. Both
+//! kinds may join one group. An exclusive call waiting for the queue goes before the next group,
+//! so a stream of parks cannot starve a `boundary`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -17,7 +24,6 @@ use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard};
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::Unit;
-use crate::line::Line;
 use crate::mirror::MirrorState;
 use crate::queue::{Queue, Stats};
 use crate::storage::{FsStorage, Storage};
@@ -76,16 +82,70 @@ struct Shared<S: Storage> {
 struct Inner<S: Storage> {
     /// The queue; `None` while a leader writes a group outside the lock.
     queue: Option<Queue<S>>,
-    /// Units waiting for the next group, by ticket, in join order.
-    pending: VecDeque<(u64, Unit)>,
+    /// Units waiting for the next group, in join order.
+    pending: VecDeque<Member>,
     /// Answers of written groups their callers have not collected yet, by ticket.
     answers: BTreeMap<u64, Result<Vec<Seq>>>,
     next_ticket: u64,
+    /// Exclusive calls waiting for the queue: no leader takes it for a group meanwhile, so a
+    /// `boundary` is not starved by a stream of parks (the parks queued meanwhile go after it).
+    exclusive_waiting: usize,
+    /// A `Writer` is running for the async callers, or about to.
+    #[cfg(feature = "tokio")]
+    writing: bool,
     /// A leader panicked while it held the queue: every call fails.
     lost: bool,
 }
 
+/// A caller's unit waiting for a group, and where its answer goes.
+#[derive(Debug)]
+struct Member {
+    ticket: u64,
+    unit: Unit,
+    reply: Reply,
+}
+
+/// The answers of a group's async members, which its leader sends ([`Replies::send`]); none
+/// without the `tokio` feature.
+#[derive(Debug, Default)]
+#[must_use]
+struct Replies {
+    #[cfg(feature = "tokio")]
+    sends: Vec<(Sender, Result<Vec<Seq>>)>,
+}
+
+impl Replies {
+    #[cfg(feature = "tokio")]
+    fn is_empty(&self) -> bool {
+        self.sends.is_empty()
+    }
+
+    /// Sends each answer; a future dropped meanwhile has no receiver, and its answer is dropped
+    /// (its line is written).
+    fn send(self) {
+        #[cfg(feature = "tokio")]
+        for (sender, answer) in self.sends {
+            let _ = sender.send(answer);
+        }
+    }
+}
+
+/// Where a member's answer goes once its group is written.
+#[derive(Debug)]
+enum Reply {
+    /// Into `Inner::answers`, where the thread waiting on the condition variable collects it.
+    Collect,
+    /// Down a channel to an async caller's future; a future dropped meanwhile drops the answer,
+    /// not the line, which its group writes all the same.
+    #[cfg(feature = "tokio")]
+    Send(Sender),
+}
+
 type Guard<'a, S> = MutexGuard<'a, Inner<S>>;
+
+/// Where an async caller's answer is sent.
+#[cfg(feature = "tokio")]
+type Sender = tokio::sync::oneshot::Sender<Result<Vec<Seq>>>;
 
 impl SharedQueue<FsStorage> {
     /// Opens the mirror at `path` as [`Queue::open`] does, for sharing.
@@ -143,6 +203,9 @@ impl<S: Storage> SharedQueue<S> {
                     pending: VecDeque::new(),
                     answers: BTreeMap::new(),
                     next_ticket: 0,
+                    exclusive_waiting: 0,
+                    #[cfg(feature = "tokio")]
+                    writing: false,
                     lost: false,
                 }),
                 turn: Condvar::new(),
@@ -191,15 +254,7 @@ impl<S: Storage> SharedQueue<S> {
     /// As [`Queue::park`], for this caller's line alone; `Io` when the group's write or fsync
     /// failed (then the handle is poisoned for every caller).
     pub fn park(&self, request: RequestId, line: &str) -> Result<Seq> {
-        let unit = Unit {
-            lines: vec![(request, Line::from(line))],
-            whole: false,
-        };
-        let seqs = self.commit(unit)?;
-        debug_assert_eq!(seqs.len(), 1);
-        seqs.first()
-            .copied()
-            .ok_or_else(|| Error::new(ErrorKind::Internal, "a park answered without a seq"))
+        self.commit(Unit::one(request, line)).and_then(one_seq)
     }
 
     /// Parks `lines` as [`Queue::park_all`] does, all or none, as one unit of a group.
@@ -208,14 +263,7 @@ impl<S: Storage> SharedQueue<S> {
     ///
     /// As [`Queue::park_all`], and as [`SharedQueue::park`].
     pub fn park_all(&self, lines: &[(RequestId, &str)]) -> Result<Vec<Seq>> {
-        let unit = Unit {
-            lines: lines
-                .iter()
-                .map(|(request, line)| (*request, Line::from(*line)))
-                .collect(),
-            whole: true,
-        };
-        self.commit(unit)
+        self.commit(Unit::whole(lines))
     }
 
     /// As [`Queue::boundary`]: parks queued before it are in its batch or behind it.
@@ -347,16 +395,32 @@ impl<S: Storage> SharedQueue<S> {
     /// How many units wait for a leader (the tests' view of a group forming).
     #[cfg(test)]
     pub(crate) fn pending(&self) -> usize {
-        self.lock().pending.len()
+        self.shared.lock().pending.len()
+    }
+
+    /// How many exclusive calls wait for the queue.
+    #[cfg(test)]
+    pub(crate) fn exclusive_waiting(&self) -> usize {
+        self.shared.lock().exclusive_waiting
     }
 
     /// Runs `call` on the queue alone, once no group is being written; the parks queued
     /// meanwhile go after it.
     fn exclusive<R>(&self, call: impl FnOnce(&mut Queue<S>) -> R) -> Result<R> {
-        let mut inner = self.lock();
+        let mut inner = self.shared.lock();
+        let mut waited = false;
         loop {
             if inner.lost {
+                if waited {
+                    inner.exclusive_waiting -= 1;
+                }
                 return Err(lost());
+            }
+            if waited && inner.queue.is_some() {
+                // Counted off, and the parks held back by the count told, before the call: a
+                // call that panics leaves no count behind and no one asleep.
+                inner.exclusive_waiting -= 1;
+                self.shared.turn.notify_all();
             }
             if let Some(queue) = inner.queue.as_mut() {
                 let value = call(queue);
@@ -364,7 +428,11 @@ impl<S: Storage> SharedQueue<S> {
                 self.shared.turn.notify_all();
                 return Ok(value);
             }
-            inner = self.wait(inner);
+            if !waited {
+                waited = true;
+                inner.exclusive_waiting += 1;
+            }
+            inner = self.shared.wait(inner);
         }
     }
 
@@ -376,65 +444,104 @@ impl<S: Storage> SharedQueue<S> {
         //# while another's write and fsync are in progress MUST be written
         //# together, in one append and one fsync, once that fsync returns, each caller with its own
         //# answer: a refused line or request fails its caller only.
-        let mut inner = self.lock();
-        let ticket = inner.next_ticket;
-        inner.next_ticket += 1;
-        inner.pending.push_back((ticket, unit));
+        let mut inner = self.shared.lock();
+        let ticket = inner.join(unit, Reply::Collect);
         loop {
             if let Some(answer) = inner.answers.remove(&ticket) {
                 return answer;
             }
             if inner.lost {
-                inner.pending.retain(|(queued, _)| *queued != ticket);
+                inner.pending.retain(|member| member.ticket != ticket);
                 return Err(lost());
             }
-            inner = if inner.queue.is_some() {
-                self.lead(inner)
+            inner = if inner.may_lead() {
+                let (inner, replies) = self.shared.lead(inner);
+                // The async members of this thread's group, if any.
+                replies.send();
+                inner
             } else {
-                self.wait(inner)
+                self.shared.wait(inner)
             };
         }
     }
+}
 
-    /// Takes the queue and the queued units (the oldest first, as many as `group_bytes_max`
-    /// allows, at least one), writes them outside the lock, and posts every answer.
-    fn lead<'a>(&'a self, mut inner: Guard<'a, S>) -> Guard<'a, S> {
+impl<S: Storage> Inner<S> {
+    /// Queues `unit` for the next group; its ticket.
+    fn join(&mut self, unit: Unit, reply: Reply) -> u64 {
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        self.pending.push_back(Member {
+            ticket,
+            unit,
+            reply,
+        });
+        ticket
+    }
+
+    /// Whether a waiter may take the queue for a group now: it is not being written, and no
+    /// exclusive call waits for it.
+    fn may_lead(&self) -> bool {
+        self.queue.is_some() && self.exclusive_waiting == 0
+    }
+}
+
+impl<S: Storage> Shared<S> {
+    /// The leader routine, for both kinds of waiter: takes the queue and the queued units (the
+    /// oldest first, as many as `group_bytes_max` allows, at least one), writes them outside the
+    /// lock, posts each thread's answer and returns each async caller's, for the leader to send
+    /// once it has let go of what it holds.
+    fn lead<'a>(&'a self, mut inner: Guard<'a, S>) -> (Guard<'a, S>, Replies) {
         let Some(mut queue) = inner.queue.take() else {
-            return inner;
+            return (inner, Replies::default());
         };
         let group = take_group(&mut inner.pending, queue.config().group_bytes_max);
         drop(inner);
-        let leading = Leading {
-            shared: &self.shared,
-        };
-        let (tickets, units): (Vec<u64>, Vec<Unit>) = group.into_iter().unzip();
-        // Every answer is posted after `park_group` returned, so after the fsync that covers
-        // its record: no member is acknowledged before it.
+        let leading = Leading { shared: self };
+        let mut units = Vec::with_capacity(group.len());
+        let mut members = Vec::with_capacity(group.len());
+        for member in group {
+            units.push(member.unit);
+            members.push((member.ticket, member.reply));
+        }
+        // Every answer is handed over after `park_group` returned, so after the fsync that
+        // covers its record: no member is acknowledged before it.
         let answers = queue.park_group(&units);
         crate::observe::group_written(&units);
         std::mem::forget(leading);
+        debug_assert_eq!(answers.len(), members.len(), "every member answered");
         let mut inner = self.lock();
-        debug_assert_eq!(answers.len(), tickets.len(), "every member answered");
-        for (ticket, answer) in tickets.into_iter().zip(answers) {
-            let earlier = inner.answers.insert(ticket, answer);
-            debug_assert!(earlier.is_none(), "a member answered once");
+        #[cfg(feature = "tokio")]
+        let mut sends = Vec::new();
+        for ((ticket, reply), answer) in members.into_iter().zip(answers) {
+            match reply {
+                Reply::Collect => {
+                    let earlier = inner.answers.insert(ticket, answer);
+                    debug_assert!(earlier.is_none(), "a member answered once");
+                }
+                // A dropped future's answer has no one to go to.
+                #[cfg(feature = "tokio")]
+                Reply::Send(sender) if sender.is_closed() => {}
+                #[cfg(feature = "tokio")]
+                Reply::Send(sender) => sends.push((sender, answer)),
+            }
         }
         inner.queue = Some(queue);
-        self.shared.turn.notify_all();
-        inner
+        self.turn.notify_all();
+        let replies = Replies {
+            #[cfg(feature = "tokio")]
+            sends,
+        };
+        (inner, replies)
     }
 
     fn lock(&self) -> Guard<'_, S> {
         // A panic inside a call is recorded in `lost`; the data behind the lock stays whole.
-        self.shared
-            .inner
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn wait<'a>(&'a self, inner: Guard<'a, S>) -> Guard<'a, S> {
-        self.shared
-            .turn
+        self.turn
             .wait(inner)
             .unwrap_or_else(PoisonError::into_inner)
     }
@@ -442,11 +549,11 @@ impl<S: Storage> SharedQueue<S> {
 
 /// The oldest units of `pending` whose lines hold at most `bytes_max` bytes together; at least
 /// one, whatever its size (its own call refuses it if it is too large).
-fn take_group(pending: &mut VecDeque<(u64, Unit)>, bytes_max: usize) -> Vec<(u64, Unit)> {
+fn take_group(pending: &mut VecDeque<Member>, bytes_max: usize) -> Vec<Member> {
     let mut bytes = 0usize;
     let mut taken = 0;
-    for (_, unit) in pending.iter() {
-        bytes = bytes.saturating_add(unit.bytes());
+    for member in pending.iter() {
+        bytes = bytes.saturating_add(member.unit.bytes());
         if taken > 0 && bytes > bytes_max {
             break;
         }
@@ -455,25 +562,134 @@ fn take_group(pending: &mut VecDeque<(u64, Unit)>, bytes_max: usize) -> Vec<(u64
     pending.drain(..taken).collect()
 }
 
+/// The async callers' leader, on a blocking thread: at most one runs at a time.
+#[cfg(feature = "tokio")]
+impl<S: Storage + Send + 'static> SharedQueue<S> {
+    /// Queues `unit` for the next group, answered down the channel returned, and starts a
+    /// [`Writer`] on `runtime`'s blocking pool unless one is running.
+    pub(crate) fn join_async(
+        &self,
+        unit: Unit,
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<tokio::sync::oneshot::Receiver<Result<Vec<Seq>>>> {
+        let (sender, answer) = tokio::sync::oneshot::channel();
+        let mut inner = self.shared.lock();
+        if inner.lost {
+            return Err(lost());
+        }
+        inner.join(unit, Reply::Send(sender));
+        if !inner.writing {
+            inner.writing = true;
+            drop(inner);
+            let writer = Writer {
+                shared: Arc::clone(&self.shared),
+                finished: false,
+            };
+            // Not awaited: the writer answers through the members' channels, and its work
+            // must not depend on any one caller's future staying alive.
+            drop(runtime.spawn_blocking(move || writer.run()));
+        }
+        Ok(answer)
+    }
+}
+
+/// A blocking task that leads group after group for the async callers until no unit waits.
+///
+/// One task, not one per caller: the callers' futures wait on their channels and hold no
+/// thread, so a burst of parks holds one blocking thread, whatever its size.
+#[cfg(feature = "tokio")]
+struct Writer<S: Storage> {
+    shared: Arc<Shared<S>>,
+    finished: bool,
+}
+
+#[cfg(feature = "tokio")]
+impl<S: Storage> Writer<S> {
+    fn run(mut self) {
+        let mut inner = self.shared.lock();
+        let mut replies = Replies::default();
+        loop {
+            // Checked under the lock that `join_async` takes: a unit queued after the writer
+            // stops finds `writing` false and starts another.
+            if inner.pending.is_empty() || inner.lost {
+                inner.writing = false;
+                break;
+            }
+            if !inner.may_lead() {
+                inner = self.shared.wait(inner);
+                continue;
+            }
+            let (next, led) = self.shared.lead(inner);
+            if next.pending.is_empty() {
+                replies = led;
+            } else if !led.is_empty() {
+                // More to write: these callers are answered now, without the lock.
+                drop(next);
+                led.send();
+                inner = self.shared.lock();
+                continue;
+            }
+            inner = next;
+        }
+        drop(inner);
+        self.finished = true;
+        // The last group's callers are answered once the writer holds the queue no more: a
+        // caller answered last that drops its handle has closed the mirror, and may open it
+        // again at once.
+        drop(self);
+        replies.send();
+    }
+}
+
+/// A writer that panicked, or that the runtime dropped before it ran (a runtime shutting down
+/// drops the blocking tasks not started), is no longer running: the next async caller starts
+/// one. (Its units stay queued; a panic also marks the queue lost, through [`Leading`].)
+#[cfg(feature = "tokio")]
+impl<S: Storage> Drop for Writer<S> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.shared.lock().writing = false;
+        }
+    }
+}
+
 /// Held by a leader while it writes outside the lock: if the write panics, the queue is gone
-/// with the leader's stack, and every waiting caller is told instead of waiting for ever.
+/// with the leader's stack, and every waiting caller is told instead of waiting for ever: a
+/// thread when it wakes, a future at once (the members of the lost group see their senders
+/// dropped with the leader's stack; those still queued are answered here).
 struct Leading<'a, S: Storage> {
     shared: &'a Shared<S>,
 }
 
 impl<S: Storage> Drop for Leading<'_, S> {
     fn drop(&mut self) {
-        let mut inner = self
-            .shared
-            .inner
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut inner = self.shared.lock();
         inner.lost = true;
+        #[cfg(feature = "tokio")]
+        {
+            let pending = std::mem::take(&mut inner.pending);
+            for member in pending {
+                match member.reply {
+                    Reply::Collect => inner.pending.push_back(member),
+                    Reply::Send(sender) => {
+                        let _ = sender.send(Err(lost()));
+                    }
+                }
+            }
+        }
         self.shared.turn.notify_all();
     }
 }
 
-fn lost() -> Error {
+/// A park's answer: its one seq.
+pub(crate) fn one_seq(seqs: Vec<Seq>) -> Result<Seq> {
+    debug_assert_eq!(seqs.len(), 1);
+    seqs.first()
+        .copied()
+        .ok_or_else(|| Error::new(ErrorKind::Internal, "a park answered without a seq"))
+}
+
+pub(crate) fn lost() -> Error {
     Error::new(
         ErrorKind::Internal,
         "a call panicked while it held the shared queue; open the mirror again",

@@ -94,6 +94,8 @@ fn file(queue: &Queue<MemStorage>) -> Vec<u8> {
 
 mod acceptance;
 mod api;
+#[cfg(feature = "tokio")]
+mod async_queue;
 mod batch_split;
 mod check_before_write;
 mod compaction;

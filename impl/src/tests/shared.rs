@@ -1,30 +1,69 @@
 //! Group commit (D1, D3, D16, D22, M10): a `SharedQueue`'s callers share one append and one
 //! fsync, each with its own answer.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 
 use super::*;
 use crate::SharedQueue;
 
 /// A `MemStorage` whose file fsyncs wait at a gate the test opens, so a group forms behind a
-/// leader deterministically; it can fail the fsync of one group.
+/// leader deterministically; it can fail or panic the fsync of one group, and shows the test the
+/// threads that wrote and the files as fsynced.
 #[derive(Debug)]
-struct Gated {
+pub(super) struct Gated {
     inner: MemStorage,
     gate: Arc<Gate>,
 }
 
+impl Gated {
+    pub(super) fn new(gate: &Arc<Gate>) -> Gated {
+        Gated {
+            inner: MemStorage::new(),
+            gate: Arc::clone(gate),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
-struct Gate {
+pub(super) struct Gate {
     /// Fsyncs wait while this is set.
-    closed: AtomicBool,
+    pub(super) closed: AtomicBool,
     /// Set once an fsync waits at the closed gate.
-    waiting: AtomicBool,
-    /// The number of the file fsync (1-based, counted from the gate's making) that fails.
-    fail_at: AtomicU64,
-    syncs: AtomicU64,
+    pub(super) waiting: AtomicBool,
+    /// The number of the file fsync (1-based, counted from `syncs`' reset) that fails.
+    pub(super) fail_at: AtomicU64,
+    /// The number of the file fsync that panics.
+    pub(super) panic_at: AtomicU64,
+    pub(super) syncs: AtomicU64,
+    /// The threads that appended or fsynced (counted, never listed).
+    pub(super) writers: Mutex<HashSet<ThreadId>>,
+    /// Each file as its last successful fsync left it.
+    pub(super) durable: Mutex<BTreeMap<String, Vec<u8>>>,
+}
+
+impl Gate {
+    fn wrote(&self) {
+        let mut writers = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+        writers.insert(std::thread::current().id());
+    }
+
+    /// The mirror as a power loss now would leave it, opened.
+    #[cfg(feature = "tokio")]
+    pub(super) fn durable_image(&self) -> crate::Result<Queue<MemStorage>> {
+        let mut image = MemStorage::new();
+        for (name, bytes) in self
+            .durable
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            image.set_file(name, bytes.clone());
+        }
+        Queue::with_storage(image, "m", Config::default())
+    }
 }
 
 impl Storage for Gated {
@@ -36,12 +75,14 @@ impl Storage for Gated {
         self.inner.read_chunks(name, each)
     }
     fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.gate.wrote();
         self.inner.append(name, bytes)
     }
     fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
         self.inner.truncate(name, len)
     }
     fn sync(&mut self, name: &str) -> io::Result<()> {
+        self.gate.wrote();
         while self.gate.closed.load(Ordering::SeqCst) {
             self.gate.waiting.store(true, Ordering::SeqCst);
             std::thread::yield_now();
@@ -50,6 +91,14 @@ impl Storage for Gated {
         if self.gate.fail_at.load(Ordering::SeqCst) == n {
             return Err(io::Error::other("injected fsync failure"));
         }
+        assert_ne!(
+            self.gate.panic_at.load(Ordering::SeqCst),
+            n,
+            "injected panic in fsync {n}"
+        );
+        let bytes = self.inner.file(name).unwrap_or_default().to_vec();
+        let mut durable = self.gate.durable.lock().unwrap_or_else(|e| e.into_inner());
+        durable.insert(name.to_owned(), bytes);
         self.inner.sync(name)
     }
     fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
@@ -71,14 +120,14 @@ impl Storage for Gated {
 
 /// What a caller of the group asks.
 #[derive(Clone, Debug)]
-enum Ask {
+pub(super) enum Ask {
     Park(u64, &'static str),
     All(Vec<(u64, &'static str)>),
 }
 
-type Answer = Result<Vec<u64>, ErrorKind>;
+pub(super) type Answer = Result<Vec<u64>, ErrorKind>;
 
-fn ask(queue: &SharedQueue<Gated>, what: &Ask) -> Answer {
+pub(super) fn ask(queue: &SharedQueue<Gated>, what: &Ask) -> Answer {
     let answer = match what {
         Ask::Park(request, line) => queue.park(RequestId(*request), line).map(|seq| vec![seq]),
         Ask::All(lines) => {
@@ -108,11 +157,7 @@ fn grouped(
     fail_at: u64,
 ) -> (Vec<Answer>, u64, Vec<u8>) {
     let gate = Arc::new(Gate::default());
-    let storage = Gated {
-        inner: MemStorage::new(),
-        gate: gate.clone(),
-    };
-    let queue = Queue::with_storage(storage, "m", config).expect("create");
+    let queue = Queue::with_storage(Gated::new(&gate), "m", config).expect("create");
     let queue = SharedQueue::new(queue);
     let fsyncs_before = queue.stats().expect("stats").fsyncs;
     gate.syncs.store(0, Ordering::SeqCst);
@@ -315,7 +360,7 @@ fn d1_a_park_acknowledged_before_a_boundary_is_in_it_or_behind_it() -> TestResul
         "m",
         Config::default(),
     )?);
-    let acked = Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+    let acked = Arc::new(Mutex::new(BTreeSet::new()));
     let parkers: Vec<_> = (0..8u64)
         .map(|thread| {
             let (queue, acked) = (queue.clone(), acked.clone());
@@ -362,11 +407,11 @@ fn d1_a_park_acknowledged_before_a_boundary_is_in_it_or_behind_it() -> TestResul
 #[test]
 fn into_queue_gives_the_queue_back_from_the_last_handle() -> TestResult {
     let gate = Arc::new(Gate::default());
-    let storage = Gated {
-        inner: MemStorage::new(),
-        gate: gate.clone(),
-    };
-    let shared = SharedQueue::new(Queue::with_storage(storage, "m", Config::default())?);
+    let shared = SharedQueue::new(Queue::with_storage(
+        Gated::new(&gate),
+        "m",
+        Config::default(),
+    )?);
     let other = shared.clone();
     std::thread::scope(|scope| {
         for request in 1..=4 {
@@ -389,5 +434,52 @@ fn into_queue_gives_the_queue_back_from_the_last_handle() -> TestResult {
     );
     let queue = shared.into_queue().ok_or("the last handle")?;
     assert!(queue.is_poisoned());
+    Ok(())
+}
+
+/// A `boundary` waiting while a group is written goes before the parks queued behind that
+/// group: its batch holds the group written, and they come after (a stream of parks cannot
+/// starve a boundary).
+#[test]
+fn a_boundary_waiting_for_a_group_goes_before_the_next() -> TestResult {
+    let gate = Arc::new(Gate::default());
+    let queue = SharedQueue::new(Queue::with_storage(
+        Gated::new(&gate),
+        "m",
+        Config::default(),
+    )?);
+    gate.closed.store(true, Ordering::SeqCst);
+    let park = |request: u64| {
+        let queue = queue.clone();
+        std::thread::spawn(move || queue.park(RequestId(request), "line"))
+    };
+    let first = park(1);
+    while !gate.waiting.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    let behind = park(2);
+    while queue.pending() < 1 {
+        std::thread::yield_now();
+    }
+    let boundary = {
+        let queue = queue.clone();
+        std::thread::spawn(move || queue.boundary(Budget(1 << 20)))
+    };
+    while queue.exclusive_waiting() < 1 {
+        std::thread::yield_now();
+    }
+    gate.closed.store(false, Ordering::SeqCst);
+    let batch = boundary
+        .join()
+        .map_err(|_| "the boundary panicked")??
+        .ok_or("the first park is parked")?;
+    let seqs: Vec<Seq> = batch.items.iter().map(|item| item.seq).collect();
+    assert_eq!(
+        seqs,
+        vec![Seq(1)],
+        "the boundary went before the next group"
+    );
+    assert_eq!(first.join().map_err(|_| "a park panicked")??, Seq(1));
+    assert_eq!(behind.join().map_err(|_| "a park panicked")??, Seq(2));
     Ok(())
 }
