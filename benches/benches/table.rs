@@ -27,8 +27,9 @@
 //!   that floor); and at 1,000 and 10,000 in steady state (one queue for every round, so the
 //!   compactions the 4 MiB slack spreads over many boundaries are counted), as the ratio of the
 //!   totals;
-//! - 200 tasks released at once, one park each through an `AsyncQueue` / 200 threads through a
-//!   `SharedQueue`, the same burst in the same rounds (the async facade's bound: 1.2x);
+//! - with `--features tokio`: 200 tasks released at once, one park each through an `AsyncQueue`
+//!   / 200 threads through a `SharedQueue`, the same burst in the same rounds (the async
+//!   facade's bound: 1.2x);
 //! - a group of N lines parked by one `park_all` / by N `park` calls, and / the floor (one
 //!   `write` + `fsync` of the N lines), at N = 13 and 100 (D22).
 //!
@@ -409,6 +410,7 @@ fn burst_rows(n: usize) -> Vec<Row> {
 /// `n` tasks released at once, one park each through an `AsyncQueue` / `n` threads through a
 /// `SharedQueue`, the same burst (`burst_rows`' first contender) in the same rounds; the
 /// runtime is a daemon's (multi-thread, default size), one for the row.
+#[cfg(feature = "tokio")]
 fn async_burst_row(n: usize) -> Row {
     let rounds = interleave::rounds(20);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -867,6 +869,7 @@ fn main() {
     }
     rows.push(shared_park_row());
     rows.extend(burst_rows(200));
+    #[cfg(feature = "tokio")]
     rows.push(async_burst_row(200));
     rows.push(loop_row(8, 50));
     eprintln!("table: many threads");

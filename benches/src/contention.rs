@@ -1,7 +1,7 @@
 //! Many threads parking into one session: `SharedQueue`'s group commit against what a daemon
 //! has without it (a `Queue` behind a mutex, one `park_all`, a committer thread that gathers
-//! the lines and calls `park_all`), and `AsyncQueue`'s tasks against `SharedQueue`'s threads,
-//! for the table bench's contention rows and its chart.
+//! the lines and calls `park_all`), and (feature `tokio`) `AsyncQueue`'s tasks against
+//! `SharedQueue`'s threads, for the table bench's contention rows and its chart.
 //!
 //! Every sample runs on a fresh mirror in a fresh directory; threads (or tasks) are spawned
 //! before the clock starts and released together by a barrier, and the time is until the last
@@ -13,7 +13,9 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use parkline::{AsyncQueue, Queue, RequestId, SharedQueue};
+#[cfg(feature = "tokio")]
+use parkline::AsyncQueue;
+use parkline::{Queue, RequestId, SharedQueue};
 
 use crate::fixture::{bench_dir, completion_line, discard};
 
@@ -82,13 +84,14 @@ pub fn burst_shared(n: usize) -> io::Result<(Duration, u64)> {
     Ok((took, fsyncs))
 }
 
-/// `n` tasks on `runtime` released at once, one `AsyncQueue::park` each: the burst of
+/// `n` tasks on `runtime` released at once, one `AsyncQueue::park` each (feature `tokio`): the burst of
 /// [`burst_shared`] from an async daemon. The time until the last is acknowledged, and the file
 /// fsyncs the parks took.
 ///
 /// # Errors
 ///
 /// Any error of the fixture, a park or a task.
+#[cfg(feature = "tokio")]
 pub fn burst_async(runtime: &tokio::runtime::Runtime, n: usize) -> io::Result<(Duration, u64)> {
     let dir = bench_dir()?;
     let queue = runtime

@@ -305,6 +305,12 @@ impl<S: Storage + Send + 'static> AsyncQueue<S> {
     /// Queues `unit` for the next group and awaits its answer; no thread waits with it.
     async fn commit(&self, unit: Unit) -> Result<Vec<Seq>> {
         let runtime = tokio::runtime::Handle::current();
+        //= spec/delivery.md#d16-durable-park
+        //# **Async park.** On an async handle (`AsyncQueue`), a park whose future is dropped after its line
+        //# joined the pending parks MUST still be written, in the group that takes it, as if its caller
+        //# waited: only the answer is dropped.
+        // The unit is the shared state's from here, and the writer is not this future's: a drop
+        // of this future at the `.await` below leaves both.
         let answer = self.queue.join_async(unit, &runtime)?;
         // A sender dropped unanswered went with a writer that panicked while it held the queue.
         answer.await.unwrap_or_else(|_| Err(lost()))

@@ -251,6 +251,11 @@ fn m10_a_failed_async_group_fsync_fails_every_member_and_poisons() -> TestResult
 /// same, intact: the image holds it, and the caller's retry of the same line gets its seq.
 #[test]
 fn d16_a_dropped_park_future_still_parks_its_line() -> TestResult {
+    //= spec/delivery.md#d16-durable-park
+    //= type=test
+    //# **Async park.** On an async handle (`AsyncQueue`), a park whose future is dropped after its line
+    //# joined the pending parks MUST still be written, in the group that takes it, as if its caller
+    //# waited: only the answer is dropped.
     let (runtime, _) = counting_runtime();
     let gate = Arc::new(Gate::default());
     let queue = AsyncQueue::new(Queue::with_storage(
