@@ -8,6 +8,8 @@
 //! caller's park returned.
 
 use std::io;
+#[cfg(feature = "tokio")]
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
@@ -98,12 +100,20 @@ pub fn burst_async(runtime: &tokio::runtime::Runtime, n: usize) -> io::Result<(D
         .block_on(AsyncQueue::open(dir.path().join(MIRROR)))
         .map_err(other)?;
     let before = queue.shared().stats().map_err(other)?.fsyncs;
-    let barrier = Arc::new(tokio::sync::Barrier::new(n + 1));
+    // Every task registers as a waiter before it counts itself, so once all are counted one
+    // `notify_waiters` releases them all, and the clock starts before it.
+    let release = Arc::new(tokio::sync::Notify::new());
+    let waiting = Arc::new(AtomicUsize::new(0));
     let tasks: Vec<_> = (0..n)
         .map(|i| {
-            let (queue, barrier) = (queue.clone(), Arc::clone(&barrier));
+            let (queue, release, waiting) =
+                (queue.clone(), Arc::clone(&release), Arc::clone(&waiting));
             runtime.spawn(async move {
-                barrier.wait().await;
+                let released = release.notified();
+                let mut released = std::pin::pin!(released);
+                released.as_mut().enable();
+                waiting.fetch_add(1, Ordering::SeqCst);
+                released.await;
                 let line = completion_line(i as u64);
                 queue
                     .park(RequestId(i as u64), &line)
@@ -113,9 +123,12 @@ pub fn burst_async(runtime: &tokio::runtime::Runtime, n: usize) -> io::Result<(D
             })
         })
         .collect();
+    while waiting.load(Ordering::SeqCst) < n {
+        thread::yield_now();
+    }
+    let start = Instant::now();
+    release.notify_waiters();
     let took = runtime.block_on(async {
-        barrier.wait().await;
-        let start = Instant::now();
         let mut done = Vec::with_capacity(n);
         for task in tasks {
             done.push(task.await.map_err(io::Error::other)??);

@@ -37,8 +37,9 @@ use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settle
 /// # Cancellation
 ///
 /// A park's future dropped after its first poll drops its answer, not its line: the line is in
-/// the pending group, and the group is written and fsynced as if the caller still waited. A park
-/// of the same line again gets the seq it was given (D3). Any other call's future dropped after
+/// the pending group, and the group is written and fsynced as if the caller still waited (D16).
+/// A park of the same line again gets the seq it was given (D3). A future dropped before its
+/// first poll has done nothing. Any other call's future dropped after
 /// its first poll leaves its blocking task running to its end: a dropped `boundary` may still
 /// have handed a batch over, which [`AsyncQueue::in_flight`] returns.
 ///
