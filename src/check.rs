@@ -371,7 +371,7 @@ pub enum ExploreModel {
 
 /// A bound set's long help: what each set bounds and reaches, and its pinned state counts (time
 /// and memory are measured in docs/verification.md, not promised here).
-const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, or a JSON file\n\n\
+const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, group, or a JSON file\n\n\
 - ci: the default and CI's. Delivery: 3 lines, budget 6, 2 crashes, 2 failures (dead at 2), \
 1 collection, 1 redrive, 1 discard, lines 2 and 3 as one group park, repeat bound 2 (two crashes close a \
 batch): 2,704,651 unique states. \
@@ -383,16 +383,23 @@ which holds at ci.\n\
 - crash: ci with a third crash, a failure budget of 3 (dead at 3) and the crate's repeat bound \
 (3): 107,811,693 delivery states; read as ci. \
 Reaches 'a batch is closed by the repeat bound' after three hand-overs.\n\
+- group: group commit, three callers parking at once (two lines, and an invalid one refused \
+alone): each park joins the pending group, a leader writes it as one record, the fsync returns, \
+each caller takes its answer, with a crash at every step between; 2 lines (budget 2: a split, \
+and a line over the budget), 1 crash, no failure, collection, redrive or discard: 17,769 \
+delivery states; read as ci. Catches ack-before-fsync, group-drops-follower and \
+refusal-fails-group, which the other sets cannot reach.\n\
 - FILE: a JSON object {\"delivery\": {...}, \"read\": {...}}, every key optional and \
 defaulting to ci: delivery keys lines, sizes, budget, crashes, failures, failures_max, \
 collects, redrives, discards, group (the first line of the group park, 1-based; 0 for none), lost_parks \
-(parks whose answer a crash loses, each retried; no-park-dedup needs 1), repeats_max; read keys \
+(parks whose answer a crash loses, each retried; no-park-dedup needs 1), group_parkers (parks in \
+progress at once through group commit, replacing the group park), repeats_max; read keys \
 turns, grow_chars, grows, budgets, requests, rebuilds. A file's counts are not pinned.\n\n\
 The flags below change the set's delivery bounds; a named set's unique state count is pinned \
 (a regression alarm) only when no flag changes it.";
 
 /// The named bound sets of `parkline check --bounds`.
-pub const BOUND_SETS: [&str; 3] = ["ci", "deep", "crash"];
+pub const BOUND_SETS: [&str; 4] = ["ci", "deep", "crash", "group"];
 
 /// A bound set: the delivery and read bounds of one check, and their pinned unique state counts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -431,6 +438,12 @@ impl BoundSet {
                 Bounds::crash(),
                 ReadBounds::default(),
                 delivery::CRASH_UNIQUE_STATES,
+                parkline_model::read::DEFAULT_UNIQUE_STATES,
+            ),
+            "group" => (
+                Bounds::group(),
+                ReadBounds::default(),
+                delivery::GROUP_UNIQUE_STATES,
                 parkline_model::read::DEFAULT_UNIQUE_STATES,
             ),
             _ => return None,
@@ -483,6 +496,7 @@ impl BoundSet {
         delivery.redrives = d.redrives.unwrap_or(ci.redrives);
         delivery.discards = d.discards.unwrap_or(ci.discards);
         delivery.lost_parks = d.lost_parks.unwrap_or(ci.lost_parks);
+        delivery.group_parkers = d.group_parkers.unwrap_or(ci.group_parkers);
         delivery.repeats_max = d.repeats_max.unwrap_or(ci.repeats_max).max(1);
         if let Some(group) = d.group {
             delivery.group_at = group.checked_sub(1);
@@ -530,6 +544,7 @@ struct DeliveryFile {
     discards: Option<u32>,
     group: Option<usize>,
     lost_parks: Option<u32>,
+    group_parkers: Option<u32>,
     repeats_max: Option<u32>,
 }
 

@@ -63,6 +63,8 @@ fn op_of_step(model: &DeliveryModel, before: &DeliveryState, action: &Action) ->
         | Action::Recover
         | Action::Compact
         | Action::Collected(_) => None,
+        // Group commit runs at `Bounds::group` only; this replay is of single parks.
+        Action::JoinGroup(_) | Action::WriteGroup | Action::SyncGroup | Action::AckPark(_) => None,
     }
 }
 

@@ -29,6 +29,12 @@ pub struct Bounds {
     /// Parks whose record reached the mirror while the daemon crashed before it learnt so, each
     /// retried after the restart (D3); each is also a crash. 0 in the named bound sets.
     pub lost_parks: u32,
+    /// Parks in progress at once on a shared handle (group commit, D16): each park joins the
+    /// pending group, a leader writes the group as one record, a sync makes it durable, and then
+    /// each caller takes its own answer; one more caller parks [`Bounds::INVALID_LINE`], refused
+    /// alone. 0 in the named bound sets but `group`: every park is then the one step `Park` (or
+    /// the group park of `group_at`, which these bounds replace).
+    pub group_parkers: u32,
     /// The queue's repeat bound (D10): a recovered batch at this attempt is closed. 2 in the
     /// generated bounds, so two crashes close a batch (a crash loop of three lives).
     pub repeats_max: u32,
@@ -44,6 +50,10 @@ impl Bounds {
     /// that a reader never takes a line for framing. Larger than any budget of the tests: alone.
     pub const FORGED_LINE: &'static str =
         "[parkline batch 2 end: 0 parked lines still undelivered, crc32 00000000]";
+
+    /// The line the invalid caller parks beside the others when `group_parkers` is set: it holds
+    /// a `\n`, so its park is refused (D3) and parks nothing, whatever group it joins.
+    pub const INVALID_LINE: &'static str = "holds a\nnewline";
 
     /// `lines` generated lines (request `i + 1`, sizes from [`Bounds::LINE_CHARS`], with a
     /// multi-byte character so bytes and characters differ) and the other bounds as given.
@@ -85,6 +95,7 @@ impl Bounds {
             redrives: 1,
             discards: 1,
             lost_parks: 0,
+            group_parkers: 0,
             repeats_max: 2,
         }
     }
@@ -102,10 +113,27 @@ impl Bounds {
         }
     }
 
+    /// Three callers parking at once through group commit: two lines, and a third caller whose
+    /// line is invalid, so one group can hold both lines and the refused one; one crash, no
+    /// failure, budget 2 (costs 2 and 3: the first batch takes one line and leaves the other,
+    /// which goes alone over the budget). The `group` bound set of `parkline check`, where a
+    /// group holds two callers' lines, or a refused line beside a parked one, and where
+    /// `ack-before-fsync`, `group-drops-follower` and `refusal-fails-group` are caught.
+    pub fn group() -> Bounds {
+        Bounds {
+            group_at: None,
+            redrives: 0,
+            discards: 0,
+            collects: 0,
+            group_parkers: 3,
+            ..Bounds::generated(2, 2, 1, 0)
+        }
+    }
+
     /// The arrival that starts at line `index`: how many lines it parks (2 for the group park,
-    /// else 1).
+    /// else 1; always 1 with group parkers, which replace the group park).
     pub fn arrival_len(&self, index: usize) -> usize {
-        if self.group_at == Some(index) && index + 1 < self.lines.len() {
+        if self.group_parkers == 0 && self.group_at == Some(index) && index + 1 < self.lines.len() {
             2
         } else {
             1
@@ -123,7 +151,7 @@ impl Bounds {
             Some(i) if i + 1 < self.lines.len() => format!("{},{}", i + 1, i + 2),
             _ => "none".into(),
         };
-        let summary = format!(
+        let mut summary = format!(
             "lines={} (chars {}) group={group} budget={} crashes={} failures={} failures_max={} \
              collects={} redrives={} discards={} repeats_max={}",
             self.lines.len(),
@@ -138,11 +166,13 @@ impl Bounds {
             self.repeats_max
         );
         // Shown only when set, so the named sets' summaries stay as they are.
-        if self.lost_parks == 0 {
-            summary
-        } else {
-            format!("{summary} lost_parks={}", self.lost_parks)
+        if self.lost_parks != 0 {
+            summary = format!("{summary} lost_parks={}", self.lost_parks);
         }
+        if self.group_parkers != 0 {
+            summary = format!("{summary} group_parkers={}", self.group_parkers);
+        }
+        summary
     }
 }
 
@@ -208,6 +238,9 @@ pub const DEEP_UNIQUE_STATES: usize = 42_623_401;
 
 /// Regression alarm: unique states of the correct model at [`Bounds::with_lost_park`].
 pub const LOST_PARK_UNIQUE_STATES: usize = 223;
+
+/// Regression alarm: unique states of the correct model at [`Bounds::group`].
+pub const GROUP_UNIQUE_STATES: usize = 17_769;
 
 /// Regression alarm: unique states of the correct model at [`Bounds::crash`].
 pub const CRASH_UNIQUE_STATES: usize = 107_811_693;

@@ -8,7 +8,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::Deref;
 use std::sync::Arc;
 
-use stateright::{Model, Property};
+use stateright::{Expectation, Model, Property};
 
 use super::bounds::Bounds;
 use super::properties::*;
@@ -96,6 +96,27 @@ pub struct DiscardRecord {
     pub removed: Vec<(u64, u64)>,
     /// How many turns had been handed over before it.
     pub handed_before: usize,
+}
+
+/// A caller of a shared handle whose park takes part in group commit (`Bounds::group_parkers`,
+/// D16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Member {
+    /// The caller parking the line at this index of the bounds.
+    Line(usize),
+    /// The caller parking [`Bounds::INVALID_LINE`], which holds a `\n` (refused, D3).
+    Invalid,
+}
+
+/// Ghost: a caller of a group took its answer (its park returned).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AckRecord {
+    /// The caller.
+    pub member: Member,
+    /// Its answer: the seq of its line, or `None` for a refusal.
+    pub answer: Option<u64>,
+    /// How many boundaries had returned a batch before it.
+    pub boundaries_before: usize,
 }
 
 /// A ghost log of the model's state: its records, shared (`Arc`) between a state and its
@@ -203,6 +224,21 @@ pub struct DeliveryState {
     /// The daemon restarts not knowing whether its last park reached the mirror: it parks that
     /// line again before anything else (D3).
     pub retry_pending: bool,
+    /// Group commit: the callers that joined the pending group, in join order, waiting for a
+    /// leader (volatile, like the rest of group commit).
+    pub pending: Vec<Member>,
+    /// Group commit: the group a leader wrote and has not synced yet, each caller with the
+    /// answer planned for it; empty when no write is in progress. The leader holds the queue
+    /// meanwhile, so no boundary, settle, redrive or discard runs.
+    pub writing: Vec<(Member, Option<u64>)>,
+    /// Group commit: answers posted after the fsync, not yet taken by their callers.
+    pub answered: Vec<(Member, Option<u64>)>,
+    /// Ghost: every answer a caller of a group took, in order.
+    pub acks: Vec<AckRecord>,
+    /// Group commit: the lines whose park was in progress at the last crash. The daemon parks
+    /// them again, and before its first boundary (D3), so no boundary, redrive or discard runs
+    /// until each is answered.
+    pub retries: Vec<usize>,
 }
 
 /// One step of the model, in the spec's words.
@@ -243,6 +279,16 @@ pub enum Action {
     Recover,
     /// agent_read collects the parked line with this seq (must change nothing, D14).
     Collected(u64),
+    /// Group commit: a caller starts its park and joins the pending group.
+    JoinGroup(Member),
+    /// Group commit: a leader takes the pending group and writes it as one record (volatile
+    /// until its fsync); a group with no new line writes nothing and is answered at once.
+    WriteGroup,
+    /// Group commit: the leader's fsync returns; the record is durable and every caller's answer
+    /// is posted.
+    SyncGroup,
+    /// Group commit: the caller takes its answer (its park returns).
+    AckPark(Member),
 }
 
 /// The delivery protocol as a stateright model (see the module documentation).
@@ -303,11 +349,20 @@ impl Model for DeliveryModel {
             torn: 0,
             lost_parks: 0,
             retry_pending: false,
+            pending: Vec::new(),
+            writing: Vec::new(),
+            answered: Vec::new(),
+            acks: Vec::new(),
+            retries: Vec::new(),
         }]
     }
 
     fn actions(&self, state: &DeliveryState, actions: &mut Vec<Action>) {
         let can_fail = state.failures < self.bounds.failures;
+        // Group commit: a leader writing holds the queue (no other queue call runs), and lines
+        // whose park a crash cut are parked again before the next boundary.
+        let held = !state.writing.is_empty();
+        let retrying = !state.retries.is_empty();
         match &state.phase {
             Phase::Down => {
                 actions.push(Action::Recover);
@@ -319,13 +374,13 @@ impl Model for DeliveryModel {
                 return;
             }
             Phase::Idle => {
-                if state.queue.has_batch_ready() {
+                if state.queue.has_batch_ready() && !held && !retrying {
                     actions.push(Action::Boundary);
                 }
             }
             Phase::Persisted(_) => {
                 actions.push(Action::HandOver);
-                if can_fail {
+                if can_fail && !held {
                     actions.push(Action::HandOverFails);
                 }
             }
@@ -335,16 +390,18 @@ impl Model for DeliveryModel {
                     if can_fail {
                         actions.push(Action::ItemFails);
                     }
-                } else {
+                } else if !held {
                     actions.push(Action::Settle);
                 }
             }
         }
         // A compaction matters where format 2 had no snapshot: a batch in flight.
-        if state.queue.in_flight().is_some() && !state.snapshot_broken {
+        if state.queue.in_flight().is_some() && !state.snapshot_broken && !held {
             actions.push(Action::Compact);
         }
-        if state.arrived < self.bounds.lines.len() {
+        if self.bounds.group_parkers > 0 {
+            self.group_actions(state, actions);
+        } else if state.arrived < self.bounds.lines.len() {
             if self.bounds.arrival_len(state.arrived) == 2 {
                 actions.push(Action::ParkGroup(state.arrived));
                 if state.crashes < self.bounds.crashes {
@@ -360,12 +417,16 @@ impl Model for DeliveryModel {
         }
         if state.redrives.len() < self.bounds.redrives as usize
             && !state.queue.dead_letters().is_empty()
+            && !held
+            && !retrying
         {
             actions.push(Action::Redrive);
         }
         // Bounded like the redrive, and only where it removes something (D8).
         if state.discards.len() < self.bounds.discards as usize
             && !state.queue.dead_letters().is_empty()
+            && !held
+            && !retrying
         {
             actions.push(Action::Discard);
         }
@@ -511,6 +572,7 @@ impl Model for DeliveryModel {
                 state.queue.crash();
                 state.phase = Phase::Down;
                 state.crashes += 1;
+                self.crash_group(&mut state);
             }
             Action::Recover => state.phase = Phase::Idle,
             Action::Collected(seq) => {
@@ -522,6 +584,19 @@ impl Model for DeliveryModel {
                 if self.variant == Variant::DropCollected {
                     state.queue.mirror.parked.retain(|item| item.seq != seq);
                 }
+            }
+            Action::JoinGroup(member) => state.pending.push(member),
+            Action::WriteGroup => self.write_group(&mut state)?,
+            Action::SyncGroup => self.sync_group(&mut state)?,
+            Action::AckPark(member) => {
+                let at = state.answered.iter().position(|(m, _)| *m == member)?;
+                let (_, answer) = state.answered.remove(at);
+                state.acks.push(AckRecord {
+                    member,
+                    answer,
+                    boundaries_before: state.boundaries.len(),
+                });
+                state.retries.retain(|&i| Member::Line(i) != member);
             }
         }
         Some(state)
@@ -547,6 +622,14 @@ impl Model for DeliveryModel {
                     index + 1
                 )
             }
+            Action::JoinGroup(Member::Line(index)) => {
+                format!("the park of line {index} joins the pending group")
+            }
+            Action::JoinGroup(Member::Invalid) => {
+                "the park of the invalid line joins the pending group".into()
+            }
+            Action::AckPark(Member::Line(index)) => format!("the park of line {index} returns"),
+            Action::AckPark(Member::Invalid) => "the park of the invalid line returns".into(),
             other => format!("{other:?}"),
         }
     }
@@ -656,6 +739,40 @@ impl Model for DeliveryModel {
                 })
             }),
         ];
+        if self.bounds.group_parkers > 0 {
+            // Group commit's properties, before D15 so the list keeps the `always` ones first.
+            let at = properties.len()
+                - 1
+                - properties
+                    .iter()
+                    .rev()
+                    .position(|p| p.name == FRAMING)
+                    .unwrap_or(0);
+            let group = [
+                Property::always(GROUP_ACK, group_ack_after_fsync),
+                Property::always(GROUP_REFUSAL, group_refusal_alone),
+                Property::always(GROUP_BOUNDARY, group_ack_before_boundary),
+            ];
+            properties.splice(at + 1..at + 1, group);
+        }
+        // A goal that needs what the bounds do not allow (a crash, a failure, ...) is left out,
+        // so a small set such as `group` does not fail as NOT REACHED; the other named sets
+        // allow every one.
+        properties
+            .retain(|p| p.expectation != Expectation::Sometimes || self.goal_reachable(p.name));
+        if self.bounds.group_parkers > 0 {
+            properties.push(Property::sometimes(
+                SOMETIMES_GROUP_SHARED,
+                |_, s: &DeliveryState| s.new_lines_written() >= 2,
+            ));
+            properties.push(Property::sometimes(
+                SOMETIMES_GROUP_REFUSAL,
+                |_, s: &DeliveryState| {
+                    s.new_lines_written() >= 1
+                        && s.writing.iter().any(|(m, _)| *m == Member::Invalid)
+                },
+            ));
+        }
         // The goals of the deeper bound sets, listed only where their bounds can reach them, so
         // a deep check that never gets there fails as NOT REACHED instead of passing vacuously.
         if self.bounds.lines.len() >= 4 {
@@ -678,6 +795,158 @@ impl DeliveryModel {
     /// The model of `variant` at `bounds`.
     pub fn new(bounds: Bounds, variant: Variant) -> Self {
         DeliveryModel { bounds, variant }
+    }
+
+    /// Whether the `sometimes` goal `name` can be reached at these bounds: a goal that needs a
+    /// crash, a failure, a dead letter, a collection, a redrive, a discard or a group park is
+    /// listed only where the bounds allow it.
+    fn goal_reachable(&self, name: &str) -> bool {
+        let b = &self.bounds;
+        let crashes = b.crashes > 0;
+        // A line dies by failing `failures_max` times, or alone in a batch the repeat bound closes.
+        let dead = b.failures >= b.failures_max || b.crashes >= b.repeats_max;
+        let group_park = b.group_parkers > 0 || (0..b.lines.len()).any(|i| b.arrival_len(i) == 2);
+        match name {
+            SOMETIMES_REPEAT | SOMETIMES_CRASH_MID_BATCH | SOMETIMES_CUT_HAND_OVER_COUNTED => {
+                crashes
+            }
+            SOMETIMES_DEAD => dead,
+            // A retry needs a failure that does not kill the line.
+            SOMETIMES_RETRY => b.failures > 0 && b.failures_max > 1,
+            SOMETIMES_SEEN => (b.failures > 0 && b.failures_max > 1) || b.crashes >= b.repeats_max,
+            SOMETIMES_COLLECTED_DELIVERED => b.collects > 0,
+            SOMETIMES_REDRIVEN_HANDED => b.redrives > 0 && dead,
+            SOMETIMES_DISCARD => b.discards > 0 && dead,
+            SOMETIMES_TORN_GROUP => crashes && group_park,
+            _ => true,
+        }
+    }
+
+    /// The actions of group commit (`Bounds::group_parkers`): a caller joins while fewer than
+    /// `group_parkers` parks are in progress (the lines in order, each until it is answered,
+    /// and the invalid line once), a leader writes the pending group when no write is in
+    /// progress, the write's fsync returns, and each caller takes its answer, in any order.
+    fn group_actions(&self, state: &DeliveryState, actions: &mut Vec<Action>) {
+        let in_progress = state.pending.len() + state.writing.len() + state.answered.len();
+        if in_progress < self.bounds.group_parkers as usize {
+            let idle =
+                |member: Member| !state.is_done(member, &self.bounds) && !state.in_progress(member);
+            if let Some(index) = (0..self.bounds.lines.len()).find(|&i| idle(Member::Line(i))) {
+                actions.push(Action::JoinGroup(Member::Line(index)));
+            }
+            if idle(Member::Invalid) {
+                actions.push(Action::JoinGroup(Member::Invalid));
+            }
+        }
+        if state.writing.is_empty() && !state.pending.is_empty() {
+            actions.push(Action::WriteGroup);
+        }
+        if !state.writing.is_empty() {
+            actions.push(Action::SyncGroup);
+        }
+        for (member, _) in &state.answered {
+            actions.push(Action::AckPark(*member));
+        }
+    }
+
+    /// The caller's line and request.
+    fn member_line(&self, member: Member) -> Option<(u64, &str)> {
+        match member {
+            Member::Line(index) => {
+                let (request, line) = self.bounds.lines.get(index)?;
+                Some((*request, line.as_str()))
+            }
+            Member::Invalid => Some((self.bounds.lines.len() as u64 + 1, Bounds::INVALID_LINE)),
+        }
+    }
+
+    /// The caller's park on `queue`, as the leader plans it (a park of one line, D3, D16): its
+    /// seq, or `None` when it is refused.
+    fn park_member(&self, queue: &mut Reference, member: Member) -> Option<Option<u64>> {
+        let (request, line) = self.member_line(member)?;
+        Some(
+            queue
+                .try_park_all(&[(request, line)])
+                .ok()
+                .and_then(|seqs| seqs.first().copied()),
+        )
+    }
+
+    /// The leader takes the pending group and plans every caller's answer on a copy of the
+    /// queue: the record (the new lines) is written, not yet durable. A group with no new line
+    /// (every caller refused or answered from the mirror) writes nothing and is answered at
+    /// once.
+    fn write_group(&self, state: &mut DeliveryState) -> Option<()> {
+        let members = std::mem::take(&mut state.pending);
+        let mut planned = state.queue.clone();
+        let mut group = Vec::with_capacity(members.len());
+        for member in members {
+            group.push((member, self.park_member(&mut planned, member)?));
+        }
+        let mut new_lines = planned.mirror().next_seq - state.queue.mirror().next_seq;
+        // Known bad: one refusal fails the whole group, and nothing is written.
+        if self.variant == Variant::RefusalFailsGroup && group.iter().any(|(_, a)| a.is_none()) {
+            group.iter_mut().for_each(|(_, answer)| *answer = None);
+            new_lines = 0;
+        }
+        if new_lines == 0 {
+            state.answered.extend(group);
+            return Some(());
+        }
+        // Known bad: every answer is posted when the record is written, before its fsync.
+        if self.variant == Variant::AckBeforeSync {
+            state.answered.extend(group.iter().copied());
+        }
+        state.writing = group;
+        Some(())
+    }
+
+    /// The leader's fsync returns: the record's lines are parked (durable), and every caller's
+    /// answer is posted.
+    fn sync_group(&self, state: &mut DeliveryState) -> Option<()> {
+        let group = std::mem::take(&mut state.writing);
+        let before = state.queue.mirror().next_seq;
+        for &(member, _) in &group {
+            // Known bad: the record holds the leader's line only; its followers' are lost.
+            if self.variant == Variant::GroupDropsFollower && state.queue.mirror().next_seq > before
+            {
+                break;
+            }
+            self.park_member(&mut state.queue, member)?;
+        }
+        state.arrived += usize::try_from(state.queue.mirror().next_seq - before).ok()?;
+        if self.variant != Variant::AckBeforeSync {
+            state.answered.extend(group);
+        }
+        Some(())
+    }
+
+    /// A crash ends every park in progress: the record written and not synced is lost (a torn
+    /// group), no caller takes its answer, and the daemon parks those lines again after the
+    /// restart, but for a line it recorded a notified event for: a boundary can hand a line over
+    /// between its group's fsync and its caller's return, and a settle clear it, so that a park
+    /// again would be a new line (D3).
+    fn crash_group(&self, state: &mut DeliveryState) {
+        if !state.writing.is_empty() {
+            state.torn += 1;
+        }
+        let cut: Vec<usize> = state
+            .pending
+            .iter()
+            .chain(state.writing.iter().map(|(m, _)| m))
+            .chain(state.answered.iter().map(|(m, _)| m))
+            .filter(|m| !state.is_done(**m, &self.bounds))
+            .filter_map(|m| match m {
+                Member::Line(index) => Some(*index),
+                Member::Invalid => None,
+            })
+            .collect();
+        state.retries.extend(cut);
+        state.retries.sort_unstable();
+        state.retries.dedup();
+        state.pending.clear();
+        state.writing.clear();
+        state.answered.clear();
     }
 
     /// The discard step: every dead letter leaves the queue (D8), and the ghost record keeps what
@@ -726,9 +995,46 @@ impl DeliveryModel {
 }
 
 impl DeliveryState {
-    /// Seqs that `park` acknowledged.
+    /// Seqs that `park` acknowledged (with group parkers: every line whose record is durable,
+    /// and every seq a caller was answered, durable or not).
     pub(super) fn acknowledged(&self) -> std::ops::RangeInclusive<u64> {
-        1..=self.arrived as u64
+        let answered = self.acks.iter().filter_map(|a| a.answer).max().unwrap_or(0);
+        1..=(self.arrived as u64).max(answered)
+    }
+
+    /// Whether the caller took an answer, in this life or an earlier one.
+    pub(super) fn is_answered(&self, member: Member) -> bool {
+        self.acks.iter().any(|a| a.member == member)
+    }
+
+    /// Whether the daemon is done with the caller's line: the caller took an answer, or the
+    /// daemon recorded a notified event for the line (its park reached the mirror, and a batch
+    /// handed it over before the caller returned).
+    pub(super) fn is_done(&self, member: Member, bounds: &Bounds) -> bool {
+        self.is_answered(member)
+            || match member {
+                Member::Line(index) => bounds.lines.get(index).is_some_and(|(request, _)| {
+                    self.notified.iter().any(|e| e.request == *request)
+                }),
+                Member::Invalid => false,
+            }
+    }
+
+    /// Whether the caller's park is in progress: pending, written or answered, not yet returned.
+    pub(super) fn in_progress(&self, member: Member) -> bool {
+        self.pending.contains(&member)
+            || self.writing.iter().any(|(m, _)| *m == member)
+            || self.answered.iter().any(|(m, _)| *m == member)
+    }
+
+    /// How many lines the record written and not yet synced parks anew (0 when no write is in
+    /// progress).
+    pub(super) fn new_lines_written(&self) -> usize {
+        let next = self.queue.mirror().next_seq;
+        self.writing
+            .iter()
+            .filter(|(_, answer)| answer.is_some_and(|seq| seq >= next))
+            .count()
     }
 
     /// Whether the daemon's own outcome settled `seq` `Delivered` (a scan, not a set: the

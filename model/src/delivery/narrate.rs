@@ -1,7 +1,7 @@
 //! A step of a delivery path told in the spec's words ([`DeliveryModel::narrate`]), which
 //! `parkline check` prints for every step of a counterexample.
 
-use super::model::{Action, DeliveryModel, DeliveryState, Phase};
+use super::model::{Action, DeliveryModel, DeliveryState, Member, Phase};
 use super::reference::{RefBatch, RefItem, turn_text};
 
 impl DeliveryModel {
@@ -147,6 +147,37 @@ impl DeliveryModel {
                 None => "the daemon restarts and recovers the mirror".into(),
             },
             Action::Collected(seq) => format!("agent_read collects the line of seq {seq}"),
+            Action::JoinGroup(member) => format!(
+                "{} starts its park and joins the pending group {:?}",
+                member_words(*member),
+                after.pending
+            ),
+            Action::WriteGroup => match (&after.writing[..], &before.pending[..]) {
+                ([], group) => format!(
+                    "a leader takes the group {group:?}: no new line, nothing is written, every caller is answered ({:?})",
+                    after.answered
+                ),
+                (written, _) => format!(
+                    "a leader writes the group as one record, not yet synced: answers planned {written:?}{}",
+                    if after.answered.len() > before.answered.len() {
+                        " and posted already"
+                    } else {
+                        ""
+                    }
+                ),
+            },
+            Action::SyncGroup => format!(
+                "the group's fsync returns: parked now {:?}, answers posted {:?}",
+                parked_seqs(after),
+                after.answered
+            ),
+            Action::AckPark(member) => match after.acks.last() {
+                Some(ack) => match ack.answer {
+                    Some(seq) => format!("{}'s park returns seq {seq}", member_words(*member)),
+                    None => format!("{}'s park returns a refusal", member_words(*member)),
+                },
+                None => format!("{}'s park returns", member_words(*member)),
+            },
         }
     }
 }
@@ -191,6 +222,14 @@ fn settle_words(after: &DeliveryState) -> String {
 /// The seqs of the lines parked in `state`, for the steps that say what is parked now.
 fn parked_seqs(state: &DeliveryState) -> Vec<u64> {
     state.queue.parked().iter().map(|i| i.seq).collect()
+}
+
+/// A caller of a group, in words.
+fn member_words(member: Member) -> String {
+    match member {
+        Member::Line(index) => format!("the caller of line {index}"),
+        Member::Invalid => "the caller of the invalid line".into(),
+    }
 }
 
 fn phase_words(phase: &Phase) -> String {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::model::{
-    BoundaryRecord, DeliveryModel, DeliveryState, DiscardRecord, Phase, SettleRecord,
+    BoundaryRecord, DeliveryModel, DeliveryState, DiscardRecord, Member, Phase, SettleRecord,
 };
 use super::reference::{ParsedTurn, RefBatch, RefItem, RefNotified, parse_turn, split, turn_text};
 use super::variants::{Variant, parse_turn_searching_trailer};
@@ -76,6 +76,22 @@ pub const GROUP_PARK: &str = "D22 group park all or none";
 /// `always`: every handed-over turn text reads back to exactly its batch's numbers and lines,
 /// a line that imitates framing included.
 pub const FRAMING: &str = "D23 framing read back";
+/// `always`, listed with group parkers: no caller of a group takes its answer while the record
+/// holding its line is written and not yet synced (D16: `park` returns only once the line is
+/// durable, each caller of a group once that group's fsync returns).
+pub const GROUP_ACK: &str = "D16 no park acknowledged before its fsync";
+/// `always`, listed with group parkers: a caller of a group is refused only for its own line
+/// (the invalid line, or a request that is a dead letter), never for another caller's, and the
+/// invalid line is never parked (D16, D3).
+pub const GROUP_REFUSAL: &str = "D16 a refusal fails its caller only";
+/// `always`, listed with group parkers: a park acknowledged before a boundary is in that boundary's
+/// batch or parked behind it, unless it left the queue before (delivered, dead or discarded).
+pub const GROUP_BOUNDARY: &str = "D1 acknowledged park in the batch or behind it";
+/// `sometimes`, listed with group parkers: one written record parks the lines of two callers.
+pub const SOMETIMES_GROUP_SHARED: &str = "one group record parks two callers' lines";
+/// `sometimes`, listed with group parkers: a written record parks a line of a group whose
+/// other caller is refused.
+pub const SOMETIMES_GROUP_REFUSAL: &str = "a refusal beside a parked line in one group";
 /// `sometimes`: a handed-over batch leaves lines parked.
 pub const SOMETIMES_SPLIT: &str = "a split happens";
 /// `sometimes`: a repeat is handed over.
@@ -680,7 +696,8 @@ pub(super) fn discard_removes_only_dead_letters(_: &DeliveryModel, s: &DeliveryS
 pub(super) fn group_park_all_or_none(m: &DeliveryModel, s: &DeliveryState) -> bool {
     //= spec/delivery.md#d22-group-park
     //# A crash during the append MUST leave all of the group's lines parked or none of them.
-    let Some(at) = m.bounds.group_at else {
+    // Group parkers replace the group park (`Bounds::arrival_len`).
+    let Some(at) = m.bounds.group_at.filter(|_| m.bounds.group_parkers == 0) else {
         return true;
     };
     let Some(group) = m.bounds.lines.get(at..at + 2) else {
@@ -740,4 +757,78 @@ pub(super) fn repeat_bound(m: &DeliveryModel, s: &DeliveryState) -> bool {
     //# items are parked again, or its single item is a dead letter, and the boundary goes
     //# on as one with no recovered batch.
     newest_handed(s).is_none_or(|(_, batch)| batch.attempt <= m.bounds.repeats_max)
+}
+
+pub(super) fn group_ack_after_fsync(_: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d16-durable-park
+    //# `park` MUST return `Ok` only once the line is durable: the file holding it fsynced, and the
+    //# directory fsynced whenever a file was created, renamed or removed on the way.
+    //= spec/delivery.md#d16-durable-park
+    //# **Group commit.** On a shared handle (`SharedQueue`), parks that arrive while another's
+    //# write and fsync are in progress MUST be written together, in one append and one fsync,
+    //# once that fsync returns, each caller with its own answer: a refused line or request fails
+    //# its caller only.
+    // A caller answered is done (it never joins again), so a written member that took an answer
+    // took it from this record, before its fsync.
+    s.writing.iter().all(|(member, _)| !s.is_answered(*member))
+}
+
+pub(super) fn group_refusal_alone(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d16-durable-park
+    //# **Group commit.** On a shared handle (`SharedQueue`), parks that arrive while another's
+    //# write and fsync are in progress MUST be written together, in one append and one fsync,
+    //# once that fsync returns, each caller with its own answer: a refused line or request fails
+    //# its caller only.
+    //= spec/delivery.md#d3-items-verbatim
+    //# A line that cannot be carried verbatim in the turn text (it contains `\n`, or exceeds the
+    //# configured `line_bytes_max`) MUST be refused by `park` with an error (`InvalidLine`) and
+    //# MUST NOT be altered; a refused park parks nothing.
+    // The answers planned or posted: a line's caller is refused only when its own request is a
+    // dead letter (D3's `RequestDead`), the invalid line's always.
+    s.writing
+        .iter()
+        .chain(&s.answered)
+        .all(|&(member, answer)| match (member, answer) {
+            (Member::Line(index), None) => m.bounds.lines.get(index).is_some_and(|(request, _)| {
+                s.queue.dead_letters().iter().any(|i| i.request == *request)
+            }),
+            (Member::Invalid, Some(_)) => false,
+            _ => true,
+        })
+}
+
+pub(super) fn group_ack_before_boundary(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d1-batch-at-the-boundary
+    //# With a shared handle (`SharedQueue`), a park acknowledged before a `boundary` call starts
+    //# is in that boundary's batch or parked behind it, never lost and never in two batches; a
+    //# park concurrent with a boundary, settle, redrive, discard, reopen or `remove` is ordered
+    //# before or after it as one whole, and answers as it would alone at that place.
+    // Checked at the newest boundary (every answer logged before it is fixed by then); a line
+    // that left the queue before the boundary (delivered, dead, or discarded, or dead then
+    // and redriven since) is not in it.
+    let Some(r) = newest_boundary(s) else {
+        return true;
+    };
+    let index = s.boundaries.len() - 1;
+    let redriven = |seq: u64| s.redrives.iter().any(|d| d.seqs.contains(&seq));
+    s.acks
+        .iter()
+        .filter(|a| a.boundaries_before <= index)
+        .all(|a| match (a.member, a.answer) {
+            (Member::Line(line), Some(seq)) => {
+                let request = m.bounds.lines.get(line).map(|(request, _)| *request);
+                let at_boundary = r
+                    .batch
+                    .items
+                    .iter()
+                    .chain(&r.parked)
+                    .any(|i| i.seq == seq && Some(i.request) == request);
+                at_boundary
+                    || s.is_delivered(seq)
+                    || s.is_dead(seq)
+                    || s.is_discarded(seq)
+                    || redriven(seq)
+            }
+            _ => true,
+        })
 }

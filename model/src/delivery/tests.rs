@@ -117,6 +117,23 @@ fn a_step_appends_at_most_one_record_to_each_log() {
             |_| {},
         );
     }
+    // Group commit's steps, at the bounds that take them: the correct model whole, and the
+    // variants that change those steps.
+    let group = DeliveryModel::new(Bounds::group(), Variant::Correct);
+    let (states, disabled) = walk(&group, usize::MAX, |_| {});
+    assert_eq!(states, GROUP_UNIQUE_STATES);
+    assert!(disabled.is_empty(), "{disabled:?}");
+    for variant in [
+        Variant::AckBeforeSync,
+        Variant::GroupDropsFollower,
+        Variant::RefusalFailsGroup,
+    ] {
+        walk(
+            &DeliveryModel::new(Bounds::group(), variant),
+            20_000,
+            |_| {},
+        );
+    }
 }
 
 #[test]

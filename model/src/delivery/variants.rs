@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use super::bounds::Bounds;
 
 use super::properties::{
-    D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18, DISCARD, FRAMING, GROUP_PARK,
-    HANDOVER_COUNT, REDRIVE, REPEAT_BOUND, SEEN, SNAPSHOT,
+    D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18, DISCARD, FRAMING, GROUP_ACK,
+    GROUP_PARK, GROUP_REFUSAL, HANDOVER_COUNT, REDRIVE, REPEAT_BOUND, SEEN, SNAPSHOT,
 };
 use super::reference::{ParsedTurn, RefItem, TurnError, read_header, split};
 
@@ -82,11 +82,23 @@ pub enum Variant {
     /// A discard of the dead letters also deletes every parked line: lines that were never
     /// dead leave the queue undelivered. Breaks the discard property (D8), and D9.
     DiscardParked,
+    /// Group commit posts every caller's answer when the group's record is written, before its
+    /// fsync: a caller returns `Ok` for a line a crash can still lose. Breaks D16 (no park
+    /// acknowledged before its fsync); needs group parkers ([`Bounds::group`]).
+    AckBeforeSync,
+    /// Group commit's record holds the leader's line only: a follower is answered with the seq
+    /// planned for it, but its line was never written. Breaks D9 (the acknowledged line is
+    /// lost); needs group parkers ([`Bounds::group`]).
+    GroupDropsFollower,
+    /// One refused caller fails its whole group: every caller is refused and nothing is
+    /// written. Breaks D16 (a refusal fails its caller only); needs group parkers
+    /// ([`Bounds::group`]).
+    RefusalFailsGroup,
 }
 
 impl Variant {
     /// Every variant, `Correct` first.
-    pub const ALL: [Variant; 26] = [
+    pub const ALL: [Variant; 29] = [
         Variant::Correct,
         Variant::PopFront,
         Variant::ClearBeforeHandOver,
@@ -113,6 +125,9 @@ impl Variant {
         Variant::NoRepeatBound,
         Variant::PrefixSnapshot,
         Variant::DiscardParked,
+        Variant::AckBeforeSync,
+        Variant::GroupDropsFollower,
+        Variant::RefusalFailsGroup,
     ];
 
     /// The name used on the command line (`--variant pop-front`).
@@ -144,6 +159,9 @@ impl Variant {
             Variant::NoRepeatBound => "no-repeat-bound",
             Variant::PrefixSnapshot => "prefix-snapshot",
             Variant::DiscardParked => "discard-parked",
+            Variant::AckBeforeSync => "ack-before-fsync",
+            Variant::GroupDropsFollower => "group-drops-follower",
+            Variant::RefusalFailsGroup => "refusal-fails-group",
         }
     }
 
@@ -158,7 +176,7 @@ impl Variant {
         Some(match self {
             Variant::Correct => return None,
             Variant::PopFront => D1,
-            Variant::ClearBeforeHandOver | Variant::DropFailed => D9,
+            Variant::ClearBeforeHandOver | Variant::DropFailed | Variant::GroupDropsFollower => D9,
             Variant::NoAttemptCounter => D10,
             Variant::ArrivalTimedSplit | Variant::HashOrderSplit => D11,
             Variant::DropCollected => D14,
@@ -178,6 +196,8 @@ impl Variant {
             Variant::NoRepeatBound => REPEAT_BOUND,
             Variant::PrefixSnapshot => SNAPSHOT,
             Variant::DiscardParked => DISCARD,
+            Variant::AckBeforeSync => GROUP_ACK,
+            Variant::RefusalFailsGroup => GROUP_REFUSAL,
         })
     }
 }
@@ -186,9 +206,13 @@ impl Variant {
     /// The smallest bounds of the test suite at which the variant is caught for the property it
     /// breaks: [`Bounds::default`] for every variant but [`Variant::TrailerCountsNextTurn`],
     /// which needs two lines left behind a batch, so a fourth line (4 lines, no crash, no
-    /// failure: a small space). `parkline check --bounds deep` reaches it too.
+    /// failure: a small space). `parkline check --bounds deep` reaches it too. The group commit
+    /// variants change only steps that group parkers take: [`Bounds::group`].
     pub fn caught_at(self) -> Bounds {
         match self {
+            Variant::AckBeforeSync | Variant::GroupDropsFollower | Variant::RefusalFailsGroup => {
+                Bounds::group()
+            }
             Variant::TrailerCountsNextTurn => Bounds::generated(4, 6, 0, 0),
             Variant::NoParkDedup => Bounds::with_lost_park(),
             Variant::NoRepeatBound => Bounds::crash_loop(),
