@@ -849,6 +849,22 @@ mod tests {
             (crash.delivery.crashes, crash.delivery.failures_max),
             (3, 3)
         );
+        let group = BoundSet::named("group").expect("group");
+        assert_eq!(group.delivery, Bounds::group());
+        assert_eq!(group.delivery_pin, Some(delivery::GROUP_UNIQUE_STATES));
+        // The group commit variants are command-line names like the others.
+        let flags = CheckArgs::try_parse_from([
+            "check",
+            "--bounds",
+            "group",
+            "--variant",
+            "ack-before-fsync",
+        ])?;
+        let parsed = resolve(true, false, &flags.bounds).expect("group");
+        assert_eq!(parsed.delivery_variant, Variant::AckBeforeSync);
+        let parkers = BoundSet::from_json("parkers", r#"{"delivery": {"group_parkers": 2}}"#)
+            .expect("a group_parkers key");
+        assert_eq!(parkers.delivery.group_parkers, 2);
         // A flag on top of a named set keeps the rest of the set and drops the pin.
         let flags = CheckArgs::try_parse_from(["check", "--bounds", "deep", "--crashes", "1"])?;
         let parsed = resolve(true, true, &flags.bounds).expect("deep");

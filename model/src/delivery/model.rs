@@ -755,11 +755,14 @@ impl Model for DeliveryModel {
             ];
             properties.splice(at + 1..at + 1, group);
         }
-        // A goal that needs what the bounds do not allow (a crash, a failure, ...) is left out,
-        // so a small set such as `group` does not fail as NOT REACHED; the other named sets
-        // allow every one.
-        properties
-            .retain(|p| p.expectation != Expectation::Sometimes || self.goal_reachable(p.name));
+        // With group parkers, a goal that needs what the bounds do not allow (a failure, a
+        // collection, ...) is left out, so the small `group` set checks group commit without
+        // the failures and operator steps the other sets cover. Without them every goal is
+        // listed: an unreached one is reported as NOT REACHED, never hidden.
+        if self.bounds.group_parkers > 0 {
+            properties
+                .retain(|p| p.expectation != Expectation::Sometimes || self.goal_reachable(p.name));
+        }
         if self.bounds.group_parkers > 0 {
             properties.push(Property::sometimes(
                 SOMETIMES_GROUP_SHARED,
@@ -797,9 +800,9 @@ impl DeliveryModel {
         DeliveryModel { bounds, variant }
     }
 
-    /// Whether the `sometimes` goal `name` can be reached at these bounds: a goal that needs a
-    /// crash, a failure, a dead letter, a collection, a redrive, a discard or a group park is
-    /// listed only where the bounds allow it.
+    /// Whether the `sometimes` goal `name` can be reached at these bounds, as far as the bounds
+    /// say: a goal that needs a crash, a failure, a dead letter, a collection, a redrive, a
+    /// discard or a group park is listed with group parkers only where the bounds allow it.
     fn goal_reachable(&self, name: &str) -> bool {
         let b = &self.bounds;
         let crashes = b.crashes > 0;
