@@ -740,41 +740,7 @@ impl Model for DeliveryModel {
             }),
         ];
         if self.bounds.group_parkers > 0 {
-            // Group commit's properties, before D15 so the list keeps the `always` ones first.
-            let at = properties.len()
-                - 1
-                - properties
-                    .iter()
-                    .rev()
-                    .position(|p| p.name == FRAMING)
-                    .unwrap_or(0);
-            let group = [
-                Property::always(GROUP_ACK, group_ack_after_fsync),
-                Property::always(GROUP_REFUSAL, group_refusal_alone),
-                Property::always(GROUP_BOUNDARY, group_ack_before_boundary),
-            ];
-            properties.splice(at + 1..at + 1, group);
-        }
-        // With group parkers, a goal that needs what the bounds do not allow (a failure, a
-        // collection, ...) is left out, so the small `group` set checks group commit without
-        // the failures and operator steps the other sets cover. Without them every goal is
-        // listed: an unreached one is reported as NOT REACHED, never hidden.
-        if self.bounds.group_parkers > 0 {
-            properties
-                .retain(|p| p.expectation != Expectation::Sometimes || self.goal_reachable(p.name));
-        }
-        if self.bounds.group_parkers > 0 {
-            properties.push(Property::sometimes(
-                SOMETIMES_GROUP_SHARED,
-                |_, s: &DeliveryState| s.new_lines_written() >= 2,
-            ));
-            properties.push(Property::sometimes(
-                SOMETIMES_GROUP_REFUSAL,
-                |_, s: &DeliveryState| {
-                    s.new_lines_written() >= 1
-                        && s.writing.iter().any(|(m, _)| *m == Member::Invalid)
-                },
-            ));
+            self.group_properties(&mut properties);
         }
         // The goals of the deeper bound sets, listed only where their bounds can reach them, so
         // a deep check that never gets there fails as NOT REACHED instead of passing vacuously.
@@ -798,6 +764,37 @@ impl DeliveryModel {
     /// The model of `variant` at `bounds`.
     pub fn new(bounds: Bounds, variant: Variant) -> Self {
         DeliveryModel { bounds, variant }
+    }
+
+    /// Group commit's properties and goals, listed with group parkers only: the `always` ones
+    /// after the others (before D15's `eventually`), the goals last. A goal that needs what the
+    /// bounds do not allow (a failure, a collection, ...) is left out, so the small `group` set
+    /// checks group commit without the failures and operator steps the other sets cover;
+    /// without group parkers every goal is listed, and an unreached one is reported as NOT
+    /// REACHED, never hidden.
+    fn group_properties(&self, properties: &mut Vec<Property<Self>>) {
+        let at = properties
+            .iter()
+            .position(|p| p.name == FRAMING)
+            .map_or(properties.len(), |i| i + 1);
+        let group = [
+            Property::always(GROUP_ACK, group_ack_after_fsync),
+            Property::always(GROUP_REFUSAL, group_refusal_alone),
+            Property::always(GROUP_BOUNDARY, group_ack_before_boundary),
+        ];
+        properties.splice(at..at, group);
+        properties
+            .retain(|p| p.expectation != Expectation::Sometimes || self.goal_reachable(p.name));
+        properties.push(Property::sometimes(
+            SOMETIMES_GROUP_SHARED,
+            |_, s: &DeliveryState| s.new_lines_written() >= 2,
+        ));
+        properties.push(Property::sometimes(
+            SOMETIMES_GROUP_REFUSAL,
+            |_, s: &DeliveryState| {
+                s.new_lines_written() >= 1 && s.writing.iter().any(|(m, _)| *m == Member::Invalid)
+            },
+        ));
     }
 
     /// Whether the `sometimes` goal `name` can be reached at these bounds, as far as the bounds
