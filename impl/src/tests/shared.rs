@@ -483,3 +483,83 @@ fn a_boundary_waiting_for_a_group_goes_before_the_next() -> TestResult {
     assert_eq!(behind.join().map_err(|_| "a park panicked")??, Seq(2));
     Ok(())
 }
+
+/// Every call of a shared handle answers as the same call of its `Queue` does: the same steps
+/// on a plain queue and on a shared one, each answer compared (dead letters redriven and
+/// discarded one by one and all at once, the reads, a batch in flight).
+#[test]
+fn every_call_of_a_shared_handle_answers_as_its_queue_does() -> TestResult {
+    let config = Config {
+        failures_max: 1,
+        ..Config::default()
+    };
+    let mut plain = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
+    let shared = SharedQueue::new(Queue::with_storage(MemStorage::new(), "m", config)?);
+    let budget = Budget(1 << 20);
+    let fail_all = |plain: &mut Queue<MemStorage>| -> TestResult {
+        let batch = plain.boundary(budget)?.ok_or("a batch")?;
+        assert_eq!(shared.boundary(budget)?, Some(batch.clone()));
+        assert_eq!(shared.in_flight()?, plain.in_flight().cloned());
+        let outcomes = vec![Outcome::Failed; batch.items.len()];
+        assert_eq!(
+            shared.settle(batch.id, &outcomes)?,
+            plain.settle(batch.id, &outcomes)?
+        );
+        Ok(())
+    };
+    for request in 1..=6 {
+        let line = format!("[r{request}] done");
+        assert_eq!(
+            shared.park(RequestId(request), &line)?,
+            plain.park(RequestId(request), &line)?
+        );
+    }
+    fail_all(&mut plain)?;
+    let dead = plain.dead_letters().to_vec();
+    assert_eq!(dead.len(), 6);
+    assert_eq!(shared.dead_letters()?, dead);
+    let one = [Seq(1)];
+    assert_eq!(shared.redrive(&one)?, plain.redrive(&one)?);
+    let two = [Seq(2)];
+    assert_eq!(shared.discard(&two)?, plain.discard(&two)?);
+    assert_eq!(shared.redrive_all()?, plain.redrive_all()?);
+    assert_eq!(shared.parked()?.len(), 5);
+    assert_eq!(shared.parked()?, plain.parked());
+    let request = RequestId(3);
+    assert!(plain.find(request).is_some());
+    assert_eq!(shared.find(request)?, plain.find(request).cloned());
+    fail_all(&mut plain)?;
+    assert_eq!(shared.discard_all()?, plain.discard_all()?);
+    assert_eq!(&shared.state()?, plain.state());
+    assert_eq!(shared.stats()?.appends, plain.stats().appends);
+    assert_eq!(shared.stats()?.fsyncs, plain.stats().fsyncs);
+    assert_eq!(shared.path()?, plain.path());
+    assert!(!shared.is_poisoned()?);
+    Ok(())
+}
+
+/// A shared handle says it is poisoned once a group's fsync failed, and its `reopen` makes it
+/// usable again; `remove` ends the session on disk.
+#[test]
+fn a_shared_handle_reports_poison_reopens_and_removes() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let shared = SharedQueue::open(&path)?;
+    shared.park(RequestId(1), "[r1] done")?;
+    assert!(!shared.is_poisoned()?);
+    shared.reopen()?;
+    assert_eq!(
+        shared.parked()?.len(),
+        1,
+        "a reopen of a healthy handle does nothing"
+    );
+    fs::rename(&path, path.with_extension("away"))?;
+    assert!(shared.park(RequestId(2), "[r2] done").is_err());
+    assert!(shared.is_poisoned()?);
+    fs::rename(path.with_extension("away"), &path)?;
+    shared.reopen()?;
+    assert!(!shared.is_poisoned()?);
+    assert_eq!(shared.park(RequestId(2), "[r2] done")?, Seq(2));
+    shared.remove(true)?;
+    assert!(!path.exists(), "the mirror is removed");
+    Ok(())
+}
