@@ -99,6 +99,10 @@ pub enum ErrorKind {
     BudgetTooSmall,
     /// A request's record holds a newline (R14): a record is one line of the window.
     InvalidRecord,
+    /// A [`Store`](crate::Store) session's mirror could not be opened again after the store
+    /// closed its idle descriptor (M16): the source says why (a full descriptor table, say).
+    /// Nothing was written and the handle stays usable; the call may be made again.
+    Reopen,
 }
 
 impl fmt::Display for ErrorKind {
@@ -137,6 +141,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::RequestDead => "request's line is dead",
             ErrorKind::BudgetTooSmall => "budget too small",
             ErrorKind::InvalidRecord => "invalid request record",
+            ErrorKind::Reopen => "cannot reopen the session's mirror",
         })
     }
 }
@@ -335,6 +340,11 @@ impl Error {
     /// The same error with another context: for a caller that knows better what failed.
     pub(crate) fn with_context(mut self, context: impl Into<String>) -> Self {
         self.inner.context = context.into();
+        self
+    }
+
+    pub(crate) fn with_source(mut self, source: io::Error) -> Self {
+        self.inner.source = Some(source);
         self
     }
 

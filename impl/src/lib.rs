@@ -149,6 +149,7 @@ pub mod read;
 mod runs;
 mod shared;
 mod storage;
+mod store;
 mod types;
 
 #[cfg(feature = "tokio")]
@@ -160,6 +161,7 @@ pub use line::Line;
 pub use queue::{COMPACT_SLACK_BYTES, Queue, Stats};
 pub use shared::SharedQueue;
 pub use storage::{Entry, FsStorage, Identity, MemStorage, Storage};
+pub use store::{MAX_OPEN_DEFAULT, SESSION_SUFFIX, SessionInfo, Store, StoreOptions, StoreStats};
 pub use types::{
     Attempt, Batch, BatchId, Budget, Item, Notified, Outcome, RequestId, Seq, Settlement, split,
 };

@@ -1,5 +1,6 @@
 //! The mirror's lock (M8): a POSIX record lock on `<mirror>.lock`, plus the table of lock files
-//! this process holds.
+//! this process holds. The same lock, shared or exclusive, on the directory's lock file is how a
+//! [`Store`](crate::Store) and single-path handles exclude each other (M16).
 //!
 //! A record lock (`fcntl(F_SETLK)`) belongs to the process: a child forked while it is held does
 //! not share it, so a daemon that spawns processes never finds its own mirror locked by one of
@@ -26,11 +27,20 @@ type Key = (u64, u64);
 /// is released.
 static HELD: Mutex<BTreeMap<Key, Held>> = Mutex::new(BTreeMap::new());
 
-/// One held lock file: its descriptors, and how many [`MirrorLock`]s share the lock.
+/// One held lock file: its descriptors, how many [`MirrorLock`]s share the lock, and its mode.
 #[derive(Debug)]
 struct Held {
     files: Vec<File>,
     shares: usize,
+    mode: Mode,
+}
+
+/// How a lock file is locked: exclusive (a mirror's lock; a store's lock on its directory) or
+/// shared (a single-path handle's lock on its directory's lock file, which many hold at once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Exclusive,
+    Shared,
 }
 
 fn held() -> MutexGuard<'static, BTreeMap<Key, Held>> {
@@ -69,11 +79,13 @@ pub(crate) struct MirrorLock {
 const RELOCK_MAX: u32 = 64;
 
 impl MirrorLock {
-    /// Takes the lock on `path` (created with mode 0600 if absent), without waiting.
-    pub(crate) fn acquire(path: &Path) -> Result<MirrorLock, Refused> {
+    /// Takes the lock on `path` (created with mode 0600 if absent) in `mode`, without waiting.
+    /// A shared lock this process already holds is shared again; any other lock it holds is
+    /// refused, since the kernel would not refuse it within one process.
+    pub(crate) fn acquire(path: &Path, mode: Mode) -> Result<MirrorLock, Refused> {
         let mut held = held();
         for _ in 0..RELOCK_MAX {
-            if let Some(lock) = try_lock(&mut held, path)? {
+            if let Some(lock) = try_lock(&mut held, path, mode)? {
                 return Ok(lock);
             }
         }
@@ -120,12 +132,18 @@ pub(crate) fn key_of(path: &Path) -> io::Result<Option<Key>> {
 
 /// One open, lock and check of `path`: `Ok(None)` when the file locked is no longer the one the
 /// path names (removed or replaced between the open and the lock), so the caller opens again.
-fn try_lock(held: &mut BTreeMap<Key, Held>, path: &Path) -> Result<Option<MirrorLock>, Refused> {
+fn try_lock(
+    held: &mut BTreeMap<Key, Held>,
+    path: &Path,
+    mode: Mode,
+) -> Result<Option<MirrorLock>, Refused> {
     // Checked by name before any open: opening and closing a descriptor of a lock file this
     // process holds would release its lock.
     let existing = key_of(path)?;
-    if existing.is_some_and(|key| held.contains_key(&key)) {
-        return Err(Refused::Locked);
+    if let Some(key) = existing
+        && let Some(entry) = held.get_mut(&key)
+    {
+        return share_held(entry, key, mode, None).map(Some);
     }
     // Created exclusively when absent, so the lock knows whether this open made the file.
     let (file, created) = match open_lock_file(path, existing.is_none()) {
@@ -138,14 +156,17 @@ fn try_lock(held: &mut BTreeMap<Key, Held>, path: &Path) -> Result<Option<Mirror
     let meta = file.metadata()?;
     let key = (meta.dev(), meta.ino());
     if let Some(entry) = held.get_mut(&key) {
-        // The name was pointed at a held lock file between the check and the open: keep the
-        // descriptor open with the lock's own, so the lock survives.
-        entry.files.push(file);
-        return Err(Refused::Locked);
+        // The name was pointed at a held lock file between the check and the open: the
+        // descriptor stays open with the lock's own, so the lock survives.
+        return share_held(entry, key, mode, Some(file)).map(Some);
     }
     #[cfg(test)]
     hook::between_open_and_lock(path);
-    match fcntl_lock(&file, FlockOperation::NonBlockingLockExclusive) {
+    let operation = match mode {
+        Mode::Exclusive => FlockOperation::NonBlockingLockExclusive,
+        Mode::Shared => FlockOperation::NonBlockingLockShared,
+    };
+    match fcntl_lock(&file, operation) {
         Ok(()) => {}
         Err(e) if e == Errno::AGAIN || e == Errno::ACCESS => return Err(Refused::Locked),
         Err(e) => return Err(io::Error::from(e).into()),
@@ -164,10 +185,31 @@ fn try_lock(held: &mut BTreeMap<Key, Held>, path: &Path) -> Result<Option<Mirror
         Held {
             files: vec![file],
             shares: 1,
+            mode,
         },
     );
     debug_assert!(held.contains_key(&key));
     Ok(Some(MirrorLock { key, created }))
+}
+
+/// A lock file this process already holds, asked for again (with `file`, a descriptor of it
+/// opened meanwhile, which joins the lock's own): shared again when both are shared, otherwise
+/// refused.
+fn share_held(
+    entry: &mut Held,
+    key: Key,
+    mode: Mode,
+    file: Option<File>,
+) -> Result<MirrorLock, Refused> {
+    entry.files.extend(file);
+    if mode == Mode::Exclusive || entry.mode == Mode::Exclusive {
+        return Err(Refused::Locked);
+    }
+    entry.shares += 1;
+    Ok(MirrorLock {
+        key,
+        created: false,
+    })
 }
 
 /// Opens the lock file at `path` without following a link: `create` creates it exclusively

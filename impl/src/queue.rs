@@ -195,13 +195,22 @@ impl Queue<FsStorage> {
         //= spec/mirror.md#m10-fail-stop
         //# `Queue::reopen` MUST release the handle's lock before it opens the mirror again; until a
         //# reopen succeeds the handle MUST refuse every call with `Poisoned`.
-        let path = self.storage.dir().join(&self.name);
         let config = self.core.config.clone();
         if self.poisoned.is_none() {
             self.poisoned = Some("reopen".to_owned());
         }
         self.storage.release();
-        *self = Queue::open_with(&path, config)?;
+        // A store's session opens again through its store (M16), any other mirror by its path.
+        let storage = self.storage.reopened()?;
+        let name = storage.mirror_name().to_owned();
+        let created = storage.created_lock();
+        let opened = Queue::open_storage(storage, &name, config, true);
+        if opened.is_err()
+            && let Some(created) = created
+        {
+            created.remove_unless_mirror();
+        }
+        *self = opened?;
         debug_assert!(!self.is_poisoned());
         Ok(())
     }
@@ -293,7 +302,18 @@ impl<S: Storage> Queue<S> {
     /// assert_eq!(queue.parked().len(), 1);
     /// # Ok(()) }
     /// ```
-    pub fn with_storage(mut storage: S, name: &str, config: Config) -> Result<Self> {
+    pub fn with_storage(storage: S, name: &str, config: Config) -> Result<Self> {
+        Queue::open_storage(storage, name, config, true)
+    }
+
+    /// [`Queue::with_storage`]; `sync_dir` false leaves the directory fsync of a recovery to
+    /// the caller, who makes one for many opens before it hands any queue out (M10).
+    pub(crate) fn open_storage(
+        mut storage: S,
+        name: &str,
+        config: Config,
+        sync_dir: bool,
+    ) -> Result<Self> {
         config.validate()?;
         crate::storage::check_mirror_name(name).map_err(|e| e.with_path(storage.path(name)))?;
         let tmp = format!("{name}.tmp");
@@ -322,7 +342,7 @@ impl<S: Storage> Queue<S> {
             if let Some(kind) = leftover
                 && let Some(took) = promote_leftover(&mut storage, name, &tmp, kind)?
             {
-                let mut queue = Queue::with_storage(storage, name, config)?;
+                let mut queue = Queue::open_storage(storage, name, config, sync_dir)?;
                 // The promotion's directory fsync came before the open's own: counted, but not
                 // the last.
                 queue.stats.dir_fsyncs += 1;
@@ -349,7 +369,7 @@ impl<S: Storage> Queue<S> {
                 Error::io("cannot remove the leftover temp file", e).with_path(&tmp_path)
             })?;
         }
-        Queue::recover(storage, name, decoded, config)
+        Queue::recover(storage, name, decoded, config, sync_dir)
     }
 
     /// A handle on `state` that has written nothing yet.
@@ -373,7 +393,13 @@ impl<S: Storage> Queue<S> {
 
     /// The handle on a mirror that decoded: its torn tail cut (M7), what it read made durable
     /// (M10), an older version rewritten as the current one (M14).
-    fn recover(storage: S, name: &str, decoded: Decoded, config: Config) -> Result<Self> {
+    fn recover(
+        storage: S,
+        name: &str,
+        decoded: Decoded,
+        config: Config,
+        sync_dir: bool,
+    ) -> Result<Self> {
         let path = storage.path(name);
         let io_error = |what: &str, e: io::Error| Error::io(what, e).with_path(&path);
         let version = decoded.version;
@@ -404,9 +430,11 @@ impl<S: Storage> Queue<S> {
             queue
                 .timed(|storage| storage.sync(name), false)
                 .map_err(|e| io_error("cannot fsync the mirror", e))?;
-            queue
-                .timed(|storage| storage.sync_dir(), true)
-                .map_err(|e| io_error("cannot fsync the directory", e))?;
+            if sync_dir {
+                queue
+                    .timed(|storage| storage.sync_dir(), true)
+                    .map_err(|e| io_error("cannot fsync the directory", e))?;
+            }
         }
         if version < mirror::VERSION {
             //= spec/mirror.md#m2-header-and-version
@@ -981,6 +1009,17 @@ impl<S: Storage> Queue<S> {
         //# After any failed append, fsync, rename or directory fsync, the handle MUST refuse every
         //# further call with `Poisoned` until the mirror is reopened; it MUST NOT retry a failed
         //# fsync.
+        if crate::storage::is_reopen_failure(&e) {
+            //= spec/mirror.md#m16-a-store-of-sessions
+            //# A session whose mirror cannot be opened again after its descriptor was closed
+            //# MUST fail the call with `Reopen`, having written nothing, and stay usable.
+            return Error::new(
+                ErrorKind::Reopen,
+                format!("{what} not started: the session's mirror could not be opened again"),
+            )
+            .with_source(e)
+            .with_path(self.storage.path(name));
+        }
         observe::poisoned(&self.storage, name, what, &e);
         self.poisoned = Some(what.to_owned());
         Error::io(

@@ -11,8 +11,11 @@ use std::ops::ControlFlow;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use crate::error::{Error, ErrorKind, Result};
-use crate::lock::{MirrorLock, Refused};
+use crate::lock::{MirrorLock, Mode, Refused};
+use crate::store::{Member, Pool};
 
 /// The files of one directory, named by plain file names.
 ///
@@ -206,13 +209,14 @@ pub enum Entry {
 }
 
 /// A real directory. Holds an exclusive lock on `<mirror>.lock` for as long as it lives, so a
-/// second handle or process opening the same mirror gets [`ErrorKind::Locked`] (M8). Files it
-/// creates have mode 0600 (M9). Open file handles are cached, each with its file's device and
-/// inode, so [`Storage::identity`] knows the file behind the name; a rename moves the handle
-/// with the file. No file is opened through a symbolic link. An append never creates the mirror
-/// (it is made whole by rename, M5): an absent mirror was removed under the handle. Any other
-/// name (the temp file) is created exclusively, so a file or link someone left there is never
-/// written.
+/// second handle or process opening the same mirror gets [`ErrorKind::Locked`] (M8), and a
+/// shared lock on the directory's lock file, so that no [`Store`](crate::Store) takes the
+/// directory meanwhile (M16). Files it creates have mode 0600 (M9). Open file handles are
+/// cached, each with its file's device and inode, so [`Storage::identity`] knows the file behind
+/// the name; a rename moves the handle with the file. No file is opened through a symbolic link.
+/// An append never creates the mirror (it is made whole by rename, M5): an absent mirror was
+/// removed under the handle. Any other name (the temp file) is created exclusively, so a file or
+/// link someone left there is never written.
 ///
 /// # Example
 ///
@@ -230,37 +234,85 @@ pub struct FsStorage {
     dir: PathBuf,
     mirror_name: String,
     handles: BTreeMap<String, Handle>,
-    // Held for the lock; dropping it releases the lock. `None` once released.
-    lock: Option<MirrorLock>,
+    /// The mirror's identity while its descriptor is in a store's pool or closed (M16).
+    mirror_key: Option<Key>,
+    // Held for the locks; dropping it releases them. `None` once released.
+    hold: Option<Hold>,
 }
 
-/// A cached descriptor and the identity (device, inode) of the file it was opened on.
+/// A file's identity: its device and inode.
+type Key = (u64, u64);
+
+/// What an [`FsStorage`] holds its mirror by.
 #[derive(Debug)]
-struct Handle {
-    file: File,
-    key: (u64, u64),
+enum Hold {
+    /// A single-path handle: the mirror's lock, and a share of the directory's lock (M16).
+    Alone {
+        mirror: MirrorLock,
+        _dir: MirrorLock,
+    },
+    /// A session of a store, whose lock covers the directory and whose pool keeps the mirror's
+    /// descriptor between calls (M16).
+    Session(Member),
 }
 
-/// Closes `file` on a thread of its own. The last close of a file a rename replaced frees its
+/// A cached descriptor and the identity (device, inode) of the file it was opened on; a store
+/// session's counts in its store's pool until it closes.
+#[derive(Debug)]
+pub(crate) struct Handle {
+    file: File,
+    key: Key,
+    counted: Option<Arc<Pool>>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if let Some(pool) = &self.counted {
+            pool.closed();
+        }
+    }
+}
+
+/// Closes `handle` on a thread of its own. The last close of a file a rename replaced frees its
 /// blocks, and for the mirror a compaction replaces that is most of the compaction: 1.3 ms of
 /// 1.8 ms for a 4 MiB mirror (docs/performance.md, "The steady state"). Nothing waits on it: the
 /// rename and the directory fsync already made the new file the mirror (M5).
-fn close_aside(file: File) {
+fn close_aside(handle: Handle) {
     // When no thread can be started, the closure is dropped here, and the file closed with it.
     let _ = std::thread::Builder::new()
         .name("parkline-close".to_owned())
-        .spawn(move || drop(file));
+        .spawn(move || drop(handle));
+}
+
+/// The directory's lock file, beside its mirrors: a [`Store`](crate::Store) locks it exclusive,
+/// every single-path handle shared (M16). No mirror derives the name: M8 reserves its stem.
+pub(crate) const DIR_LOCK: &str = ".parkline.lock";
+
+/// The mirror name M8 reserves, whose lock file would be [`DIR_LOCK`].
+pub(crate) const RESERVED_NAME: &str = ".parkline";
+
+/// A lock refused or failed at `path`, as the error `open` gives.
+pub(crate) fn lock_error(refused: Refused, path: &Path, holder: &str) -> Error {
+    match refused {
+        Refused::Locked => {
+            crate::observe::lock_refused(path);
+            Error::new(ErrorKind::Locked, holder.to_owned()).with_path(path)
+        }
+        Refused::Io(e) => Error::io("cannot lock the lock file", e).with_path(path),
+    }
 }
 
 impl FsStorage {
     /// Opens the directory holding the mirror file `mirror` and takes the exclusive lock on the
     /// sibling file `<mirror>.lock` (created with mode 0600 if absent; removed only at a
     /// session's end, or by a [`Queue::open`](crate::Queue::open) that created it and failed
-    /// where no mirror exists, M8). The mirror itself is not touched.
+    /// where no mirror exists, M8), after a shared lock on the directory's lock file
+    /// `.parkline.lock` (M16). The mirror itself is not touched.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Locked`] when another handle (in this or another process) holds the lock;
+    /// [`ErrorKind::Locked`] when another handle (in this or another process) holds the lock,
+    /// or a [`Store`](crate::Store) holds the directory;
     /// [`ErrorKind::InvalidPath`], touching nothing, when the path has no file name, a name that
     /// is not UTF-8 or too long for the file system with `.lock` added, or is a link, a hard
     /// link or not a regular file; [`ErrorKind::Io`] when the directory cannot be resolved or
@@ -277,6 +329,18 @@ impl FsStorage {
     /// ```
     pub fn open(mirror: impl AsRef<Path>) -> Result<FsStorage> {
         let (dir, mirror_name) = resolve(mirror.as_ref())?;
+        //= spec/mirror.md#m16-a-store-of-sessions
+        //# A single-path open MUST take a shared lock on the directory's lock file
+        //# `.parkline.lock` before the mirror's own lock, and hold both for the life of the
+        //# handle.
+        let dir_lock_path = dir.join(DIR_LOCK);
+        let dir_lock = MirrorLock::acquire(&dir_lock_path, Mode::Shared).map_err(|refused| {
+            lock_error(
+                refused,
+                &dir_lock_path,
+                "a store holds this mirror's directory; open the session through it",
+            )
+        })?;
         let lock_path = dir.join(format!("{mirror_name}.lock"));
         //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
         //# Opening a mirror MUST take an exclusive lock on the sibling file `<name>.lock`, held
@@ -286,23 +350,34 @@ impl FsStorage {
         //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
         //# A second handle, in the same or another process, MUST get a `Locked` error naming the
         //# lock file, without waiting.
-        let lock = MirrorLock::acquire(&lock_path).map_err(|refused| match refused {
-            Refused::Locked => {
-                crate::observe::lock_refused(&lock_path);
-                Error::new(
-                    ErrorKind::Locked,
-                    "another handle holds this mirror's lock; one queue per mirror",
-                )
-                .with_path(&lock_path)
-            }
-            Refused::Io(e) => Error::io("cannot lock the lock file", e).with_path(&lock_path),
+        let lock = MirrorLock::acquire(&lock_path, Mode::Exclusive).map_err(|refused| {
+            lock_error(
+                refused,
+                &lock_path,
+                "another handle holds this mirror's lock; one queue per mirror",
+            )
         })?;
         Ok(FsStorage {
             dir,
             mirror_name,
             handles: BTreeMap::new(),
-            lock: Some(lock),
+            mirror_key: None,
+            hold: Some(Hold::Alone {
+                mirror: lock,
+                _dir: dir_lock,
+            }),
         })
+    }
+
+    /// A store session's storage: `dir` is the store's, already resolved and locked.
+    pub(crate) fn of_session(dir: PathBuf, mirror_name: String, member: Member) -> FsStorage {
+        FsStorage {
+            dir,
+            mirror_name,
+            handles: BTreeMap::new(),
+            mirror_key: None,
+            hold: Some(Hold::Session(member)),
+        }
     }
 
     /// The mirror's file name inside the directory, as given to [`FsStorage::open`].
@@ -337,38 +412,114 @@ impl FsStorage {
 
     /// The lock this storage took, when its open created the lock file: held by the caller
     /// across an open of the mirror, so that a failed open can remove the file it made
-    /// ([`CreatedLock::remove_unless_mirror`], M8).
+    /// ([`CreatedLock::remove_unless_mirror`], M8). A store session has no lock file.
     pub(crate) fn created_lock(&self) -> Option<CreatedLock> {
-        let lock = self.lock.as_ref().filter(|lock| lock.created())?;
-        Some(CreatedLock {
+        let Some(Hold::Alone { mirror: lock, .. }) = &self.hold else {
+            return None;
+        };
+        lock.created().then(|| CreatedLock {
             lock: lock.share(),
             dir: self.dir.clone(),
             mirror_name: self.mirror_name.clone(),
         })
     }
 
-    /// Closes every file and releases the lock: the storage is then unusable, and the mirror can
-    /// be opened again (`Queue::reopen`).
+    /// The same mirror opened again as it was first: through its store for a session, by path
+    /// otherwise. Called after [`release`](FsStorage::release).
+    pub(crate) fn reopened(&self) -> Result<FsStorage> {
+        match &self.hold {
+            Some(Hold::Session(member)) => member.again(),
+            _ => FsStorage::open(self.dir.join(&self.mirror_name)),
+        }
+    }
+
+    /// Closes every file and releases the lock, or the store session: the storage is then
+    /// unusable, and the mirror can be opened again (`Queue::reopen`). A session's membership
+    /// is kept until the storage is dropped, so that `reopened` can use it.
     pub(crate) fn release(&mut self) {
         self.handles.clear();
-        self.lock = None;
+        match self.pool() {
+            Some((pool, id)) => drop(pool.take(id)),
+            None => self.hold = None,
+        }
     }
 
     /// Removes the lock file (`Queue::remove`, at a session's end); the lock itself is held until
-    /// the storage is dropped or released.
+    /// the storage is dropped or released. A store session has none.
     pub(crate) fn remove_lock_file(&mut self) -> io::Result<()> {
+        if matches!(self.hold, Some(Hold::Session(_))) {
+            return Ok(());
+        }
         fs::remove_file(self.dir.join(format!("{}.lock", self.mirror_name)))
+    }
+
+    /// The store pool this storage's mirror descriptor lives in between calls, if a session.
+    fn pool(&self) -> Option<(&Arc<Pool>, u64)> {
+        match &self.hold {
+            Some(Hold::Session(member)) => Some((member.pool(), member.id())),
+            _ => None,
+        }
     }
 
     fn handle(&mut self, name: &str) -> io::Result<&mut File> {
         if !self.handles.contains_key(name) {
-            let handle = self.open_handle(name)?;
+            let handle = match self.pool() {
+                Some(_) if name == self.mirror_name => self.checkout_mirror()?,
+                _ => self.open_handle(name)?,
+            };
             self.handles.insert(name.to_owned(), handle);
         }
         self.handles
             .get_mut(name)
             .map(|handle| &mut handle.file)
             .ok_or_else(|| io::Error::other("handle vanished"))
+    }
+
+    /// A store session's mirror descriptor: the pool's, or the file opened again and checked to
+    /// be the one this storage wrote (M8, M16).
+    fn checkout_mirror(&mut self) -> io::Result<Handle> {
+        let Some((pool, id)) = self.pool() else {
+            return Err(io::Error::other("not a store session"));
+        };
+        if let Some(handle) = pool.take(id) {
+            return Ok(handle);
+        }
+        pool.make_room();
+        let reopen = self.mirror_key.is_some();
+        let handle = match self.open_handle(&self.mirror_name) {
+            Ok(handle) => handle,
+            // Gone is M8's identity failure, not a failed reopen.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(e),
+            Err(e) if reopen => return Err(reopen_failure(e)),
+            Err(e) => return Err(e),
+        };
+        if self.mirror_key.is_some_and(|key| key != handle.key) {
+            return Err(io::Error::other(
+                "the mirror's name leads to another file than the one this handle wrote",
+            ));
+        }
+        if reopen && let Some((pool, _)) = self.pool() {
+            pool.reopened();
+        }
+        self.mirror_key = Some(handle.key);
+        Ok(handle)
+    }
+
+    /// Gives a store session's mirror descriptor back to the pool: only after the fsync of
+    /// every write made through it, or a read (M16), so that no write's fsync goes through
+    /// another descriptor than the write's.
+    fn checkin_mirror(&mut self) {
+        let Some(handle) = self.handles.remove(&self.mirror_name) else {
+            return;
+        };
+        if self.pool().is_none() {
+            self.handles.insert(self.mirror_name.clone(), handle);
+            return;
+        }
+        self.mirror_key = Some(handle.key);
+        if let Some((pool, id)) = self.pool() {
+            pool.put(id, handle);
+        }
     }
 
     /// Opens `name` for appending, never through a symbolic link: the mirror only if it exists,
@@ -386,12 +537,27 @@ impl FsStorage {
             //# mode 0600 (before the umask).
             options.create_new(true).mode(0o600);
         }
-        let file = options.open(self.dir.join(name))?;
-        let meta = file.metadata()?;
-        Ok(Handle {
-            file,
-            key: (meta.dev(), meta.ino()),
-        })
+        let counted = self.pool().map(|(pool, _)| pool.opening());
+        let file = options.open(self.dir.join(name));
+        let handle_of = |file: File| -> io::Result<Handle> {
+            let meta = file.metadata()?;
+            Ok(Handle {
+                file,
+                key: (meta.dev(), meta.ino()),
+                counted: None,
+            })
+        };
+        let mut handle = match file.and_then(handle_of) {
+            Ok(handle) => handle,
+            Err(e) => {
+                if let Some(pool) = counted {
+                    pool.closed();
+                }
+                return Err(e);
+            }
+        };
+        handle.counted = counted;
+        Ok(handle)
     }
 
     /// The identity of the entry `name` in the directory, read without following a link.
@@ -429,13 +595,24 @@ impl CreatedLock {
 pub(crate) const RESERVED_SUFFIXES: [&str; 2] = [".tmp", ".lock"];
 
 /// The longest file name, in bytes, that every common Unix file system takes (`NAME_MAX`).
-const NAME_BYTES_MAX: usize = 255;
+pub(crate) const NAME_BYTES_MAX: usize = 255;
 
 /// Refuses a mirror name that another mirror's temp or lock file would take (M8).
 pub(crate) fn check_mirror_name(name: &str) -> Result<()> {
     //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
     //# A mirror name that ends in `.tmp` or `.lock` MUST be refused with `InvalidPath`: it is the
     //# name of another mirror's temp file (M5) or lock file.
+    //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+    //# The mirror name `.parkline` MUST be refused with `InvalidPath`: its lock file would be the
+    //# directory's (M16).
+    if name == RESERVED_NAME {
+        return Err(Error::new(
+            ErrorKind::InvalidPath,
+            format!(
+                "the mirror name {RESERVED_NAME:?} is parkline's own: its lock file would be the directory's {DIR_LOCK:?}"
+            ),
+        ));
+    }
     if let Some(suffix) = RESERVED_SUFFIXES.iter().find(|s| name.ends_with(*s)) {
         return Err(Error::new(
             ErrorKind::InvalidPath,
@@ -519,39 +696,24 @@ impl Storage for FsStorage {
     ) -> io::Result<bool> {
         // The mirror is read through the handle that writes it, so what is decoded is the file
         // that is appended to; any other name through a fresh descriptor that must not create.
-        let fresh;
-        let file = if name == self.mirror_name {
-            match self.handle(name) {
+        if name == self.mirror_name {
+            let file = match self.handle(name) {
                 Ok(file) => &*file,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
                 Err(e) => return Err(e),
-            }
-        } else {
-            let opened = OpenOptions::new()
-                .read(true)
-                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-                .open(self.dir.join(name));
-            fresh = match opened {
-                Ok(file) => file,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-                Err(e) => return Err(e),
             };
-            &fresh
-        };
-        let mut buffer = vec![0; READ_CHUNK_BYTES];
-        let mut offset = 0u64;
-        loop {
-            match file.read_at(&mut buffer, offset) {
-                Ok(0) => return Ok(true),
-                Ok(n) => {
-                    offset += n as u64;
-                    if each(&buffer[..n]).is_break() {
-                        return Ok(true);
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+            let read = read_file(file, each);
+            self.checkin_mirror();
+            return read;
+        }
+        let opened = OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(self.dir.join(name));
+        match opened {
+            Ok(file) => read_file(&file, each),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
         }
     }
 
@@ -564,23 +726,49 @@ impl Storage for FsStorage {
     }
 
     fn sync(&mut self, name: &str) -> io::Result<()> {
-        self.handle(name)?.sync_all()
+        self.handle(name)?.sync_all()?;
+        //= spec/mirror.md#m16-a-store-of-sessions
+        //# A session's mirror descriptor MUST NOT be closed between a write through it and that
+        //# write's fsync: the fsync goes through the descriptor the write used, which alone is
+        //# sure to be told of a failed writeback.
+        if name == self.mirror_name {
+            self.checkin_mirror();
+        }
+        Ok(())
     }
 
     fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
         fs::rename(self.dir.join(from), self.dir.join(to))?;
         // The open handle follows the inode, so it now writes to `to`; the old `to` is gone.
         if let Some(replaced) = self.handles.remove(to) {
-            close_aside(replaced.file);
+            close_aside(replaced);
         }
-        if let Some(file) = self.handles.remove(from) {
-            self.handles.insert(to.to_owned(), file);
+        if to == self.mirror_name
+            && let Some((pool, id)) = self.pool()
+            && let Some(replaced) = pool.take(id)
+        {
+            close_aside(replaced);
+        }
+        if let Some(handle) = self.handles.remove(from) {
+            if to == self.mirror_name {
+                self.mirror_key = Some(handle.key);
+            }
+            self.handles.insert(to.to_owned(), handle);
+        }
+        if to == self.mirror_name {
+            // M5: the temp file was fsynced before its rename.
+            self.checkin_mirror();
         }
         Ok(())
     }
 
     fn remove(&mut self, name: &str) -> io::Result<()> {
         self.handles.remove(name);
+        if name == self.mirror_name
+            && let Some((pool, id)) = self.pool()
+        {
+            drop(pool.take(id));
+        }
         fs::remove_file(self.dir.join(name))
     }
 
@@ -590,10 +778,15 @@ impl Storage for FsStorage {
 
     fn identity(&mut self, name: &str) -> io::Result<Identity> {
         let entry = self.entry_key(name)?;
-        Ok(match (entry, self.handles.get(name)) {
+        let known = match self.handles.get(name) {
+            Some(handle) => Some(handle.key),
+            None if name == self.mirror_name => self.mirror_key,
+            None => None,
+        };
+        Ok(match (entry, known) {
             (None, _) => Identity::Gone,
             (Some(_), None) => Identity::Same,
-            (Some(key), Some(handle)) if key == handle.key => Identity::Same,
+            (Some(key), Some(known)) if key == known => Identity::Same,
             (Some(_), Some(_)) => Identity::Replaced,
         })
     }
@@ -611,6 +804,55 @@ impl Storage for FsStorage {
     fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
+}
+
+/// Hands `file`'s content to `each` in pieces of [`READ_CHUNK_BYTES`] (M3's streaming decode).
+pub(crate) fn read_file(
+    file: &File,
+    each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+) -> io::Result<bool> {
+    let mut buffer = vec![0; READ_CHUNK_BYTES];
+    let mut offset = 0u64;
+    loop {
+        match file.read_at(&mut buffer, offset) {
+            Ok(0) => return Ok(true),
+            Ok(n) => {
+                offset += n as u64;
+                if each(&buffer[..n]).is_break() {
+                    return Ok(true);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A store session's mirror that could not be opened again after its idle descriptor was
+/// closed: nothing was written, so the queue reports [`ErrorKind::Reopen`] and stays usable.
+#[derive(Debug)]
+struct ReopenFailed(io::Error);
+
+impl std::fmt::Display for ReopenFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot open the session's mirror again: {}", self.0)
+    }
+}
+
+impl std::error::Error for ReopenFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+fn reopen_failure(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), ReopenFailed(e))
+}
+
+/// Whether `e` is a failed reopen of a store session's idle mirror, before anything was written
+/// (M16).
+pub(crate) fn is_reopen_failure(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<ReopenFailed>())
 }
 
 /// An in-memory directory with no durability semantics (every write is immediately "durable"),

@@ -40,6 +40,20 @@ fn item(seq: u64, line: &str) -> Item {
     }
 }
 
+/// The names in `dir` besides the directory's lock file, which a single-path open leaves for
+/// its directory's other handles (M16), sorted.
+fn names_besides_dir_lock(dir: &Path) -> io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if name != crate::storage::DIR_LOCK {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
 fn temp_mirror() -> io::Result<(tempfile::TempDir, PathBuf)> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("s1.mirror");
@@ -120,4 +134,5 @@ mod repeat_bound;
 mod serde_impls;
 mod settle;
 mod shared;
+mod store;
 mod v2;

@@ -1,0 +1,637 @@
+//! A store (spec/mirror.md M16): the directory of a daemon's sessions, one mirror per session,
+//! under one lock for the directory, with the sessions' mirror descriptors in one pool of at
+//! most `max_open`.
+//!
+//! The pool is PostgreSQL's virtual file descriptors (`fd.c`) and RocksDB's table cache: a
+//! session's queue keeps the same handle for its life, while the descriptor behind it is closed
+//! when it is the least recently used idle one and opened again, and checked to be the same
+//! file (M8), at the session's next call. An idle session so holds no descriptor, and a daemon's
+//! descriptors do not grow with its sessions. A descriptor is only given back to the pool once
+//! every write made through it is fsynced, so no fsync goes through another descriptor than its
+//! write's (the one the kernel is sure to tell of a failed writeback).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{self, OpenOptions};
+use std::ops::ControlFlow;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::config::Config;
+use crate::error::{Error, ErrorKind, Result};
+use crate::lock::{MirrorLock, Mode};
+use crate::mirror::LogDecoder;
+use crate::queue::Queue;
+use crate::storage::{self, DIR_LOCK, FsStorage, Handle, RESERVED_SUFFIXES};
+
+/// The file name suffix of a session's mirror in a store: session `s966` is `s966.mirror`.
+pub const SESSION_SUFFIX: &str = ".mirror";
+
+/// How many mirror descriptors a store keeps open between calls by default.
+pub const MAX_OPEN_DEFAULT: usize = 32;
+
+/// A store's own settings, beside the [`Config`] its sessions' queues use.
+///
+/// # Example
+///
+/// ```
+/// let options = parkline::StoreOptions::default();
+/// assert_eq!(options.max_open, parkline::MAX_OPEN_DEFAULT);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreOptions {
+    /// The most session mirror descriptors kept open between calls (M16); at least 1.
+    pub max_open: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            max_open: MAX_OPEN_DEFAULT,
+        }
+    }
+}
+
+/// The directory of a daemon's sessions (M16): opens or creates a session's [`Queue`] by name,
+/// lists the sessions, opens them all at start-up, and keeps their mirror descriptors within
+/// [`StoreOptions::max_open`].
+///
+/// It holds an exclusive lock on the directory's lock file `.parkline.lock` for as long as it
+/// or any queue it gave out lives, so no [`Queue::open`] of a session in the directory (this
+/// process or another) gets in meanwhile, and no store is opened where a single-path handle
+/// lives (each takes the lock shared). A session is handed out once at a time: a second
+/// [`session`](Store::session) of it, while its queue lives, is `Locked`.
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use parkline::{RequestId, Store};
+/// let dir = tempfile::tempdir()?;
+/// let store = Store::open(dir.path())?;
+/// let mut s966 = store.session("s966")?;
+/// s966.park(RequestId(7), "[r7] done")?;
+/// assert!(dir.path().join("s966.mirror").exists());
+/// assert_eq!(store.names()?, vec!["s966".to_owned()]);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Store {
+    shared: Arc<Shared>,
+}
+
+/// What the store and every queue it gave out share; the directory's lock is released when the
+/// last of them is dropped.
+#[derive(Debug)]
+struct Shared {
+    dir: PathBuf,
+    config: Config,
+    pool: Arc<Pool>,
+    /// The sessions given out, by name, with the id of the queue that holds each.
+    members: Mutex<BTreeMap<String, u64>>,
+    next_id: AtomicU64,
+    dir_fsyncs: AtomicU64,
+    _lock: MirrorLock,
+}
+
+impl Shared {
+    fn members(&self) -> MutexGuard<'_, BTreeMap<String, u64>> {
+        // Every change to the map is one insert or remove, so it stays whole across a panic.
+        self.members.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Makes `name` a member held by a new id, unless a queue holds it already.
+    fn join(self: &Arc<Self>, name: &str) -> Result<Member> {
+        let mut members = self.members();
+        //= spec/mirror.md#m16-a-store-of-sessions
+        //# A store MUST give out at most one queue of a session at a time: another request for
+        //# it while that queue lives is `Locked`.
+        if members.contains_key(name) {
+            return Err(Error::new(
+                ErrorKind::Locked,
+                "the store has given this session's queue out already; one queue per session",
+            )
+            .with_path(self.dir.join(mirror_name(name))));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        members.insert(name.to_owned(), id);
+        Ok(Member {
+            shared: Arc::clone(self),
+            name: name.to_owned(),
+            id,
+            moved: AtomicBool::new(false),
+        })
+    }
+}
+
+/// A session's membership of its store, held by its queue's [`FsStorage`]: the name is the
+/// queue's until this is dropped.
+#[derive(Debug)]
+pub(crate) struct Member {
+    shared: Arc<Shared>,
+    name: String,
+    id: u64,
+    /// Set when `again` handed the name to a new member, so dropping this one frees nothing.
+    moved: AtomicBool,
+}
+
+impl Member {
+    pub(crate) fn pool(&self) -> &Arc<Pool> {
+        &self.shared.pool
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The session's storage for `Queue::reopen`: a new member takes the name over.
+    pub(crate) fn again(&self) -> Result<FsStorage> {
+        if !self.moved.swap(true, Ordering::AcqRel) {
+            self.leave();
+        }
+        let member = self.shared.join(&self.name)?;
+        Ok(session_storage(member))
+    }
+
+    fn leave(&self) {
+        let mut members = self.shared.members();
+        if members.get(&self.name) == Some(&self.id) {
+            members.remove(&self.name);
+        }
+        drop(members);
+        drop(self.shared.pool.take(self.id));
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        if !self.moved.load(Ordering::Acquire) {
+            self.leave();
+        }
+    }
+}
+
+fn mirror_name(name: &str) -> String {
+    format!("{name}{SESSION_SUFFIX}")
+}
+
+fn session_storage(member: Member) -> FsStorage {
+    let dir = member.shared.dir.clone();
+    let name = mirror_name(&member.name);
+    FsStorage::of_session(dir, name, member)
+}
+
+/// A store's figures for a daemon's metrics.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreStats {
+    /// Sessions whose queue is given out.
+    pub sessions_open: usize,
+    /// Session mirror descriptors open now, in the pool or in a call.
+    pub descriptors_open: usize,
+    /// [`StoreOptions::max_open`].
+    pub descriptors_max: usize,
+    /// Idle descriptors the pool closed to stay within `max_open`.
+    pub evictions: u64,
+    /// Mirrors opened again after their descriptor was closed.
+    pub reopens: u64,
+    /// Directory fsyncs of [`Store::open_all`].
+    pub dir_fsyncs: u64,
+}
+
+/// What one session's mirror holds, read lock-free (M13) by [`Store::list`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionInfo {
+    /// The session's name.
+    pub name: String,
+    /// The mirror's length in bytes.
+    pub bytes: u64,
+    /// Whether this store has the session's queue given out.
+    pub open: bool,
+    /// Lines parked.
+    pub parked: usize,
+    /// Lines in the batch in flight.
+    pub in_flight: usize,
+    /// Dead letters.
+    pub dead_letters: usize,
+}
+
+impl Store {
+    /// Opens the store over the existing directory `dir`, with the default options and
+    /// [`Config`].
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Locked`] when another store, or a single-path handle of a mirror in the
+    /// directory (this process or another), holds it; [`ErrorKind::Io`] when the directory
+    /// cannot be resolved or its lock file opened.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = parkline::Store::open(dir.path())?;
+    /// let again = parkline::Store::open(dir.path());
+    /// assert_eq!(again.unwrap_err().kind(), parkline::ErrorKind::Locked);
+    /// # drop(store); Ok(()) }
+    /// ```
+    pub fn open(dir: impl AsRef<Path>) -> Result<Store> {
+        Store::open_with(dir, StoreOptions::default(), Config::default())
+    }
+
+    /// As [`Store::open`], with the store's options and the sessions' [`Config`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::open`], and [`ErrorKind::InvalidConfig`] for `max_open` 0 or an unusable
+    /// config.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let mut options = parkline::StoreOptions::default();
+    /// options.max_open = 8;
+    /// let store = parkline::Store::open_with(dir.path(), options, parkline::Config::default())?;
+    /// assert_eq!(store.stats().descriptors_max, 8);
+    /// # Ok(()) }
+    /// ```
+    pub fn open_with(
+        dir: impl AsRef<Path>,
+        options: StoreOptions,
+        config: Config,
+    ) -> Result<Store> {
+        config.validate()?;
+        if options.max_open == 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidConfig,
+                "max_open must be at least 1: a session's call needs its mirror's descriptor",
+            ));
+        }
+        let given = dir.as_ref();
+        let dir = fs::canonicalize(given)
+            .map_err(|e| Error::io("cannot resolve the store's directory", e).with_path(given))?;
+        let lock_path = dir.join(DIR_LOCK);
+        //= spec/mirror.md#m16-a-store-of-sessions
+        //# A store MUST take an exclusive lock on the directory's lock file `.parkline.lock`,
+        //# held while the store or any queue it gave out lives, and refuse with `Locked`, without
+        //# waiting, when another store or a single-path handle holds it.
+        let lock = MirrorLock::acquire(&lock_path, Mode::Exclusive).map_err(|refused| {
+            storage::lock_error(
+                refused,
+                &lock_path,
+                "a store or a single-path handle of a mirror in it holds this directory",
+            )
+        })?;
+        Ok(Store {
+            shared: Arc::new(Shared {
+                dir,
+                config,
+                pool: Arc::new(Pool::new(options.max_open)),
+                members: Mutex::new(BTreeMap::new()),
+                next_id: AtomicU64::new(0),
+                dir_fsyncs: AtomicU64::new(0),
+                _lock: lock,
+            }),
+        })
+    }
+
+    /// The store's directory, resolved.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = parkline::Store::open(dir.path())?;
+    /// assert_eq!(store.dir(), dir.path().canonicalize()?);
+    /// # Ok(()) }
+    /// ```
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// The queue of session `name` (its mirror `<name>.mirror`): creates the mirror if absent,
+    /// otherwise recovers it, as [`Queue::open`] does.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Locked`] while a queue of the session from this store lives;
+    /// [`ErrorKind::InvalidPath`] for a name M8 refuses, or one with a `/`; otherwise as
+    /// [`Queue::open`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = parkline::Store::open(dir.path())?;
+    /// let queue = store.session("s1")?;
+    /// assert_eq!(store.session("s1").unwrap_err().kind(), parkline::ErrorKind::Locked);
+    /// drop(queue);
+    /// store.session("s1")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn session(&self, name: &str) -> Result<Queue> {
+        self.open_session(name, true)
+    }
+
+    fn open_session(&self, name: &str, sync_dir: bool) -> Result<Queue> {
+        check_session_name(name).map_err(|e| e.with_path(self.dir().join(mirror_name(name))))?;
+        let member = self.shared.join(name)?;
+        let storage = session_storage(member);
+        let mirror = storage.mirror_name().to_owned();
+        Queue::open_storage(storage, &mirror, self.shared.config.clone(), sync_dir)
+    }
+
+    /// Opens every session of the directory (start-up after a restart): each mirror recovered
+    /// and fsynced, then the directory fsynced once for all (M10, M16), before any queue is
+    /// returned. A session that fails to open is an `Err` in the map; the others open.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] when the directory cannot be listed or its fsync fails (no queue is
+    /// returned then).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use parkline::{RequestId, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// store.session("a")?.park(RequestId(1), "one")?;
+    /// store.session("b")?;
+    /// let sessions = store.open_all()?;
+    /// assert_eq!(sessions.len(), 2);
+    /// assert_eq!(sessions["a"].as_ref().map(|q| q.parked().len()).ok(), Some(1));
+    /// # Ok(()) }
+    /// ```
+    pub fn open_all(&self) -> Result<BTreeMap<String, Result<Queue>>> {
+        let mut opened = BTreeMap::new();
+        for name in self.names()? {
+            let queue = self.open_session(&name, false);
+            opened.insert(name, queue);
+        }
+        //= spec/mirror.md#m10-fail-stop
+        //# `Store::open_all` MUST instead fsync each mirror it opens, and then the directory once
+        //# for all of them, before it returns any queue.
+        if opened.values().any(Result::is_ok) {
+            let synced = fs::File::open(self.dir()).and_then(|dir| dir.sync_all());
+            self.shared.dir_fsyncs.fetch_add(1, Ordering::Relaxed);
+            synced.map_err(|e| {
+                Error::io("cannot fsync the store's directory", e).with_path(self.dir())
+            })?;
+        }
+        Ok(opened)
+    }
+
+    /// The names of the sessions whose mirrors the directory holds, sorted.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] when the directory cannot be listed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = parkline::Store::open(dir.path())?;
+    /// assert!(store.names()?.is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub fn names(&self) -> Result<Vec<String>> {
+        let listing_failed = |e| Error::io("cannot list the store's directory", e);
+        let mut names = Vec::new();
+        for entry in fs::read_dir(self.dir()).map_err(listing_failed)? {
+            let entry = entry.map_err(listing_failed)?;
+            let Some(file) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if let Some(name) = file.strip_suffix(SESSION_SUFFIX)
+                && check_session_name(name).is_ok()
+                && entry.file_type().is_ok_and(|kind| kind.is_file())
+            {
+                names.push(name.to_owned());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Each session's mirror and what it holds, read without a lock or a write (M13), so a
+    /// session whose queue is given out is listed as its file last stood.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] when the directory cannot be listed; a mirror that cannot be read or
+    /// decoded is an `Err` beside its name.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use parkline::{RequestId, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// let mut queue = store.session("s1")?;
+    /// queue.park(RequestId(1), "done")?;
+    /// let listed = store.list()?;
+    /// let info = listed[0].1.as_ref().map_err(|e| e.to_string())?;
+    /// assert_eq!((info.name.as_str(), info.parked, info.open), ("s1", 1, true));
+    /// # Ok(()) }
+    /// ```
+    pub fn list(&self) -> Result<Vec<(String, Result<SessionInfo>)>> {
+        let members = self.shared.members().clone();
+        Ok(self
+            .names()?
+            .into_iter()
+            .map(|name| {
+                let info = self.info(&name, members.contains_key(&name));
+                (name, info)
+            })
+            .collect())
+    }
+
+    fn info(&self, name: &str, open: bool) -> Result<SessionInfo> {
+        let path = self.dir().join(mirror_name(name));
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(&path)
+            .map_err(|e| Error::io("cannot open the mirror to read it", e).with_path(&path))?;
+        let mut decoder = LogDecoder::new();
+        let mut damage = None;
+        storage::read_file(&file, &mut |piece| match decoder.feed(piece) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                damage = Some(e);
+                ControlFlow::Break(())
+            }
+        })
+        .map_err(|e| Error::io("cannot read the mirror", e).with_path(&path))?;
+        let decoded = match damage {
+            Some(e) => Err(e),
+            None => decoder.finish(),
+        }
+        .map_err(|e| e.with_path(&path))?;
+        let state = decoded.state;
+        Ok(SessionInfo {
+            name: name.to_owned(),
+            bytes: decoded.valid_len + decoded.torn_len,
+            open,
+            parked: state.parked.len(),
+            in_flight: state.in_flight.as_ref().map_or(0, |b| b.items.len()),
+            dead_letters: state.dead_letters.len(),
+        })
+    }
+
+    /// The store's figures: sessions given out, descriptors open and the pool's work.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = parkline::Store::open(dir.path())?;
+    /// let queue = store.session("s1")?;
+    /// let stats = store.stats();
+    /// assert_eq!((stats.sessions_open, stats.descriptors_open), (1, 1));
+    /// # Ok(()) }
+    /// ```
+    pub fn stats(&self) -> StoreStats {
+        let pool = &self.shared.pool;
+        StoreStats {
+            sessions_open: self.shared.members().len(),
+            descriptors_open: pool.open.load(Ordering::Acquire),
+            descriptors_max: pool.max_open,
+            evictions: pool.evictions.load(Ordering::Relaxed),
+            reopens: pool.reopens.load(Ordering::Relaxed),
+            dir_fsyncs: self.shared.dir_fsyncs.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A session name: M8's rules for the mirror name it makes, and no `/`.
+fn check_session_name(name: &str) -> Result<()> {
+    let refused = |reason: &str| Err(Error::new(ErrorKind::InvalidPath, reason.to_owned()));
+    if name.is_empty() || name == "." || name == ".." {
+        return refused("a session name must name a file");
+    }
+    if name.contains('/') || name.contains('\0') {
+        return refused("a session name must not hold '/' or NUL: it is a file name in the store");
+    }
+    let longest = RESERVED_SUFFIXES.iter().map(|s| s.len()).max().unwrap_or(0);
+    if mirror_name(name).len() + longest > storage::NAME_BYTES_MAX {
+        return refused("the session name is too long for a file name once suffixed");
+    }
+    storage::check_mirror_name(&mirror_name(name))
+}
+
+/// The pool of a store's session mirror descriptors (M16): the idle ones, least recently used
+/// first, and a count of every open one, idle or in a call.
+#[derive(Debug)]
+pub(crate) struct Pool {
+    max_open: usize,
+    open: AtomicUsize,
+    idle: Mutex<Idle>,
+    evictions: AtomicU64,
+    reopens: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Idle {
+    tick: u64,
+    /// By the tick of their return: the least recently used first.
+    handles: BTreeMap<u64, (u64, Handle)>,
+    /// Each member's tick in `handles`.
+    ticks: HashMap<u64, u64>,
+}
+
+impl Pool {
+    fn new(max_open: usize) -> Pool {
+        Pool {
+            max_open,
+            open: AtomicUsize::new(0),
+            idle: Mutex::new(Idle::default()),
+            evictions: AtomicU64::new(0),
+            reopens: AtomicU64::new(0),
+        }
+    }
+
+    fn idle(&self) -> MutexGuard<'_, Idle> {
+        // Every change keeps `handles` and `ticks` in step before it can panic.
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts a descriptor about to be opened; the `Handle` that holds it gives it back.
+    pub(crate) fn opening(self: &Arc<Self>) -> Arc<Pool> {
+        self.open.fetch_add(1, Ordering::AcqRel);
+        Arc::clone(self)
+    }
+
+    /// A counted descriptor was closed.
+    pub(crate) fn closed(&self) {
+        let before = self.open.fetch_sub(1, Ordering::AcqRel);
+        debug_assert!(before > 0, "a closed descriptor was counted");
+    }
+
+    pub(crate) fn reopened(&self) {
+        self.reopens.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Member `id`'s idle descriptor, taken out of the pool for a call.
+    pub(crate) fn take(&self, id: u64) -> Option<Handle> {
+        let mut idle = self.idle();
+        let tick = idle.ticks.remove(&id)?;
+        idle.handles.remove(&tick).map(|(_, handle)| handle)
+    }
+
+    /// Gives member `id`'s descriptor back, then closes the least recently used idle ones
+    /// while more than `max_open` are open.
+    pub(crate) fn put(&self, id: u64, handle: Handle) {
+        //= spec/mirror.md#m16-a-store-of-sessions
+        //# Between calls, a store MUST keep at most `max_open` session mirror descriptors open,
+        //# closing the least recently used idle one first; a session's next call MUST open its
+        //# mirror again and check that it is the file the session wrote (M8).
+        let evicted = {
+            let mut idle = self.idle();
+            idle.tick += 1;
+            let tick = idle.tick;
+            idle.handles.insert(tick, (id, handle));
+            let before = idle.ticks.insert(id, tick);
+            debug_assert!(before.is_none(), "a member has one mirror descriptor");
+            self.evict(&mut idle, self.max_open)
+        };
+        drop(evicted);
+    }
+
+    /// Before a descriptor is opened: closes idle ones until there is room for it.
+    pub(crate) fn make_room(&self) {
+        let evicted = self.evict(&mut self.idle(), self.max_open.saturating_sub(1));
+        drop(evicted);
+    }
+
+    /// The idle descriptors to close (after the pool's lock is released) so that at most
+    /// `keep` are open, as far as idle ones allow.
+    fn evict(&self, idle: &mut Idle, keep: usize) -> Vec<Handle> {
+        let mut evicted = Vec::new();
+        // Each handle counts itself open until it is dropped, after this loop.
+        while self.open.load(Ordering::Acquire) - evicted.len() > keep {
+            let Some((_, (id, handle))) = idle.handles.pop_first() else {
+                break;
+            };
+            idle.ticks.remove(&id);
+            evicted.push(handle);
+        }
+        self.evictions
+            .fetch_add(evicted.len() as u64, Ordering::Relaxed);
+        evicted
+    }
+}

@@ -1,0 +1,481 @@
+//! The store (M16): exclusion with single-path handles both ways, in this process and another;
+//! one queue per session; the descriptor pool; start-up's fsyncs; a failed reopen.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use super::lock::probe_in_another_process;
+use super::*;
+use crate::{Error, SessionInfo, Store, StoreOptions};
+
+fn store_with(dir: &Path, max_open: usize) -> Result<Store, Error> {
+    Store::open_with(dir, StoreOptions { max_open }, Config::default())
+}
+
+/// M16: a store refuses a directory where a single-path handle lives, and a single-path open
+/// of a session in a store's directory is refused, both in this process; single-path handles
+/// of two mirrors of one directory share the directory's lock.
+#[test]
+fn m16_a_store_and_a_single_path_handle_exclude_each_other_in_one_process() -> TestResult {
+    //= spec/mirror.md#m16-a-store-of-sessions
+    //= type=test
+    //# A store MUST take an exclusive lock on the directory's lock file `.parkline.lock`,
+    //# held while the store or any queue it gave out lives, and refuse with `Locked`, without
+    //# waiting, when another store or a single-path handle holds it.
+    //= spec/mirror.md#m16-a-store-of-sessions
+    //= type=test
+    //# A single-path open MUST take a shared lock on the directory's lock file
+    //# `.parkline.lock` before the mirror's own lock, and hold both for the life of the
+    //# handle.
+    let dir = tempfile::tempdir()?;
+    let one = Queue::open(dir.path().join("a.mirror"))?;
+    let two = Queue::open(dir.path().join("b.mirror"))?;
+    let refused = Store::open(dir.path()).err().ok_or("a handle lives")?;
+    assert_eq!(refused.kind(), ErrorKind::Locked);
+    assert_eq!(
+        refused.path(),
+        Some(dir.path().canonicalize()?.join(".parkline.lock").as_path())
+    );
+    drop(one);
+    assert_eq!(
+        Store::open(dir.path()).map(|_| ()).map_err(|e| e.kind()),
+        Err(ErrorKind::Locked)
+    );
+    drop(two);
+    let store = Store::open(dir.path())?;
+    let session = store.session("a")?;
+    drop(store);
+    // A queue the store gave out holds the directory's lock after the store is dropped.
+    let err = Queue::open(dir.path().join("a.mirror"))
+        .err()
+        .ok_or("held")?;
+    assert_eq!(err.kind(), ErrorKind::Locked);
+    let err = Queue::open(dir.path().join("c.mirror"))
+        .err()
+        .ok_or("held")?;
+    assert_eq!(err.kind(), ErrorKind::Locked);
+    drop(session);
+    Queue::open(dir.path().join("a.mirror"))?;
+    Ok(())
+}
+
+/// The environment variable that turns [`m16_store_probe`] into a probe of the store it names.
+const STORE_PROBE_ENV: &str = "PARKLINE_STORE_PROBE";
+
+/// Not a test of its own: run by [`store_in_another_process`], it opens the store named by
+/// [`STORE_PROBE_ENV`] and prints what it got. Without the variable it does nothing.
+#[test]
+fn m16_store_probe() {
+    let Some(dir) = std::env::var_os(STORE_PROBE_ENV) else {
+        return;
+    };
+    let got = match Store::open(PathBuf::from(dir)) {
+        Ok(_) => "opened".to_owned(),
+        Err(e) => format!("{:?}", e.kind()),
+    };
+    println!("probe: {got}");
+}
+
+fn store_in_another_process(dir: &Path) -> Result<String, Box<dyn std::error::Error>> {
+    let out = Command::new(std::env::current_exe()?)
+        .args(["--exact", "tests::store::m16_store_probe", "--nocapture"])
+        .args(["--test-threads", "1"])
+        .env(STORE_PROBE_ENV, dir)
+        .output()?;
+    let stdout = String::from_utf8(out.stdout)?;
+    let got = stdout
+        .split("probe: ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .ok_or_else(|| format!("the probe printed no result: {stdout}"))?;
+    Ok(got.to_owned())
+}
+
+/// M16 across processes: a single-path open in another process is refused while a store holds
+/// the directory, and a store in another process is refused while a single-path handle lives.
+#[test]
+fn m16_a_store_and_a_single_path_handle_exclude_each_other_across_processes() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("s1.mirror");
+    let store = Store::open(dir.path())?;
+    let session = store.session("s1")?;
+    assert_eq!(probe_in_another_process(&path)?, "Locked");
+    assert_eq!(store_in_another_process(dir.path())?, "Locked");
+    drop((store, session));
+    assert_eq!(probe_in_another_process(&path)?, "opened");
+    let queue = Queue::open(&path)?;
+    assert_eq!(store_in_another_process(dir.path())?, "Locked");
+    drop(queue);
+    assert_eq!(store_in_another_process(dir.path())?, "opened");
+    Ok(())
+}
+
+/// M16: a session's queue is given out once at a time; the name follows M8's rules.
+#[test]
+fn m16_a_session_is_given_out_once_and_named_as_m8_allows() -> TestResult {
+    //= spec/mirror.md#m16-a-store-of-sessions
+    //= type=test
+    //# A store MUST give out at most one queue of a session at a time: another request for
+    //# it while that queue lives is `Locked`.
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    let mut queue = store.session("s1")?;
+    queue.park(RequestId(1), "one")?;
+    assert_eq!(
+        store.session("s1").map(|_| ()).map_err(|e| e.kind()),
+        Err(ErrorKind::Locked)
+    );
+    drop(queue);
+    assert_eq!(store.session("s1")?.parked().len(), 1);
+    for bad in ["", "a/b", "..", &"n".repeat(250)] {
+        let kind = store.session(bad).map(|_| ()).map_err(|e| e.kind());
+        assert_eq!(kind, Err(ErrorKind::InvalidPath), "{bad:?}");
+    }
+    assert_eq!(store.names()?, vec!["s1".to_owned()]);
+    Ok(())
+}
+
+/// M8: a single-path open refuses the mirror name whose lock file is the directory's.
+#[test]
+fn m8_the_directory_lock_files_stem_is_not_a_mirror_name() -> TestResult {
+    //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
+    //= type=test
+    //# The mirror name `.parkline` MUST be refused with `InvalidPath`: its lock file would be the
+    //# directory's (M16).
+    let dir = tempfile::tempdir()?;
+    let err = Queue::open(dir.path().join(".parkline"))
+        .err()
+        .ok_or("reserved")?;
+    assert_eq!(err.kind(), ErrorKind::InvalidPath);
+    assert_eq!(fs::read_dir(dir.path())?.count(), 0, "nothing created");
+    Ok(())
+}
+
+/// M16: with `max_open` 3, twenty live sessions that each parked hold at most 3 descriptors
+/// between calls; each call on an idle session opens its mirror again, unseen, and its lines
+/// are where they were.
+#[test]
+fn m16_idle_sessions_hold_no_descriptor_and_reopen_unseen() -> TestResult {
+    //= spec/mirror.md#m16-a-store-of-sessions
+    //= type=test
+    //# Between calls, a store MUST keep at most `max_open` session mirror descriptors open,
+    //# closing the least recently used idle one first; a session's next call MUST open its
+    //# mirror again and check that it is the file the session wrote (M8).
+    let dir = tempfile::tempdir()?;
+    let store = store_with(dir.path(), 3)?;
+    let mut queues = Vec::new();
+    for s in 0..20u64 {
+        let mut queue = store.session(&format!("s{s}"))?;
+        queue.park(RequestId(s), &format!("line {s}"))?;
+        queues.push(queue);
+        assert!(store.stats().descriptors_open <= 3);
+    }
+    for (s, queue) in (0..20u64).zip(&mut queues) {
+        queue.park(RequestId(100 + s), "second")?;
+        let batch = queue.boundary(Budget(1_000))?.ok_or("two lines")?;
+        assert_eq!(batch.items.len(), 2);
+        queue.settle(batch.id, &[Outcome::Delivered, Outcome::Delivered])?;
+    }
+    let stats = store.stats();
+    assert_eq!((stats.sessions_open, stats.descriptors_max), (20, 3));
+    assert!(stats.descriptors_open <= 3, "{stats:?}");
+    assert!(stats.reopens >= 17, "{stats:?}");
+    assert!(stats.evictions >= 17, "{stats:?}");
+    drop(queues);
+    assert_eq!(store.stats().descriptors_open, 0);
+    Ok(())
+}
+
+/// M16 with M8: a mirror replaced while its session was idle is not written: the reopen finds
+/// another file, and the call fails with `Io` and poisons, as a write would.
+#[test]
+fn m16_a_mirror_replaced_while_idle_poisons_its_session() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let store = store_with(dir.path(), 1)?;
+    let mut s1 = store.session("s1")?;
+    s1.park(RequestId(1), "one")?;
+    let mut s2 = store.session("s2")?;
+    s2.park(RequestId(2), "two")?;
+    // s1's descriptor was closed for s2's; its mirror is now another file.
+    let path = dir.path().join("s1.mirror");
+    let copy = dir.path().join("copy");
+    fs::copy(&path, &copy)?;
+    fs::rename(&copy, &path)?;
+    let err = s1.park(RequestId(3), "three").err().ok_or("replaced")?;
+    assert_eq!(err.kind(), ErrorKind::Io);
+    assert!(s1.is_poisoned());
+    assert!(!s2.is_poisoned());
+    Ok(())
+}
+
+/// M10 and M16: `open_all` fsyncs each mirror it recovers and the directory once for all.
+#[test]
+fn m10_open_all_fsyncs_each_mirror_and_the_directory_once() -> TestResult {
+    //= spec/mirror.md#m10-fail-stop
+    //= type=test
+    //# `Store::open_all` MUST instead fsync each mirror it opens, and then the directory once
+    //# for all of them, before it returns any queue.
+    let dir = tempfile::tempdir()?;
+    {
+        let store = store_with(dir.path(), 2)?;
+        for s in 0..7u64 {
+            store
+                .session(&format!("s{s}"))?
+                .park(RequestId(s), "line")?;
+        }
+    }
+    fs::write(dir.path().join("damaged.mirror"), b"not a mirror\n")?;
+    fs::write(dir.path().join("notes.txt"), b"not a session")?;
+    let store = store_with(dir.path(), 2)?;
+    let opened = store.open_all()?;
+    assert_eq!(opened.len(), 8);
+    let err = opened["damaged"].as_ref().err().ok_or("damaged")?;
+    assert_eq!(err.kind(), ErrorKind::Corrupt);
+    let queues: Vec<&Queue> = opened.values().filter_map(|q| q.as_ref().ok()).collect();
+    assert_eq!(queues.len(), 7);
+    for queue in &queues {
+        let stats = queue.stats();
+        assert_eq!(
+            (stats.fsyncs, stats.dir_fsyncs, queue.parked().len()),
+            (1, 0, 1)
+        );
+    }
+    assert_eq!(store.stats().dir_fsyncs, 1);
+    assert!(store.stats().descriptors_open <= 2);
+    Ok(())
+}
+
+/// M16, M13: the listing reads each mirror without a lock or a write.
+#[test]
+fn m16_the_listing_says_what_each_session_holds() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    let mut s1 = store.session("s1")?;
+    s1.park(RequestId(1), "one")?;
+    s1.park(RequestId(2), "two")?;
+    let batch = s1.boundary(Budget(1_000))?.ok_or("lines")?;
+    s1.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
+    drop(store.session("s2")?);
+    let listed = store.list()?;
+    let names: Vec<&str> = listed.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["s1", "s2"]);
+    let info = |i: usize| -> Result<&SessionInfo, String> {
+        listed[i].1.as_ref().map_err(|e| e.to_string())
+    };
+    let s1_info = info(0)?;
+    assert_eq!(
+        (
+            s1_info.parked,
+            s1_info.in_flight,
+            s1_info.dead_letters,
+            s1_info.open
+        ),
+        (1, 0, 0, true)
+    );
+    assert_eq!(
+        s1_info.bytes,
+        fs::metadata(dir.path().join("s1.mirror"))?.len()
+    );
+    assert!(!info(1)?.open);
+    Ok(())
+}
+
+/// M15 in a store: removing a session's mirror leaves no lock file of its own, and the name
+/// can be given out again.
+#[test]
+fn m15_a_store_session_removes_its_mirror_at_its_end() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    let mut queue = store.session("s1")?;
+    queue.park(RequestId(1), "one")?;
+    queue.remove(true)?;
+    assert_eq!(names_besides_dir_lock(dir.path())?, Vec::<String>::new());
+    drop(queue);
+    assert!(store.names()?.is_empty());
+    assert!(store.session("s1")?.parked().is_empty());
+    Ok(())
+}
+
+/// `Queue::reopen` of a store session opens it again through its store.
+#[test]
+fn m10_a_store_session_reopens_through_its_store() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let store = store_with(dir.path(), 1)?;
+    let mut queue = store.session("s1")?;
+    queue.park(RequestId(1), "one")?;
+    queue.reopen()?;
+    assert_eq!(queue.parked().len(), 1);
+    assert_eq!(
+        store.session("s1").map(|_| ()).map_err(|e| e.kind()),
+        Err(ErrorKind::Locked)
+    );
+    assert_eq!(store.stats().sessions_open, 1);
+    drop(queue);
+    assert_eq!(store.stats().sessions_open, 0);
+    Ok(())
+}
+
+/// The environment variable that makes [`m16_many_sessions_child`] run, in a directory.
+const MANY_ENV: &str = "PARKLINE_STORE_MANY";
+
+/// How many sessions the descriptor-limit child runs.
+const MANY_SESSIONS: u64 = 1_000;
+
+/// Not a test of its own: run by [`m16_a_thousand_sessions_run_under_ulimit_64`] under
+/// `ulimit -n 64`. A daemon's life with 1,000 sessions: each created and parked into, all kept
+/// live; half delivered; reopened at start-up; the descriptors counted in `/proc/self/fd`; then
+/// the descriptor table filled, so an idle session's reopen fails, which must not poison.
+#[test]
+fn m16_many_sessions_child() {
+    let Some(dir) = std::env::var_os(MANY_ENV) else {
+        return;
+    };
+    match many_sessions(Path::new(&dir)) {
+        Ok(most) => println!("child: ok {most}"),
+        Err(e) => println!("child: failed {e}"),
+    }
+}
+
+fn descriptors() -> io::Result<usize> {
+    Ok(fs::read_dir("/proc/self/fd")?.count())
+}
+
+fn many_sessions(dir: &Path) -> Result<usize, Box<dyn std::error::Error>> {
+    let before = descriptors()?;
+    let mut most = 0;
+    {
+        let store = store_with(dir, MAX_OPEN_DEFAULT_FOR_TEST)?;
+        let mut queues = Vec::new();
+        for s in 0..MANY_SESSIONS {
+            let mut queue = store.session(&format!("s{s}"))?;
+            queue.park(RequestId(s), &format!("line {s}"))?;
+            queues.push(queue);
+            most = most.max(descriptors()?);
+        }
+        for queue in queues.iter_mut().step_by(2) {
+            let batch = queue.boundary(Budget(1_000))?.ok_or("a line")?;
+            queue.settle(batch.id, &[Outcome::Delivered])?;
+            most = most.max(descriptors()?);
+        }
+    }
+    let store = store_with(dir, MAX_OPEN_DEFAULT_FOR_TEST)?;
+    let mut queues: Vec<Queue> = store.open_all()?.into_values().collect::<Result<_, _>>()?;
+    most = most.max(descriptors()?);
+    let parked: usize = queues.iter().map(|q| q.parked().len()).sum();
+    if queues.len() as u64 != MANY_SESSIONS || parked as u64 != MANY_SESSIONS / 2 {
+        return Err(format!("{} sessions, {parked} parked", queues.len()).into());
+    }
+    // Every other session gone, so the pool holds no idle descriptor to close for room, and
+    // the table filled: the first session's reopen fails, and must leave it usable.
+    let mut first = queues.swap_remove(0);
+    drop(queues);
+    let mut filler = Vec::new();
+    while let Ok(file) = fs::File::open("/dev/null") {
+        filler.push(file);
+    }
+    let err = first
+        .park(RequestId(5_000), "late")
+        .err()
+        .ok_or("no descriptor left")?;
+    if err.kind() != ErrorKind::Reopen || first.is_poisoned() {
+        return Err(format!("a failed reopen gave {err}").into());
+    }
+    drop(filler);
+    first.park(RequestId(5_000), "late")?;
+    Ok(most - before)
+}
+
+/// `max_open` of the descriptor-limit child: the default.
+const MAX_OPEN_DEFAULT_FOR_TEST: usize = crate::MAX_OPEN_DEFAULT;
+
+/// M16: a daemon's 1,000 sessions in a process whose descriptor table holds 64: at most
+/// `max_open` + 3 descriptors beyond what the process held before, and a failed reopen does
+/// not poison.
+#[test]
+fn m16_a_thousand_sessions_run_under_ulimit_64() -> TestResult {
+    //= spec/mirror.md#m16-a-store-of-sessions
+    //= type=test
+    //# A session whose mirror cannot be opened again after its descriptor was closed
+    //# MUST fail the call with `Reopen`, having written nothing, and stay usable.
+    let dir = tempfile::tempdir()?;
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o700))?;
+    let exe = std::env::current_exe()?;
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 64 && exec \"$0\" \"$@\"")
+        .arg(exe)
+        .args([
+            "--exact",
+            "tests::store::m16_many_sessions_child",
+            "--nocapture",
+        ])
+        .args(["--test-threads", "1"])
+        .env(MANY_ENV, dir.path())
+        .output()?;
+    let stdout = String::from_utf8(out.stdout)?;
+    let most: usize = stdout
+        .split("child: ok ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("the child failed: {stdout}"))?;
+    eprintln!("descriptors beyond the start: {most}");
+    // The directory's lock, the pool, and a call's transient ones (directory, temp file).
+    assert!(
+        most <= 1 + crate::MAX_OPEN_DEFAULT + 3,
+        "{most} descriptors"
+    );
+    assert!(
+        most > crate::MAX_OPEN_DEFAULT / 2,
+        "{most}: the pool was used"
+    );
+    Ok(())
+}
+
+/// Whether this process holds a descriptor of `path`.
+fn is_open(path: &Path) -> io::Result<bool> {
+    for entry in fs::read_dir("/proc/self/fd")? {
+        if fs::read_link(entry?.path()).is_ok_and(|target| target == path) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// M16: a write's descriptor stays open until its fsync, though the pool is over `max_open`:
+/// another session's call then closes its own idle descriptor instead.
+#[test]
+fn m16_a_written_descriptor_stays_open_until_its_fsync() -> TestResult {
+    //= spec/mirror.md#m16-a-store-of-sessions
+    //= type=test
+    //# A session's mirror descriptor MUST NOT be closed between a write through it and that
+    //# write's fsync: the fsync goes through the descriptor the write used, which alone is
+    //# sure to be told of a failed writeback.
+    let dir = tempfile::tempdir()?;
+    let store = store_with(dir.path(), 1)?;
+    let (a, b) = (store.dir().join("a.mirror"), store.dir().join("b.mirror"));
+    let mut queue_a = store.session("a")?;
+    queue_a.park(RequestId(1), "one")?;
+    let mut queue_b = store.session("b")?;
+    queue_b.park(RequestId(2), "two")?;
+    assert!(
+        !is_open(&a)? && is_open(&b)?,
+        "a was the least recently used"
+    );
+    let mut storage_a = queue_a.into_storage();
+    storage_a.append("a.mirror", b"")?;
+    assert!(is_open(&a)?);
+    queue_b.park(RequestId(3), "three")?;
+    assert!(
+        is_open(&a)?,
+        "a written descriptor is never closed for room"
+    );
+    assert!(!is_open(&b)?, "the idle one is closed instead");
+    storage_a.sync("a.mirror")?;
+    queue_b.park(RequestId(4), "four")?;
+    assert!(
+        !is_open(&a)? && is_open(&b)?,
+        "once fsynced, it is idle like any other"
+    );
+    Ok(())
+}
