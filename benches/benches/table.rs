@@ -31,7 +31,11 @@
 //!   / 200 threads through a `SharedQueue`, the same burst in the same rounds (the async
 //!   facade's bound: 1.2x);
 //! - a group of N lines parked by one `park_all` / by N `park` calls, and / the floor (one
-//!   `write` + `fsync` of the N lines), at N = 13 and 100 (D22).
+//!   `write` + `fsync` of the N lines), at N = 13 and 100 (D22);
+//! - start-up: `Store::open_all` of 1,000 idle sessions (two lines parked in each) / the floor
+//!   of opening, reading and fsyncing the same 1,000 files plus one directory fsync, and
+//!   1,000 `Queue::open` calls (each fsyncing its mirror and the directory) / the same floor.
+//!   `PARKLINE_TABLE_ONLY_STARTUP=1` runs these rows alone.
 //!
 //! Only the public API is used (`Queue`, `Storage` through the fixtures), so the bench keeps
 //! compiling while the mirror format changes.
@@ -40,7 +44,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use parkline::{Budget, ErrorKind, Queue, RequestId, SharedQueue};
+use parkline::{Budget, ErrorKind, Queue, RequestId, SharedQueue, Store};
 use parkline_benches::boundary;
 use parkline_benches::contention::{self, Sharing};
 use parkline_benches::fixture::{self, CountedQueue, bench_dir, completion_line, mirror_line};
@@ -856,6 +860,101 @@ fn thousands(n: u64) -> String {
     out
 }
 
+// ---- start-up of many sessions ----
+
+/// The sessions of the start-up rows.
+const SESSIONS: u64 = 1_000;
+
+/// A store's directory of [`SESSIONS`] idle sessions, two lines parked in each.
+fn sessions_fixture() -> TempDir {
+    let dir = bench_dir().expect("temporary directory");
+    let store = Store::open(dir.path()).expect("store");
+    for s in 0..SESSIONS {
+        let mut queue = store.session(&format!("s{s}")).expect("session");
+        for r in 0..2 {
+            let request = s * 2 + r;
+            queue
+                .park(RequestId(request), &completion_line(request))
+                .expect("park");
+        }
+    }
+    drop(store);
+    fixture::sync_dir_tree(dir.path()).expect("sync the fixture");
+    dir
+}
+
+/// The floor of opening many files durably: each file opened, read whole and fsynced, then
+/// the directory fsynced once.
+fn open_read_fsync_all(dir: &Path) -> Duration {
+    use std::io::Read;
+    let start = Instant::now();
+    let mut bytes = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("list") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "mirror") {
+            let mut file = std::fs::File::open(&path).expect("open");
+            bytes.clear();
+            file.read_to_end(&mut bytes).expect("read");
+            file.sync_all().expect("fsync");
+        }
+    }
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .expect("directory fsync");
+    start.elapsed()
+}
+
+/// Start-up of [`SESSIONS`] idle sessions: `Store::open_all` and one `Queue::open` per session,
+/// each against the floor of opening, reading and fsyncing the files plus one directory fsync.
+fn startup_rows() -> Vec<Row> {
+    let dir = sessions_fixture();
+    let rounds = interleave::rounds(7);
+    let mut store_open_all = || {
+        let start = Instant::now();
+        let store = Store::open(dir.path()).expect("store");
+        let queues = store.open_all().expect("open all");
+        let elapsed = start.elapsed();
+        assert_eq!(
+            queues.values().filter(|q| q.is_ok()).count() as u64,
+            SESSIONS
+        );
+        elapsed
+    };
+    let mut one_by_one = || {
+        let start = Instant::now();
+        let queues: Vec<Queue> = (0..SESSIONS)
+            .map(|s| Queue::open(dir.path().join(format!("s{s}.mirror"))).expect("open"))
+            .collect();
+        let elapsed = start.elapsed();
+        assert_eq!(queues.len() as u64, SESSIONS);
+        elapsed
+    };
+    let mut floor = || open_read_fsync_all(dir.path());
+    let t = interleave::samples(
+        rounds,
+        &mut [&mut store_open_all, &mut one_by_one, &mut floor],
+    );
+    let baseline = "open + read + fsync of each, one directory fsync";
+    let rows = vec![
+        Row::timed(
+            "start-up: Store::open_all of 1,000 idle sessions / the floor".to_owned(),
+            baseline,
+            rounds,
+            &t[0],
+            &t[2],
+        ),
+        Row::timed(
+            "start-up: 1,000 Queue::open / the floor".to_owned(),
+            baseline,
+            rounds,
+            &t[1],
+            &t[2],
+        ),
+    ];
+    fixture::discard(dir).expect("sync the deletion");
+    rows
+}
+
 fn main() {
     if let Ok(dir) = std::env::var(CHILD_ENV) {
         child(&dir);
@@ -863,6 +962,11 @@ fn main() {
     }
     let start = Instant::now();
     let mut rows = Vec::new();
+    if std::env::var_os("PARKLINE_TABLE_ONLY_STARTUP").is_some() {
+        rows.extend(startup_rows());
+        print_rows(&rows, start);
+        return;
+    }
     for n in [0, 1_000] {
         rows.push(park_row(n));
         eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
@@ -892,6 +996,8 @@ fn main() {
         rows.push(steady_boundary_row(n));
         eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
     }
+    rows.extend(startup_rows());
+    eprintln!("table: start-up");
     parks_per_second_chart();
     print_rows(&rows, start);
 }

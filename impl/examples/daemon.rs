@@ -1,7 +1,8 @@
-//! A parent session's daemon on parkline: child requests complete on their own tasks while the
-//! parent is mid-turn, their completion lines are parked, and each turn boundary hands the parent
-//! one batch. It shows a failed hand-over retried, a crash (a batch dropped without a settle) and
-//! the restart that repeats it, a park retried after the restart (answered with the seq the line
+//! A parent session's daemon on parkline: its sessions live in a `Store` (one directory, one
+//! mirror per session, a bounded pool of descriptors); child requests complete on their own
+//! tasks while the parent is mid-turn, their completion lines are parked, and each turn
+//! boundary hands the parent one batch. It shows a failed hand-over retried, a crash (a batch dropped without a settle) and
+//! the restart that opens every session and repeats the batch, a park retried after the restart (answered with the seq the line
 //! has), a reopen in place (the way on after `Poisoned`), the counters a
 //! daemon exports, the session's end, and an `agent_read` follower that reads each child's new
 //! turns through `since:` cursors.
@@ -12,7 +13,7 @@
 //! Run it with `cargo run -p parkline --features tokio --example daemon`.
 
 use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnSeq};
-use parkline::{AsyncQueue, Batch, Budget, Outcome, RequestId};
+use parkline::{AsyncQueue, Batch, Budget, Outcome, RequestId, Store};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -71,8 +72,10 @@ fn follow(child: &Transcript, cursor: Cursor) -> Result<Cursor, parkline::Error>
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join("session-s966.mirror");
-    let queue = AsyncQueue::open(&path).await?;
+    // One store per daemon, one queue per session, for the session's life.
+    let store = Store::open(dir.path())?;
+    let queue = AsyncQueue::new(store.session("s966")?);
+    let other = AsyncQueue::new(store.session("s967")?);
 
     // Three children finish while the parent is mid-turn, each on its own task.
     let tasks: Vec<_> = (1..=3)
@@ -99,12 +102,15 @@ async fn main() -> Result<(), BoxError> {
         .ok_or("the failed lines are parked")?;
     show(&batch);
     println!("--- the daemon crashes before the settle ---");
-    drop(batch);
-    drop(queue);
+    drop((batch, queue, other, store));
 
-    // The restart. The daemon is not sure its last park reached the mirror: it parks the line
-    // again, and the mirror answers with the seq the line already has (one line per request).
-    let queue = AsyncQueue::open(&path).await?;
+    // The restart: every session of the store opens, with one directory fsync for all.
+    let store = Store::open(dir.path())?;
+    let mut sessions = store.open_all()?;
+    println!("sessions after the restart: {:?}", store.names()?);
+    let queue = AsyncQueue::new(sessions.remove("s966").ok_or("s966 was kept")??);
+    // The daemon is not sure its last park reached the mirror: it parks the line again, and
+    // the mirror answers with the seq the line already has (one line per request).
     complete(queue.clone(), 3, "t9").await?;
     // The same batch comes back first, marked as a repeat.
     let batch = boundary(&queue).await?.ok_or("the crashed batch repeats")?;
@@ -119,9 +125,14 @@ async fn main() -> Result<(), BoxError> {
         "parked {}, in flight {}, dead {}, {} bytes, {} fsyncs",
         stats.parked, stats.in_flight, stats.dead_letters, stats.mirror_bytes, stats.fsyncs
     );
-    // The session ends: its mirror and lock file go (refused while lines are held).
+    let descriptors = store.stats();
+    println!(
+        "store: {} sessions open, {} of at most {} descriptors",
+        descriptors.sessions_open, descriptors.descriptors_open, descriptors.descriptors_max
+    );
+    // The session ends: its mirror goes (refused while lines are held).
     queue.remove(false).await?;
-    println!("session ended: {} removed", path.display());
+    println!("session s966 ended; the store holds {:?}", store.names()?);
 
     // agent_read: the parent follows child s980-1's turns without being sent t7 twice.
     let mut child = Transcript::new(ChildId::new("s980-1")?);

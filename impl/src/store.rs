@@ -623,7 +623,12 @@ impl Pool {
     fn evict(&self, idle: &mut Idle, keep: usize) -> Vec<Handle> {
         let mut evicted = Vec::new();
         // Each handle counts itself open until it is dropped, after this loop.
-        while self.open.load(Ordering::Acquire) - evicted.len() > keep {
+        while self
+            .open
+            .load(Ordering::Acquire)
+            .saturating_sub(evicted.len())
+            > keep
+        {
             let Some((_, (id, handle))) = idle.handles.pop_first() else {
                 break;
             };
