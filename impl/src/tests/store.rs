@@ -1,6 +1,7 @@
 //! The store (M16): exclusion with single-path handles both ways, in this process and another;
 //! one queue per session; the descriptor pool; start-up's fsyncs; a failed reopen.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
@@ -477,5 +478,138 @@ fn m16_a_written_descriptor_stays_open_until_its_fsync() -> TestResult {
         !is_open(&a)? && is_open(&b)?,
         "once fsynced, it is idle like any other"
     );
+    Ok(())
+}
+
+/// The environment variable that makes [`m16_kill_child`] run, in a directory.
+const KILL_ENV: &str = "PARKLINE_STORE_KILL";
+
+/// How many sessions the kill -9 child parks into, round robin.
+const KILL_SESSIONS: u64 = 100;
+
+/// Not a test of its own: run by [`m16_a_store_daemon_killed_with_9_loses_nothing`]. A store
+/// daemon's life: open every session, then park round robin and deliver every seventh session's
+/// lines, printing each acknowledged park and each request handed over, until it is killed.
+#[test]
+fn m16_kill_child() {
+    let Some(dir) = std::env::var_os(KILL_ENV) else {
+        return;
+    };
+    let life: u64 = std::env::var("PARKLINE_STORE_KILL_LIFE")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    if let Err(e) = kill_child(Path::new(&dir), life) {
+        println!("child: failed {e}");
+    }
+}
+
+fn kill_child(dir: &Path, life: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let store = store_with(dir, 8)?;
+    let mut queues: Vec<Queue> = (0..KILL_SESSIONS)
+        .map(|s| store.session(&format!("s{s}")))
+        .collect::<Result<_, _>>()?;
+    println!("child: opened");
+    for i in 0.. {
+        let s = i % KILL_SESSIONS;
+        let request = life * 1_000_000 + i;
+        let queue = &mut queues[s as usize];
+        queue.park(RequestId(request), &format!("line {request}"))?;
+        println!("ack s{s} {request}");
+        if i % 7 == 0
+            && let Some(batch) = queue.boundary(Budget(100_000))?
+        {
+            // Handed over: from here the settle may or may not be durable when the kill comes.
+            for item in &batch.items {
+                println!("handed s{s} {}", item.request.0);
+            }
+            let outcomes = vec![Outcome::Delivered; batch.items.len()];
+            queue.settle(batch.id, &outcomes)?;
+        }
+    }
+    Ok(())
+}
+
+/// M16 with M4 and M10: a store daemon killed with signal 9 at a moment of its work, thirty
+/// times, and reopened each time with `open_all`: every park it acknowledged and did not hand
+/// over is in its session's mirror, no request is there twice, and no mirror is damaged.
+#[test]
+fn m16_a_store_daemon_killed_with_9_loses_nothing() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let exe = std::env::current_exe()?;
+    let mut held: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    let mut checked = 0;
+    for life in 0..30u64 {
+        let mut child = Command::new(&exe)
+            .args(["--exact", "tests::store::m16_kill_child", "--nocapture"])
+            .args(["--test-threads", "1"])
+            .env(KILL_ENV, dir.path())
+            .env("PARKLINE_STORE_KILL_LIFE", (life + 1).to_string())
+            .stdout(std::process::Stdio::piped())
+            .spawn()?;
+        let mut pipe = child.stdout.take().ok_or("no stdout")?;
+        let reader = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(&mut pipe, &mut bytes).map(|_| bytes)
+        });
+        // The kill comes after the child opened its sessions, from a few parks to a few
+        // hundred later, varied by life.
+        let opened = dir.path().join("s99.mirror");
+        while !opened.exists() && child.try_wait()?.is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20 + (life * 37) % 160));
+        child.kill()?;
+        child.wait()?;
+        let stdout = String::from_utf8(reader.join().map_err(|_| "reader panicked")??)?;
+        if let Some(failed) = stdout.lines().find(|line| line.contains("child: failed")) {
+            return Err(failed.to_owned().into());
+        }
+        // The kill can cut the last line short: only whole lines were printed after their call.
+        for line in stdout
+            .split_inclusive('\n')
+            .filter(|line| line.ends_with('\n'))
+        {
+            let mut words = line.split_whitespace();
+            let (Some(what @ ("ack" | "handed")), Some(session), Some(request)) =
+                (words.next(), words.next(), words.next())
+            else {
+                continue;
+            };
+            let request: u64 = request.parse()?;
+            let set = held.entry(session.to_owned()).or_default();
+            if what == "ack" {
+                set.insert(request);
+            } else {
+                set.remove(&request);
+            }
+        }
+        let store = store_with(dir.path(), 8)?;
+        for (name, queue) in store.open_all()? {
+            let queue = queue?;
+            let mut found = BTreeSet::new();
+            let in_flight = queue
+                .in_flight()
+                .map(|batch| &batch.items[..])
+                .unwrap_or(&[]);
+            for item in queue.parked().iter().chain(in_flight) {
+                assert!(
+                    found.insert(item.request.0),
+                    "{name}: request {} twice",
+                    item.request.0
+                );
+            }
+            let expected = held.get(&name).cloned().unwrap_or_default();
+            let lost: Vec<_> = expected.difference(&found).collect();
+            assert!(
+                lost.is_empty(),
+                "life {life}, {name}: acknowledged and lost: {lost:?}"
+            );
+            checked += expected.len();
+        }
+    }
+    eprintln!("{checked} held lines checked");
+    // Lives that parked nothing would prove nothing.
+    assert!(checked > 1_000, "{checked} held lines checked");
     Ok(())
 }
