@@ -136,3 +136,4 @@ mod settle;
 mod shared;
 mod store;
 mod v2;
+mod v3;
