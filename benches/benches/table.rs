@@ -10,7 +10,9 @@
 //! per-round ratios with its quartiles. A ratio of two medians taken from different rounds
 //! swings by several percent from one pass to the next on this disk (the park bench's header
 //! has the measurement); the per-round ratio does not. `PARKLINE_BENCH_ROUNDS` overrides every
-//! row's rounds. Under a minute on the shared 2-core VM (23 s on 2026-12-03 with fewer rounds).
+//! row's rounds. `PARKLINE_TABLE_ONLY_THREADS` stops after the rows of many threads parking
+//! (and their chart); `PARKLINE_TABLE_ONLY_STEADY` runs the two steady-state boundary rows
+//! alone. Under a minute on the shared 2-core VM (23 s on 2026-12-03 with fewer rounds).
 //!
 //! The rows:
 //! - durable park / floor (one `write` + `fsync` of the line), 0 and 1,000 already parked;
@@ -795,6 +797,9 @@ fn steady_boundary_row(n: u64) -> Row {
     let mut request = 0u64;
     let mut turn = String::new();
     let park_counts = counts.clone();
+    let mirror = dir.path().join(MIRROR);
+    // The longest the mirror was right after a round's settle (every round drains the queue).
+    let mut at_rest_max = 0u64;
     let mut parkline = || {
         park_counts.set_skip_syncs(true);
         for _ in 0..n {
@@ -807,7 +812,10 @@ fn steady_boundary_row(n: u64) -> Row {
         fixture::sync_dir_tree(dir.path()).expect("sync the fixture");
         let start = Instant::now();
         boundary::parkline(&mut queue, &mut turn);
-        start.elapsed()
+        let elapsed = start.elapsed();
+        let at_rest = std::fs::metadata(&mirror).expect("the mirror").len();
+        at_rest_max = at_rest_max.max(at_rest);
+        elapsed
     };
     let mut floor = || {
         let start = Instant::now();
@@ -822,6 +830,7 @@ fn steady_boundary_row(n: u64) -> Row {
     let per_round = Quartiles::of_ratios(&t[0], &t[1]);
     let ratio = tp / tb;
     drop(queue);
+    eprintln!("table: the mirror after a round's settle: at most {at_rest_max} bytes");
     fixture::discard(dir).expect("sync the deletion");
     Row {
         what: format!(
@@ -964,6 +973,14 @@ fn main() {
     let mut rows = Vec::new();
     if std::env::var_os("PARKLINE_TABLE_ONLY_STARTUP").is_some() {
         rows.extend(startup_rows());
+        print_rows(&rows, start);
+        return;
+    }
+    if std::env::var_os("PARKLINE_TABLE_ONLY_STEADY").is_some() {
+        for n in [1_000, 10_000] {
+            rows.push(steady_boundary_row(n));
+            eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
+        }
         print_rows(&rows, start);
         return;
     }
