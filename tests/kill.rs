@@ -185,12 +185,17 @@ fn spawn(path: &Path) -> Child {
 /// directory fsync); the 4 MiB default would never be reached in a mirror's ten lives.
 const COMPACT_SLACK_BYTES: u64 = 512;
 
+/// The M12 rest slack of the child's queue: small, so that kills land inside the compactions of
+/// drained settles too; the 64 KiB default would take hundreds of these lines.
+const REST_SLACK_BYTES: u64 = 256;
+
 /// The crate's configuration in the child and at every reopen: the reference's `failures_max`,
-/// and a small compaction slack.
+/// and small compaction slacks.
 fn config() -> Config {
     let mut config = Config::default();
     config.failures_max = FAILURES_MAX;
     config.compact_slack_bytes = COMPACT_SLACK_BYTES;
+    config.rest_slack_bytes = REST_SLACK_BYTES;
     config
 }
 

@@ -2,7 +2,8 @@
 //! reference by `delivery::check_with`; any divergence is a crash of the target. The same `Op`
 //! as the proptest, so the target also builds multi-megabyte batches (`ParkMany`, the
 //! whole-queue budget) that make compaction due at the default slack, starts over from crafted
-//! mirrors at the counters' limits (`Craft`), and checks the M12 file-size bound after every op.
+//! mirrors at the counters' limits (`Craft`), and checks the M12 file-size bound after every op
+//! (and the bound at rest after every settle, redrive or discard that drains the queue).
 //!
 //! `PARKLINE_KNOWN_BAD=<name>` in the environment fuzzes a deliberately broken protocol instead:
 //! any delivery name of `parkline_harness::known_bad::KnownBad` (`KnownBad::DELIVERY`; the

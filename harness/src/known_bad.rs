@@ -2,7 +2,7 @@
 //! registry of their names ([`KnownBad`]) and the seams that build each one around the public
 //! API, so `parkline` itself holds the protocol only.
 //!
-//! Two seams on the delivery side, chosen by where the old in-crate switch broke the protocol:
+//! Three seams on the delivery side, each where its broken behaviour is decided:
 //!
 //! - a faulty [`Storage`] under the queue, for a fault of the file's writes: `no-dir-sync`
 //!   ([`SkipDirSync`]) returns `Ok` from `sync_dir` without syncing, so a create or rename is
@@ -18,7 +18,11 @@
 //!   `clear-before-hand-over` settles a new batch as all delivered inside `boundary`, before
 //!   handing it over, and answers the caller's later settle itself (a crash after the boundary
 //!   loses the batch, D9); `no-attempt-counter` hands a recovered batch over with the attempt it
-//!   had before (attempt - 1, so the first repeat has no repeat mark, D10).
+//!   had before (attempt - 1, so the first repeat has no repeat mark, D10);
+//! - the crate's [`Config`](parkline::Config) as a check sets it up
+//!   ([`Setup::config`](crate::delivery::Setup::config)), for a fault of a policy the config
+//!   decides: `never-compact-at-rest` opens the crate with no limit at rest, while the check keeps
+//!   its rest slack (M12).
 //!
 //! On the read side, a wrapper around `Transcript::read` ([`read_as`]), which the read harness
 //! calls instead of the bare read: `excerpt-without-reference` presents a cut turn as whole,
@@ -91,11 +95,15 @@ pub enum KnownBad {
     /// `CursorDiverged` reads on from the turn now at its seq, so a transcript rebuilt shorter and
     /// grown back skips the turns that replaced the caller's (breaks R5). Read wrapper.
     TrustSeq,
+    /// A settle, redrive or discard that leaves the queue drained compacts only by the general
+    /// rule, so a drained mirror keeps up to twice its snapshot plus the slack of dead records
+    /// (breaks M12's bound at rest). Config seam: the crate opened with no rest slack's limit.
+    NeverCompactAtRest,
 }
 
 impl KnownBad {
     /// Every known-bad behaviour.
-    pub const ALL: [KnownBad; 13] = [
+    pub const ALL: [KnownBad; 14] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
         KnownBad::NoAttemptCounter,
@@ -109,6 +117,7 @@ impl KnownBad {
         KnownBad::AdvanceBeforeBuild,
         KnownBad::TurnsOnlyBudget,
         KnownBad::TrustSeq,
+        KnownBad::NeverCompactAtRest,
     ];
 
     /// The delivery side's: what `delivery::check_with` and the drive loop run.
@@ -127,6 +136,11 @@ impl KnownBad {
     /// (`Op::NameLost`), which the delivery model, having no files, never takes. The differential
     /// and the fuzz target run them as they run [`KnownBad::DELIVERY`].
     pub const FILE: [KnownBad; 1] = [KnownBad::NameBlind];
+
+    /// The mirror's size: delivery behaviours that change no line and no durable state, only how
+    /// long the file is, which the delivery model (having no file) and the crash checks cannot
+    /// see; the differential's file-size checks catch them.
+    pub const SIZE: [KnownBad; 1] = [KnownBad::NeverCompactAtRest];
 
     /// The read side's: what `read::check_with` runs.
     pub const READ: [KnownBad; 4] = [
@@ -152,6 +166,7 @@ impl KnownBad {
             KnownBad::AdvanceBeforeBuild => "advance-before-build",
             KnownBad::TurnsOnlyBudget => "turns-only-budget",
             KnownBad::TrustSeq => "trust-seq",
+            KnownBad::NeverCompactAtRest => "never-compact-at-rest",
         }
     }
 
@@ -161,8 +176,9 @@ impl KnownBad {
     }
 
     /// The requirement it breaks (the id the model's variant of the same name breaks too;
-    /// `compact-at-redrive` and `no-discard-sync` have none: the model has no file, so no
-    /// compaction's rewrite and no fsync; its discard's known bad is `discard-parked`).
+    /// `compact-at-redrive`, `no-discard-sync` and `never-compact-at-rest` have none: the model
+    /// has no file, so no compaction's rewrite, no fsync and no size; its discard's known bad is
+    /// `discard-parked`).
     pub fn breaks(self) -> &'static str {
         match self {
             KnownBad::PopFront => "D1",
@@ -174,6 +190,7 @@ impl KnownBad {
             KnownBad::TornGroupKeepsPrefix => "D22",
             KnownBad::CountAtSettle => "D19",
             KnownBad::NameBlind => "M8",
+            KnownBad::NeverCompactAtRest => "M12",
             KnownBad::ExcerptWithoutReference
             | KnownBad::AdvanceBeforeBuild
             | KnownBad::TrustSeq => "R5",
@@ -1200,7 +1217,10 @@ mod tests {
         }
         assert_eq!(KnownBad::from_name("PopFront"), None);
         assert_eq!(
-            KnownBad::DELIVERY.len() + KnownBad::FILE.len() + KnownBad::READ.len(),
+            KnownBad::DELIVERY.len()
+                + KnownBad::FILE.len()
+                + KnownBad::SIZE.len()
+                + KnownBad::READ.len(),
             KnownBad::ALL.len()
         );
         assert!(KnownBad::READ.iter().all(|bad| bad.is_read()));
@@ -1228,6 +1248,8 @@ mod tests {
                 (KnownBad::NoDiscardSync, None) => {}
                 // The model has no file names: name-blind is the crate's (M8).
                 (KnownBad::NameBlind, None) => {}
+                // The model has no file: never-compact-at-rest, a file's size, is the crate's.
+                (KnownBad::NeverCompactAtRest, None) => {}
                 (_, Some(property)) => {
                     let id = property.split(' ').next().unwrap_or_default();
                     assert_eq!(

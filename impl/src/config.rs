@@ -42,6 +42,12 @@ pub struct Config {
     /// (4 MiB, as SQLite checkpoints its WAL), so a boundary rarely compacts; a smaller value trades more rewrites for a
     /// smaller file (tests use it to make compaction frequent). Any value is valid.
     pub compact_slack_bytes: u64,
+    /// M12 at rest: a settle, redrive or discard that leaves nothing parked, in flight or dead
+    /// compacts the mirror when the log would be longer than the new state's snapshot plus this
+    /// many bytes. Default [`REST_SLACK_BYTES`](crate::REST_SLACK_BYTES) (64 KiB), so a drained
+    /// session's mirror stays small and opens fast; tests use a smaller value to make it
+    /// frequent. Any value is valid: it only decides when a compaction is due.
+    pub rest_slack_bytes: u64,
 }
 
 impl Default for Config {
@@ -52,13 +58,15 @@ impl Default for Config {
             line_bytes_max: 1 << 20,
             group_bytes_max: 64 << 20,
             compact_slack_bytes: crate::COMPACT_SLACK_BYTES,
+            rest_slack_bytes: crate::REST_SLACK_BYTES,
         }
     }
 }
 
 impl Config {
     /// Checks the bounds each field documents: `failures_max`, `repeats_max` and
-    /// `line_bytes_max` at least 1, `group_bytes_max` at least `line_bytes_max`.
+    /// `line_bytes_max` at least 1, `group_bytes_max` at least `line_bytes_max`. The two slacks
+    /// have no bound to keep: M12's bounds hold for any value.
     /// [`Queue::with_storage`](crate::Queue::with_storage) checks them before it opens anything,
     /// and so does a `Config` read with serde (the `serde` feature).
     ///

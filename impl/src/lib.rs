@@ -158,7 +158,7 @@ pub use config::Config;
 pub use error::{Error, ErrorKind, Result};
 pub use histogram::FsyncHistogram;
 pub use line::Line;
-pub use queue::{COMPACT_SLACK_BYTES, Queue, Stats};
+pub use queue::{COMPACT_SLACK_BYTES, Queue, REST_SLACK_BYTES, Stats};
 pub use shared::SharedQueue;
 pub use storage::{Entry, FsStorage, Identity, MemStorage, Storage};
 pub use store::{MAX_OPEN_DEFAULT, SESSION_SUFFIX, SessionInfo, Store, StoreOptions, StoreStats};

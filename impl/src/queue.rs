@@ -26,6 +26,16 @@ use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settle
 /// twice the live state (about 5 ms here, at the recovery bench's 25 ms per 100,000 lines).
 pub const COMPACT_SLACK_BYTES: u64 = 4 * 1024 * 1024;
 
+/// The default of [`Config::rest_slack_bytes`]: a settle, redrive or discard that leaves the
+/// queue drained compacts when the log would be longer than the snapshot plus this many bytes
+/// (M12, at rest).
+///
+/// A drained session's mirror is what a daemon keeps for every idle session and reads whole at
+/// each open; the 4 MiB of [`COMPACT_SLACK_BYTES`] would leave it at up to 4 MiB of dead
+/// records. 64 KiB keeps it to 16 pages, and a queue that drains after every boundary
+/// compacts once per 64 KiB of records instead of once per 4 MiB.
+pub const REST_SLACK_BYTES: u64 = 64 * 1024;
+
 /// What `poisoned` holds after [`Queue::remove`]: the handle is closed, not failed.
 const REMOVED: &str = "removal";
 
@@ -741,8 +751,10 @@ impl<S: Storage> Queue<S> {
     /// Records the outcome of each item of the handed-over batch `batch`, in item order:
     /// delivered items leave the mirror; failed ones stay parked with one more failure, or move to
     /// the dead letters at `failures_max` (D6, D7, D8). One append and one fsync, or, when the log
-    /// has grown past twice its live size plus [`Config::compact_slack_bytes`], one snapshot written
-    /// through a temp file, fsync, rename and directory fsync instead (M12).
+    /// has grown past twice its live size plus [`Config::compact_slack_bytes`] (or, when the
+    /// settle leaves nothing parked, in flight or dead, past that size plus
+    /// [`Config::rest_slack_bytes`]), one snapshot written through a temp file, fsync, rename and
+    /// directory fsync instead (M12).
     ///
     /// # Errors
     ///
@@ -1043,17 +1055,30 @@ impl<S: Storage> Queue<S> {
     }
 
     /// The write path of a settle, a redrive or a discard (M12): checked, then appended, or,
-    /// when the log with it would be longer than twice the snapshot of the state after it plus
-    /// the slack, that snapshot written whole instead (M5); then applied. These records have no
-    /// counterpart in the snapshot and may shrink it, so each decides.
+    /// when a compaction is due ([`Queue::snapshot_due`]), the snapshot of the state after it
+    /// written whole instead (M5); then applied. These records have no counterpart in the
+    /// snapshot and may shrink it, so each decides.
     fn append_or_compact(&mut self, record: &Record) -> Result<()> {
         self.check_planned(record)?;
         // Encoded once: its length decides, and the same bytes are appended when it does not
         // compact (a 10,000-line settle names 10,000 seqs).
         let encoded = mirror::encode_record(record);
         let grown = self.log_bytes + encoded.len() as u64;
-        let mut snapshot = None;
-        let slack = self.core.config.compact_slack_bytes;
+        let floor = self.core.snapshot_bytes_floor_after(record);
+        match self.snapshot_due(record, grown, floor) {
+            Some(bytes) => self.compact_or_defer(&bytes, &encoded)?,
+            None => self.append_durable(&encoded)?,
+        }
+        self.core.commit_with_floor(record, floor);
+        Ok(())
+    }
+
+    /// The snapshot of the state after `record` when M12 makes a compaction due, the log with the
+    /// record being `grown` bytes and the new state's lines `floor` bytes; `None` when the record
+    /// is to be appended.
+    fn snapshot_due(&self, record: &Record, grown: u64, floor: u64) -> Option<Vec<u8>> {
+        let config = &self.core.config;
+        let (slack, rest_slack) = (config.compact_slack_bytes, config.rest_slack_bytes);
         // The floor of the state after the record never exceeds its snapshot, so this skips
         // only records the exact rule below would not compact either, without encoding the
         // state every time. It must be the state after: the state before a settle still holds
@@ -1062,31 +1087,36 @@ impl<S: Storage> Queue<S> {
         //# (An implementation MAY skip computing the exact snapshot when a lower bound of the new
         //# snapshot's length already shows no compaction is due; parkline uses the bytes of the
         //# lines the new state holds.)
-        let floor = self.core.snapshot_bytes_floor_after(record);
-        if grown > floor.saturating_mul(2).saturating_add(slack) {
-            //= spec/mirror.md#m12-compaction
-            //# The decision MUST be made on the new state: the state before the settle still holds
-            //# the batch, and the batch's delivered lines are exactly what makes compaction due.
-            let mut next = state_to_apply(&self.core.state, record);
-            next.apply_checked(record);
-            let bytes = mirror::encode(&next);
-            //= spec/mirror.md#m12-compaction
-            //# At a `settle` (and a `redrive`, below), when the log with the new record would be
-            //# longer than twice the snapshot of the **new state** (the state after the settle)
-            //# plus the slack (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 4
-            //# MiB), the queue MUST write that snapshot instead of appending the settle record,
-            //# through M5 (temp file, fsync, rename, directory fsync).
-            // M12: compact when the log is more than twice its live size plus the slack.
-            if grown > (bytes.len() as u64).saturating_mul(2).saturating_add(slack) {
-                snapshot = Some(bytes);
-            }
+        let over_slack = grown > floor.saturating_mul(2).saturating_add(slack);
+        // A drained state holds no line, so only a floor of 0 can be one.
+        let may_rest = floor == 0 && grown > rest_slack;
+        if !over_slack && !may_rest {
+            return None;
         }
-        match snapshot {
-            Some(bytes) => self.compact_or_defer(&bytes, &encoded)?,
-            None => self.append_durable(&encoded)?,
-        }
-        self.core.commit_with_floor(record, floor);
-        Ok(())
+        //= spec/mirror.md#m12-compaction
+        //# The decision MUST be made on the new state: the state before the settle still holds
+        //# the batch, and the batch's delivered lines are exactly what makes compaction due.
+        let mut next = state_to_apply(&self.core.state, record);
+        next.apply_checked(record);
+        let bytes = mirror::encode(&next);
+        let snapshot = bytes.len() as u64;
+        //= spec/mirror.md#m12-compaction
+        //# At a `settle` (and a `redrive`, below), when the log with the new record would be
+        //# longer than twice the snapshot of the **new state** (the state after the settle)
+        //# plus the slack (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 4
+        //# MiB), the queue MUST write that snapshot instead of appending the settle record,
+        //# through M5 (temp file, fsync, rename, directory fsync).
+        let due = grown > snapshot.saturating_mul(2).saturating_add(slack);
+        // A drained session's mirror is read whole by every open while it idles: keep it near
+        // its snapshot rather than up to twice it plus 4 MiB.
+        //= spec/mirror.md#m12-compaction
+        //# At a `settle`, a `redrive` or a `discard` whose new state is drained, when the log
+        //# with the new record would be longer than the snapshot of the new state plus the rest
+        //# slack (`Config::rest_slack_bytes`, default `REST_SLACK_BYTES`, 64 KiB), the queue
+        //# MUST write that snapshot instead of appending the record, through M5, whatever the
+        //# rule above decides.
+        let due_at_rest = next.is_drained() && grown > snapshot.saturating_add(rest_slack);
+        (due || due_at_rest).then_some(bytes)
     }
 
     /// Writes the snapshot `bytes` through M5, or, when the temp file cannot be written or

@@ -123,6 +123,7 @@ fn m12_bound_rejects_a_log_over_it() {
     let disk = SimDisk::new();
     let mut config = Setup::default().config();
     config.compact_slack_bytes = 1 << 30;
+    config.rest_slack_bytes = 1 << 30;
     let mut queue = Queue::with_storage(disk.clone(), MIRROR, config).expect("create");
     for n in 0..4 {
         queue.park(RequestId(n), &"x".repeat(25_000)).expect("park");
@@ -139,6 +140,38 @@ fn m12_bound_rejects_a_log_over_it() {
     let err = delivery::m12_bound(len, queue.state(), slack, 0).expect_err("over the bound");
     assert!(err.starts_with("M12 file size: the mirror is "), "{err}");
     assert!(delivery::m12_bound(len, queue.state(), 1 << 30, 0).is_ok());
+}
+
+/// M12 at rest: the bound the harness asserts after a settle that drains the queue fails on a
+/// drained log that outgrew it (a queue whose rest slack is far larger than the one asserted,
+/// within the general bound), so the check can fail.
+#[test]
+fn m12_rest_bound_rejects_a_drained_log_over_it() {
+    let disk = SimDisk::new();
+    let mut config = Setup::default().config();
+    config.rest_slack_bytes = 1 << 30;
+    let mut queue = Queue::with_storage(disk.clone(), MIRROR, config).expect("create");
+    for n in 0..4 {
+        queue.park(RequestId(n), &"x".repeat(250)).expect("park");
+    }
+    let batch = queue
+        .boundary(Budget(usize::MAX))
+        .expect("boundary")
+        .expect("parked");
+    queue
+        .settle(batch.id, &[Outcome::Delivered; 4])
+        .expect("settle");
+    assert!(queue.state().is_drained());
+    let len = disk.live_len(MIRROR).expect("mirror");
+    let setup = Setup::default();
+    assert!(delivery::m12_bound(len, queue.state(), setup.compact_slack_bytes, 0).is_ok());
+    let err = delivery::m12_rest_bound(len, queue.state(), setup.rest_slack_bytes)
+        .expect_err("over the bound at rest");
+    assert!(
+        err.starts_with("M12 at rest: the drained mirror is "),
+        "{err}"
+    );
+    assert!(delivery::m12_rest_bound(len, queue.state(), 1 << 30).is_ok());
 }
 
 /// M6, D10: every crafted start state (counters at and next to their limits) either opens on

@@ -15,6 +15,11 @@ use crate::known_bad::KnownBad;
 /// directory fsync) and the crashes between its steps; at 4 MiB few sequences would.
 pub const GENERATED_COMPACT_SLACK_BYTES: u64 = 64 * 1024;
 
+/// The M12 rest slack of a generated check: 512 bytes, not the crate's 64 KiB default
+/// ([`parkline::REST_SLACK_BYTES`]), so that the drained settles of generated op sequences, whose
+/// lines are short, compact often and the bound at rest is checked on both of its paths.
+pub const GENERATED_REST_SLACK_BYTES: u64 = 512;
+
 /// How the crate is configured for a check.
 #[derive(Clone, Debug)]
 pub struct Setup {
@@ -26,6 +31,9 @@ pub struct Setup {
     /// The crate's M12 slack (`Config::compact_slack_bytes`); the file-size bound checked after
     /// every op uses the same value.
     pub compact_slack_bytes: u64,
+    /// The crate's M12 rest slack (`Config::rest_slack_bytes`); the bound at rest checked after
+    /// every settle, redrive or discard that leaves the queue drained uses the same value.
+    pub rest_slack_bytes: u64,
     /// The repeat bound (`Config::repeats_max`, D10): 2, below the crate's default, so that
     /// generated crashes close batches often.
     pub repeats_max: u32,
@@ -40,6 +48,7 @@ impl Default for Setup {
             failures_max: 2,
             known_bad: None,
             compact_slack_bytes: GENERATED_COMPACT_SLACK_BYTES,
+            rest_slack_bytes: GENERATED_REST_SLACK_BYTES,
             repeats_max: 2,
             snapshot_every_op: true,
         }
@@ -52,6 +61,12 @@ impl Setup {
         let mut config = Config::default();
         config.failures_max = self.failures_max;
         config.compact_slack_bytes = self.compact_slack_bytes;
+        config.rest_slack_bytes = self.rest_slack_bytes;
+        if self.known_bad == Some(KnownBad::NeverCompactAtRest) {
+            // The seam of `never-compact-at-rest`: the crate's rule at rest never fires, while
+            // the check keeps this setup's rest slack.
+            config.rest_slack_bytes = u64::MAX;
+        }
         config.repeats_max = self.repeats_max;
         config
     }

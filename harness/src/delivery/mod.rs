@@ -17,7 +17,8 @@
 //! mistake shared by the crate and the reference is still caught: D9 no loss (every acknowledged
 //! park is parked, in flight, delivered, dead, or discarded by a discard op), D8 a discard removes
 //! exactly the dead letters it names, D10 repeat recognisable, D6 independence, D11/D12 split
-//! and budget, D17 order, D4 framing, and after every op the M12 file-size bound ([`m12_bound`]).
+//! and budget, D17 order, D4 framing, and after every op the M12 file-size bound ([`m12_bound`]), and after every settle, redrive
+//! or discard that leaves the queue drained its bound at rest ([`m12_rest_bound`]).
 //!
 //! The ops reach the extremes too: [`Op::ParkMany`] and the whole-queue budget [`BUDGET_ALL`]
 //! build multi-megabyte batches (so compaction runs at the default slack), and [`Op::Craft`]
@@ -33,10 +34,13 @@ mod op;
 mod run;
 pub mod view;
 
-pub use check::{Divergence, GENERATED_COMPACT_SLACK_BYTES, Report, Setup, check, check_with};
+pub use check::{
+    Divergence, GENERATED_COMPACT_SLACK_BYTES, GENERATED_REST_SLACK_BYTES, Report, Setup, check,
+    check_with,
+};
 pub use corpus::{decode_ops, setup_from_env};
 pub use craft::{Crafted, crafted_strategy};
-pub use m12::{attempt_record_bytes_max, m12_bound};
+pub use m12::{attempt_record_bytes_max, m12_bound, m12_rest_bound};
 pub use mirror_bytes::check_mirror_bytes;
 pub use op::{
     BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, Handed, LINES, MEMBERS_MAX, MIRROR, Op, PARK_MANY_MAX,

@@ -13,7 +13,7 @@ use parkline_model::delivery::Reference;
 
 use super::check::{Report, Setup};
 use super::craft::Crafted;
-use super::m12::m12_bound;
+use super::m12::{m12_bound, m12_rest_bound};
 use super::op::{Handed, MIRROR, Op, QueueOp};
 use super::view::{
     Effect, Member, SameLines, hand_over_of_ref, item_of_ref, settlement_of_ref, state_is_ref,
@@ -89,7 +89,7 @@ pub(super) struct Run {
     /// A compaction may have been abandoned for a full disk (M10): M12's bound is deferred until
     /// the next settle or redrive without a fault, which must bring the file back within it.
     deferring: bool,
-    /// The last op was a settle or redrive that ran without a fault.
+    /// The last op was a settle, redrive or discard that wrote its record without a fault.
     clean_settle: bool,
     /// The crate's next seq before the last op: a park that returns a lower one repeated (D3).
     next_seq_before: Seq,
@@ -150,6 +150,10 @@ impl Run {
             self.repeats_since_settle,
         );
         let clean_settle = std::mem::take(&mut self.clean_settle);
+        if clean_settle {
+            // No fault, so no compaction was deferred: a drained queue is at rest.
+            m12_rest_bound(len, queue.state(), self.setup.rest_slack_bytes)?;
+        }
         if within.is_ok() {
             // Within the bound: a deferred compaction, if any, has happened.
             self.deferring = false;

@@ -58,6 +58,21 @@ impl Default for MirrorState {
 }
 
 impl MirrorState {
+    /// Whether the state holds no line: nothing parked, in flight or dead (M12's drained state,
+    /// whose mirror is kept near its snapshot).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut state = parkline::mirror::MirrorState::default();
+    /// assert!(state.is_drained());
+    /// state.next_seq = parkline::Seq(7);
+    /// assert!(state.is_drained(), "the counters are not lines");
+    /// ```
+    pub fn is_drained(&self) -> bool {
+        self.parked.is_empty() && self.in_flight.is_none() && self.dead_letters.is_empty()
+    }
+
     /// Applies one record read back: [`check`](MirrorState::check), then the change, moving
     /// the record's lines into the state instead of copying them. An `Err` is the reason the
     /// record is impossible in this state; the state is then unchanged. Decoding uses it; the

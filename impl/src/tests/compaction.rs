@@ -91,9 +91,9 @@ fn settle_record(batch: &Batch, settlement: &Settlement) -> Record {
 }
 
 /// Settles `batch` and checks M12 exactly: the settle compacts if and only if the log with
-/// the settle record would be longer than twice the new snapshot plus the slack; then the
-/// file is that snapshot, else it is the old log plus the settle record. Returns whether it
-/// compacted.
+/// the settle record would be longer than twice the new snapshot plus the slack, or, when the
+/// new state is drained, longer than the snapshot plus the rest slack; then the file is that
+/// snapshot, else it is the old log plus the settle record. Returns whether it compacted.
 fn settle_and_check_m12(
     queue: &mut Queue<MemStorage>,
     batch: &Batch,
@@ -105,7 +105,9 @@ fn settle_and_check_m12(
     let record = settle_record(batch, &settlement);
     let snapshot = mirror::encode(queue.state());
     let grown = before.len() as u64 + record_len(&record);
-    let due = grown > 2 * snapshot.len() as u64 + queue.config().compact_slack_bytes;
+    let (len, config) = (snapshot.len() as u64, queue.config());
+    let due = grown > 2 * len + config.compact_slack_bytes
+        || (queue.state().is_drained() && grown > len.saturating_add(config.rest_slack_bytes));
     let after = queue.storage().file("m").ok_or("mirror")?;
     if due {
         assert_eq!(
@@ -179,8 +181,13 @@ fn compaction_threshold_is_strict() -> TestResult {
     //# (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 4 MiB), the queue MUST write
     //# that snapshot instead of appending the settle record, through M5 (temp file, fsync, rename,
     //# directory fsync).
+    // Each settle drains the queue: no compaction at rest, so the rule above alone decides.
+    let config = Config {
+        rest_slack_bytes: u64::MAX,
+        ..small_slack()
+    };
     for extra in [0u64, 1] {
-        let mut queue = Queue::with_storage(MemStorage::new(), "m", small_slack())?;
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
         // One cycle parks a line of `len` bytes as seq n, hands it over as batch n, and
         // delivers it; its records' lengths, and the snapshot after it, are known ahead.
         let cycle = |n: u64, len: usize| {
@@ -510,5 +517,173 @@ fn m12_the_replaced_mirror_is_closed_and_the_new_one_written() -> TestResult {
     drop(queue);
     let queue = Queue::open(&path)?;
     assert_eq!(queue.parked()[0].line, "after");
+    Ok(())
+}
+
+/// Parks `lines` lines of `bytes` bytes from request `first` on, hands them over as one batch and
+/// settles them with `outcome`.
+fn round_of<S: Storage>(
+    queue: &mut Queue<S>,
+    first: u64,
+    lines: u64,
+    bytes: usize,
+    outcome: Outcome,
+) -> TestResult {
+    let line = "x".repeat(bytes);
+    for request in first..first + lines {
+        queue.park(RequestId(request), &line)?;
+    }
+    let batch = queue.boundary(Budget(usize::MAX))?.ok_or("parked")?;
+    queue.settle(batch.id, &vec![outcome; batch.items.len()])?;
+    Ok(())
+}
+
+/// M12 at rest: with the default slacks (4 MiB, 64 KiB), every settle that leaves the queue
+/// drained leaves the mirror at most its snapshot plus 64 KiB, compacting exactly when the log
+/// would be longer; a round of 100 lines of 1,000 bytes is over it, one of 10 lines is not. The
+/// 4 MiB rule alone would have left the file at 1.4 MB after the 13 rounds.
+#[test]
+fn m12_a_drained_settle_leaves_at_most_the_snapshot_plus_64_kib() -> TestResult {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# At a `settle`, a `redrive` or a `discard` whose new state is drained, when the log with
+    //# the new record would be longer than the snapshot of the new state plus the rest slack
+    //# (`Config::rest_slack_bytes`, default `REST_SLACK_BYTES`, 64 KiB), the queue MUST write
+    //# that snapshot instead of appending the record, through M5, whatever the rule above
+    //# decides.
+    assert_eq!(crate::REST_SLACK_BYTES, 64 << 10);
+    assert_eq!(Config::default().rest_slack_bytes, crate::REST_SLACK_BYTES);
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    let (mut request, mut compacted) = (0, Vec::new());
+    for lines in [10u64, 10, 100, 10, 100, 100, 10, 10, 10, 10, 10, 10, 100] {
+        let line = "x".repeat(1_000);
+        for _ in 0..lines {
+            request += 1;
+            queue.park(RequestId(request), &line)?;
+        }
+        let batch = queue.boundary(Budget(usize::MAX))?.ok_or("parked")?;
+        compacted.push(settle_and_check_m12(
+            &mut queue,
+            &batch,
+            &vec![Outcome::Delivered; batch.items.len()],
+        )?);
+        let snapshot = mirror::encode(queue.state()).len() as u64;
+        assert!(file(&queue).len() as u64 <= snapshot + crate::REST_SLACK_BYTES);
+    }
+    let yes = |n: usize| vec![true; n];
+    let no = |n: usize| vec![false; n];
+    let expected = [no(2), yes(1), no(1), yes(2), no(5), yes(2)].concat();
+    assert_eq!(compacted, expected);
+    // At rest the mirror is its snapshot: the header and the counters.
+    assert_eq!(file(&queue), mirror::encode(queue.state()));
+    assert_eq!(file(&queue).len(), 96);
+    Ok(())
+}
+
+/// M12 at rest: "longer than" is strict, at the rest slack too: a drained settle that brings the
+/// log to exactly the snapshot plus the rest slack appends, one byte more compacts. Kills `>`
+/// with `>=` in the rest rule of `Queue::snapshot_due`.
+#[test]
+fn m12_a_drained_settle_compacts_only_past_the_rest_slack() -> TestResult {
+    // The log with the settle record and the snapshot after it, from a queue that never
+    // compacts at rest: the same ops on a fresh storage write the same bytes.
+    let never = Config {
+        rest_slack_bytes: u64::MAX,
+        ..Config::default()
+    };
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", never)?;
+    round_of(&mut queue, 1, 20, 100, Outcome::Delivered)?;
+    let grown = file(&queue).len() as u64;
+    let snapshot = mirror::encode(queue.state()).len() as u64;
+    for (rest_slack_bytes, compacts) in [(grown - snapshot, false), (grown - snapshot - 1, true)] {
+        let config = Config {
+            rest_slack_bytes,
+            ..Config::default()
+        };
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+        round_of(&mut queue, 1, 20, 100, Outcome::Delivered)?;
+        assert_eq!(
+            queue.stats().compactions,
+            u64::from(compacts),
+            "{rest_slack_bytes}"
+        );
+        let len = if compacts { snapshot } else { grown };
+        assert_eq!(file(&queue).len() as u64, len);
+    }
+    Ok(())
+}
+
+/// M12 at rest: a discard that leaves the queue drained compacts like a settle; a settle that
+/// leaves dead letters, and a redrive (which parks what it moves), are not at rest and append.
+#[test]
+fn m12_a_drained_discard_leaves_at_most_the_snapshot_plus_the_rest_slack() -> TestResult {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# So right after a settle, redrive or discard that leaves the state drained, `L <= S + rest
+    //# slack` (`L <= S + 64 KiB` by default), and opening a drained session's mirror reads at
+    //# most that.
+    let config = Config {
+        failures_max: 1,
+        rest_slack_bytes: 1_000,
+        ..Config::default()
+    };
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+    round_of(&mut queue, 1, 20, 100, Outcome::Failed)?;
+    assert_eq!(queue.dead_letters().len(), 20);
+    let redriven = queue.redrive_all()?;
+    assert_eq!(redriven.len(), 20);
+    let batch = queue.boundary(Budget(usize::MAX))?.ok_or("redriven")?;
+    queue.settle(batch.id, &[Outcome::Failed; 20])?;
+    assert_eq!(queue.stats().compactions, 0, "never drained");
+    let before = file(&queue).len() as u64;
+    assert!(before > 4_000, "{before} bytes");
+    assert_eq!(queue.discard_all()?.len(), 20);
+    assert_eq!(queue.stats().compactions, 1);
+    let snapshot = mirror::encode(queue.state());
+    assert_eq!(file(&queue), snapshot);
+    assert!(queue.state().is_drained());
+    Ok(())
+}
+
+/// M10, M12 at rest: a drained settle whose compaction finds the disk full appends its record
+/// and stays over the rest bound; the next drained settle that can write its temp file
+/// compacts and brings the file back within it.
+#[test]
+fn m12_a_drained_settle_on_a_full_disk_defers_the_rest_bound_to_the_next() -> TestResult {
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# A compaction this rule makes due and a full disk abandons (M10) defers this bound like
+    //# the one below: the record is appended, and the next settle, redrive or discard that
+    //# leaves the state drained and can write its temp file compacts.
+    let config = Config {
+        rest_slack_bytes: 1_000,
+        ..Config::default()
+    };
+    let full = std::rc::Rc::new(std::cell::Cell::new(false));
+    let storage = fail_stop::FullTemp {
+        inner: MemStorage::new(),
+        full: std::rc::Rc::clone(&full),
+    };
+    let mut queue = Queue::with_storage(storage, "m", config)?;
+    let len = |queue: &Queue<fail_stop::FullTemp>| -> Result<u64, &'static str> {
+        Ok(queue.storage().inner.file("m").ok_or("mirror")?.len() as u64)
+    };
+    full.set(true);
+    round_of(&mut queue, 1, 20, 100, Outcome::Delivered)?;
+    assert!(!queue.is_poisoned());
+    assert_eq!(queue.stats().compactions_deferred, 1);
+    // The record was appended: the file is what a queue that never compacts at rest writes.
+    let never = Config {
+        rest_slack_bytes: u64::MAX,
+        ..Config::default()
+    };
+    let mut twin = Queue::with_storage(MemStorage::new(), "m", never)?;
+    round_of(&mut twin, 1, 20, 100, Outcome::Delivered)?;
+    assert_eq!(queue.storage().inner.file("m"), twin.storage().file("m"));
+    assert!(len(&queue)? > mirror::encode(queue.state()).len() as u64 + 1_000);
+    full.set(false);
+    round_of(&mut queue, 21, 1, 10, Outcome::Delivered)?;
+    assert_eq!(queue.stats().compactions, 1);
+    assert_eq!(len(&queue)?, mirror::encode(queue.state()).len() as u64);
     Ok(())
 }

@@ -7,10 +7,13 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 #[test]
 fn config_reads_from_json_with_defaults_for_missing_fields() -> TestResult {
-    let config: Config = serde_json::from_str(r#"{"failures_max": 5, "line_bytes_max": 4096}"#)?;
+    let config: Config = serde_json::from_str(
+        r#"{"failures_max": 5, "line_bytes_max": 4096, "rest_slack_bytes": 512}"#,
+    )?;
     let expected = Config {
         failures_max: 5,
         line_bytes_max: 4096,
+        rest_slack_bytes: 512,
         ..Config::default()
     };
     assert_eq!(config, expected);
