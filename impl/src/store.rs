@@ -31,7 +31,9 @@ pub const SESSION_SUFFIX: &str = ".mirror";
 /// How many mirror descriptors a store keeps open between calls by default.
 pub const MAX_OPEN_DEFAULT: usize = 32;
 
-/// A store's own settings, beside the [`Config`] its sessions' queues use.
+/// A store's own settings, beside the [`Config`] its sessions' queues use. With the `serde`
+/// feature it deserializes from a daemon's config file as `Config` does: a missing field takes
+/// its default, an unknown one is refused ([`Store::open_with`] refuses a `max_open` of 0).
 ///
 /// # Example
 ///
@@ -40,6 +42,11 @@ pub const MAX_OPEN_DEFAULT: usize = 32;
 /// assert_eq!(options.max_open, parkline::MAX_OPEN_DEFAULT);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Deserialize),
+    serde(deny_unknown_fields, default)
+)]
 #[non_exhaustive]
 pub struct StoreOptions {
     /// The most session mirror descriptors kept open between calls (M16); at least 1.
@@ -183,8 +190,10 @@ fn session_storage(member: Member) -> FsStorage {
     FsStorage::of_session(dir, name, member)
 }
 
-/// A store's figures for a daemon's metrics.
+/// A store's figures for a daemon's metrics; with the `serde` feature it serializes as a map of
+/// its fields, as [`Stats`](crate::Stats) does.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct StoreStats {
     /// Sessions whose queue is given out.

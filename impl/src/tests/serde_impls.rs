@@ -1,7 +1,7 @@
 //! The `serde` feature: `Config` read from a daemon's config file (defaults for missing fields,
 //! unknown fields and broken bounds refused), `Stats` written with its fsync histogram.
 
-use crate::{Config, MemStorage, Queue, RequestId};
+use crate::{Config, MemStorage, Queue, RequestId, Store, StoreOptions};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -65,5 +65,31 @@ fn stats_serialize_with_the_fsync_histogram_and_its_edges() -> TestResult {
     assert_eq!(buckets.len(), 18);
     let counted: u64 = buckets.iter().filter_map(serde_json::Value::as_u64).sum();
     assert_eq!(counted, 3);
+    Ok(())
+}
+
+/// M16: a store's options read from a daemon's config file as `Config` is, and its figures
+/// written for its metrics.
+#[test]
+fn store_options_read_and_store_stats_serialize() -> TestResult {
+    let options: StoreOptions = serde_json::from_str(r#"{"max_open": 8}"#)?;
+    assert_eq!(options, StoreOptions { max_open: 8 });
+    assert_eq!(
+        serde_json::from_str::<StoreOptions>("{}")?,
+        StoreOptions::default()
+    );
+    let misspelt = serde_json::from_str::<StoreOptions>(r#"{"max_opened": 8}"#).map(|_| ());
+    assert!(misspelt.is_err_and(|e| e.to_string().contains("unknown field `max_opened`")));
+    let dir = tempfile::tempdir()?;
+    let store = Store::open_with(dir.path(), options, Config::default())?;
+    let _session = store.session("s1")?;
+    let json = serde_json::to_value(store.stats())?;
+    assert_eq!(
+        (
+            json["sessions_open"].as_u64(),
+            json["descriptors_max"].as_u64()
+        ),
+        (Some(1), Some(8))
+    );
     Ok(())
 }
