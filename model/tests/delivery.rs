@@ -252,6 +252,7 @@ fn group_park_is_all_or_nothing() {
             in_flight: None,
             dead: vec![],
             cap: None,
+            remembered: vec![],
         },
     )
     .unwrap();
@@ -416,6 +417,7 @@ fn m6_d10_reference_counters_at_their_limits() {
         in_flight,
         dead: vec![],
         cap: None,
+        remembered: vec![],
     };
     let mut queue = Reference::from_mirror(3, mirror(vec![], None, max - 1)).unwrap();
     assert_eq!(queue.try_park(1, "last"), Ok(max - 1));
@@ -503,6 +505,7 @@ fn the_reference_recovers_exactly_the_mirrors_a_queue_can_hold() {
         in_flight,
         dead,
         cap: None,
+        remembered: vec![],
     };
     let good = [
         mirror(None, vec![item(2, 1)]),
@@ -1798,4 +1801,269 @@ fn d3_a_line_delivered_before_its_park_returned_is_not_parked_again() {
     let mut again = state.clone();
     again.queue.park(1, &model.bounds.lines[0].1);
     assert!(!(model.property(delivery::D3).condition)(&model, &again));
+}
+
+// --- the remembered window (issue 42) -----------------------------------------------------------
+
+/// Issue 42's remembered deliveries, at `Bounds::remember`: a park whose answer a crash lost, the
+/// line delivered and settled while the retry waits, then the retry, which the window answers
+/// "delivered". Every property holds by BFS and DFS at a pinned count, and every goal listed is
+/// reached (the window's own two among them).
+#[test]
+fn remembered_window_holds_every_property_bfs_and_dfs() {
+    let model = || DeliveryModel::new(Bounds::remember(), Variant::Correct);
+    let names: Vec<&str> = model().properties().iter().map(|p| p.name).collect();
+    for name in [
+        delivery::D3_REMEMBERED,
+        delivery::SOMETIMES_RETRY_REMEMBERED,
+        delivery::SOMETIMES_REMEMBERED_EVICTED,
+        delivery::SOMETIMES_SPLIT,
+        delivery::SOMETIMES_REPEAT,
+    ] {
+        assert!(names.contains(&name), "{name} is not listed");
+    }
+    let started = std::time::Instant::now();
+    let bfs = model().checker().spawn_bfs().join();
+    let bfs_time = started.elapsed();
+    bfs.assert_properties();
+    let started = std::time::Instant::now();
+    let dfs = model().checker().spawn_dfs().join();
+    let dfs_time = started.elapsed();
+    dfs.assert_properties();
+    eprintln!(
+        "remember: {} unique states, BFS {bfs_time:?}, DFS {dfs_time:?}",
+        bfs.unique_state_count()
+    );
+    assert_eq!(bfs.unique_state_count(), delivery::REMEMBER_UNIQUE_STATES);
+    assert_eq!(dfs.unique_state_count(), delivery::REMEMBER_UNIQUE_STATES);
+}
+
+/// The reference's window, step by step: a settle as delivered and a discard remember the
+/// request with its line's CRC-32, seq and how it ended (the batch of a delivery); a park again
+/// with the same line is answered from the window and writes nothing, with another line it is a
+/// conflict, alone or in a group; a crash and a compaction keep the window; the oldest entry goes
+/// beyond the capacity, and a request forgotten is parked as a new line, as with no window.
+#[test]
+fn the_window_answers_a_park_of_a_remembered_request() {
+    use delivery::{RefEnded, RefParked, RefRemembered, compacted};
+    let mut queue = Reference::new(1).with_delivered_memory(2);
+    queue.park_all(&[(1, "one"), (2, "two"), (3, "three")]);
+    let batch = queue.boundary(100).unwrap().unwrap();
+    queue.settle(batch.id, &[true, false, true]).unwrap(); // failures_max 1: seq 2 dies
+    let entry = |request, line: &str, seq, ended| RefRemembered {
+        request,
+        crc: crc32fast::hash(line.as_bytes()),
+        seq,
+        ended,
+    };
+    let delivered = RefEnded::Delivered { batch: 1 };
+    assert_eq!(
+        queue.remembered(),
+        [
+            entry(1, "one", 1, delivered),
+            entry(3, "three", 3, delivered)
+        ]
+    );
+    let before = queue.clone();
+    assert_eq!(
+        queue.try_park_answer(3, "three"),
+        Ok(RefParked::Remembered(entry(3, "three", 3, delivered)))
+    );
+    assert_eq!(queue.try_park(1, "one"), Ok(1));
+    assert_eq!(queue.try_park(1, "uno"), Err(RefError::RequestConflict));
+    assert_eq!(queue.try_park(2, "two"), Err(RefError::RequestDead));
+    // A group of remembered requests is answered whole; one mixing them with a new one is not.
+    assert_eq!(
+        queue.try_park_all(&[(3, "three"), (1, "one")]),
+        Ok(vec![3, 1])
+    );
+    assert_eq!(
+        queue.try_park_all(&[(1, "one"), (4, "four")]),
+        Err(RefError::RequestConflict)
+    );
+    assert_eq!(queue, before, "an answer from the window writes nothing");
+    // Durable: a crash keeps it, and so does a compaction's snapshot read back.
+    queue.crash();
+    assert_eq!(queue.remembered(), before.remembered());
+    assert_eq!(
+        compacted(queue.mirror(), false, false).as_ref(),
+        Some(queue.mirror())
+    );
+    let forgot = compacted(queue.mirror(), false, true).expect("a snapshot");
+    assert!(forgot.remembered.is_empty());
+    // A discard remembers the dead letter, evicting the oldest entry (request 1).
+    assert_eq!(queue.discard_all(), [2]);
+    assert_eq!(
+        queue.remembered(),
+        [
+            entry(3, "three", 3, delivered),
+            entry(2, "two", 2, RefEnded::Discarded)
+        ]
+    );
+    assert_eq!(
+        queue.try_park_answer(2, "two"),
+        Ok(RefParked::Remembered(entry(
+            2,
+            "two",
+            2,
+            RefEnded::Discarded
+        )))
+    );
+    // Past the window: a new line, as with no window at all.
+    assert_eq!(queue.try_park_answer(1, "one"), Ok(RefParked::Held(4)));
+    // With no window (the default) nothing is remembered: a retry is a new line.
+    let mut today = Reference::new(3);
+    today.park(1, "one");
+    let batch = today.boundary(100).unwrap().unwrap();
+    today.settle(batch.id, &[true]).unwrap();
+    assert!(today.remembered().is_empty());
+    assert_eq!(today.try_park(1, "one"), Ok(2));
+    // A smaller capacity forgets the oldest entries at once.
+    let mut small = before.clone().with_delivered_memory(1);
+    assert_eq!(small.remembered(), [entry(3, "three", 3, delivered)]);
+    assert_eq!(small.try_park(1, "one"), Ok(4));
+}
+
+/// A recovered window is kept whole (its capacity is its length until the configured one is
+/// set), and one no correct queue can hold is refused.
+#[test]
+fn the_reference_recovers_only_a_window_a_queue_can_hold() {
+    use delivery::{Mirror, RefEnded, RefRemembered};
+    let entry = |request, seq, batch| RefRemembered {
+        request,
+        crc: 0,
+        seq,
+        ended: RefEnded::Delivered { batch },
+    };
+    let mirror = |remembered: Vec<RefRemembered>| Mirror {
+        next_seq: 4,
+        next_batch: 3,
+        parked: vec![RefItem {
+            seq: 3,
+            request: 3,
+            line: "x".into(),
+            failures: 0,
+            handed: 0,
+        }],
+        in_flight: None,
+        dead: vec![],
+        cap: None,
+        remembered,
+    };
+    let good = vec![entry(1, 1, 1), entry(2, 2, 2)];
+    let queue = Reference::from_mirror(3, mirror(good.clone())).expect("a window that fits");
+    assert_eq!(queue.remembered(), good);
+    let bad = [
+        vec![entry(1, 1, 1), entry(1, 2, 2)], // a request twice
+        vec![entry(1, 1, 1), entry(2, 1, 2)], // a seq twice
+        vec![entry(1, 3, 1)],                 // a seq still parked
+        vec![entry(1, 4, 1)],                 // a seq not given out
+        vec![entry(1, 1, 3)],                 // a batch not given out
+    ];
+    for window in bad {
+        assert_eq!(
+            Reference::from_mirror(3, mirror(window.clone())),
+            Err(RefError::Corrupt),
+            "{window:?}"
+        );
+    }
+}
+
+/// The window's knob is 0 in every named bound set but `remember`, and its property and goals
+/// are listed only with a window: the named sets are the model they were (their pinned counts
+/// are checked by their own tests and by `parkline check`).
+#[test]
+fn the_window_is_off_in_the_named_sets_and_listed_only_with_one() {
+    let listed = |bounds: Bounds| {
+        DeliveryModel::new(bounds, Variant::Correct)
+            .properties()
+            .iter()
+            .any(|p| p.name == delivery::D3_REMEMBERED)
+    };
+    for bounds in [
+        Bounds::default(),
+        Bounds::check(),
+        Bounds::deep(),
+        Bounds::crash(),
+        Bounds::group(),
+        Bounds::with_lost_park(),
+    ] {
+        assert_eq!(bounds.delivered_memory, 0, "{}", bounds.summary());
+        assert!(!listed(bounds));
+    }
+    let remember = Bounds::remember();
+    assert_eq!(
+        remember,
+        Bounds {
+            group_at: None,
+            redrives: 0,
+            discards: 0,
+            collects: 0,
+            lost_parks: 1,
+            delivered_memory: 1,
+            ..Bounds::generated(2, 2, 2, 0)
+        }
+    );
+    assert!(
+        remember
+            .summary()
+            .ends_with("lost_parks=1 delivered_memory=1")
+    );
+    assert!(listed(remember));
+}
+
+/// The two ways to lose the window, each caught by the window's property at `remember` on the
+/// path the issue names: the park's answer lost, the line delivered and settled, the mirror
+/// compacted (or the daemon restarted), then the retry, parked anew and delivered a second time.
+/// The correct queue answers that same retry from the window ("delivered", nothing written).
+#[test]
+fn forgetting_the_window_at_a_compaction_or_a_reopen_is_caught() {
+    for (variant, forgets) in [
+        (Variant::ForgetAtCompaction, Action::Compact),
+        (Variant::ForgetAtReopen, Action::Crash),
+    ] {
+        assert_eq!(variant.caught_at(), Bounds::remember());
+        assert_eq!(variant.breaks(), Some(delivery::D3_REMEMBERED));
+        let model = DeliveryModel::new(Bounds::remember(), variant);
+        let property = model.property(delivery::D3_REMEMBERED);
+        let path =
+            shortest_path(&model, &property).unwrap_or_else(|| panic!("{variant:?} is not caught"));
+        let actions: Vec<Action> = path.iter().filter_map(|(_, a)| a.clone()).collect();
+        let settle = actions.iter().position(|a| *a == Action::Settle);
+        let forgot = actions.iter().position(|a| *a == forgets);
+        assert!(
+            matches!(actions.first(), Some(Action::ParkAnswerLost(0)))
+                && settle.is_some()
+                && forgot > settle,
+            "{variant:?}: {actions:?}"
+        );
+        let last = &path[path.len() - 1].0;
+        assert!(!(property.condition)(&model, last));
+        assert_eq!(last.queue.mirror().next_seq, 3, "the retry got a new seq");
+        eprintln!("{variant:?}:\n{}", narrate(&model, &path));
+
+        // The correct queue, on the same path up to the retry, answers it from the window.
+        let correct = DeliveryModel::new(Bounds::remember(), Variant::Correct);
+        let retry = actions
+            .iter()
+            .rposition(|a| *a == Action::Park(0))
+            .expect("the retry");
+        let mut state = correct.init_states().remove(0);
+        for action in &actions[..=retry] {
+            state = correct.next_state(&state, action.clone()).expect("enabled");
+        }
+        assert_eq!(state.remembered_answers.len(), 1);
+        assert_eq!(state.queue.mirror().next_seq, 2, "nothing was written");
+        assert!(!state.queue.has_batch_ready());
+    }
+    // At the named sets (no window) the variants change nothing the properties see.
+    for variant in [Variant::ForgetAtCompaction, Variant::ForgetAtReopen] {
+        let model = DeliveryModel::new(Bounds::with_lost_park(), variant);
+        let dfs = model.checker().spawn_dfs().join();
+        assert_eq!(
+            dfs.unique_state_count(),
+            delivery::LOST_PARK_UNIQUE_STATES,
+            "{variant:?}"
+        );
+    }
 }

@@ -97,6 +97,7 @@ impl Crafted {
             in_flight,
             dead,
             cap: None,
+            remembered: Vec::new(),
         }
     }
 

@@ -277,6 +277,7 @@ mod tests {
             }),
             dead: vec![item(4, "four")],
             cap: Some(3),
+            remembered: vec![],
         }
     }
 

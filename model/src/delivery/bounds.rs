@@ -38,6 +38,17 @@ pub struct Bounds {
     /// The queue's repeat bound (D10): a recovered batch at this attempt is closed. 2 in the
     /// generated bounds, so two crashes close a batch (a crash loop of three lives).
     pub repeats_max: u32,
+    /// The queue's remembered window (issue 42, `delivered_memory`): how many requests settled as
+    /// delivered or discarded the mirror remembers, so that a park of one again is answered from
+    /// the window instead of parking its line anew. 0 in the named bound sets but `remember`:
+    /// no window, and a park whose answer was lost is retried first thing after the restart, as
+    /// today. Above 0 the parent's turns go on while that retry waits (boundaries, hand-overs,
+    /// outcomes, settles, compactions, crashes; no other park), so the line can be delivered and
+    /// settled before the retry, which the window then answers. The model follows a line by its
+    /// seq, so bounds with a window must not let a line be forgotten before its retry (a retry
+    /// past the window is a new line, which the model does not follow): without failures or a
+    /// redrive, the line whose answer was lost is the last one remembered before its retry.
+    pub delivered_memory: u32,
 }
 
 impl Bounds {
@@ -97,6 +108,7 @@ impl Bounds {
             lost_parks: 0,
             group_parkers: 0,
             repeats_max: 2,
+            delivered_memory: 0,
         }
     }
 
@@ -127,6 +139,25 @@ impl Bounds {
             collects: 0,
             group_parkers: 3,
             ..Bounds::generated(2, 2, 1, 0)
+        }
+    }
+
+    /// The remembered window at its smallest: a window of one request, two lines (budget 2, so
+    /// a split, and a line over the budget alone), two crashes, no failure, collection, redrive
+    /// or discard, and one park whose answer a crash loses. The `remember` bound set of
+    /// `parkline check`, where the line whose answer was lost is delivered and settled before
+    /// the daemon's retry of its park, which the window answers "delivered", and where
+    /// `forget-at-compaction` and `forget-at-reopen` are caught (the second crash is the reopen
+    /// after the delivery).
+    pub fn remember() -> Bounds {
+        Bounds {
+            group_at: None,
+            redrives: 0,
+            discards: 0,
+            collects: 0,
+            lost_parks: 1,
+            delivered_memory: 1,
+            ..Bounds::generated(2, 2, 2, 0)
         }
     }
 
@@ -171,6 +202,9 @@ impl Bounds {
         }
         if self.group_parkers != 0 {
             summary = format!("{summary} group_parkers={}", self.group_parkers);
+        }
+        if self.delivered_memory != 0 {
+            summary = format!("{summary} delivered_memory={}", self.delivered_memory);
         }
         summary
     }
@@ -244,3 +278,6 @@ pub const GROUP_UNIQUE_STATES: usize = 17_769;
 
 /// Regression alarm: unique states of the correct model at [`Bounds::crash`].
 pub const CRASH_UNIQUE_STATES: usize = 107_811_693;
+
+/// Regression alarm: unique states of the correct model at [`Bounds::remember`].
+pub const REMEMBER_UNIQUE_STATES: usize = 1_880;

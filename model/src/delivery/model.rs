@@ -12,8 +12,11 @@ use stateright::{Expectation, Model, Property};
 
 use super::bounds::Bounds;
 use super::properties::*;
-use super::reference::{RefBatch, RefItem, RefNotified, Reference, notified};
-use super::snapshot::snapshot_keeps;
+use super::reference::{
+    RefBatch, RefEnded, RefError, RefItem, RefNotified, RefParked, RefRemembered, Reference,
+    notified,
+};
+use super::snapshot::compacted;
 use super::variants::Variant;
 
 /// The daemon's volatile delivery phase (lost at a crash).
@@ -96,6 +99,21 @@ pub struct DiscardRecord {
     pub removed: Vec<(u64, u64)>,
     /// How many turns had been handed over before it.
     pub handed_before: usize,
+}
+
+/// Ghost, kept with a remembered window only (`Bounds::delivered_memory`): a request whose line
+/// was settled delivered (the daemon's own outcome) or discarded, in the order the window
+/// remembers them, with the next seq then, which tells the parks before it from those after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RememberRecord {
+    /// The request.
+    pub request: u64,
+    /// The seq of its line.
+    pub seq: u64,
+    /// The mirror's next seq when the line ended: a seq below it was parked before.
+    pub next_seq: u64,
+    /// Settled delivered (`false`: discarded from the dead letters).
+    pub delivered: bool,
 }
 
 /// A caller of a shared handle whose park takes part in group commit (`Bounds::group_parkers`,
@@ -239,6 +257,10 @@ pub struct DeliveryState {
     /// them again, and before its first boundary (D3), so no boundary, redrive or discard runs
     /// until each is answered.
     pub retries: Vec<usize>,
+    /// Ghost, with a remembered window only: every request the window was to remember, in order.
+    pub remembers: Vec<RememberRecord>,
+    /// Ghost: every park the remembered window answered (a retry after its line ended).
+    pub remembered_answers: Vec<RefRemembered>,
 }
 
 /// One step of the model, in the spec's words.
@@ -332,7 +354,8 @@ impl Model for DeliveryModel {
     fn init_states(&self) -> Vec<DeliveryState> {
         vec![DeliveryState {
             queue: Reference::with_variant(self.bounds.failures_max, self.variant)
-                .with_repeats_max(self.bounds.repeats_max),
+                .with_repeats_max(self.bounds.repeats_max)
+                .with_delivered_memory(self.bounds.delivered_memory as usize),
             phase: Phase::Idle,
             arrived: 0,
             handed: Log::default(),
@@ -354,6 +377,8 @@ impl Model for DeliveryModel {
             answered: Vec::new(),
             acks: Vec::new(),
             retries: Vec::new(),
+            remembers: Vec::new(),
+            remembered_answers: Vec::new(),
         }]
     }
 
@@ -363,16 +388,20 @@ impl Model for DeliveryModel {
         // whose park a crash cut are parked again before the next boundary.
         let held = !state.writing.is_empty();
         let retrying = !state.retries.is_empty();
+        if state.phase == Phase::Down {
+            actions.push(Action::Recover);
+            return;
+        }
+        // The park whose answer was lost is retried before any other park; without a remembered
+        // window, before anything else (a line delivered before it would be parked anew).
+        if state.retry_pending {
+            actions.push(Action::Park(state.arrived));
+            if self.bounds.delivered_memory == 0 {
+                return;
+            }
+        }
         match &state.phase {
-            Phase::Down => {
-                actions.push(Action::Recover);
-                return;
-            }
-            // The park whose answer was lost is retried first.
-            _ if state.retry_pending => {
-                actions.push(Action::Park(state.arrived));
-                return;
-            }
+            Phase::Down => {}
             Phase::Idle => {
                 if state.queue.has_batch_ready() && !held && !retrying {
                     actions.push(Action::Boundary);
@@ -395,13 +424,15 @@ impl Model for DeliveryModel {
                 }
             }
         }
-        // A compaction matters where format 2 had no snapshot: a batch in flight.
-        if state.queue.in_flight().is_some() && !state.snapshot_broken && !held {
+        // A compaction matters where format 2 had no snapshot, a batch in flight, and where the
+        // snapshot holds the remembered window.
+        let window = !state.queue.remembered().is_empty();
+        if (state.queue.in_flight().is_some() || window) && !state.snapshot_broken && !held {
             actions.push(Action::Compact);
         }
         if self.bounds.group_parkers > 0 {
             self.group_actions(state, actions);
-        } else if state.arrived < self.bounds.lines.len() {
+        } else if state.arrived < self.bounds.lines.len() && !state.retry_pending {
             if self.bounds.arrival_len(state.arrived) == 2 {
                 actions.push(Action::ParkGroup(state.arrived));
                 if state.crashes < self.bounds.crashes {
@@ -447,7 +478,14 @@ impl Model for DeliveryModel {
         match action {
             Action::Park(index) => {
                 let (request, line) = self.bounds.lines.get(index)?;
-                state.queue.park(*request, line);
+                match state.queue.try_park_answer(*request, line) {
+                    Ok(RefParked::Held(_)) => {}
+                    // A retry after its line was delivered or discarded: nothing is written.
+                    Ok(RefParked::Remembered(entry)) => state.remembered_answers.push(entry),
+                    // A retry whose line died while it waited is answered so (D3).
+                    Err(RefError::RequestDead) if state.retry_pending => {}
+                    Err(_) => return None,
+                }
                 state.arrived += 1;
                 state.retry_pending = false;
             }
@@ -476,7 +514,13 @@ impl Model for DeliveryModel {
             }
             Action::Compact => {
                 let format_2 = self.variant == Variant::PrefixSnapshot;
-                state.snapshot_broken = !snapshot_keeps(state.queue.mirror(), format_2);
+                let forget = self.variant == Variant::ForgetAtCompaction;
+                let read = compacted(state.queue.mirror(), format_2, forget);
+                state.snapshot_broken = read.as_ref() != Some(state.queue.mirror());
+                // Known bad: the compacted mirror is the snapshot without the window.
+                if let Some(read) = read.filter(|_| forget) {
+                    state.queue.mirror = read;
+                }
             }
             Action::Redrive => {
                 let seqs = state.queue.redrive_all();
@@ -742,6 +786,9 @@ impl Model for DeliveryModel {
         if self.bounds.group_parkers > 0 {
             self.group_properties(&mut properties);
         }
+        if self.bounds.delivered_memory > 0 {
+            self.remember_properties(&mut properties);
+        }
         // The goals of the deeper bound sets, listed only where their bounds can reach them, so
         // a deep check that never gets there fails as NOT REACHED instead of passing vacuously.
         if self.bounds.lines.len() >= 4 {
@@ -797,6 +844,40 @@ impl DeliveryModel {
         ));
     }
 
+    /// The remembered window's property and goals, listed with a window only
+    /// (`Bounds::delivered_memory`): the `always` one after the others (before D15's
+    /// `eventually`), the goals last; as with group parkers, a goal the bounds cannot reach is
+    /// left out, so the small `remember` set checks the window without the failures and
+    /// operator steps the other sets cover.
+    fn remember_properties(&self, properties: &mut Vec<Property<Self>>) {
+        let at = properties
+            .iter()
+            .position(|p| p.name == D15)
+            .unwrap_or(properties.len());
+        properties.insert(
+            at,
+            Property::always(D3_REMEMBERED, delivered_once_while_remembered),
+        );
+        properties
+            .retain(|p| p.expectation != Expectation::Sometimes || self.goal_reachable(p.name));
+        if self.bounds.lost_parks > 0 {
+            properties.push(Property::sometimes(
+                SOMETIMES_RETRY_REMEMBERED,
+                |_, s: &DeliveryState| {
+                    s.remembered_answers
+                        .iter()
+                        .any(|e| matches!(e.ended, RefEnded::Delivered { .. }))
+                },
+            ));
+        }
+        if self.bounds.lines.len() > self.bounds.delivered_memory as usize {
+            properties.push(Property::sometimes(
+                SOMETIMES_REMEMBERED_EVICTED,
+                |m, s: &DeliveryState| s.remembers.len() > m.bounds.delivered_memory as usize,
+            ));
+        }
+    }
+
     /// Whether the `sometimes` goal `name` can be reached at these bounds, as far as the bounds
     /// say: a goal that needs a crash, a failure, a dead letter, a collection, a redrive, a
     /// discard or a group park is listed with group parkers only where the bounds allow it.
@@ -813,7 +894,15 @@ impl DeliveryModel {
             SOMETIMES_DEAD => dead,
             // A retry needs a failure that does not kill the line.
             SOMETIMES_RETRY => b.failures > 0 && b.failures_max > 1,
-            SOMETIMES_SEEN => (b.failures > 0 && b.failures_max > 1) || b.crashes >= b.repeats_max,
+            // Or a batch of two lines or more closed by the repeat bound, its lines parked again.
+            SOMETIMES_SEEN => {
+                let cost = |(_, line): &(u64, String)| line.chars().count() + 1;
+                let two_fit = b
+                    .lines
+                    .windows(2)
+                    .any(|w| cost(&w[0]) + cost(&w[1]) <= b.budget);
+                (b.failures > 0 && b.failures_max > 1) || (b.crashes >= b.repeats_max && two_fit)
+            }
             SOMETIMES_COLLECTED_DELIVERED => b.collects > 0,
             SOMETIMES_REDRIVEN_HANDED => b.redrives > 0 && dead,
             SOMETIMES_DISCARD => b.discards > 0 && dead,
@@ -964,6 +1053,18 @@ impl DeliveryModel {
             .filter(|&(seq, _)| state.held(seq) == 0)
             .collect();
         removed.sort_unstable();
+        if self.bounds.delivered_memory > 0 {
+            let next_seq = state.queue.mirror().next_seq;
+            let discarded = removed.iter().filter(|(seq, _)| dead_before.contains(seq));
+            state
+                .remembers
+                .extend(discarded.map(|&(seq, request)| RememberRecord {
+                    request,
+                    seq,
+                    next_seq,
+                    delivered: false,
+                }));
+        }
         state.discards.push(DiscardRecord {
             dead_before,
             removed,
@@ -978,6 +1079,18 @@ impl DeliveryModel {
             given = vec![false; given.len()];
         }
         state.queue.settle(batch.id, &given).ok()?;
+        if self.bounds.delivered_memory > 0 {
+            let next_seq = state.queue.mirror().next_seq;
+            let delivered = batch.items.iter().zip(own).filter(|(_, ok)| **ok);
+            state
+                .remembers
+                .extend(delivered.map(|(item, _)| RememberRecord {
+                    request: item.request,
+                    seq: item.seq,
+                    next_seq,
+                    delivered: true,
+                }));
+        }
         state.settles.push(SettleRecord {
             batch: batch.id,
             attempt: batch.attempt,

@@ -2,7 +2,7 @@
 //! `parkline check` prints for every step of a counterexample.
 
 use super::model::{Action, DeliveryModel, DeliveryState, Member, Phase};
-use super::reference::{RefBatch, RefItem, turn_text};
+use super::reference::{RefBatch, RefEnded, RefItem, turn_text};
 
 impl DeliveryModel {
     /// One step of a path in the spec's words: what `action` did from `before` to `after`.
@@ -16,6 +16,18 @@ impl DeliveryModel {
         match action {
             Action::Park(index) => {
                 let (request, line) = self.bounds.lines.get(*index).cloned().unwrap_or_default();
+                if after.remembered_answers.len() > before.remembered_answers.len()
+                    && let Some(entry) = after.remembered_answers.last()
+                {
+                    let ended = match entry.ended {
+                        RefEnded::Delivered { batch } => format!("delivered in batch {batch}"),
+                        RefEnded::Discarded => "discarded".into(),
+                    };
+                    return format!(
+                        "a line of request {request} is parked again (a retry): the mirror remembers it {ended} as seq {}, and nothing is written",
+                        entry.seq
+                    );
+                }
                 // The seq the park returned: the highest the mirror holds for the request.
                 let seq = after
                     .queue
@@ -61,6 +73,11 @@ impl DeliveryModel {
                 parked_seqs(after)
             ),
             Action::Compact => match after.snapshot_broken {
+                true if after.queue.remembered().len() < before.queue.remembered().len() => {
+                    "a settle or redrive compacts the mirror: its snapshot leaves the remembered \
+                     window out, and the compacted mirror forgets every request it remembered"
+                        .into()
+                }
                 false => {
                     "a settle or redrive compacts the mirror: its snapshot reads back as it".into()
                 }

@@ -87,6 +87,18 @@ pub const GROUP_REFUSAL: &str = "D16 a refusal fails its caller only";
 /// `always`, listed with group parkers: a park acknowledged before a boundary is in that boundary's
 /// batch or parked behind it, unless it left the queue before (delivered, dead or discarded).
 pub const GROUP_BOUNDARY: &str = "D1 acknowledged park in the batch or behind it";
+/// `always`, listed with a remembered window (`Bounds::delivered_memory`): no line of a request
+/// is settled delivered (or discarded) when it was parked while an earlier line of that request
+/// was still remembered, one of the last `delivered_memory` requests settled delivered or
+/// discarded before that park (issue 42's remembered deliveries: D3's retried park answered past
+/// the settle). The ghost window is the model's own count, not the queue's.
+pub const D3_REMEMBERED: &str = "D3 a request is delivered at most once while remembered";
+/// `sometimes`, listed with a remembered window and a lost park answer: the daemon's retry of a
+/// park whose line was delivered and settled while it waited is answered "delivered".
+pub const SOMETIMES_RETRY_REMEMBERED: &str = "a retried park is answered as delivered";
+/// `sometimes`, listed with a remembered window smaller than the lines: the window forgets its
+/// oldest request.
+pub const SOMETIMES_REMEMBERED_EVICTED: &str = "the window forgets its oldest request";
 /// `sometimes`, listed with group parkers: one written record parks the lines of two callers.
 pub const SOMETIMES_GROUP_SHARED: &str = "one group record parks two callers' lines";
 /// `sometimes`, listed with group parkers: a written record parks a line of a group whose
@@ -831,4 +843,34 @@ pub(super) fn group_ack_before_boundary(m: &DeliveryModel, s: &DeliveryState) ->
             }
             _ => true,
         })
+}
+
+pub(super) fn delivered_once_while_remembered(m: &DeliveryModel, s: &DeliveryState) -> bool {
+    //= spec/delivery.md#d3-items-verbatim
+    //# A park for a request whose line the mirror holds (parked or in flight) MUST write
+    //# nothing and return the seq that line has when the line is the same, and fail with
+    //# `RequestConflict` when it is another; a request whose line is a dead letter MUST fail
+    //# with `RequestDead`, writing nothing.
+    // Issue 42 carries that past the settle: a request the window remembers is answered from it.
+    // The ghost records only grow, and whether a pair breaks this is fixed once its later record
+    // is appended (a record appended after it has a next seq above every seq given out before),
+    // so checking every pair at every state checks each pair once it exists; the records are a
+    // handful at the bounds that list this property.
+    let window = m.bounds.delivered_memory as usize;
+    let ended = &s.remembers;
+    ended.iter().enumerate().all(|(later, b)| {
+        ended[..later].iter().enumerate().all(|(earlier, a)| {
+            // Another line of the same request, parked after `a` ended (a line parked before is
+            // D3's held request): `a` was forgotten by then only if `window` more requests
+            // ended between `a` and that park.
+            let forgotten = || {
+                ended[earlier + 1..]
+                    .iter()
+                    .filter(|e| e.next_seq <= b.seq)
+                    .count()
+                    >= window
+            };
+            a.request != b.request || a.seq == b.seq || a.next_seq > b.seq || forgotten()
+        })
+    })
 }

@@ -103,6 +103,54 @@ pub struct RefSettlement {
     pub dead: Vec<u64>,
 }
 
+/// How a remembered request's line left the mirror (issue 42's remembered deliveries).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RefEnded {
+    /// Settled `Delivered` as an item of this batch.
+    Delivered {
+        /// The batch that delivered it.
+        batch: u64,
+    },
+    /// Discarded from the dead letters (D8); a dead letter's record names no batch.
+    Discarded,
+}
+
+/// One entry of the remembered window: a request whose line the mirror settled as delivered or
+/// discarded, kept so that a park of it again (a daemon retrying a park whose answer it lost)
+/// is answered from here instead of parking the line anew.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RefRemembered {
+    /// The request.
+    pub request: u64,
+    /// The CRC-32 of its line: a park again with the same line is answered from the window, one
+    /// with another line is a conflict.
+    pub crc: u32,
+    /// The seq the line had.
+    pub seq: u64,
+    /// How the line ended.
+    pub ended: RefEnded,
+}
+
+/// What a park answered ([`Reference::try_park_answer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RefParked {
+    /// The line is held with this seq: parked now, or already held (a retried park, D3).
+    Held(u64),
+    /// The request is remembered with this line: it was delivered or discarded, nothing was
+    /// written.
+    Remembered(RefRemembered),
+}
+
+impl RefParked {
+    /// The seq the answer names: the held line's, or the remembered line's.
+    pub fn seq(self) -> u64 {
+        match self {
+            RefParked::Held(seq) => seq,
+            RefParked::Remembered(entry) => entry.seq,
+        }
+    }
+}
+
 /// A call the reference refuses (spec/delivery.md section 3, notes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RefError {
@@ -121,8 +169,9 @@ pub enum RefError {
     InvalidLine(usize),
     /// `redrive`: this seq is not a dead letter (or is named twice); nothing moves.
     NotDead(u64),
-    /// A park for a request whose other line is held (parked or in flight), or a group that
-    /// names a request twice or mixes held and new requests (D3, D22); nothing changes.
+    /// A park for a request whose other line is held (parked or in flight) or remembered, or a
+    /// group that names a request twice or mixes held or remembered requests with new ones (D3,
+    /// D22); nothing changes.
     RequestConflict,
     /// A park for a request whose line is a dead letter (D3); nothing changes.
     RequestDead,
@@ -491,6 +540,10 @@ pub struct Mirror {
     pub dead: Vec<RefItem>,
     /// The most items a new batch may hold, set when a batch is closed (D11); `None`: no cap.
     pub cap: Option<u64>,
+    /// The remembered window, oldest first: the last requests settled as delivered or discarded,
+    /// at most the queue's `delivered_memory` of them (issue 42; empty at 0, today's queue).
+    /// Durable: a crash, a reopen and a compaction keep it.
+    pub remembered: Vec<RefRemembered>,
 }
 
 /// The reference queue: the durable mirror plus the volatile state of one life, plain and
@@ -526,6 +579,9 @@ pub struct Reference {
     pub(super) mirror: Mirror,
     /// Volatile: the in-flight batch was found at recovery and not yet handed over in this life.
     recovered: bool,
+    /// How many requests the remembered window holds (`Mirror::remembered`); 0: none, a retried
+    /// park after its line left the mirror is a new line (today's queue).
+    delivered_memory: usize,
 }
 
 impl Reference {
@@ -547,8 +603,10 @@ impl Reference {
                 in_flight: None,
                 dead: Vec::new(),
                 cap: None,
+                remembered: Vec::new(),
             },
             recovered: false,
+            delivered_memory: 0,
         }
     }
 
@@ -559,20 +617,53 @@ impl Reference {
         self
     }
 
+    /// The queue with a remembered window of `delivered_memory` requests (0, the default: none);
+    /// the oldest entries beyond it are forgotten now.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline_model::delivery::{RefEnded, RefError, RefParked, Reference};
+    /// let mut queue = Reference::new(3).with_delivered_memory(1);
+    /// queue.park(7, "r7 done");
+    /// let batch = queue.boundary(100).unwrap().unwrap();
+    /// queue.settle(batch.id, &[true]).unwrap();
+    /// queue.crash(); // the window is durable
+    /// // The daemon parks again the line whose park answer it lost: nothing is written.
+    /// let answer = queue.try_park_answer(7, "r7 done").unwrap();
+    /// assert!(matches!(answer, RefParked::Remembered(e) if e.seq == 1 && e.ended == RefEnded::Delivered { batch: 1 }));
+    /// assert_eq!((queue.mirror().next_seq, queue.parked().len()), (2, 0));
+    /// assert_eq!(queue.try_park(7, "another line"), Err(RefError::RequestConflict));
+    /// ```
+    pub fn with_delivered_memory(mut self, delivered_memory: usize) -> Self {
+        self.delivered_memory = delivered_memory;
+        let window = &mut self.mirror.remembered;
+        window.drain(..window.len().saturating_sub(delivered_memory));
+        self
+    }
+
+    /// The remembered window, oldest first (`Mirror::remembered`).
+    pub fn remembered(&self) -> &[RefRemembered] {
+        &self.mirror.remembered
+    }
+
     /// A queue recovered from `mirror` (an in-flight batch is the recovered batch of this life),
-    /// the way opening a mirror file with these contents would find it.
+    /// the way opening a mirror file with these contents would find it. Its window's capacity is
+    /// the window's length (nothing recovered is forgotten): [`Reference::with_delivered_memory`]
+    /// sets the configured one.
     ///
     /// # Errors
     ///
     /// [`RefError::Corrupt`] when no correct queue can hold `mirror` under the counter rules of
     /// spec/mirror.md M6: a seq or batch id of `u64::MAX`, a parked or in-flight item with
-    /// `u32::MAX` failures, an attempt of 0.
+    /// `u32::MAX` failures, an attempt of 0; or a remembered window naming a request or a seq
+    /// twice, a seq the mirror holds or has not given out, or a batch it has not.
     ///
     /// # Example
     ///
     /// ```
     /// use parkline_model::delivery::{Mirror, RefError, Reference};
-    /// let mirror = Mirror { next_seq: u64::MAX, next_batch: 1, parked: vec![], in_flight: None, dead: vec![], cap: None };
+    /// let mirror = Mirror { next_seq: u64::MAX, next_batch: 1, parked: vec![], in_flight: None, dead: vec![], cap: None, remembered: vec![] };
     /// let mut queue = Reference::from_mirror(3, mirror).unwrap();
     /// assert_eq!(queue.try_park(1, "x"), Err(RefError::Exhausted));
     /// ```
@@ -594,6 +685,7 @@ impl Reference {
             corrupt |= batch.items.iter().any(|item| item.handed < attempt);
             corrupt |= batch.seen != batch.items.iter().filter(|i| i.handed > attempt).count();
         }
+        corrupt |= !window_fits(&mirror);
         if corrupt {
             return Err(RefError::Corrupt);
         }
@@ -602,6 +694,7 @@ impl Reference {
             repeats_max: REPEATS_MAX,
             variant: Variant::Correct,
             recovered: mirror.in_flight.is_some(),
+            delivered_memory: mirror.remembered.len(),
             mirror,
         })
     }
@@ -625,6 +718,20 @@ impl Reference {
     ///
     /// [`RefError::Exhausted`] when the next seq is `u64::MAX`; nothing changes.
     pub fn try_park(&mut self, request: u64, line: &str) -> Result<u64, RefError> {
+        self.try_park_answer(request, line).map(RefParked::seq)
+    }
+
+    /// Park a line, as [`Reference::try_park`], and say whether the line is held or its request
+    /// remembered: a park of a request in the remembered window with the same line (its CRC-32)
+    /// writes nothing and answers how the line ended, with its seq and batch; with another line
+    /// it fails with [`RefError::RequestConflict`], as for a held request. A request the window
+    /// no longer holds is parked as a new line.
+    ///
+    /// # Errors
+    ///
+    /// As [`Reference::try_park`]; [`RefError::RequestConflict`] also for a remembered request
+    /// with another line. Nothing changes on an error.
+    pub fn try_park_answer(&mut self, request: u64, line: &str) -> Result<RefParked, RefError> {
         // Known bad: no deduplication, a retried park appends a second line.
         if self.variant != Variant::NoParkDedup
             && let Some(repeated) = self.repeated_park(request, line)
@@ -644,7 +751,7 @@ impl Reference {
             failures: 0,
             handed: 0,
         });
-        Ok(seq)
+        Ok(RefParked::Held(seq))
     }
 
     /// Park a group of lines as one durable record (all or none, D16) and return their seqs:
@@ -688,9 +795,12 @@ impl Reference {
         if named.len() < items.len() {
             return Err(RefError::RequestConflict);
         }
+        // A remembered request counts as held: the group is answered whole, or refused.
         let held = items
             .iter()
-            .filter(|(request, _)| self.held(*request).is_some())
+            .filter(|(request, _)| {
+                self.held(*request).is_some() || self.remembered_entry(*request).is_some()
+            })
             .count();
         if held == items.len() && held > 0 {
             return items
@@ -698,6 +808,7 @@ impl Reference {
                 .map(|(request, line)| {
                     self.repeated_park(*request, line)
                         .unwrap_or(Err(RefError::RequestConflict))
+                        .map(RefParked::seq)
                 })
                 .collect();
         }
@@ -738,14 +849,46 @@ impl Reference {
             .min_by_key(|(item, _)| item.seq)
     }
 
-    /// D3: a park for a request the mirror holds returns its seq (same line) or fails; `None`
-    /// when the request is not held.
-    fn repeated_park(&self, request: u64, line: &str) -> Option<Result<u64, RefError>> {
-        Some(match self.held(request)? {
-            (item, false) if item.line == line => Ok(item.seq),
-            (_, false) => Err(RefError::RequestConflict),
-            (_, true) => Err(RefError::RequestDead),
+    /// The remembered window's entry of `request`, if any.
+    fn remembered_entry(&self, request: u64) -> Option<&RefRemembered> {
+        self.mirror
+            .remembered
+            .iter()
+            .find(|entry| entry.request == request)
+    }
+
+    /// D3: a park for a request the mirror holds returns its seq (same line) or fails; one for a
+    /// request the window remembers answers how its line ended (same line) or fails; `None` when
+    /// the request is neither held nor remembered.
+    fn repeated_park(&self, request: u64, line: &str) -> Option<Result<RefParked, RefError>> {
+        if let Some(held) = self.held(request) {
+            return Some(match held {
+                (item, false) if item.line == line => Ok(RefParked::Held(item.seq)),
+                (_, false) => Err(RefError::RequestConflict),
+                (_, true) => Err(RefError::RequestDead),
+            });
+        }
+        let entry = self.remembered_entry(request)?;
+        Some(match entry.crc == crc32fast::hash(line.as_bytes()) {
+            true => Ok(RefParked::Remembered(*entry)),
+            false => Err(RefError::RequestConflict),
         })
+    }
+
+    /// The window remembers `item`'s request as ended `ended`, forgetting the oldest entry beyond
+    /// `delivered_memory` (none is kept at 0).
+    fn remember(&mut self, item: &RefItem, ended: RefEnded) {
+        if self.delivered_memory == 0 {
+            return;
+        }
+        let window = &mut self.mirror.remembered;
+        window.push(RefRemembered {
+            request: item.request,
+            crc: crc32fast::hash(item.line.as_bytes()),
+            seq: item.seq,
+            ended,
+        });
+        window.drain(..window.len().saturating_sub(self.delivered_memory));
     }
 
     /// The process dies while a group park's record is appended: the torn record is cut at
@@ -997,6 +1140,7 @@ impl Reference {
         for (mut item, &ok) in items.into_iter().zip(delivered) {
             if ok {
                 settlement.delivered.push(item.seq);
+                self.remember(&item, RefEnded::Delivered { batch });
                 if self.variant == Variant::KeepDelivered {
                     self.park_again(item);
                 }
@@ -1077,7 +1221,13 @@ impl Reference {
             gone.push(seq);
         }
         gone.sort_unstable();
-        self.mirror.dead.retain(|item| !gone.contains(&item.seq));
+        let (removed, kept): (Vec<RefItem>, Vec<RefItem>) = std::mem::take(&mut self.mirror.dead)
+            .into_iter()
+            .partition(|item| gone.contains(&item.seq));
+        self.mirror.dead = kept;
+        for item in &removed {
+            self.remember(item, RefEnded::Discarded);
+        }
         Ok(gone)
     }
 
@@ -1090,9 +1240,14 @@ impl Reference {
     }
 
     /// The process dies: the volatile state is lost; an unsettled batch becomes the recovered
-    /// batch of the next life (D10). Everything in the mirror stays (D9).
+    /// batch of the next life (D10). Everything in the mirror stays (D9), the remembered window
+    /// included.
     pub fn crash(&mut self) {
         self.recovered = self.mirror.in_flight.is_some();
+        // Known bad: the reopen does not read the window back.
+        if self.variant == Variant::ForgetAtReopen {
+            self.mirror.remembered.clear();
+        }
     }
 
     /// Parked items, seq order, without the items of the in-flight batch.
@@ -1137,4 +1292,30 @@ impl Reference {
         let at = self.mirror.parked.partition_point(|p| p.seq < item.seq);
         self.mirror.parked.insert(at, item);
     }
+}
+
+/// Whether `mirror`'s remembered window is one a correct queue can hold: no request or seq
+/// twice, every seq given out (below the next seq) and no longer held, every batch given out.
+fn window_fits(mirror: &Mirror) -> bool {
+    let window = &mirror.remembered;
+    let held = |seq: u64| {
+        mirror
+            .parked
+            .iter()
+            .chain(mirror.in_flight.iter().flat_map(|batch| &batch.items))
+            .chain(&mirror.dead)
+            .any(|item| item.seq == seq)
+    };
+    window.iter().enumerate().all(|(i, entry)| {
+        let batch_ok = match entry.ended {
+            RefEnded::Delivered { batch } => batch < mirror.next_batch,
+            RefEnded::Discarded => true,
+        };
+        batch_ok
+            && entry.seq < mirror.next_seq
+            && !held(entry.seq)
+            && window[..i]
+                .iter()
+                .all(|e| e.request != entry.request && e.seq != entry.seq)
+    })
 }

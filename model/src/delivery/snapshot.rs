@@ -2,10 +2,12 @@
 //! crate: the records a compaction writes, in format 3's order (every live item and dead letter
 //! in seq order, then the in-flight batch named by its seqs, then the counters), or in format 2's
 //! (the in-flight batch as a prefix of the parked list), which the known-bad
-//! [`Variant::PrefixSnapshot`](super::Variant::PrefixSnapshot) writes. Reading applies the
-//! records under the file's rules (M3, M6) and fails where a reader must refuse.
+//! [`Variant::PrefixSnapshot`](super::Variant::PrefixSnapshot) writes. The remembered window
+//! (issue 42) follows as one record per entry, oldest first, before the counters; the known-bad
+//! [`Variant::ForgetAtCompaction`](super::Variant::ForgetAtCompaction) leaves it out. Reading
+//! applies the records under the file's rules (M3, M6) and fails where a reader must refuse.
 
-use super::reference::{Mirror, RefBatch, RefItem};
+use super::reference::{Mirror, RefBatch, RefItem, RefRemembered};
 
 /// One record of a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +28,8 @@ enum Record {
         seqs: Vec<u64>,
         remaining: usize,
     },
+    /// An entry of the remembered window, appended to it.
+    Remembered(RefRemembered),
     Next {
         seq: u64,
         batch: u64,
@@ -33,8 +37,9 @@ enum Record {
     },
 }
 
-/// The snapshot of `mirror`, in format 2's order when `format_2` is set.
-fn records(mirror: &Mirror, format_2: bool) -> Vec<Record> {
+/// The snapshot of `mirror`, in format 2's order when `format_2` is set, with its remembered
+/// window unless `forget_window` is set.
+fn records(mirror: &Mirror, format_2: bool, forget_window: bool) -> Vec<Record> {
     let mut items: Vec<Record> = mirror.dead.iter().cloned().map(Record::Dead).collect();
     let (before, after): (&[RefItem], &[RefItem]) = match (&mirror.in_flight, format_2) {
         (Some(batch), true) => mirror
@@ -78,6 +83,9 @@ fn records(mirror: &Mirror, format_2: bool) -> Vec<Record> {
         });
     }
     items.extend(after.iter().cloned().map(Record::Park));
+    if !forget_window {
+        items.extend(mirror.remembered.iter().copied().map(Record::Remembered));
+    }
     items.push(Record::Next {
         seq: mirror.next_seq,
         batch: mirror.next_batch,
@@ -97,6 +105,7 @@ fn read(records: Vec<Record>) -> Option<Mirror> {
         in_flight: None,
         dead: Vec::new(),
         cap: None,
+        remembered: Vec::new(),
     };
     for record in records {
         match record {
@@ -160,6 +169,7 @@ fn read(records: Vec<Record>) -> Option<Mirror> {
                 });
                 mirror.next_batch = id + 1;
             }
+            Record::Remembered(entry) => mirror.remembered.push(entry),
             Record::Next { seq, batch, cap } => {
                 mirror.next_seq = seq;
                 mirror.next_batch = batch;
@@ -173,5 +183,12 @@ fn read(records: Vec<Record>) -> Option<Mirror> {
 /// M12: whether a compaction of `mirror` (its snapshot written and read back, in format 2's order
 /// when `format_2` is set) gives `mirror` again.
 pub fn snapshot_keeps(mirror: &Mirror, format_2: bool) -> bool {
-    read(records(mirror, format_2)).as_ref() == Some(mirror)
+    compacted(mirror, format_2, false).as_ref() == Some(mirror)
+}
+
+/// M12: the mirror a compaction of `mirror` leaves, its snapshot written (in format 2's order
+/// when `format_2` is set, without the remembered window when `forget_window` is set) and read
+/// back; `None` where the next open would refuse the snapshot.
+pub fn compacted(mirror: &Mirror, format_2: bool, forget_window: bool) -> Option<Mirror> {
+    read(records(mirror, format_2, forget_window))
 }

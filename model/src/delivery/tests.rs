@@ -134,6 +134,19 @@ fn a_step_appends_at_most_one_record_to_each_log() {
             |_| {},
         );
     }
+    // The remembered window's steps (a retry that waits, a compaction of the window): the
+    // correct model whole, and the variants that forget the window.
+    let remember = DeliveryModel::new(Bounds::remember(), Variant::Correct);
+    let (states, disabled) = walk(&remember, usize::MAX, |_| {});
+    assert_eq!(states, REMEMBER_UNIQUE_STATES);
+    assert!(disabled.is_empty(), "{disabled:?}");
+    for variant in [Variant::ForgetAtCompaction, Variant::ForgetAtReopen] {
+        walk(
+            &DeliveryModel::new(Bounds::remember(), variant),
+            20_000,
+            |_| {},
+        );
+    }
 }
 
 #[test]

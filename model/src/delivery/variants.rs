@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use super::bounds::Bounds;
 
 use super::properties::{
-    D1, D3, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18, DISCARD, FRAMING, GROUP_ACK,
-    GROUP_PARK, GROUP_REFUSAL, HANDOVER_COUNT, REDRIVE, REPEAT_BOUND, SEEN, SNAPSHOT,
+    D1, D3, D3_REMEMBERED, D5, D6, D8, D9, D10, D11, D12, D13, D14, D17, D18, DISCARD, FRAMING,
+    GROUP_ACK, GROUP_PARK, GROUP_REFUSAL, HANDOVER_COUNT, REDRIVE, REPEAT_BOUND, SEEN, SNAPSHOT,
 };
 use super::reference::{ParsedTurn, RefItem, TurnError, read_header, split};
 
@@ -94,11 +94,22 @@ pub enum Variant {
     /// written. Breaks D16 (a refusal fails its caller only); needs group parkers
     /// ([`Bounds::group`]).
     RefusalFailsGroup,
+    /// A compaction's snapshot leaves the remembered window out, so the compacted mirror forgets
+    /// every delivered request: a park retried after its line was delivered and the mirror
+    /// compacted is parked anew and delivered twice. Breaks the remembered window (D3); needs a
+    /// window, a lost park answer and a retry after the delivery ([`Bounds::remember`]). The
+    /// snapshot property (D9 through M12) refuses the snapshot too.
+    ForgetAtCompaction,
+    /// A reopen does not read the remembered window back: a park retried after its line was
+    /// delivered and the daemon restarted is parked anew and delivered twice. Breaks the
+    /// remembered window (D3); needs a window, a lost park answer, a crash after the delivery
+    /// and the retry after it ([`Bounds::remember`]).
+    ForgetAtReopen,
 }
 
 impl Variant {
     /// Every variant, `Correct` first.
-    pub const ALL: [Variant; 29] = [
+    pub const ALL: [Variant; 31] = [
         Variant::Correct,
         Variant::PopFront,
         Variant::ClearBeforeHandOver,
@@ -128,6 +139,8 @@ impl Variant {
         Variant::AckBeforeSync,
         Variant::GroupDropsFollower,
         Variant::RefusalFailsGroup,
+        Variant::ForgetAtCompaction,
+        Variant::ForgetAtReopen,
     ];
 
     /// The name used on the command line (`--variant pop-front`).
@@ -162,6 +175,8 @@ impl Variant {
             Variant::AckBeforeSync => "ack-before-fsync",
             Variant::GroupDropsFollower => "group-drops-follower",
             Variant::RefusalFailsGroup => "refusal-fails-group",
+            Variant::ForgetAtCompaction => "forget-at-compaction",
+            Variant::ForgetAtReopen => "forget-at-reopen",
         }
     }
 
@@ -198,6 +213,7 @@ impl Variant {
             Variant::DiscardParked => DISCARD,
             Variant::AckBeforeSync => GROUP_ACK,
             Variant::RefusalFailsGroup => GROUP_REFUSAL,
+            Variant::ForgetAtCompaction | Variant::ForgetAtReopen => D3_REMEMBERED,
         })
     }
 }
@@ -207,9 +223,11 @@ impl Variant {
     /// breaks: [`Bounds::default`] for every variant but [`Variant::TrailerCountsNextTurn`],
     /// which needs two lines left behind a batch, so a fourth line (4 lines, no crash, no
     /// failure: a small space). `parkline check --bounds deep` reaches it too. The group commit
-    /// variants change only steps that group parkers take: [`Bounds::group`].
+    /// variants change only steps that group parkers take: [`Bounds::group`]; the remembered
+    /// window's, only a queue with a window: [`Bounds::remember`].
     pub fn caught_at(self) -> Bounds {
         match self {
+            Variant::ForgetAtCompaction | Variant::ForgetAtReopen => Bounds::remember(),
             Variant::AckBeforeSync | Variant::GroupDropsFollower | Variant::RefusalFailsGroup => {
                 Bounds::group()
             }
