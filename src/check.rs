@@ -371,7 +371,7 @@ pub enum ExploreModel {
 
 /// A bound set's long help: what each set bounds and reaches, and its pinned state counts (time
 /// and memory are measured in docs/verification.md, not promised here).
-const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, group, or a JSON file\n\n\
+const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, group, remember, or a JSON file\n\n\
 - ci: the default and CI's. Delivery: 3 lines, budget 6, 2 crashes, 2 failures (dead at 2), \
 1 collection, 1 redrive, 1 discard, lines 2 and 3 as one group park, repeat bound 2 (two crashes close a \
 batch): 2,704,651 unique states. \
@@ -389,17 +389,24 @@ each caller takes its answer, with a crash at every step between; 2 lines (budge
 and a line over the budget), 1 crash, no failure, collection, redrive or discard: 17,769 \
 delivery states; read as ci. Catches ack-before-fsync, group-drops-follower and \
 refusal-fails-group, which the other sets cannot reach.\n\
+- remember: the remembered window (issue 42): the mirror remembers the last request settled as \
+delivered or discarded (delivered_memory 1), so a park of it again is answered from there; one park's \
+answer lost to a crash, the parent's turns going on while the daemon's retry waits; 2 lines \
+(budget 2), 2 crashes, no failure, collection, redrive or discard: 1,880 delivery states; read as \
+ci. Reaches 'a retried park is answered as delivered'; catches forget-at-compaction and \
+forget-at-reopen, which the other sets (no window) cannot.\n\
 - FILE: a JSON object {\"delivery\": {...}, \"read\": {...}}, every key optional and \
 defaulting to ci: delivery keys lines, sizes, budget, crashes, failures, failures_max, \
 collects, redrives, discards, group (the first line of the group park, 1-based; 0 for none), lost_parks \
 (parks whose answer a crash loses, each retried; no-park-dedup needs 1), group_parkers (parks in \
-progress at once through group commit, replacing the group park), repeats_max; read keys \
+progress at once through group commit, replacing the group park), repeats_max, delivered_memory \
+(the remembered window's requests; 0 for none); read keys \
 turns, grow_chars, grows, budgets, requests, rebuilds. A file's counts are not pinned.\n\n\
 The flags below change the set's delivery bounds; a named set's unique state count is pinned \
 (a regression alarm) only when no flag changes it.";
 
 /// The named bound sets of `parkline check --bounds`.
-pub const BOUND_SETS: [&str; 4] = ["ci", "deep", "crash", "group"];
+pub const BOUND_SETS: [&str; 5] = ["ci", "deep", "crash", "group", "remember"];
 
 /// A bound set: the delivery and read bounds of one check, and their pinned unique state counts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -444,6 +451,12 @@ impl BoundSet {
                 Bounds::group(),
                 ReadBounds::default(),
                 delivery::GROUP_UNIQUE_STATES,
+                parkline_model::read::DEFAULT_UNIQUE_STATES,
+            ),
+            "remember" => (
+                Bounds::remember(),
+                ReadBounds::default(),
+                delivery::REMEMBER_UNIQUE_STATES,
                 parkline_model::read::DEFAULT_UNIQUE_STATES,
             ),
             _ => return None,
@@ -498,6 +511,7 @@ impl BoundSet {
         delivery.lost_parks = d.lost_parks.unwrap_or(ci.lost_parks);
         delivery.group_parkers = d.group_parkers.unwrap_or(ci.group_parkers);
         delivery.repeats_max = d.repeats_max.unwrap_or(ci.repeats_max).max(1);
+        delivery.delivered_memory = d.delivered_memory.unwrap_or(ci.delivered_memory);
         if let Some(group) = d.group {
             delivery.group_at = group.checked_sub(1);
         }
@@ -546,6 +560,7 @@ struct DeliveryFile {
     lost_parks: Option<u32>,
     group_parkers: Option<u32>,
     repeats_max: Option<u32>,
+    delivered_memory: Option<u32>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -865,6 +880,25 @@ mod tests {
         let parkers = BoundSet::from_json("parkers", r#"{"delivery": {"group_parkers": 2}}"#)
             .expect("a group_parkers key");
         assert_eq!(parkers.delivery.group_parkers, 2);
+        // The remembered window's set, and its variants by name.
+        let remember = BoundSet::named("remember").expect("remember");
+        assert_eq!(remember.delivery, Bounds::remember());
+        assert_eq!(
+            remember.delivery_pin,
+            Some(delivery::REMEMBER_UNIQUE_STATES)
+        );
+        for (name, variant) in [
+            ("forget-at-compaction", Variant::ForgetAtCompaction),
+            ("forget-at-reopen", Variant::ForgetAtReopen),
+        ] {
+            let flags =
+                CheckArgs::try_parse_from(["check", "--bounds", "remember", "--variant", name])?;
+            let parsed = resolve(true, false, &flags.bounds).expect("remember");
+            assert_eq!(parsed.delivery_variant, variant);
+        }
+        let window = BoundSet::from_json("window", r#"{"delivery": {"delivered_memory": 3}}"#)
+            .expect("a delivered_memory key");
+        assert_eq!(window.delivery.delivered_memory, 3);
         // A flag on top of a named set keeps the rest of the set and drops the pin.
         let flags = CheckArgs::try_parse_from(["check", "--bounds", "deep", "--crashes", "1"])?;
         let parsed = resolve(true, true, &flags.bounds).expect("deep");
