@@ -3,14 +3,16 @@
 //! told when the writer fails or panics.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Waker};
 use std::thread::ThreadId;
 
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
-use super::shared::{Answer, Ask, Gate, Gated, ask};
+use super::shared::{Answer, Ask, Gate, Gated, answered_within, ask};
 use super::*;
 use crate::AsyncQueue;
 
@@ -457,5 +459,48 @@ fn a_boundary_waiting_for_a_group_goes_before_the_next() -> TestResult {
         assert_eq!(next.items.len(), 2);
         Ok::<_, Box<dyn std::error::Error>>(())
     })?;
+    Ok(())
+}
+
+/// D16: a writer the runtime drops before it ran (a runtime shutting down drops the blocking
+/// tasks it has not started) is not counted as running: the next async park starts a writer,
+/// whose group also writes the line the dropped one was started for.
+#[test]
+fn d16_a_park_after_a_writer_dropped_unrun_starts_another() -> TestResult {
+    // Kills `Writer::drop -> ()` and its `delete !` (shared.rs:650:9, 650:12), with which the
+    // handle believes the dropped writer still runs and starts none for any async park after it.
+    let queue = AsyncQueue::new(Queue::with_storage(
+        MemStorage::new(),
+        "m",
+        Config::default(),
+    )?);
+    let stopped = tokio::runtime::Builder::new_current_thread().build()?;
+    let handle = stopped.handle().clone();
+    drop(stopped);
+    {
+        // Polled once on the stopped runtime: the line joins, and its writer is dropped unrun.
+        let _entered = handle.enter();
+        let mut park = std::pin::pin!(queue.park(RequestId(1), "a"));
+        let mut context = Context::from_waker(Waker::noop());
+        assert!(park.as_mut().poll(&mut context).is_pending());
+    }
+    assert_eq!(queue.shared().pending(), 1, "the dropped park's line waits");
+    let next = answered_within({
+        let queue = queue.clone();
+        move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(queue.park(RequestId(2), "b"))
+        }
+    })?;
+    assert_eq!(next?, Seq(2));
+    let parked: Vec<(u64, u64)> = queue
+        .shared()
+        .parked()?
+        .iter()
+        .map(|item| (item.seq.0, item.request.0))
+        .collect();
+    assert_eq!(parked, vec![(1, 1), (2, 2)]);
     Ok(())
 }

@@ -3,8 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::ThreadId;
+use std::time::Duration;
 
 use super::*;
 use crate::SharedQueue;
@@ -205,6 +206,21 @@ fn parked_one_by_one(parks: &[(u64, &str)]) -> Vec<u8> {
     queue.storage().file("m").unwrap_or_default().to_vec()
 }
 
+/// How long a test waits for a call that must answer; far longer than any call here takes.
+const ANSWER_WAIT: Duration = Duration::from_secs(10);
+
+/// `call`'s answer, run on a thread of its own; an error when it gives none within
+/// [`ANSWER_WAIT`], so a caller left waiting for ever fails its test instead of hanging it.
+pub(super) fn answered_within<T: Send + 'static>(
+    call: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    let (sender, answer) = mpsc::channel();
+    std::thread::spawn(move || sender.send(call()));
+    answer
+        .recv_timeout(ANSWER_WAIT)
+        .map_err(|e| format!("no answer within {ANSWER_WAIT:?} ({e})"))
+}
+
 /// D22: a leader takes queued parks into its group while their lines fit in `group_bytes_max`
 /// together (at least one), and leaves the rest to the next group.
 #[test]
@@ -225,6 +241,36 @@ fn d22_a_group_holds_at_most_group_bytes_max() {
         vec![Ok(vec![1]), Ok(vec![2]), Ok(vec![3]), Ok(vec![4])]
     );
     assert_eq!(fsyncs, 3, "the leader's, b's alone, then c and d: 8 bytes");
+}
+
+/// D22, D16: a `park_all` whose lines alone hold more than `group_bytes_max` bytes is a group of
+/// its own (a leader takes at least one unit) and is refused `GroupTooLarge`, writing nothing;
+/// the handle goes on.
+#[test]
+fn d22_a_park_all_over_group_bytes_max_is_refused_in_a_group_of_its_own() -> TestResult {
+    // Kills `take_group`'s `> with >=` on `taken` (shared.rs:557:18), with which a leader takes
+    // no unit when the oldest is over the bound, and leads empty groups for ever.
+    let config = Config {
+        line_bytes_max: 8,
+        group_bytes_max: 8,
+        ..Config::default()
+    };
+    let shared = SharedQueue::new(Queue::with_storage(MemStorage::new(), "m", config)?);
+    let refused = answered_within({
+        let shared = shared.clone();
+        move || {
+            let lines = [(RequestId(1), "aaaaaa"), (RequestId(2), "bbbbbb")];
+            shared.park_all(&lines).map_err(|e| e.kind())
+        }
+    })?;
+    assert_eq!(refused, Err(ErrorKind::GroupTooLarge));
+    assert_eq!(shared.park(RequestId(3), "c")?, Seq(1));
+    assert_eq!(
+        shared.stats()?.appends,
+        1,
+        "the refused group wrote nothing"
+    );
+    Ok(())
 }
 
 /// M4, D16: a group that gives no new line (retries, refusals) writes nothing, and a group of
