@@ -504,3 +504,103 @@ fn d16_a_park_after_a_writer_dropped_unrun_starts_another() -> TestResult {
     assert_eq!(parked, vec![(1, 1), (2, 2)]);
     Ok(())
 }
+
+/// Every call of an async handle answers as the same call of its `Queue` does: the same steps
+/// on a plain queue and on an async one, each answer compared (dead letters redriven and
+/// discarded one by one and all at once, the reads, a batch in flight).
+#[test]
+fn every_call_of_an_async_handle_answers_as_its_queue_does() -> TestResult {
+    // Kills the forwarding calls of `AsyncQueue` replaced by a default (async_queue.rs), which
+    // no test compared with its queue's answer.
+    let config = Config {
+        failures_max: 1,
+        ..Config::default()
+    };
+    let mut plain = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
+    let queue = AsyncQueue::new(Queue::with_storage(MemStorage::new(), "m", config)?);
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    runtime.block_on(async {
+        let budget = Budget(1 << 20);
+        for request in 1..=6 {
+            let line = format!("[r{request}] done");
+            assert_eq!(
+                queue.park(RequestId(request), &line).await?,
+                plain.park(RequestId(request), &line)?
+            );
+        }
+        fail_all(&queue, &mut plain, budget).await?;
+        let dead = plain.dead_letters().to_vec();
+        assert_eq!(dead.len(), 6);
+        assert_eq!(queue.dead_letters().await?, dead);
+        let one = [Seq(1)];
+        assert_eq!(queue.redrive(&one).await?, plain.redrive(&one)?);
+        let two = [Seq(2)];
+        assert_eq!(queue.discard(&two).await?, plain.discard(&two)?);
+        assert_eq!(queue.redrive_all().await?, plain.redrive_all()?);
+        assert_eq!(queue.parked().await?.len(), 5);
+        assert_eq!(queue.parked().await?, plain.parked());
+        let request = RequestId(3);
+        assert!(plain.find(request).is_some());
+        assert_eq!(queue.find(request).await?, plain.find(request).cloned());
+        fail_all(&queue, &mut plain, budget).await?;
+        assert_eq!(queue.discard_all().await?, plain.discard_all()?);
+        assert_eq!(&queue.state().await?, plain.state());
+        let (stats, expected) = (queue.stats().await?, plain.stats());
+        assert_eq!(
+            (stats.appends, stats.fsyncs),
+            (expected.appends, expected.fsyncs)
+        );
+        assert_eq!(queue.path().await?, plain.path());
+        assert!(!queue.is_poisoned().await?);
+        Ok(())
+    })
+}
+
+/// The steps of [`every_call_of_an_async_handle_answers_as_its_queue_does`] that hand a batch
+/// over and fail it whole, on both queues, each answer compared.
+async fn fail_all(
+    queue: &AsyncQueue<MemStorage>,
+    plain: &mut Queue<MemStorage>,
+    budget: Budget,
+) -> TestResult {
+    let batch = plain.boundary(budget)?.ok_or("a batch")?;
+    assert_eq!(queue.boundary(budget).await?, Some(batch.clone()));
+    assert_eq!(queue.in_flight().await?, plain.in_flight().cloned());
+    let outcomes = vec![Outcome::Failed; batch.items.len()];
+    assert_eq!(
+        queue.settle(batch.id, &outcomes).await?,
+        plain.settle(batch.id, &outcomes)?
+    );
+    Ok(())
+}
+
+/// An async handle says it is poisoned once a park's fsync failed, and its `reopen` makes it
+/// usable again; `remove` ends the session on disk.
+#[test]
+fn an_async_handle_reports_poison_reopens_and_removes() -> TestResult {
+    // Kills `reopen`, `remove` and `is_poisoned -> Ok(true)` replaced by a default
+    // (async_queue.rs), which no test told from the real calls.
+    let (_dir, path) = temp_mirror()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    runtime.block_on(async {
+        let queue = AsyncQueue::open(&path).await?;
+        queue.park(RequestId(1), "[r1] done").await?;
+        assert!(!queue.is_poisoned().await?);
+        queue.reopen().await?;
+        assert_eq!(
+            queue.parked().await?.len(),
+            1,
+            "a reopen of a healthy handle does nothing"
+        );
+        fs::rename(&path, path.with_extension("away"))?;
+        assert!(queue.park(RequestId(2), "[r2] done").await.is_err());
+        assert!(queue.is_poisoned().await?);
+        fs::rename(path.with_extension("away"), &path)?;
+        queue.reopen().await?;
+        assert!(!queue.is_poisoned().await?);
+        assert_eq!(queue.park(RequestId(2), "[r2] done").await?, Seq(2));
+        queue.remove(true).await?;
+        assert!(!path.exists(), "the mirror is removed");
+        Ok(())
+    })
+}
