@@ -2,6 +2,7 @@
 //! one queue per session; the descriptor pool; start-up's fsyncs; a failed reopen.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
@@ -278,6 +279,16 @@ fn m16_the_listing_says_what_each_session_holds() -> TestResult {
         fs::metadata(dir.path().join("s1.mirror"))?.len()
     );
     assert!(!info(1)?.open);
+    // A torn final append (a write in progress, M7) counts in the file's bytes: it is the
+    // length of the file, not of its records (the `+ with -` mutant of `Store::info`).
+    let s2 = dir.path().join("s2.mirror");
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&s2)?
+        .write_all(b"0123")?;
+    let listed = store.list()?;
+    let s2_info = listed[1].1.as_ref().map_err(|e| e.to_string())?;
+    assert_eq!(s2_info.bytes, fs::metadata(&s2)?.len());
     Ok(())
 }
 
