@@ -624,3 +624,42 @@ fn m16_a_store_daemon_killed_with_9_loses_nothing() -> TestResult {
     assert!(checked > 1_000, "{checked} held lines checked");
     Ok(())
 }
+
+/// M16: a session's call that must open its mirror closes an idle descriptor first, so the
+/// pool stays within `max_open` during the call too (the `make_room` mutant kept both open).
+#[test]
+fn m16_a_reopen_closes_an_idle_descriptor_before_it_opens() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let store = store_with(dir.path(), 1)?;
+    let (a, b) = (store.dir().join("a.mirror"), store.dir().join("b.mirror"));
+    let mut queue_b = store.session("b")?;
+    queue_b.park(RequestId(1), "one")?;
+    let mut queue_a = store.session("a")?;
+    queue_a.park(RequestId(2), "two")?;
+    assert!(is_open(&a)? && !is_open(&b)?);
+    let mut storage_b = queue_b.into_storage();
+    storage_b.append("b.mirror", b"")?;
+    assert!(
+        is_open(&b)? && !is_open(&a)?,
+        "a was closed before b opened"
+    );
+    assert_eq!(store.stats().descriptors_open, 1);
+    storage_b.sync("b.mirror")?;
+    Ok(())
+}
+
+/// M8's name rule through a store: a session's mirror name with `.lock` added may be 255 bytes
+/// long, and not one more.
+#[test]
+fn m8_a_session_name_fits_a_file_name_with_its_suffixes() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    let longest = 255 - ".mirror".len() - ".lock".len();
+    store.session(&"n".repeat(longest))?;
+    let err = store
+        .session(&"n".repeat(longest + 1))
+        .err()
+        .ok_or("too long")?;
+    assert_eq!(err.kind(), ErrorKind::InvalidPath);
+    Ok(())
+}
