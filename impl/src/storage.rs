@@ -653,17 +653,24 @@ fn resolve(mirror: &Path) -> Result<(PathBuf, String)> {
     };
     let dir = fs::canonicalize(parent)
         .map_err(|e| Error::io("cannot resolve the mirror's directory", e).with_path(parent))?;
-    let path = dir.join(name);
-    let meta = match fs::symlink_metadata(&path) {
+    check_mirror_entry(&dir.join(name))?;
+    Ok((dir, name.to_owned()))
+}
+
+/// Refuses a mirror path that is a symbolic link, not a regular file, or a file with more than
+/// one name (M8); an absent one is fine (the open creates it). A store checks each session's
+/// mirror so too.
+pub(crate) fn check_mirror_entry(path: &Path) -> Result<()> {
+    let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((dir, name.to_owned())),
-        Err(e) => return Err(Error::io("cannot inspect the mirror", e).with_path(&path)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("cannot inspect the mirror", e).with_path(path)),
     };
     //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
     //# Opening a mirror whose path is a symbolic link, is not a regular file, or is a regular file
     //# with more than one name (a hard link) MUST fail with `InvalidPath` and touch nothing.
     let refusal = if meta.file_type().is_symlink() {
-        let target = fs::read_link(&path).unwrap_or_default();
+        let target = fs::read_link(path).unwrap_or_default();
         Some(format!(
             "the mirror path is a symbolic link (to {}); open the file it names, so that one mirror has one lock",
             target.display()
@@ -679,8 +686,8 @@ fn resolve(mirror: &Path) -> Result<(PathBuf, String)> {
         None
     };
     match refusal {
-        Some(reason) => Err(Error::new(ErrorKind::InvalidPath, reason).with_path(&path)),
-        None => Ok((dir, name.to_owned())),
+        Some(reason) => Err(Error::new(ErrorKind::InvalidPath, reason).with_path(path)),
+        None => Ok(()),
     }
 }
 

@@ -351,7 +351,9 @@ impl Store {
     }
 
     fn open_session(&self, name: &str, sync_dir: bool) -> Result<Queue> {
-        check_session_name(name).map_err(|e| e.with_path(self.dir().join(mirror_name(name))))?;
+        let path = self.dir().join(mirror_name(name));
+        check_session_name(name).map_err(|e| e.with_path(&path))?;
+        storage::check_mirror_entry(&path)?;
         let member = self.shared.join(name)?;
         let storage = session_storage(member);
         let mirror = storage.mirror_name().to_owned();

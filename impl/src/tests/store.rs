@@ -663,3 +663,40 @@ fn m8_a_session_name_fits_a_file_name_with_its_suffixes() -> TestResult {
     assert_eq!(err.kind(), ErrorKind::InvalidPath);
     Ok(())
 }
+
+/// M8 through a store: a session's mirror that is a symbolic link or has a second name is
+/// refused, touching nothing, as a single-path open refuses it.
+#[test]
+fn m8_a_store_session_refuses_a_link_or_a_second_name() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    store.session("real")?.park(RequestId(1), "one")?;
+    let real = store.dir().join("real.mirror");
+    std::os::unix::fs::symlink(&real, store.dir().join("link.mirror"))?;
+    let err = store.session("link").err().ok_or("a link")?;
+    assert_eq!(err.kind(), ErrorKind::InvalidPath);
+    fs::hard_link(&real, store.dir().join("twin.mirror"))?;
+    for name in ["twin", "real"] {
+        let err = store.session(name).err().ok_or("a second name")?;
+        assert_eq!(err.kind(), ErrorKind::InvalidPath, "{name}");
+    }
+    assert_eq!(store.stats().sessions_open, 0);
+    Ok(())
+}
+
+/// M16 with M8: a mirror unlinked while its session was idle is not created again by the
+/// reopen: the call fails with `Io` and poisons (the `NotFound` guard of the reopen).
+#[test]
+fn m16_a_mirror_unlinked_while_idle_poisons_its_session() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let store = store_with(dir.path(), 1)?;
+    let mut s1 = store.session("s1")?;
+    s1.park(RequestId(1), "one")?;
+    store.session("s2")?.park(RequestId(2), "two")?;
+    fs::remove_file(store.dir().join("s1.mirror"))?;
+    let err = s1.park(RequestId(3), "three").err().ok_or("gone")?;
+    assert_eq!(err.kind(), ErrorKind::Io);
+    assert!(s1.is_poisoned());
+    assert!(!store.dir().join("s1.mirror").exists());
+    Ok(())
+}
