@@ -700,3 +700,44 @@ fn m16_a_mirror_unlinked_while_idle_poisons_its_session() -> TestResult {
     assert!(!store.dir().join("s1.mirror").exists());
     Ok(())
 }
+
+/// M16 with M5 and M12: sessions whose every settle compacts (slack 0), two of them through a
+/// pool of one descriptor: each compaction's rename gives the session its new file, no call
+/// ever finds the old one (poison), the pool stays within its bound, and each mirror reopens
+/// with what it held.
+#[test]
+fn m16_sessions_compact_through_a_pool_of_one() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let config = Config {
+        compact_slack_bytes: 0,
+        ..Config::default()
+    };
+    let store = Store::open_with(dir.path(), StoreOptions { max_open: 1 }, config)?;
+    let mut queues = [store.session("a")?, store.session("b")?];
+    for round in 0..6u64 {
+        for (k, queue) in (0..).zip(&mut queues) {
+            queue.park(RequestId(round * 10 + k), "kept")?;
+            queue.park(RequestId(round * 10 + k + 100), "delivered")?;
+            let batch = queue.boundary(Budget(1_000))?.ok_or("two lines")?;
+            let outcomes: Vec<Outcome> = batch
+                .items
+                .iter()
+                .map(|item| match item.line.as_str() {
+                    "kept" => Outcome::Failed,
+                    _ => Outcome::Delivered,
+                })
+                .collect();
+            queue.settle(batch.id, &outcomes)?;
+            assert!(store.stats().descriptors_open <= 1, "{:?}", store.stats());
+        }
+    }
+    let compactions: Vec<u64> = queues.iter().map(|q| q.stats().compactions).collect();
+    assert!(compactions.iter().all(|&c| c >= 3), "{compactions:?}");
+    drop(queues);
+    for (name, queue) in store.open_all()? {
+        let queue = queue?;
+        let held = queue.parked().len() + queue.dead_letters().len();
+        assert_eq!(held, 6, "{name}");
+    }
+    Ok(())
+}
