@@ -1293,17 +1293,26 @@ pub(crate) fn removal_order(name: &str) -> [String; 2] {
 /// is no mirror. The first damaged record stops the reading.
 fn read_mirror<S: Storage>(storage: &mut S, name: &str) -> Result<Option<Decoded>> {
     let path = storage.path(name);
+    decode_read(&path, |each| storage.read_chunks(name, each))
+}
+
+/// Decodes the mirror at `path` as `read` hands it over, piece by piece, to the callback it is
+/// given (the file never held whole): `Ok(None)` when `read` found no file. `Queue::open` reads
+/// through its storage, a store's listing through a descriptor of its own.
+pub(crate) fn decode_read(
+    path: &Path,
+    read: impl FnOnce(&mut dyn FnMut(&[u8]) -> ControlFlow<()>) -> io::Result<bool>,
+) -> Result<Option<Decoded>> {
     let mut decoder = LogDecoder::new();
     let mut damage = None;
-    let exists = storage
-        .read_chunks(name, &mut |piece| match decoder.feed(piece) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                damage = Some(e);
-                ControlFlow::Break(())
-            }
-        })
-        .map_err(|e| Error::io("cannot read the mirror", e).with_path(&path))?;
+    let exists = read(&mut |piece| match decoder.feed(piece) {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => {
+            damage = Some(e);
+            ControlFlow::Break(())
+        }
+    })
+    .map_err(|e| Error::io("cannot read the mirror", e).with_path(path))?;
     if !exists {
         return Ok(None);
     }
@@ -1323,7 +1332,7 @@ fn read_mirror<S: Storage>(storage: &mut S, name: &str) -> Result<Option<Decoded
         Some(e) => Err(e),
         None => decoder.finish(),
     };
-    decoded.map(Some).map_err(|e| e.with_path(&path))
+    decoded.map(Some).map_err(|e| e.with_path(path))
 }
 
 /// With no mirror, what becomes of a leftover temp file of the kind `with_storage` found (M5):

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, OpenOptions};
-use std::ops::ControlFlow;
+use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -21,7 +21,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lock::{MirrorLock, Mode};
-use crate::mirror::LogDecoder;
 use crate::queue::Queue;
 use crate::storage::{self, DIR_LOCK, FsStorage, Handle, RESERVED_SUFFIXES};
 
@@ -477,21 +476,8 @@ impl Store {
             .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .open(&path)
             .map_err(|e| Error::io("cannot open the mirror to read it", e).with_path(&path))?;
-        let mut decoder = LogDecoder::new();
-        let mut damage = None;
-        storage::read_file(&file, &mut |piece| match decoder.feed(piece) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                damage = Some(e);
-                ControlFlow::Break(())
-            }
-        })
-        .map_err(|e| Error::io("cannot read the mirror", e).with_path(&path))?;
-        let decoded = match damage {
-            Some(e) => Err(e),
-            None => decoder.finish(),
-        }
-        .map_err(|e| e.with_path(&path))?;
+        let decoded = crate::queue::decode_read(&path, |each| storage::read_file(&file, each))?
+            .ok_or_else(|| Error::io("the mirror vanished", io::ErrorKind::NotFound.into()))?;
         let state = decoded.state;
         Ok(SessionInfo {
             name: name.to_owned(),

@@ -75,10 +75,20 @@ fn m8_lock_probe() {
 /// Opens `path` in a child process (this test binary again, running [`m8_lock_probe`]) and
 /// returns what the open got there: `opened`, or the error kind.
 pub(super) fn probe_in_another_process(path: &Path) -> Result<String, Box<dyn std::error::Error>> {
+    probe_in_a_child("tests::lock::m8_lock_probe", PROBE_ENV, path)
+}
+
+/// Runs the probe test `test` of this binary in a child process with `env` set to `path`, and
+/// returns the word it printed after `probe: `.
+pub(super) fn probe_in_a_child(
+    test: &str,
+    env: &str,
+    path: &Path,
+) -> Result<String, Box<dyn std::error::Error>> {
     let out = std::process::Command::new(std::env::current_exe()?)
-        .args(["--exact", "tests::lock::m8_lock_probe", "--nocapture"])
+        .args(["--exact", test, "--nocapture"])
         .args(["--test-threads", "1"])
-        .env(PROBE_ENV, path)
+        .env(env, path)
         .output()?;
     let stdout = String::from_utf8(out.stdout)?;
     // The test harness prints the test's name on the same line.

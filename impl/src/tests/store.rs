@@ -6,7 +6,7 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
-use super::lock::probe_in_another_process;
+use super::lock::{probe_in_a_child, probe_in_another_process};
 use super::*;
 use crate::{Error, SessionInfo, Store, StoreOptions};
 
@@ -79,18 +79,7 @@ fn m16_store_probe() {
 }
 
 fn store_in_another_process(dir: &Path) -> Result<String, Box<dyn std::error::Error>> {
-    let out = Command::new(std::env::current_exe()?)
-        .args(["--exact", "tests::store::m16_store_probe", "--nocapture"])
-        .args(["--test-threads", "1"])
-        .env(STORE_PROBE_ENV, dir)
-        .output()?;
-    let stdout = String::from_utf8(out.stdout)?;
-    let got = stdout
-        .split("probe: ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .ok_or_else(|| format!("the probe printed no result: {stdout}"))?;
-    Ok(got.to_owned())
+    probe_in_a_child("tests::store::m16_store_probe", STORE_PROBE_ENV, dir)
 }
 
 /// M16 across processes: a single-path open in another process is refused while a store holds
