@@ -18,7 +18,9 @@ use std::path::Path;
 use std::process::{Child, ChildStdout, Command as Process, Stdio};
 
 use parkline::{Config, Queue, Seq};
-use parkline_harness::delivery::view::{hand_over_of_ref, settlement_of_ref, state_of_ref};
+use parkline_harness::delivery::view::{
+    hand_over_of_ref, is_state_of, settlement_of_ref, state_of_ref,
+};
 use parkline_harness::delivery::{Effect, Member, QueueOp};
 use parkline_harness::drive::{self, Command, Reply};
 use parkline_harness::known_bad::KnownBad;
@@ -26,6 +28,9 @@ use parkline_harness::simdisk::SplitMix;
 use parkline_model::delivery::Reference;
 
 const FAILURES_MAX: u32 = 2;
+/// The children's remembered window (D3): small, so that the planned retries after delivery
+/// meet both a remembered request and a forgotten one.
+const DELIVERED_MEMORY: u64 = 4;
 /// Lives (kills) per mirror file before a fresh directory.
 const LIVES_PER_MIRROR: usize = 10;
 
@@ -85,6 +90,7 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
                 QueueOp::ParkAll { items },
                 Effect::ParkedAll {
                     seqs: seqs.into_iter().map(Seq).collect(),
+                    ended: Vec::new(),
                 },
             )
         } else if roll < 5 {
@@ -97,7 +103,10 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
                 _ => "x".repeat(40),
             };
             let seq = Seq(now.park(request, &line));
-            (QueueOp::Park { request, line }, Effect::Parked { seq })
+            (
+                QueueOp::Park { request, line },
+                Effect::Parked { seq, ended: None },
+            )
         } else if let Some((batch, count)) = handed.filter(|_| roll >= 7) {
             let delivered: Vec<bool> = (0..count).map(|_| rng.upto(3) > 0).collect();
             let settlement = now.settle(batch, &delivered).expect("planned settle");
@@ -196,7 +205,13 @@ fn config() -> Config {
     config.failures_max = FAILURES_MAX;
     config.compact_slack_bytes = COMPACT_SLACK_BYTES;
     config.rest_slack_bytes = REST_SLACK_BYTES;
+    config.delivered_memory = DELIVERED_MEMORY;
     config
+}
+
+/// The reference the child's queue is checked against: its failure bound and window.
+fn reference() -> Reference {
+    Reference::new(FAILURES_MAX).with_delivered_memory(DELIVERED_MEMORY as usize)
 }
 
 /// The test binary, re-executed to run only [`CHILD_TEST`], which drives the mirror at `path`.
@@ -298,12 +313,12 @@ fn life(
         let mut closed = candidate.clone();
         if closed.close_if_bounded() {
             closed.crash();
-            if state_of_ref(&closed) == recovered {
+            if is_state_of(&recovered, &closed) {
                 tally.took_effect_unacknowledged += done - read;
                 return Ok(closed);
             }
         }
-        if state_of_ref(&crashed) == recovered {
+        if is_state_of(&recovered, &crashed) {
             tally.took_effect_unacknowledged += done - read;
             if recovered.in_flight.is_some() {
                 tally.repeats_recovered += 1;
@@ -328,7 +343,7 @@ fn exchange(
     rng: &mut SplitMix,
 ) -> Result<usize, String> {
     match read_reply(stdout) {
-        Some(Reply::Opened { state }) if state == state_of_ref(reference) => {}
+        Some(Reply::Opened { state }) if is_state_of(&state, reference) => {}
         other => {
             return Err(format!(
                 "expected the opened effect of the reference's state, got {other:?}"
@@ -345,7 +360,7 @@ fn exchange(
     let read = rng.upto(planned.len());
     for op in &planned[..read] {
         let reply = read_reply(stdout).ok_or("the child closed its output")?;
-        if reply != op.reply {
+        if reply.without_times() != op.reply {
             return Err(format!(
                 "effect of {:?}: {reply:?}, the reference predicts {:?}",
                 op.command, op.reply
@@ -367,7 +382,7 @@ fn kill_loop(
     while done < iterations {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("session.mirror");
-        let mut reference = Reference::new(FAILURES_MAX);
+        let mut reference = reference();
         for _ in 0..LIVES_PER_MIRROR.min(iterations - done) {
             reference = life(&path, known_bad, reference, &mut rng, tally)
                 .map_err(|e| format!("seed {seed}, kill {done}: {e}"))?;
@@ -460,7 +475,7 @@ fn drive_reports_errors_and_refuses_bad_input() {
     let kinds: Vec<String> = std::iter::from_fn(|| read_reply(&mut stdout))
         .map(|reply| match reply {
             Reply::Opened { .. } => "opened".to_owned(),
-            Reply::Done(Effect::Parked { seq }) => format!("parked {seq}"),
+            Reply::Done(Effect::Parked { seq, .. }) => format!("parked {seq}"),
             Reply::Error { kind, .. } => kind,
             other => format!("{other:?}"),
         })
@@ -488,7 +503,7 @@ fn serve_answers_a_script_or_is_the_child() {
         child_main(Path::new(&mirror));
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut reference = Reference::new(FAILURES_MAX);
+    let mut reference = reference();
     let mut expected = vec![Reply::Opened {
         state: state_of_ref(&reference),
     }];
@@ -502,6 +517,7 @@ fn serve_answers_a_script_or_is_the_child() {
     for (request, line) in [(1, "r-1 done"), (2, "é→ü")] {
         expected.push(Reply::Done(Effect::Parked {
             seq: Seq(reference.park(request, line)),
+            ended: None,
         }));
     }
     // "r-1 done" costs 9: the batch is that line alone, the other one remains parked.
@@ -542,7 +558,8 @@ fn serve_answers_a_script_or_is_the_child() {
         .collect();
     assert_eq!(status, 2);
     let (last, replies) = replies.split_last().expect("effects");
-    assert_eq!(replies, expected.as_slice());
+    let untimed: Vec<Reply> = replies.iter().map(Reply::without_times).collect();
+    assert_eq!(untimed, expected);
     assert!(
         matches!(last, Reply::Error { kind, .. } if kind == "BadInput"),
         "{last:?}"
@@ -629,7 +646,7 @@ fn threads_child_or_nothing() {
                         .park(parkline::RequestId(request), &threaded_line(request))
                         .unwrap_or_else(|e| panic!("park: {e}"));
                     let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
-                    let _ = writeln!(out, "{request} {}", seq.0);
+                    let _ = writeln!(out, "{request} {}", seq.seq().0);
                     let _ = out.flush();
                 }
             })

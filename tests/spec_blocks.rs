@@ -460,8 +460,19 @@ fn delivery_repeat() -> String {
 
 /// M1's record: what a park of request 7 with the line `hi "you"` appends to a new mirror,
 /// read back by a reopen.
+/// The example's clock: 2026-12-07 00:00:00 UTC, in milliseconds since the epoch (D24).
+#[derive(Debug)]
+struct ExampleClock;
+
+impl parkline::Clock for ExampleClock {
+    fn now_ms(&self) -> u64 {
+        1_796_601_600_000
+    }
+}
+
 fn mirror_record() -> String {
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default()).expect("opens");
+    let queue = Queue::with_storage(MemStorage::new(), "m", Config::default()).expect("opens");
+    let mut queue = queue.with_clock(std::sync::Arc::new(ExampleClock));
     let before = queue.storage().file("m").expect("the mirror").len();
     queue.park(RequestId(7), r#"hi "you""#).expect("parks");
     let storage = queue.into_storage();

@@ -14,12 +14,14 @@
 
 use std::io::{self, BufRead, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use parkline::mirror::MirrorState;
 use parkline::{Config, FsStorage, Queue};
 use serde::{Deserialize, Serialize};
 
-use crate::delivery::{Effect, Handed, Member, QueueOp, park_concurrently};
+use crate::delivery::view::state_without_times;
+use crate::delivery::{Effect, Handed, Member, OpClock, QueueOp, park_concurrently};
 use crate::known_bad::{Driver, DriverError, KnownBad, Seamed};
 
 /// One op of the drive protocol (one JSON line on stdin): a queue op of the harness's
@@ -74,6 +76,23 @@ pub enum Reply {
     Done(Effect),
 }
 
+impl Reply {
+    /// The reply without the times of the items it holds (D24), to compare with what the
+    /// reference, which has no clock, predicts.
+    pub fn without_times(&self) -> Reply {
+        match self {
+            Reply::Opened { state } => Reply::Opened {
+                state: state_without_times(state),
+            },
+            Reply::State { state } => Reply::State {
+                state: state_without_times(state),
+            },
+            Reply::Done(effect) => Reply::Done(effect.without_times()),
+            other => other.clone(),
+        }
+    }
+}
+
 fn error_reply(e: &DriverError) -> Reply {
     Reply::Error {
         kind: format!("{:?}", e.kind()),
@@ -124,9 +143,13 @@ pub fn serve(
     mut output: impl Write,
 ) -> io::Result<u8> {
     let out = &mut output;
+    // D24: the protocol's clock reads the index of the op being served, so that its replies are
+    // the same bytes on every run.
+    let clock = Arc::new(OpClock::default());
     let opened = FsStorage::open(mirror).and_then(|storage| {
         let name = storage.mirror_name().to_owned();
-        Queue::with_storage(Seamed::new(storage, known_bad), &name, config)
+        let queue = Queue::with_storage(Seamed::new(storage, known_bad), &name, config)?;
+        Ok(queue.with_clock(clock.clone()))
     });
     let mut queue = match opened {
         Ok(queue) => Driver::new(queue, known_bad),
@@ -150,6 +173,7 @@ pub fn serve(
         }
         let op = index;
         index += 1;
+        clock.set(op);
         let reply = match serde_json::from_str::<Command>(&line) {
             Ok(Command::Queue(QueueOp::ParkConcurrently { items })) => {
                 // Each member's answer is an acknowledgement of its own: printed as it comes.

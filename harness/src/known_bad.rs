@@ -41,8 +41,8 @@ use std::sync::{Barrier, mpsc};
 use parkline::mirror;
 use parkline::read::{Cursor, ReadRequest, Selector, Transcript, TurnSeq, Window};
 use parkline::{
-    Attempt, Batch, BatchId, Budget, Entry, ErrorKind, Identity, Outcome, Queue, RequestId, Seq,
-    Settlement, SharedQueue, Storage,
+    Attempt, Batch, BatchId, Budget, Entry, ErrorKind, Identity, Outcome, Parked, Queue, RequestId,
+    Seq, Settlement, SharedQueue, Storage,
 };
 
 /// A deliberately broken behaviour, by its kebab-case name (the same spelling in tests, the fuzz
@@ -99,11 +99,18 @@ pub enum KnownBad {
     /// rule, so a drained mirror keeps up to twice its snapshot plus the slack of dead records
     /// (breaks M12's bound at rest). Config seam: the crate opened with no rest slack's limit.
     NeverCompactAtRest,
+    /// Every reopen empties the remembered window, so a retry after delivery across a restart
+    /// delivers its line again (breaks D3). Config seam: each reopen opens the mirror once with
+    /// no window first.
+    ForgetAtReopen,
+    /// Parks and deaths are stamped with a clock stuck at 0, not the queue's (breaks D24). Clock
+    /// seam.
+    FrozenClock,
 }
 
 impl KnownBad {
     /// Every known-bad behaviour.
-    pub const ALL: [KnownBad; 14] = [
+    pub const ALL: [KnownBad; 16] = [
         KnownBad::PopFront,
         KnownBad::ClearBeforeHandOver,
         KnownBad::NoAttemptCounter,
@@ -118,6 +125,8 @@ impl KnownBad {
         KnownBad::TurnsOnlyBudget,
         KnownBad::TrustSeq,
         KnownBad::NeverCompactAtRest,
+        KnownBad::ForgetAtReopen,
+        KnownBad::FrozenClock,
     ];
 
     /// The delivery side's: what `delivery::check_with` and the drive loop run.
@@ -141,6 +150,10 @@ impl KnownBad {
     /// long the file is, which the delivery model (having no file) and the crash checks cannot
     /// see; the differential's file-size checks catch them.
     pub const SIZE: [KnownBad; 1] = [KnownBad::NeverCompactAtRest];
+
+    /// Format 4's: delivery behaviours of the remembered window (D3) and the times (D24); the
+    /// differential and the fuzz target run them as they run [`KnownBad::DELIVERY`].
+    pub const FORMAT_4: [KnownBad; 2] = [KnownBad::ForgetAtReopen, KnownBad::FrozenClock];
 
     /// The read side's: what `read::check_with` runs.
     pub const READ: [KnownBad; 4] = [
@@ -167,6 +180,8 @@ impl KnownBad {
             KnownBad::TurnsOnlyBudget => "turns-only-budget",
             KnownBad::TrustSeq => "trust-seq",
             KnownBad::NeverCompactAtRest => "never-compact-at-rest",
+            KnownBad::ForgetAtReopen => "forget-at-reopen",
+            KnownBad::FrozenClock => "frozen-clock",
         }
     }
 
@@ -191,6 +206,8 @@ impl KnownBad {
             KnownBad::CountAtSettle => "D19",
             KnownBad::NameBlind => "M8",
             KnownBad::NeverCompactAtRest => "M12",
+            KnownBad::ForgetAtReopen => "D3",
+            KnownBad::FrozenClock => "D24",
             KnownBad::ExcerptWithoutReference
             | KnownBad::AdvanceBeforeBuild
             | KnownBad::TrustSeq => "R5",
@@ -769,7 +786,7 @@ impl<S: Storage> Driver<S> {
     /// # Errors
     ///
     /// The queue's.
-    pub fn park(&mut self, request: RequestId, line: &str) -> Result<Seq, DriverError> {
+    pub fn park(&mut self, request: RequestId, line: &str) -> Result<Parked, DriverError> {
         Ok(self.queue_mut().park(request, line)?)
     }
 
@@ -786,15 +803,16 @@ impl<S: Storage> Driver<S> {
     pub fn park_concurrently(
         &mut self,
         lines: &[(RequestId, &str)],
-        mut each: impl FnMut(usize, &Result<Seq, DriverError>),
-    ) -> Vec<Result<Seq, DriverError>>
+        mut each: impl FnMut(usize, &Result<Parked, DriverError>),
+    ) -> Vec<Result<Parked, DriverError>>
     where
         S: Send,
     {
         let shared = SharedQueue::new(self.queue.take().expect(HELD));
         let barrier = Barrier::new(lines.len());
         let (answered, answers) = mpsc::channel();
-        let mut got: Vec<Option<Result<Seq, DriverError>>> = lines.iter().map(|_| None).collect();
+        let mut got: Vec<Option<Result<Parked, DriverError>>> =
+            lines.iter().map(|_| None).collect();
         std::thread::scope(|scope| {
             let parkers: Vec<_> = lines
                 .iter()
@@ -833,7 +851,7 @@ impl<S: Storage> Driver<S> {
     /// # Errors
     ///
     /// The queue's.
-    pub fn park_all(&mut self, lines: &[(RequestId, &str)]) -> Result<Vec<Seq>, DriverError> {
+    pub fn park_all(&mut self, lines: &[(RequestId, &str)]) -> Result<Vec<Parked>, DriverError> {
         if self.bad != Some(KnownBad::TornGroupKeepsPrefix) {
             return Ok(self.queue_mut().park_all(lines)?);
         }
@@ -1220,6 +1238,7 @@ mod tests {
             KnownBad::DELIVERY.len()
                 + KnownBad::FILE.len()
                 + KnownBad::SIZE.len()
+                + KnownBad::FORMAT_4.len()
                 + KnownBad::READ.len(),
             KnownBad::ALL.len()
         );
@@ -1250,6 +1269,8 @@ mod tests {
                 (KnownBad::NameBlind, None) => {}
                 // The model has no file: never-compact-at-rest, a file's size, is the crate's.
                 (KnownBad::NeverCompactAtRest, None) => {}
+                // The model has no clock: frozen-clock, a time recorded, is the crate's (D24).
+                (KnownBad::FrozenClock, None) => {}
                 (_, Some(property)) => {
                     let id = property.split(' ').next().unwrap_or_default();
                     assert_eq!(

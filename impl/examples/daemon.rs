@@ -23,8 +23,8 @@ async fn complete(queue: AsyncQueue, request: u64, turn: &str) -> Result<(), Box
     let line = format!(
         "[delegation r-{request} answered turn {turn}] outcome: ok; agent_read{{turn:\"{turn}\"}}"
     );
-    let seq = queue.park(RequestId(request), &line).await?;
-    println!("parked r-{request} as seq {}", seq.0);
+    let parked = queue.park(RequestId(request), &line).await?;
+    println!("parked r-{request} as seq {} ({parked:?})", parked.seq());
     Ok(())
 }
 

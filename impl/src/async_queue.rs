@@ -17,7 +17,7 @@ use crate::mirror::MirrorState;
 use crate::queue::{Queue, Stats};
 use crate::shared::{SharedQueue, lost, one_seq};
 use crate::storage::{FsStorage, Storage};
-use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement};
+use crate::types::{Batch, BatchId, Budget, Item, Outcome, Parked, RequestId, Seq, Settlement};
 
 /// A [`SharedQueue`] for async callers (`Clone`, `Send`, `Sync`): the same calls as `async fn`s,
 /// the same group commit, the same answers (D16, D22, M10), on tokio.
@@ -158,7 +158,7 @@ impl<S: Storage + Send + 'static> AsyncQueue<S> {
     /// # Errors
     ///
     /// As [`SharedQueue::park`].
-    pub async fn park(&self, request: RequestId, line: &str) -> Result<Seq> {
+    pub async fn park(&self, request: RequestId, line: &str) -> Result<Parked> {
         self.commit(Unit::one(request, line))
             .await
             .and_then(one_seq)
@@ -169,7 +169,7 @@ impl<S: Storage + Send + 'static> AsyncQueue<S> {
     /// # Errors
     ///
     /// As [`SharedQueue::park_all`].
-    pub async fn park_all(&self, lines: &[(RequestId, &str)]) -> Result<Vec<Seq>> {
+    pub async fn park_all(&self, lines: &[(RequestId, &str)]) -> Result<Vec<Parked>> {
         self.commit(Unit::whole(lines)).await
     }
 
@@ -304,7 +304,7 @@ impl<S: Storage + Send + 'static> AsyncQueue<S> {
     }
 
     /// Queues `unit` for the next group and awaits its answer; no thread waits with it.
-    async fn commit(&self, unit: Unit) -> Result<Vec<Seq>> {
+    async fn commit(&self, unit: Unit) -> Result<Vec<Parked>> {
         let runtime = tokio::runtime::Handle::current();
         //= spec/delivery.md#d16-durable-park
         //# **Async park.** On an async handle (`AsyncQueue`), a park whose future is dropped after its line

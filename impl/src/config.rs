@@ -48,6 +48,12 @@ pub struct Config {
     /// session's mirror stays small and opens fast; tests use a smaller value to make it
     /// frequent. Any value is valid: it only decides when a compaction is due.
     pub rest_slack_bytes: u64,
+    /// D3: how many requests whose lines were settled delivered or discarded the mirror
+    /// remembers, so that a retried park of one of them answers how it ended instead of
+    /// delivering it again. Default [`DELIVERED_MEMORY`](crate::DELIVERED_MEMORY); 0 remembers
+    /// none. A count, not an age: no delivery rule reads the clock. Changing it appends one
+    /// record at the next open.
+    pub delivered_memory: u64,
 }
 
 impl Default for Config {
@@ -59,6 +65,7 @@ impl Default for Config {
             group_bytes_max: 64 << 20,
             compact_slack_bytes: crate::COMPACT_SLACK_BYTES,
             rest_slack_bytes: crate::REST_SLACK_BYTES,
+            delivered_memory: crate::DELIVERED_MEMORY,
         }
     }
 }

@@ -4,7 +4,7 @@
 //! The core never touches storage; [`crate::Queue`] writes its records through
 //! [`crate::Storage`] and then calls [`Core::commit`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::by_request::ByRequest;
 use crate::config::Config;
@@ -12,7 +12,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::line::Line;
 use crate::mirror::{GroupItem, MirrorState, Record};
 use crate::types::{
-    Attempt, Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement, split,
+    Attempt, Batch, BatchId, Budget, Item, Outcome, Parked, Remembered, RequestId, Seq, Settlement,
+    split,
 };
 
 /// The durable state plus what only this life knows.
@@ -29,6 +30,11 @@ pub(crate) struct Core {
     /// The seqs of the items the state holds (parked, in flight or dead), by request: a retried
     /// park finds its line without a pass over the state (D3).
     by_request: ByRequest,
+    /// The newest seq of each request in the remembered window (D3), so a park that is not a
+    /// retry learns it without a pass over the window. It may name entries the window has
+    /// forgotten since (each hit is checked against the window); it is rebuilt when it grows to
+    /// twice the window.
+    remembered: HashMap<RequestId, Seq>,
     pub(crate) config: Config,
 }
 
@@ -69,13 +75,58 @@ impl Core {
             line_bytes += item.line.len() as u64;
             by_request.insert(item.request, item.seq);
         }
-        Core {
+        let mut core = Core {
             state,
             handed: false,
             line_bytes,
             by_request,
+            remembered: HashMap::new(),
             config,
+        };
+        core.index_window();
+        core
+    }
+
+    /// Rebuilds the index of the remembered window from the window.
+    fn index_window(&mut self) {
+        self.remembered.clear();
+        for entry in &self.state.remembered {
+            self.remembered.insert(entry.request, entry.seq);
         }
+    }
+
+    /// The remembered window's entry for `request`, if the window still holds one.
+    fn remembered_entry(&self, request: RequestId) -> Option<&Remembered> {
+        self.remembered.get(&request)?;
+        self.state.remembered(request)
+    }
+
+    /// D3: what the mirror already answers for a park of `line` for `request` (held, or
+    /// remembered as delivered or discarded), an error for another line or a dead letter, and
+    /// `None` for a new line.
+    fn known(&self, request: RequestId, line: &str) -> Result<Option<Parked>> {
+        if let Some(held) = self.repeated_park(request, line) {
+            return held.map(|seq| Some(Parked::Held(seq)));
+        }
+        let Some(entry) = self.remembered_entry(request) else {
+            return Ok(None);
+        };
+        //= spec/delivery.md#d3-items-verbatim
+        //# A park for a request the remembered window holds MUST write nothing: with the same
+        //# line (the same CRC-32) it MUST answer how that line ended (delivered, with its seq
+        //# and batch, or discarded, with its seq), and with another line it MUST fail with
+        //# `RequestConflict`.
+        if entry.crc == crc32fast::hash(line.as_bytes()) {
+            return Ok(Some(entry.answer()));
+        }
+        Err(Error::new(
+            ErrorKind::RequestConflict,
+            format!(
+                "request {request}'s line left the mirror (seq {}, {:?}) and this is another \
+                 line; one completion line per request",
+                entry.seq, entry.end
+            ),
+        ))
     }
 
     /// The item of `request` the state holds (parked, in flight or dead), if any.
@@ -220,12 +271,12 @@ impl Core {
         Ok(())
     }
 
-    pub(crate) fn park(&self, request: RequestId, line: &str) -> Result<Step<Seq>> {
+    pub(crate) fn park(&self, request: RequestId, line: &str, now: u64) -> Result<Step<Parked>> {
         self.check_line(&format!("line of request {request}"), line)?;
-        if let Some(repeated) = self.repeated_park(request, line) {
-            return repeated.map(|seq| Step {
+        if let Some(known) = self.known(request, line)? {
+            return Ok(Step {
                 record: None,
-                value: seq,
+                value: known,
             });
         }
         //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
@@ -257,25 +308,57 @@ impl Core {
                 line: Line::from(line),
                 failures: 0,
                 handed: 0,
+                //= spec/delivery.md#d24-times
+                //# Each park MUST record the time it parked the line, from the queue's clock.
+                at: Some(now),
             }),
-            value: seq,
+            value: Parked::Held(seq),
         })
     }
 
-    /// D22: every line of the group in one `parks` record, or none of them.
-    pub(crate) fn park_all(&self, lines: &[(RequestId, &str)]) -> Result<Step<Vec<Seq>>> {
+    /// D22: every new line of the group in one `parks` record, or none of them; the others
+    /// answered line by line (D3).
+    pub(crate) fn park_all(
+        &self,
+        lines: &[(RequestId, &str)],
+        now: u64,
+    ) -> Result<Step<Vec<Parked>>> {
+        let mut answers = self.classify(lines)?;
+        let new: Vec<usize> = (0..answers.len())
+            .filter(|i| answers[*i].is_none())
+            .collect();
+        let first = self.state.next_seq;
+        let seqs = seqs_from(first, new.len())?;
+        let items = new
+            .iter()
+            .map(|i| GroupItem {
+                request: lines[*i].0,
+                line: Line::from(lines[*i].1),
+            })
+            .collect();
+        for (i, seq) in new.iter().zip(&seqs) {
+            answers[*i] = Some(Parked::Held(*seq));
+        }
+        Ok(Step {
+            record: (!new.is_empty()).then_some(Record::Parks {
+                seq: first,
+                at: Some(now),
+                items,
+            }),
+            value: answers.into_iter().flatten().collect(),
+        })
+    }
+
+    /// D22, D3: what the mirror already answers for each line of a group (`None`: a new line),
+    /// after the group's own checks: every line valid, the bytes within `group_bytes_max`, no
+    /// request named twice. An error refuses the whole group.
+    pub(crate) fn classify(&self, lines: &[(RequestId, &str)]) -> Result<Vec<Option<Parked>>> {
         //= spec/delivery.md#d22-group-park
-        //# `Queue::park_all(lines)` MUST park every line of the slice, in slice order with
+        //# `Queue::park_all(lines)` MUST park every new line of the slice, in slice order with
         //# consecutive seqs, in one record (one append and one fsync, whatever the number of
         //# lines), or none of them: a bad line (D3) MUST reject the whole call and write nothing,
-        //# naming the first bad line's index; an empty slice writes nothing; seqs that would reach
-        //# `u64::MAX` give `Exhausted`.
-        if lines.is_empty() {
-            return Ok(Step {
-                record: None,
-                value: Vec::new(),
-            });
-        }
+        //# naming the first bad line's index; a slice with no new line writes nothing; seqs that
+        //# would reach `u64::MAX` give `Exhausted`.
         //= spec/delivery.md#d22-group-park
         //# The index of the first bad line MUST also be a value of the error
         //# (`Error::line_index`).
@@ -299,74 +382,22 @@ impl Core {
                 ),
             ));
         }
-        if let Some(repeated) = self.repeated_group(lines) {
-            return repeated.map(|seqs| Step {
-                record: None,
-                value: seqs,
-            });
-        }
-        // M6: the group's seqs are consecutive; the last one must leave a next seq.
-        let first = self.state.next_seq;
-        let last = u64::try_from(lines.len() - 1)
-            .ok()
-            .and_then(|extra| first.0.checked_add(extra))
-            .filter(|last| *last != u64::MAX);
-        let Some(last) = last else {
-            return Err(Error::new(
-                ErrorKind::Exhausted,
-                format!(
-                    "no {} seqs left from seq {first} for the group",
-                    lines.len()
-                ),
-            ));
-        };
-        let items = lines
-            .iter()
-            .map(|(request, line)| GroupItem {
-                request: *request,
-                line: Line::from(*line),
-            })
-            .collect();
-        Ok(Step {
-            record: Some(Record::Parks { seq: first, items }),
-            value: (first.0..=last).map(Seq).collect(),
-        })
-    }
-
-    /// D3, D22: a group park is repeated only as a whole: every request held with its line gives
-    /// their seqs; a group that names a request twice, or mixes held and new requests, fails.
-    /// `None` when no request of the group is held.
-    fn repeated_group(&self, lines: &[(RequestId, &str)]) -> Option<Result<Vec<Seq>>> {
         //= spec/delivery.md#d22-group-park
-        //# A group that names one request twice, or mixes requests the mirror holds with new
-        //# ones, MUST fail with `RequestConflict` and write nothing; a group whose requests are
-        //# all held with the same lines MUST return their seqs and write nothing.
-        let conflict = |why: &str| Error::new(ErrorKind::RequestConflict, why.to_owned());
+        //# A group that names one request twice MUST fail with `RequestConflict` and write
+        //# nothing; otherwise each line is answered as a park of it alone would be (D3): a held
+        //# line its seq, a remembered one how it ended, a new one parked, and a conflict or a
+        //# dead letter refuses the whole group.
         let mut named = BTreeSet::new();
         if !lines.iter().all(|(request, _)| named.insert(*request)) {
-            return Some(Err(conflict("the group names one request twice")));
+            return Err(Error::new(
+                ErrorKind::RequestConflict,
+                "the group names one request twice",
+            ));
         }
-        let held = lines
+        lines
             .iter()
-            .filter(|(request, _)| self.held(*request).is_some())
-            .count();
-        if held == 0 {
-            return None;
-        }
-        if held < lines.len() {
-            return Some(Err(conflict(
-                "the group mixes requests the mirror holds with new ones; park them apart",
-            )));
-        }
-        Some(
-            lines
-                .iter()
-                .map(|(request, line)| {
-                    self.repeated_park(*request, line)
-                        .unwrap_or_else(|| Err(conflict("a held request vanished")))
-                })
-                .collect(),
-        )
+            .map(|(request, line)| self.known(*request, line))
+            .collect()
     }
 
     /// D21: the named dead letters back to the parked list, in one `redrive` record.
@@ -451,7 +482,7 @@ impl Core {
         })
     }
 
-    pub(crate) fn boundary(&self, budget: Budget) -> Result<Step<Option<Batch>>> {
+    pub(crate) fn boundary(&self, budget: Budget, now: u64) -> Result<Step<Option<Batch>>> {
         //= spec/delivery.md#d2-no-waiting-window
         //# A boundary MUST deliver at once what is parked when it occurs; it MUST NOT wait, sleep
         //# or poll for more lines.
@@ -485,7 +516,10 @@ impl Core {
             //# on as one with no recovered batch.
             if batch.attempt.0 >= self.config.repeats_max {
                 return Ok(Step {
-                    record: Some(Record::Close { batch: batch.id }),
+                    record: Some(Record::Close {
+                        batch: batch.id,
+                        at: Some(now),
+                    }),
                     value: None,
                 });
             }
@@ -610,7 +644,12 @@ impl Core {
         })
     }
 
-    pub(crate) fn settle(&self, id: BatchId, outcomes: &[Outcome]) -> Result<Step<Settlement>> {
+    pub(crate) fn settle(
+        &self,
+        id: BatchId,
+        outcomes: &[Outcome],
+        now: u64,
+    ) -> Result<Step<Settlement>> {
         //= spec/delivery.md#d9-no-loss
         //# In particular, items MUST NOT leave the mirror before their batch is settled (no clear
         //# before hand-over), and a batch MUST NOT be settled `Delivered` on the daemon's behalf.
@@ -669,6 +708,7 @@ impl Core {
                 delivered: settlement.delivered.clone(),
                 failed: settlement.failed.clone(),
                 dead: settlement.dead.clone(),
+                at: Some(now),
             }),
             value: settlement,
         })
@@ -689,6 +729,25 @@ impl Core {
         self.line_bytes = floor_after;
         self.index(record);
         self.state.apply_checked(record);
+        self.index_remembered(record);
+    }
+
+    /// Keeps the remembered window's index in step with `record`, just applied: the entries it
+    /// added are the window's newest.
+    fn index_remembered(&mut self, record: &Record) {
+        let added = match record {
+            Record::Settle { delivered, .. } => delivered.len(),
+            Record::Discard { seqs } => seqs.len(),
+            Record::Done { .. } => 1,
+            _ => return,
+        };
+        let window = &self.state.remembered;
+        for entry in window.iter().rev().take(added) {
+            self.remembered.insert(entry.request, entry.seq);
+        }
+        if self.remembered.len() > 2 * window.len() + 64 {
+            self.index_window();
+        }
     }
 
     /// Keeps `by_request` in step with `record`, applied next: parks add, delivered items leave.
@@ -698,7 +757,7 @@ impl Core {
             Record::Park { seq, request, .. } | Record::Dead { seq, request, .. } => {
                 add(*request, *seq);
             }
-            Record::Parks { seq, items } => {
+            Record::Parks { seq, items, .. } => {
                 // The group's seqs are consecutive and below u64::MAX (M6).
                 for (offset, item) in (0u64..).zip(items) {
                     add(item.request, Seq(seq.0 + offset));
@@ -737,6 +796,25 @@ impl Core {
     pub(crate) fn settled(&mut self) {
         self.handed = false;
     }
+}
+
+/// `count` consecutive seqs from `first`, the last leaving a next seq (M6); `Exhausted`
+/// otherwise.
+fn seqs_from(first: Seq, count: usize) -> Result<Vec<Seq>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let last = u64::try_from(count - 1)
+        .ok()
+        .and_then(|extra| first.0.checked_add(extra))
+        .filter(|last| *last != u64::MAX);
+    let Some(last) = last else {
+        return Err(Error::new(
+            ErrorKind::Exhausted,
+            format!("no {count} seqs left from seq {first} for the group"),
+        ));
+    };
+    Ok((first.0..=last).map(Seq).collect())
 }
 
 /// D19, M6: the hand-over count of `item` after one more hand-over; at `u64::MAX` there is none,

@@ -7,7 +7,7 @@ use crate::core::Core;
 use crate::error::{Error, ErrorKind, Result};
 use crate::line::Line;
 use crate::mirror::{GroupItem, Record};
-use crate::types::{RequestId, Seq};
+use crate::types::{Parked, RequestId, Seq};
 
 /// One caller's part of a group: a `park` (one line), or a `park_all` that stays all or none.
 #[derive(Clone, Debug)]
@@ -54,10 +54,14 @@ struct Plan<'a> {
 }
 
 /// Every unit's answer (in the order given), and the one record that parks every new line, in
-/// the units' order with consecutive seqs: a `park` record for one line, a `parks` record for
-/// more. A unit refused (a bad line, a conflicting or dead request, no seq left) writes nothing
-/// and leaves the others' lines in the record.
-pub(crate) fn plan(core: &Core, units: &[Unit]) -> (Vec<Result<Vec<Seq>>>, Option<Record>) {
+/// the units' order with consecutive seqs, parked at `now`: a `park` record for one line, a
+/// `parks` record for more. A unit refused (a bad line, a conflicting or dead request, no seq
+/// left) writes nothing and leaves the others' lines in the record.
+pub(crate) fn plan(
+    core: &Core,
+    units: &[Unit],
+    now: u64,
+) -> (Vec<Result<Vec<Parked>>>, Option<Record>) {
     let mut plan = Plan {
         core,
         next: core.state.next_seq,
@@ -71,7 +75,7 @@ pub(crate) fn plan(core: &Core, units: &[Unit]) -> (Vec<Result<Vec<Seq>>>, Optio
                 plan.whole(&unit.lines)
             } else {
                 let (request, line) = &unit.lines[0];
-                plan.one(*request, line).map(|seq| vec![seq])
+                plan.one(*request, line, now).map(|parked| vec![parked])
             }
         })
         .collect();
@@ -84,9 +88,11 @@ pub(crate) fn plan(core: &Core, units: &[Unit]) -> (Vec<Result<Vec<Seq>>>, Optio
             line: item.line,
             failures: 0,
             handed: 0,
+            at: Some(now),
         }),
         _ => Some(Record::Parks {
             seq: first,
+            at: Some(now),
             items: plan.items,
         }),
     };
@@ -96,48 +102,43 @@ pub(crate) fn plan(core: &Core, units: &[Unit]) -> (Vec<Result<Vec<Seq>>>, Optio
 impl Plan<'_> {
     /// A `park`'s answer: as `Core::park`, and a request another unit of this group parks is
     /// held by it (D3: the same line gets its seq, another is `RequestConflict`).
-    fn one(&mut self, request: RequestId, line: &Line) -> Result<Seq> {
-        let step = self.core.park(request, line)?;
+    fn one(&mut self, request: RequestId, line: &Line, now: u64) -> Result<Parked> {
+        let step = self.core.park(request, line, now)?;
         if step.record.is_none() {
             return Ok(step.value);
         }
         if let Some(answer) = self.planned_answer(request, line) {
-            return answer;
+            return answer.map(Parked::Held);
         }
-        self.give(&[(request, line.clone())]).map(|seqs| seqs[0])
+        self.give(&[(request, line.clone())])
+            .map(|seqs| Parked::Held(seqs[0]))
     }
 
-    /// A `park_all`'s answer: as `Core::park_all`, and a group naming requests other units of
-    /// this group park is their retry when it names only them with the same lines, and
-    /// `RequestConflict` otherwise (D22).
-    fn whole(&mut self, lines: &[(RequestId, Line)]) -> Result<Vec<Seq>> {
+    /// A `park_all`'s answer: as `Core::park_all`, line by line (D22), and a line whose request
+    /// another unit of this group parks is held by it: its seq for the same line, else the whole
+    /// unit is `RequestConflict`. The unit's other new lines get consecutive seqs.
+    fn whole(&mut self, lines: &[(RequestId, Line)]) -> Result<Vec<Parked>> {
         let borrowed: Vec<(RequestId, &str)> = lines
             .iter()
             .map(|(request, line)| (*request, line.as_str()))
             .collect();
-        let step = self.core.park_all(&borrowed)?;
-        if step.record.is_none() {
-            return Ok(step.value);
+        let mut answers = self.core.classify(&borrowed)?;
+        let mut new = Vec::new();
+        for (i, (request, line)) in lines.iter().enumerate() {
+            if answers[i].is_some() {
+                continue;
+            }
+            match self.planned_answer(*request, line) {
+                Some(answer) => answers[i] = Some(Parked::Held(answer?)),
+                None => new.push(i),
+            }
         }
-        let in_group = lines
-            .iter()
-            .filter(|(request, _)| self.planned.contains_key(request))
-            .count();
-        if in_group == lines.len() {
-            return lines
-                .iter()
-                .map(|(request, line)| {
-                    self.planned_answer(*request, line)
-                        .unwrap_or_else(|| Err(conflict("a planned request vanished")))
-                })
-                .collect();
+        let fresh: Vec<(RequestId, Line)> = new.iter().map(|i| lines[*i].clone()).collect();
+        let seqs = self.give(&fresh)?;
+        for (i, seq) in new.iter().zip(seqs) {
+            answers[*i] = Some(Parked::Held(seq));
         }
-        if in_group > 0 {
-            return Err(conflict(
-                "the group names requests another caller parks in the same write; park them apart",
-            ));
-        }
-        self.give(lines)
+        Ok(answers.into_iter().flatten().collect())
     }
 
     /// What this group already gives `request`: its seq for the same line, else a conflict.

@@ -131,6 +131,7 @@ compile_error!(
 #[cfg(feature = "tokio")]
 mod async_queue;
 mod by_request;
+mod clock;
 mod config;
 mod core;
 mod error;
@@ -154,16 +155,18 @@ mod types;
 
 #[cfg(feature = "tokio")]
 pub use async_queue::AsyncQueue;
+pub use clock::{Clock, SystemClock};
 pub use config::Config;
 pub use error::{Error, ErrorKind, Result};
 pub use histogram::FsyncHistogram;
 pub use line::Line;
-pub use queue::{COMPACT_SLACK_BYTES, Queue, REST_SLACK_BYTES, Stats};
+pub use queue::{COMPACT_SLACK_BYTES, DELIVERED_MEMORY, Queue, REST_SLACK_BYTES, Stats};
 pub use shared::SharedQueue;
 pub use storage::{Entry, FsStorage, Identity, MemStorage, Storage};
 pub use store::{MAX_OPEN_DEFAULT, SESSION_SUFFIX, SessionInfo, Store, StoreOptions, StoreStats};
 pub use types::{
-    Attempt, Batch, BatchId, Budget, Item, Notified, Outcome, RequestId, Seq, Settlement, split,
+    Attempt, Batch, BatchId, Budget, Ended, Item, Notified, Outcome, Parked, Remembered, RequestId,
+    Seq, Settlement, split,
 };
 
 #[cfg(test)]

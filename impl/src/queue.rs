@@ -3,7 +3,10 @@
 use std::io;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use crate::clock::Clock;
 
 use crate::config::Config;
 use crate::core::Core;
@@ -13,7 +16,7 @@ use crate::histogram::FsyncHistogram;
 use crate::mirror::{self, Decoded, LogDecoder, MirrorState, Record};
 use crate::observe;
 use crate::storage::{Entry, FsStorage, Identity, Storage};
-use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement};
+use crate::types::{Batch, BatchId, Budget, Item, Outcome, Parked, RequestId, Seq, Settlement};
 
 /// The default of [`Config::compact_slack_bytes`]: the log is compacted when it is longer than
 /// twice its snapshot plus this many bytes (M12).
@@ -35,6 +38,17 @@ pub const COMPACT_SLACK_BYTES: u64 = 4 * 1024 * 1024;
 /// records. 64 KiB keeps it to 16 pages, and a queue that drains after every boundary
 /// compacts once per 64 KiB of records instead of once per 4 MiB.
 pub const REST_SLACK_BYTES: u64 = 64 * 1024;
+
+/// The default of [`Config::delivered_memory`]: how many delivered or discarded requests the
+/// mirror remembers (D3).
+///
+/// A retry after delivery comes from a daemon that lost a park's answer (a crash between the
+/// fsync and its own record of it) and parks the line again once it restarts. Between the two,
+/// the session delivers at most what it held plus what arrived meanwhile: the session's
+/// outstanding delegations, tens in a busy daemon. 256 covers that several times over; each
+/// entry is one `done` record of a snapshot, about 90 bytes (docs/performance.md), so a full
+/// window adds about 23 KiB to every snapshot, and to the start-up read of each idle session.
+pub const DELIVERED_MEMORY: u64 = 256;
 
 /// What `poisoned` holds after [`Queue::remove`]: the handle is closed, not failed.
 const REMOVED: &str = "removal";
@@ -70,6 +84,8 @@ pub struct Queue<S: Storage = FsStorage> {
     poisoned: Option<String>,
     /// What this handle did, for [`Queue::stats`].
     stats: Stats,
+    /// The time stamped on parks and deaths (D24).
+    clock: Arc<dyn Clock>,
 }
 
 /// Counters of one queue handle, since it was opened, for a daemon's metrics: plain numbers, no
@@ -121,6 +137,12 @@ pub struct Stats {
     pub dead_letters: usize,
     /// The mirror's length in bytes as this handle wrote it.
     pub mirror_bytes: u64,
+    /// How long the oldest live line (parked or in flight) has waited, by the queue's clock
+    /// (D24); `None` when none is live, or for a line parked before mirror format 4.
+    pub oldest_parked_age: Option<Duration>,
+    /// How long ago the first of the dead letters died (D24); `None` when there is none whose
+    /// time of death the mirror knows.
+    pub oldest_dead_age: Option<Duration>,
 }
 
 impl Queue<FsStorage> {
@@ -220,7 +242,8 @@ impl Queue<FsStorage> {
         {
             created.remove_unless_mirror();
         }
-        *self = opened?;
+        let clock = self.clock.clone();
+        *self = opened?.with_clock(clock);
         debug_assert!(!self.is_poisoned());
         Ok(())
     }
@@ -359,7 +382,11 @@ impl<S: Storage> Queue<S> {
                 queue.stats.fsync_max = queue.stats.fsync_max.max(took);
                 return Ok(queue);
             }
-            let mut queue = Queue::unopened(storage, name, MirrorState::default(), 0, config);
+            let state = MirrorState {
+                memory: config.delivered_memory,
+                ..MirrorState::default()
+            };
+            let mut queue = Queue::unopened(storage, name, state, 0, config);
             // M5: the mirror appears whole (header and counters) or not at all.
             let bytes = mirror::encode(&queue.core.state);
             if let Err(e) = queue.replace_durable(&bytes) {
@@ -398,6 +425,7 @@ impl<S: Storage> Queue<S> {
             log_bytes,
             poisoned: None,
             stats: Stats::default(),
+            clock: crate::clock::system(),
         }
     }
 
@@ -449,12 +477,15 @@ impl<S: Storage> Queue<S> {
         if version < mirror::VERSION {
             //= spec/mirror.md#m2-header-and-version
             //# A writer MUST NOT append records of another version to a file.
-            //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
-            //# `open` of a version 1 or 2 mirror that decodes without error MUST, before it
+            //= spec/mirror.md#m14-upgrade-from-older-versions
+            //# `open` of a version 1, 2 or 3 mirror that decodes without error MUST, before it
             //# appends anything, write the current version's snapshot of that state through M5
             //# (temp file, fsync, rename, directory fsync).
             // M14: an older version is rewritten whole as the current one before any
             // record is appended (M2: never a record of another version in one file).
+            let mut state = queue.core.state.clone();
+            state.memory = queue.core.config.delivered_memory;
+            queue.core = Core::new(state, queue.core.config.clone());
             let bytes = mirror::encode(&queue.core.state);
             if let Err(e) = queue.replace_durable(&bytes) {
                 let doing = format!("cannot upgrade the version {version} mirror");
@@ -462,9 +493,32 @@ impl<S: Storage> Queue<S> {
             }
             observe::upgraded(&queue.storage, name, version, mirror::VERSION);
         }
+        queue.resize_window()?;
         let (state, bytes) = (&queue.core.state, queue.log_bytes);
         observe::opened(&queue.storage, name, false, decoded.version, state, bytes);
         Ok(queue)
+    }
+
+    /// D3: a mirror whose remembered window is not the size the config asks for gets a `next`
+    /// record with the new size (the counters as they are), at open: one append and one fsync,
+    /// or, since a smaller window shrinks the snapshot, the compaction M12 then makes due.
+    fn resize_window(&mut self) -> Result<()> {
+        let state = &self.core.state;
+        let memory = self.core.config.delivered_memory;
+        if state.memory == memory {
+            return Ok(());
+        }
+        let record = Record::Next {
+            seq: state.next_seq,
+            batch: state.next_batch,
+            cap: state.cap,
+            memory: Some(memory),
+        };
+        if let Err(e) = self.append_or_compact(&record) {
+            return Err(self.not_opened("cannot resize the remembered window", e));
+        }
+        debug_assert_eq!(self.core.state.memory, memory);
+        Ok(())
     }
 
     /// A failure of `open` after its handle existed, reworded: the write poisoned a handle that
@@ -478,79 +532,89 @@ impl<S: Storage> Queue<S> {
         ))
     }
 
-    /// Parks `line` for `request` and returns its seq once the line is durable (D16, M4: one
-    /// append of O(line) bytes and one fsync).
+    /// Parks `line` for `request` once the line is durable (D16, M4: one append of O(line) bytes
+    /// and one fsync), and answers [`Parked::Held`] with its seq.
     ///
     /// One completion line per request (D3): a park for a request whose line the mirror holds,
-    /// parked or in flight, is a retry: the same line returns the seq it already has and writes
-    /// nothing. So a daemon that got `Io` (the line may or may not have reached the mirror)
-    /// reopens and parks again, and the line is delivered once.
+    /// parked or in flight, is a retry: the same line answers the seq it already has and writes
+    /// nothing. A request whose line was delivered or discarded is remembered (the last
+    /// [`Config::delivered_memory`] of them): the same line answers [`Parked::Delivered`] (with
+    /// the batch) or [`Parked::Discarded`], writing nothing, so the line is not delivered twice.
+    /// So a daemon that got `Io` (the line may or may not have reached the mirror) reopens and
+    /// parks again whenever it can, and the line is delivered once. A retry past the window is a
+    /// new line.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::InvalidLine`] for a line with `\n` or longer than `line_bytes_max` (nothing
-    /// written); [`ErrorKind::RequestConflict`] when the mirror holds another line for the
-    /// request, and [`ErrorKind::RequestDead`] when its line is a dead letter (redrive it;
-    /// nothing written); [`ErrorKind::Io`] when the append or fsync fails (the queue is then poisoned and
-    /// whether the line was kept is known only after reopening); [`ErrorKind::Poisoned`] after an
-    /// earlier failure; [`ErrorKind::Exhausted`] when the next seq is `u64::MAX` (nothing
-    /// written, the handle stays usable; M6); [`ErrorKind::Internal`] for a bug in parkline
-    /// (nothing written, then poisoned).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// # fn main() -> parkline::Result<()> {
-    /// use parkline::{Config, ErrorKind, MemStorage, Queue, RequestId, Seq};
-    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
-    /// assert_eq!(queue.park(RequestId(3), "r3 ok")?, Seq(1));
-    /// assert_eq!(queue.park(RequestId(3), "a\nb").unwrap_err().kind(), ErrorKind::InvalidLine);
-    /// # Ok(()) }
-    /// ```
-    pub fn park(&mut self, request: RequestId, line: &str) -> Result<Seq> {
-        self.check_poison()?;
-        //= spec/delivery.md#d16-durable-park
-        //# `park` MUST return `Ok` only once the line is durable: the file holding it fsynced, and
-        //# the directory fsynced whenever a file was created, renamed or removed on the way.
-        let step = self.core.park(request, line)?;
-        self.append_checked(step.record.as_ref())?;
-        Ok(step.value)
-    }
-
-    /// Parks every line of `lines`, in order, with consecutive seqs, all or nothing: one record
-    /// appended and one fsync whatever the number of lines (D22, M4). A crash during the append
-    /// keeps all of them or none (M7: a torn record is cut whole). An empty slice writes nothing.
-    /// A group is a retry only as a whole (D22): when the mirror holds every request of it with
-    /// the same lines, their seqs are returned and nothing is written.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidLine`] when any line has `\n` or is longer than `line_bytes_max`: the
-    /// error names the first such line's index and nothing is written;
-    /// [`ErrorKind::RequestConflict`] when the group names a request twice, mixes held and new
-    /// requests, or a held request has another line; [`ErrorKind::RequestDead`] when a held
-    /// request's line is a dead letter (nothing written); [`ErrorKind::Exhausted`]
-    /// when the group's seqs would reach `u64::MAX` (nothing written, the handle stays usable;
-    /// M6); [`ErrorKind::Io`] when the append or fsync fails (then poisoned: reopen to learn
-    /// whether the group was kept, whole or not at all); [`ErrorKind::Poisoned`];
+    /// written); [`ErrorKind::RequestConflict`] when the mirror holds or remembers another line
+    /// for the request, and [`ErrorKind::RequestDead`] when its line is a dead letter (redrive
+    /// it; nothing written); [`ErrorKind::Io`] when the append or fsync fails (the queue is then
+    /// poisoned and whether the line was kept is known only after reopening);
+    /// [`ErrorKind::Poisoned`] after an earlier failure; [`ErrorKind::Exhausted`] when the next
+    /// seq is `u64::MAX` (nothing written, the handle stays usable; M6);
     /// [`ErrorKind::Internal`] for a bug in parkline (nothing written, then poisoned).
     ///
     /// # Example
     ///
     /// ```
     /// # fn main() -> parkline::Result<()> {
-    /// use parkline::{Config, ErrorKind, MemStorage, Queue, RequestId, Seq};
+    /// use parkline::{Budget, Config, ErrorKind, MemStorage, Outcome, Parked, Queue, RequestId, Seq};
     /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
-    /// let seqs = queue.park_all(&[(RequestId(1), "r1 ok"), (RequestId(2), "r2 ok")])?;
-    /// assert_eq!(seqs, vec![Seq(1), Seq(2)]);
+    /// assert_eq!(queue.park(RequestId(3), "r3 ok")?, Parked::Held(Seq(1)));
+    /// assert_eq!(queue.park(RequestId(3), "a\nb").unwrap_err().kind(), ErrorKind::InvalidLine);
+    /// let batch = queue.boundary(Budget(100))?.expect("parked");
+    /// queue.settle(batch.id, &[Outcome::Delivered])?;
+    /// let retry = queue.park(RequestId(3), "r3 ok")?; // its answer was lost: a retry
+    /// assert_eq!(retry, Parked::Delivered { seq: Seq(1), batch: batch.id });
+    /// # Ok(()) }
+    /// ```
+    pub fn park(&mut self, request: RequestId, line: &str) -> Result<Parked> {
+        self.check_poison()?;
+        //= spec/delivery.md#d16-durable-park
+        //# `park` MUST return `Ok` only once the line is durable: the file holding it fsynced, and
+        //# the directory fsynced whenever a file was created, renamed or removed on the way.
+        let step = self.core.park(request, line, self.clock.now_ms())?;
+        self.append_checked(step.record.as_ref())?;
+        Ok(step.value)
+    }
+
+    /// Parks the new lines of `lines`, in order, with consecutive seqs, all or nothing: one record
+    /// appended and one fsync whatever the number of lines (D22, M4), and answers each line as
+    /// [`park`](Queue::park) would alone: a line the mirror holds its seq, a remembered one how
+    /// it ended, a new one the seq it got. A crash during the append keeps all of the new lines
+    /// or none (M7: a torn record is cut whole). A slice with no new line writes nothing. So a
+    /// group whose answer was lost, and which was partly delivered since, is retried whole.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidLine`] when any line has `\n` or is longer than `line_bytes_max`: the
+    /// error names the first such line's index and nothing is written;
+    /// [`ErrorKind::RequestConflict`] when the group names a request twice, or the mirror holds
+    /// or remembers another line for one of its requests; [`ErrorKind::RequestDead`] when a held
+    /// request's line is a dead letter (nothing written); [`ErrorKind::GroupTooLarge`] over
+    /// `group_bytes_max`; [`ErrorKind::Exhausted`] when the group's seqs would reach `u64::MAX`
+    /// (nothing written, the handle stays usable; M6); [`ErrorKind::Io`] when the append or fsync
+    /// fails (then poisoned: reopen to learn whether the group was kept, whole or not at all);
+    /// [`ErrorKind::Poisoned`]; [`ErrorKind::Internal`] for a bug in parkline (nothing written,
+    /// then poisoned).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, ErrorKind, MemStorage, Parked, Queue, RequestId, Seq};
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// let parked = queue.park_all(&[(RequestId(1), "r1 ok"), (RequestId(2), "r2 ok")])?;
+    /// assert_eq!(parked, [Parked::Held(Seq(1)), Parked::Held(Seq(2))]);
     /// let bad = queue.park_all(&[(RequestId(3), "r3 ok"), (RequestId(4), "a\nb")]);
     /// assert_eq!(bad.unwrap_err().kind(), ErrorKind::InvalidLine);
     /// assert_eq!(queue.parked().len(), 2); // the bad group parked nothing
     /// # Ok(()) }
     /// ```
-    pub fn park_all(&mut self, lines: &[(RequestId, &str)]) -> Result<Vec<Seq>> {
+    pub fn park_all(&mut self, lines: &[(RequestId, &str)]) -> Result<Vec<Parked>> {
         self.check_poison()?;
-        let step = self.core.park_all(lines)?;
+        let step = self.core.park_all(lines, self.clock.now_ms())?;
         self.append_checked(step.record.as_ref())?;
         Ok(step.value)
     }
@@ -559,20 +623,21 @@ impl<S: Storage> Queue<S> {
     /// parked in one record, one append and one fsync. A unit refused writes nothing and leaves
     /// the others' lines in the record; a failed write or fsync fails every unit that wrote
     /// (the handle is then poisoned, M10).
-    pub(crate) fn park_group(&mut self, units: &[Unit]) -> Vec<Result<Vec<Seq>>> {
+    pub(crate) fn park_group(&mut self, units: &[Unit]) -> Vec<Result<Vec<Parked>>> {
         if let Err(e) = self.check_poison() {
             return units.iter().map(|_| Err(e.for_member())).collect();
         }
-        let (mut answers, record) = group::plan(&self.core, units);
+        let (mut answers, record) = group::plan(&self.core, units, self.clock.now_ms());
         debug_assert_eq!(answers.len(), units.len());
         if let Err(e) = self.append_checked(record.as_ref()) {
             // Only the units whose lines the record held wrote; the others' answers stand.
             let first = self.core.state.next_seq;
             for answer in &mut answers {
-                if answer
-                    .as_ref()
-                    .is_ok_and(|seqs| seqs.iter().any(|seq| *seq >= first))
-                {
+                if answer.as_ref().is_ok_and(|answers| {
+                    answers
+                        .iter()
+                        .any(|parked| parked.is_held() && parked.seq() >= first)
+                }) {
                     *answer = Err(e.for_member());
                 }
             }
@@ -722,7 +787,8 @@ impl<S: Storage> Queue<S> {
         //# is recoverable.
         //= spec/delivery.md#d16-durable-park
         //# `boundary` and `settle` MUST likewise return only once their record is durable.
-        let mut step = self.core.boundary(budget)?;
+        let now = self.clock.now_ms();
+        let mut step = self.core.boundary(budget, now)?;
         if let Some(close @ Record::Close { .. }) = &step.record {
             // D10's repeat bound: the closed batch is durable before the boundary goes on, so a
             // crash after it leaves the lines parked (or dead), never the batch in flight again.
@@ -731,12 +797,12 @@ impl<S: Storage> Queue<S> {
             let close = close.clone();
             let mut closed = self.core.clone();
             closed.commit(&close);
-            closed.boundary(budget)?;
+            closed.boundary(budget, now)?;
             let repeats_max = self.core.config.repeats_max;
             let closing = observe::Closing::of(self.core.state.in_flight.as_ref(), repeats_max);
             self.append_checked(Some(&close))?;
             closing.closed();
-            step = self.core.boundary(budget)?;
+            step = self.core.boundary(budget, now)?;
         }
         self.append_checked(step.record.as_ref())?;
         if step.value.is_some() {
@@ -784,7 +850,7 @@ impl<S: Storage> Queue<S> {
         self.check_poison()?;
         //= spec/delivery.md#d16-durable-park
         //# `boundary` and `settle` MUST likewise return only once their record is durable.
-        let step = self.core.settle(batch, outcomes)?;
+        let step = self.core.settle(batch, outcomes, self.clock.now_ms())?;
         if let Some(record) = &step.record {
             self.append_or_compact(record)?;
         }
@@ -941,8 +1007,81 @@ impl<S: Storage> Queue<S> {
                 .map_or(0, |batch| batch.items.len()),
             dead_letters: state.dead_letters.len(),
             mirror_bytes: self.log_bytes,
+            oldest_parked_age: self.oldest_parked_age(),
+            oldest_dead_age: self.oldest_dead_age(),
             ..self.stats.clone()
         }
+    }
+
+    /// D24: the age of the live line with the lowest seq (parked or in flight), the oldest one
+    /// unless the clock went back; `None` when no line is live or the mirror has no time for it.
+    fn oldest_parked_age(&self) -> Option<Duration> {
+        let state = &self.core.state;
+        let in_flight = state
+            .in_flight
+            .as_ref()
+            .and_then(|batch| batch.items.first());
+        let oldest = match (state.parked.first(), in_flight) {
+            (Some(parked), Some(flying)) => Some(if parked.seq < flying.seq {
+                parked
+            } else {
+                flying
+            }),
+            (one, other) => one.or(other),
+        };
+        self.age(oldest?.parked_at?)
+    }
+
+    /// D24: the age of the dead letter that died first, among those whose time of death the
+    /// mirror knows: one pass over the dead letters, which are few.
+    fn oldest_dead_age(&self) -> Option<Duration> {
+        let died = self
+            .core
+            .state
+            .dead_letters
+            .iter()
+            .filter_map(Item::died_at);
+        self.age(died.min()?)
+    }
+
+    /// How long ago `at` was by the queue's clock; 0 for a time ahead of it (a clock that went
+    /// back changes only the ages shown, D24).
+    fn age(&self, at: u64) -> Option<Duration> {
+        Some(Duration::from_millis(
+            self.clock.now_ms().saturating_sub(at),
+        ))
+    }
+
+    /// The handle with `clock` for the times it records from now on (D24); the system clock
+    /// unless given another. A test gives a clock it controls.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Clock, Config, MemStorage, Queue, RequestId};
+    /// #[derive(Debug)]
+    /// struct Fixed(u64);
+    /// impl Clock for Fixed {
+    ///     fn now_ms(&self) -> u64 {
+    ///         self.0
+    ///     }
+    /// }
+    /// let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// let mut queue = queue.with_clock(std::sync::Arc::new(Fixed(5_000)));
+    /// queue.park(RequestId(1), "done")?;
+    /// assert_eq!(queue.parked()[0].parked_at(), Some(5_000));
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The clock this handle stamps times with (D24).
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
     }
 
     /// True after a failed write: every call fails until the queue is reopened (M10).
@@ -1437,9 +1576,13 @@ fn for_want_of_space(e: &io::Error) -> bool {
 /// applying the settle drops them anyway: the compaction decision of a 10,000-line boundary no
 /// longer clones 10,000 lines it is about to discard.
 pub(crate) fn state_to_apply(state: &MirrorState, record: &Record) -> MirrorState {
+    // D3: a settle's delivered lines join the remembered window, which needs them.
     let Record::Settle { delivered, .. } = record else {
         return state.clone();
     };
+    if state.memory > 0 {
+        return state.clone();
+    }
     let in_flight = state.in_flight.as_ref().map(|batch| {
         // A planned settle lists its seqs in item order (D17): one merge walk.
         let items = crate::core::named_in_order(&batch.items, delivered)
@@ -1461,5 +1604,7 @@ pub(crate) fn state_to_apply(state: &MirrorState, record: &Record) -> MirrorStat
         next_seq: state.next_seq,
         next_batch: state.next_batch,
         cap: state.cap,
+        remembered: state.remembered.clone(),
+        memory: state.memory,
     }
 }

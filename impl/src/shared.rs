@@ -27,7 +27,7 @@ use crate::group::Unit;
 use crate::mirror::MirrorState;
 use crate::queue::{Queue, Stats};
 use crate::storage::{FsStorage, Storage};
-use crate::types::{Batch, BatchId, Budget, Item, Outcome, RequestId, Seq, Settlement};
+use crate::types::{Batch, BatchId, Budget, Item, Outcome, Parked, RequestId, Seq, Settlement};
 
 /// A [`Queue`] shared by many threads (`Clone`, `Send`, `Sync`): every call takes `&self`, and
 /// parks that arrive while another's write is in progress share the next append and fsync
@@ -85,7 +85,7 @@ struct Inner<S: Storage> {
     /// Units waiting for the next group, in join order.
     pending: VecDeque<Member>,
     /// Answers of written groups their callers have not collected yet, by ticket.
-    answers: BTreeMap<u64, Result<Vec<Seq>>>,
+    answers: BTreeMap<u64, Result<Vec<Parked>>>,
     next_ticket: u64,
     /// Exclusive calls waiting for the queue: no leader takes it for a group meanwhile, so a
     /// `boundary` is not starved by a stream of parks (the parks queued meanwhile go after it).
@@ -111,7 +111,7 @@ struct Member {
 #[must_use]
 struct Replies {
     #[cfg(feature = "tokio")]
-    sends: Vec<(Sender, Result<Vec<Seq>>)>,
+    sends: Vec<(Sender, Result<Vec<Parked>>)>,
 }
 
 impl Replies {
@@ -145,7 +145,7 @@ type Guard<'a, S> = MutexGuard<'a, Inner<S>>;
 
 /// Where an async caller's answer is sent.
 #[cfg(feature = "tokio")]
-type Sender = tokio::sync::oneshot::Sender<Result<Vec<Seq>>>;
+type Sender = tokio::sync::oneshot::Sender<Result<Vec<Parked>>>;
 
 impl SharedQueue<FsStorage> {
     /// Opens the mirror at `path` as [`Queue::open`] does, for sharing.
@@ -253,7 +253,7 @@ impl<S: Storage> SharedQueue<S> {
     ///
     /// As [`Queue::park`], for this caller's line alone; `Io` when the group's write or fsync
     /// failed (then the handle is poisoned for every caller).
-    pub fn park(&self, request: RequestId, line: &str) -> Result<Seq> {
+    pub fn park(&self, request: RequestId, line: &str) -> Result<Parked> {
         self.commit(Unit::one(request, line)).and_then(one_seq)
     }
 
@@ -262,7 +262,7 @@ impl<S: Storage> SharedQueue<S> {
     /// # Errors
     ///
     /// As [`Queue::park_all`], and as [`SharedQueue::park`].
-    pub fn park_all(&self, lines: &[(RequestId, &str)]) -> Result<Vec<Seq>> {
+    pub fn park_all(&self, lines: &[(RequestId, &str)]) -> Result<Vec<Parked>> {
         self.commit(Unit::whole(lines))
     }
 
@@ -438,7 +438,7 @@ impl<S: Storage> SharedQueue<S> {
 
     /// Queues `unit` and returns its answer: written by this caller as the leader of a group,
     /// or by another leader.
-    fn commit(&self, unit: Unit) -> Result<Vec<Seq>> {
+    fn commit(&self, unit: Unit) -> Result<Vec<Parked>> {
         //= spec/delivery.md#d16-durable-park
         //# **Group commit.** On a shared handle (`SharedQueue`), parks that arrive
         //# while another's write and fsync are in progress MUST be written
@@ -571,7 +571,7 @@ impl<S: Storage + Send + 'static> SharedQueue<S> {
         &self,
         unit: Unit,
         runtime: &tokio::runtime::Handle,
-    ) -> Result<tokio::sync::oneshot::Receiver<Result<Vec<Seq>>>> {
+    ) -> Result<tokio::sync::oneshot::Receiver<Result<Vec<Parked>>>> {
         let (sender, answer) = tokio::sync::oneshot::channel();
         let mut inner = self.shared.lock();
         if inner.lost {
@@ -682,7 +682,7 @@ impl<S: Storage> Drop for Leading<'_, S> {
 }
 
 /// A park's answer: its one seq.
-pub(crate) fn one_seq(seqs: Vec<Seq>) -> Result<Seq> {
+pub(crate) fn one_seq(seqs: Vec<Parked>) -> Result<Parked> {
     debug_assert_eq!(seqs.len(), 1);
     seqs.first()
         .copied()

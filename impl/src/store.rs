@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lock::{MirrorLock, Mode};
@@ -99,6 +100,8 @@ struct Shared {
     members: Mutex<BTreeMap<String, u64>>,
     next_id: AtomicU64,
     dir_fsyncs: AtomicU64,
+    /// The clock every session opened from now on stamps its times with (D24).
+    clock: Mutex<Arc<dyn Clock>>,
     _lock: MirrorLock,
 }
 
@@ -304,6 +307,7 @@ impl Store {
                 members: Mutex::new(BTreeMap::new()),
                 next_id: AtomicU64::new(0),
                 dir_fsyncs: AtomicU64::new(0),
+                clock: Mutex::new(crate::clock::system()),
                 _lock: lock,
             }),
         })
@@ -356,7 +360,27 @@ impl Store {
         let member = self.shared.join(name)?;
         let storage = session_storage(member);
         let mirror = storage.mirror_name().to_owned();
-        Queue::open_storage(storage, &mirror, self.shared.config.clone(), sync_dir)
+        let queue = Queue::open_storage(storage, &mirror, self.shared.config.clone(), sync_dir)?;
+        Ok(queue.with_clock(self.clock()))
+    }
+
+    /// The clock the sessions opened from now on stamp their times with (D24); the system
+    /// clock unless set. A session keeps the clock it was opened with.
+    pub fn set_clock(&self, clock: Arc<dyn Clock>) {
+        *self
+            .shared
+            .clock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = clock;
+    }
+
+    /// The clock sessions opened now get.
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.shared
+            .clock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Opens every session of the directory (start-up after a restart): each mirror recovered

@@ -151,6 +151,14 @@ pub struct Item {
     /// seen is counted even if a crash follows it. Kept through failures, dead letters and
     /// redrives.
     pub handed: u64,
+    /// When the line was parked, in milliseconds since the Unix epoch, by the queue's
+    /// [`Clock`](crate::Clock); `None` for a line parked before mirror format 4 recorded times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked_at: Option<u64>,
+    /// When the line became a dead letter, in milliseconds since the Unix epoch; `None` while it
+    /// is live, or when it died before mirror format 4 recorded times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub died_at: Option<u64>,
 }
 
 impl Item {
@@ -170,7 +178,35 @@ impl Item {
             line: line.into(),
             failures: 0,
             handed: 0,
+            parked_at: None,
+            died_at: None,
         }
+    }
+
+    /// The same item parked at `at` (milliseconds since the Unix epoch).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Item, RequestId, Seq};
+    /// let item = Item::new(Seq(1), RequestId(9), "done").with_parked_at(1_000);
+    /// assert_eq!((item.parked_at(), item.died_at()), (Some(1_000), None));
+    /// ```
+    #[must_use]
+    pub fn with_parked_at(mut self, at: u64) -> Item {
+        self.parked_at = Some(at);
+        self
+    }
+
+    /// When the line was parked (milliseconds since the Unix epoch), if the mirror knows.
+    pub fn parked_at(&self) -> Option<u64> {
+        self.parked_at
+    }
+
+    /// When the line became a dead letter (milliseconds since the Unix epoch), if it is one and
+    /// the mirror knows.
+    pub fn died_at(&self) -> Option<u64> {
+        self.died_at
     }
 
     /// The same item with `failures` failed hand-overs.
@@ -445,6 +481,121 @@ impl Notified {
             attempt,
             repeat: attempt.0 > 1,
             handed,
+        }
+    }
+}
+
+/// What a park answers for one line (D3): the line is held under its seq, or the mirror
+/// remembers that its request was already delivered or discarded, and nothing was written.
+///
+/// # Example
+///
+/// ```
+/// use parkline::{BatchId, Parked, Seq};
+/// let answer = Parked::Delivered { seq: Seq(4), batch: BatchId(2) };
+/// assert_eq!(answer.seq(), Seq(4));
+/// assert!(!answer.is_held() && Parked::Held(Seq(5)).is_held());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Parked {
+    /// The mirror holds the line under this seq: parked now, or by an earlier park of the same
+    /// line (parked, in flight; D3).
+    Held(Seq),
+    /// The request's line was settled delivered in batch `batch`: a retry, nothing written and
+    /// nothing delivered again (D3's remembered window).
+    Delivered {
+        /// The seq the line had.
+        seq: Seq,
+        /// The batch that delivered it.
+        batch: BatchId,
+    },
+    /// The request's line was a dead letter that was discarded (D8): a retry, nothing written.
+    Discarded {
+        /// The seq the line had.
+        seq: Seq,
+    },
+}
+
+impl Parked {
+    /// The line's seq, whatever became of it.
+    pub fn seq(self) -> Seq {
+        match self {
+            Parked::Held(seq) | Parked::Delivered { seq, .. } | Parked::Discarded { seq } => seq,
+        }
+    }
+
+    /// Whether the mirror holds the line now (it will be delivered, or is a dead letter's retry
+    /// refused apart).
+    pub fn is_held(self) -> bool {
+        matches!(self, Parked::Held(_))
+    }
+}
+
+/// How a remembered request's line left the mirror (D3's remembered window).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Ended {
+    /// Settled delivered.
+    Delivered,
+    /// Discarded as a dead letter (D8).
+    Discarded,
+}
+
+/// One entry of the mirror's remembered window (D3): a request whose line left the mirror, with
+/// the CRC-32 of that line, so that a retried park of it answers instead of delivering twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Remembered {
+    /// The request the line answered.
+    pub request: RequestId,
+    /// The CRC-32 (IEEE) of the line's bytes.
+    pub crc: u32,
+    /// The seq the line had.
+    pub seq: Seq,
+    /// The batch that delivered it; `None` for a discarded dead letter.
+    pub batch: Option<BatchId>,
+    /// How it left.
+    pub end: Ended,
+}
+
+impl Remembered {
+    /// The entry of a request whose line (of CRC-32 `crc`) had seq `seq` and ended as `end`, in
+    /// `batch` when delivered.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{BatchId, Ended, Parked, Remembered, RequestId, Seq};
+    /// let entry = Remembered::new(RequestId(7), 0, Seq(1), Some(BatchId(2)), Ended::Delivered);
+    /// assert_eq!(entry.answer(), Parked::Delivered { seq: Seq(1), batch: BatchId(2) });
+    /// ```
+    pub fn new(
+        request: RequestId,
+        crc: u32,
+        seq: Seq,
+        batch: Option<BatchId>,
+        end: Ended,
+    ) -> Remembered {
+        Remembered {
+            request,
+            crc,
+            seq,
+            batch,
+            end,
+        }
+    }
+
+    /// The answer a retried park of the same line gets.
+    pub fn answer(&self) -> Parked {
+        match (self.end, self.batch) {
+            (Ended::Delivered, Some(batch)) => Parked::Delivered {
+                seq: self.seq,
+                batch,
+            },
+            _ => Parked::Discarded { seq: self.seq },
         }
     }
 }

@@ -1872,16 +1872,22 @@ fn the_window_answers_a_park_of_a_remembered_request() {
     assert_eq!(queue.try_park(1, "one"), Ok(1));
     assert_eq!(queue.try_park(1, "uno"), Err(RefError::RequestConflict));
     assert_eq!(queue.try_park(2, "two"), Err(RefError::RequestDead));
-    // A group of remembered requests is answered whole; one mixing them with a new one is not.
+    // A group is answered line by line (D22): remembered lines from the window, writing nothing.
     assert_eq!(
         queue.try_park_all(&[(3, "three"), (1, "one")]),
         Ok(vec![3, 1])
     );
-    assert_eq!(
-        queue.try_park_all(&[(1, "one"), (4, "four")]),
-        Err(RefError::RequestConflict)
-    );
     assert_eq!(queue, before, "an answer from the window writes nothing");
+    // Beside a new line, which alone is parked.
+    let mut mixed = queue.clone();
+    assert_eq!(
+        mixed.try_park_all_answers(&[(1, "one"), (4, "four")]),
+        Ok(vec![
+            RefParked::Remembered(entry(1, "one", 1, delivered)),
+            RefParked::Held(4)
+        ])
+    );
+    assert_eq!(mixed.parked().len(), 1);
     // Durable: a crash keeps it, and so does a compaction's snapshot read back.
     queue.crash();
     assert_eq!(queue.remembered(), before.remembered());

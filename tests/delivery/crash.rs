@@ -117,6 +117,29 @@ pub(super) fn short_scenarios() -> Vec<Vec<Op>> {
     let big = delivery::line(delivery::LINES.len());
     vec![
         vec![park(1, "a")],
+        // D3, D22: a group whose answer was lost, partly delivered, retried after a restart:
+        // answered line by line from the remembered window; a retry of a delivered line, and a
+        // reused request with another line.
+        vec![
+            Op::Queue(QueueOp::ParkAll {
+                items: vec![(11, "a".into()), (12, "b".into()), (13, "c".into())],
+            }),
+            Op::Queue(QueueOp::Boundary { budget: 2 }),
+            Op::Queue(QueueOp::Settle {
+                delivered: vec![true],
+            }),
+            Op::Restart,
+            Op::Queue(QueueOp::ParkAll {
+                items: vec![(11, "a".into()), (12, "b".into()), (13, "c".into())],
+            }),
+            park(11, "a"),
+            park(11, "another"),
+            Op::Queue(QueueOp::Boundary { budget: 24 }),
+            Op::Queue(QueueOp::Settle {
+                delivered: vec![true, true],
+            }),
+            park(12, "b"),
+        ],
         // D22: a group of three in one record; D21: a dead letter redriven.
         vec![
             Op::Queue(QueueOp::ParkAll {
@@ -386,6 +409,7 @@ fn m10_a_failed_directory_fsync_then_a_reopen_then_a_power_loss_keeps_the_park()
     // Slack 0: the settle compacts (temp file 1, fsync 2, rename 3, directory fsync 4).
     let setup = Setup {
         compact_slack_bytes: 0,
+        delivered_memory: 0,
         ..Setup::default()
     };
     let ops = vec![
@@ -404,6 +428,7 @@ fn m10_a_failed_directory_fsync_then_a_reopen_then_a_power_loss_keeps_the_park()
 
     let mut config = parkline::Config::default();
     config.compact_slack_bytes = 0;
+    config.delivered_memory = 0;
     for skip_open_sync in [false, true] {
         let disk = SimDisk::new();
         let open = |disk: &SimDisk| {
@@ -437,7 +462,7 @@ fn m10_a_failed_directory_fsync_then_a_reopen_then_a_power_loss_keeps_the_park()
         let mut queue = open(&disk);
         assert_eq!(
             queue.park(RequestId(3), "c").expect("park"),
-            parkline::Seq(3)
+            parkline::Parked::Held(parkline::Seq(3))
         );
         drop(queue);
         let recovered = Queue::with_storage(disk.crash(), MIRROR, config.clone()).expect("open");
@@ -458,6 +483,7 @@ fn m10_a_full_disk_defers_the_compaction_and_never_stops_delivery() {
     //# record appended to the mirror as if no compaction were due.
     let setup = Setup {
         compact_slack_bytes: 0,
+        delivered_memory: 0,
         ..Setup::default()
     };
     for at in 0..=2 {

@@ -55,6 +55,7 @@ fn differential_scenarios_reach_every_kind_of_step() {
         total.crafted_corrupt += report.crafted_corrupt;
         total.exhausted += report.exhausted;
         total.repeated_parks += report.repeated_parks;
+        total.remembered_parks += report.remembered_parks;
         total.discarded += report.discarded;
         total.concurrent += report.concurrent;
         total.grouped += report.grouped;
@@ -72,6 +73,8 @@ fn differential_scenarios_reach_every_kind_of_step() {
     );
     // D3: retried parks of a request the mirror holds.
     assert!(total.repeated_parks > 0, "{total:?}");
+    // D3: retries after delivery answered from the remembered window.
+    assert!(total.remembered_parks > 0, "{total:?}");
     // D8: discards that removed a dead letter.
     assert!(total.discarded > 0, "{total:?}");
     // D16: parks from several threads, some written as one group.

@@ -184,3 +184,35 @@ fn m12_never_compact_at_rest_is_caught_by_the_differential() {
         "{divergence}"
     );
 }
+
+/// D3, D24: format 4's known-bad behaviours are each caught by the differential, and by hand:
+/// `forget-at-reopen` answers a retry after delivery across a restart with a new seq (the line
+/// delivered twice), `frozen-clock` stamps a park with 0 instead of the op's time.
+#[test]
+fn d3_d24_forget_at_reopen_and_frozen_clock_are_caught_by_the_differential() {
+    for bad in KnownBad::FORMAT_4 {
+        let found = differential_finds(bad, 2000);
+        let (tried, message) = found.unwrap_or_else(|| panic!("{bad}: no divergence found"));
+        eprintln!("{bad}: caught after {tried} cases: {message}");
+    }
+    let retry = vec![
+        park(7, "a"),
+        delivery::Op::Queue(delivery::QueueOp::Boundary { budget: 4096 }),
+        delivery::Op::Queue(delivery::QueueOp::Settle {
+            delivered: vec![true],
+        }),
+        delivery::Op::Restart,
+        park(7, "a"),
+    ];
+    let report = check(&retry).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(report.remembered_parks, 1);
+    // The restart's state already lacks the window the reference keeps.
+    let divergence = check_with(&retry, &setup(KnownBad::ForgetAtReopen)).expect_err("caught");
+    assert_eq!(divergence.step, 3, "{divergence}");
+    assert!(
+        divergence.message.contains("remembered: []"),
+        "{divergence}"
+    );
+    let divergence = check_with(&retry[..1], &setup(KnownBad::FrozenClock)).expect_err("caught");
+    assert!(divergence.message.starts_with("D24"), "{divergence}");
+}

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use parkline::Config;
+use parkline_model::delivery::Reference;
 
 use super::op::Op;
 use super::run::Run;
@@ -40,6 +41,10 @@ pub struct Setup {
     /// M12's snapshot round trip after every op (`true`), or only where format 2 had no snapshot
     /// (`false`, the fuzz target's: the full check costs most of an exec).
     pub snapshot_every_op: bool,
+    /// The remembered window (`Config::delivered_memory`, D3): 2, so that with the generated
+    /// requests 1 to 4 a retry after delivery is answered from the window, a reused request
+    /// with another line is a conflict, and a request forgotten is parked anew, all often.
+    pub delivered_memory: u64,
 }
 
 impl Default for Setup {
@@ -51,6 +56,7 @@ impl Default for Setup {
             rest_slack_bytes: GENERATED_REST_SLACK_BYTES,
             repeats_max: 2,
             snapshot_every_op: true,
+            delivered_memory: 2,
         }
     }
 }
@@ -68,7 +74,21 @@ impl Setup {
             config.rest_slack_bytes = u64::MAX;
         }
         config.repeats_max = self.repeats_max;
+        config.delivered_memory = self.delivered_memory;
         config
+    }
+
+    /// The reference queue this setup's crate is checked against.
+    pub fn reference(&self) -> Reference {
+        self.tune(Reference::new(self.failures_max))
+    }
+
+    /// `reference` with this setup's repeat bound and remembered window.
+    pub fn tune(&self, reference: Reference) -> Reference {
+        let memory = usize::try_from(self.delivered_memory).unwrap_or(usize::MAX);
+        reference
+            .with_repeats_max(self.repeats_max)
+            .with_delivered_memory(memory)
     }
 }
 
@@ -95,6 +115,9 @@ pub struct Report {
     pub io_errors: usize,
     /// Parks that returned the seq their request's line already had (D3).
     pub repeated_parks: usize,
+    /// Parks answered from the remembered window: their line had been delivered or discarded
+    /// (D3).
+    pub remembered_parks: usize,
     /// Renames the crate made (mirror rewrites: creation and compaction).
     pub renames: u64,
     /// For each op, how many syncs the crate made while applying it.
@@ -184,6 +207,7 @@ pub fn check_with(ops: &[Op], setup: &Setup) -> Result<Report, Divergence> {
     })?;
     for (step, op) in ops.iter().enumerate() {
         let before = run.disk.stats();
+        run.clock.set(step as u64 + 1);
         let result = run.apply(op);
         // A power loss replaces the disk; the counters carry over to the new one.
         let after = run.disk.stats();

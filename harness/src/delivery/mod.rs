@@ -26,6 +26,7 @@
 //! near `u64::MAX`, attempt and failures near `u32::MAX`), with valid checksums.
 
 mod check;
+mod clock;
 mod corpus;
 mod craft;
 mod m12;
@@ -38,6 +39,7 @@ pub use check::{
     Divergence, GENERATED_COMPACT_SLACK_BYTES, GENERATED_REST_SLACK_BYTES, Report, Setup, check,
     check_with,
 };
+pub use clock::{Frozen, OpClock};
 pub use corpus::{decode_ops, setup_from_env};
 pub use craft::{Crafted, crafted_strategy};
 pub use m12::{attempt_record_bytes_max, m12_bound, m12_rest_bound};
@@ -46,7 +48,7 @@ pub use op::{
     BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, Handed, LINES, MEMBERS_MAX, MIRROR, Op, PARK_MANY_MAX,
     QueueOp, line, member_of, op_strategy, ops_strategy, park_concurrently, seqs_strategy,
 };
-pub use view::{Effect, HandOver, Member};
+pub use view::{Effect, EndedIn, HandOver, Member};
 
 #[cfg(doc)]
 use crate::simdisk::SimDisk;

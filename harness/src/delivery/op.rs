@@ -6,10 +6,10 @@ use arbitrary::{Arbitrary, Unstructured};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use parkline::{BatchId, Budget, Outcome, RequestId, Seq, Storage};
+use parkline::{BatchId, Budget, Outcome, Parked, RequestId, Seq, Storage};
 
 use super::craft::{Crafted, crafted_strategy};
-use super::view::{Effect, HandOver, Member};
+use super::view::{Effect, HandOver, Member, answer_of, parked_all};
 use crate::known_bad::{Driver, DriverError};
 
 /// The mirror's file name on the simulated disk.
@@ -143,9 +143,10 @@ impl QueueOp {
         handed: &mut Handed,
     ) -> Result<Effect, DriverError> {
         match self {
-            QueueOp::Park { request, line } => Ok(Effect::Parked {
-                seq: driver.park(RequestId(*request), line)?,
-            }),
+            QueueOp::Park { request, line } => {
+                let (seq, ended) = answer_of(driver.park(RequestId(*request), line)?);
+                Ok(Effect::Parked { seq, ended })
+            }
             QueueOp::Boundary { budget } => {
                 let batch = driver.boundary(Budget(*budget))?;
                 if let Some(batch) = &batch {
@@ -177,9 +178,8 @@ impl QueueOp {
                     .iter()
                     .map(|(request, line)| (RequestId(*request), line.as_str()))
                     .collect();
-                Ok(Effect::ParkedAll {
-                    seqs: driver.park_all(&lines)?,
-                })
+                let answers = driver.park_all(&lines)?;
+                Ok(parked_all(answers.into_iter().map(answer_of)))
             }
             QueueOp::Redrive { seqs } => Ok(Effect::Redriven {
                 seqs: match seqs {
@@ -220,9 +220,12 @@ pub fn park_concurrently<S: Storage + Send>(
 }
 
 /// A member's answer in the words of the checks: its seq, or its error's kind.
-pub fn member_of(answer: &Result<Seq, DriverError>) -> Member {
+pub fn member_of(answer: &Result<Parked, DriverError>) -> Member {
     match answer {
-        Ok(seq) => Member::Parked(*seq),
+        Ok(parked) => match answer_of(*parked) {
+            (seq, None) => Member::Parked(seq),
+            (seq, Some(ended)) => Member::Remembered { seq, ended },
+        },
         Err(e) => Member::Error(format!("{:?}", e.kind())),
     }
 }

@@ -6,20 +6,22 @@ mod concurrent;
 mod invariants;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use parkline::mirror::MirrorState;
 use parkline::{Attempt, BatchId, Line, Queue, RequestId, Seq};
 use parkline_model::delivery::Reference;
 
 use super::check::{Report, Setup};
+use super::clock::{Frozen, OpClock};
 use super::craft::Crafted;
 use super::m12::{m12_bound, m12_rest_bound};
 use super::op::{Handed, MIRROR, Op, QueueOp};
 use super::view::{
-    Effect, Member, SameLines, hand_over_of_ref, item_of_ref, settlement_of_ref, state_is_ref,
-    state_of_ref,
+    Effect, EndedIn, Member, SameLines, answer_of_ref, hand_over_of_ref, is_state_of, item_of_ref,
+    parked_all, settlement_of_ref, state_is_ref, state_of_ref,
 };
-use crate::known_bad::{Driver, Seamed};
+use crate::known_bad::{Driver, KnownBad, Seamed};
 use crate::simdisk::{Full, Lost, SimDisk};
 
 /// A fault armed for the next op.
@@ -62,6 +64,8 @@ struct Ghost {
     discarded: BTreeSet<Seq>,
     /// Every batch id handed over: its membership, remaining and highest attempt seen.
     batches: BTreeMap<BatchId, (Vec<Seq>, usize, Attempt)>,
+    /// The op (the harness clock's reading, D24) at which each acknowledged new line was parked.
+    parked_at: BTreeMap<Seq, u64>,
 }
 
 /// What one side returned for a queue op.
@@ -77,6 +81,8 @@ enum Returned {
 pub(super) struct Run {
     setup: Setup,
     pub(super) disk: SimDisk,
+    /// The time the crate reads: the index of the op being applied (D24).
+    pub(super) clock: Arc<OpClock>,
     queue: Option<Driven>,
     reference: Reference,
     ghost: Ghost,
@@ -99,10 +105,22 @@ pub(super) struct Run {
 }
 
 /// Opens (creates or recovers) the mirror on `disk` the way `setup` says: behind the storage seam
-/// and through the driver of its known-bad behaviour, if any.
-fn open(disk: &SimDisk, setup: &Setup) -> parkline::Result<Driven> {
+/// and through the driver of its known-bad behaviour, if any, with `clock`.
+fn open(disk: &SimDisk, setup: &Setup, clock: &Arc<OpClock>) -> parkline::Result<Driven> {
     let storage = Seamed::new(disk.clone(), setup.known_bad);
+    if setup.known_bad == Some(KnownBad::ForgetAtReopen) && disk.live(MIRROR).is_some() {
+        // The seam of `forget-at-reopen`: an open with no window empties it, and the one below
+        // gives it its size back, empty.
+        let mut forgetful = setup.config();
+        forgetful.delivered_memory = 0;
+        drop(Queue::with_storage(storage.clone(), MIRROR, forgetful)?);
+    }
     let queue = Queue::with_storage(storage, MIRROR, setup.config())?;
+    let queue = if setup.known_bad == Some(KnownBad::FrozenClock) {
+        queue.with_clock(Arc::new(Frozen))
+    } else {
+        queue.with_clock(clock.clone())
+    };
     Ok(Driver::new(queue, setup.known_bad))
 }
 
@@ -114,12 +132,15 @@ impl Run {
             ));
         }
         let disk = SimDisk::new();
-        let queue = open(&disk, setup).map_err(|e| format!("creating the mirror failed: {e}"))?;
+        let clock = Arc::new(OpClock::default());
+        let queue =
+            open(&disk, setup, &clock).map_err(|e| format!("creating the mirror failed: {e}"))?;
         Ok(Self {
             setup: setup.clone(),
             disk,
+            clock,
             queue: Some(queue),
-            reference: Reference::new(setup.failures_max).with_repeats_max(setup.repeats_max),
+            reference: setup.reference(),
             ghost: Ghost::default(),
             handed: None,
             fault: None,
@@ -181,8 +202,8 @@ impl Run {
         let bytes = crafted.bytes();
         self.disk.put_durable(MIRROR, &bytes);
         let reference = Reference::from_mirror(self.setup.failures_max, crafted.mirror())
-            .map(|reference| reference.with_repeats_max(self.setup.repeats_max));
-        let opened = open(&self.disk, &self.setup);
+            .map(|reference| self.setup.tune(reference));
+        let opened = open(&self.disk, &self.setup, &self.clock);
         match (reference, opened) {
             (Ok(reference), Ok(queue)) => {
                 self.reference = reference;
@@ -330,7 +351,7 @@ impl Run {
         let len_before = self.disk.live_len(MIRROR);
         let expected = self.apply_ref(op);
         let got = self.apply_crate(op)?;
-        if expected != got {
+        if expected != got.without_times() {
             return Err(format!(
                 "the crate returned {got:?}, the reference {expected:?}"
             ));
@@ -366,7 +387,7 @@ impl Run {
         if !failed {
             // The fault was not reached (or the op failed for its own reason on both sides):
             // the op completed and is compared as usual.
-            if expected != got {
+            if expected != got.without_times() {
                 return Err(format!(
                     "the crate returned {got:?}, the reference {expected:?}"
                 ));
@@ -435,11 +456,11 @@ impl Run {
         let mut after_crashed = after_ref;
         after_crashed.crash();
         self.lines.clear();
-        if recovered == state_of_ref(&before_crashed) {
+        if is_state_of(&recovered, &before_crashed) {
             self.reference = before_crashed;
-        } else if closes && recovered == state_of_ref(&closed) {
+        } else if closes && is_state_of(&recovered, &closed) {
             self.reference = closed;
-        } else if recovered == state_of_ref(&after_crashed) {
+        } else if is_state_of(&recovered, &after_crashed) {
             self.reference = after_crashed;
             // The op took effect although it was not acknowledged.
             self.observe_unacknowledged(&expected);
@@ -527,7 +548,7 @@ impl Run {
 
     fn reopen(&mut self, when: &str) -> Result<(), String> {
         self.lines.clear();
-        let queue = open(&self.disk, &self.setup)
+        let queue = open(&self.disk, &self.setup, &self.clock)
             .map_err(|e| format!("reopening the mirror {when} failed: {e}"))?;
         self.queue = Some(queue);
         Ok(())
@@ -572,8 +593,11 @@ impl Run {
                     return Returned::Refused;
                 }
                 self.reference
-                    .try_park(*request, line)
-                    .map(|seq| Effect::Parked { seq: Seq(seq) })
+                    .try_park_answer(*request, line)
+                    .map(|answer| {
+                        let (seq, ended) = answer_of_ref(answer);
+                        Effect::Parked { seq, ended }
+                    })
             }
             QueueOp::Boundary { budget } => {
                 self.reference.boundary(*budget).map(|batch| Effect::Batch {
@@ -595,10 +619,8 @@ impl Run {
                     .map(|(request, line)| (*request, line.as_str()))
                     .collect();
                 self.reference
-                    .try_park_all(&lines)
-                    .map(|seqs| Effect::ParkedAll {
-                        seqs: seqs.into_iter().map(Seq).collect(),
-                    })
+                    .try_park_all_answers(&lines)
+                    .map(|answers| parked_all(answers.into_iter().map(answer_of_ref)))
             }
             QueueOp::Redrive { seqs } => {
                 let moved = match seqs {
@@ -655,25 +677,8 @@ impl Run {
     ) -> Result<(), String> {
         let before_op = || before.ok_or("internal: no state kept before this op");
         match (op, returned) {
-            (QueueOp::Park { request, line }, Returned::Done(Effect::Parked { seq }))
-                if *seq < self.next_seq_before =>
-            {
-                // D3: a repeated park returns the seq its line already has, and only that.
-                self.check_repeated_park(*seq, *request, line)?;
-                self.report.repeated_parks += 1;
-            }
-            (QueueOp::Park { request, line }, Returned::Done(Effect::Parked { seq })) => {
-                if let Some(last) = self.ghost.acked.keys().next_back()
-                    && seq <= last
-                {
-                    return Err(format!(
-                        "D17 order: park returned seq {seq} after seq {last}"
-                    ));
-                }
-                self.ghost
-                    .acked
-                    .insert(*seq, (RequestId(*request), Line::from(line.as_str())));
-                self.report.parks += 1;
+            (QueueOp::Park { request, line }, Returned::Done(Effect::Parked { seq, ended })) => {
+                self.observe_parked(*seq, *ended, *request, line)?;
             }
             (
                 QueueOp::Boundary { budget },
@@ -699,37 +704,17 @@ impl Run {
                     ));
                 }
             }
-            (QueueOp::ParkAll { items }, Returned::Done(Effect::ParkedAll { seqs }))
-                if seqs
-                    .first()
-                    .is_some_and(|first| *first < self.next_seq_before) =>
-            {
-                // D22: a group repeated whole returns its seqs.
-                for (seq, (request, line)) in seqs.iter().zip(items) {
-                    self.check_repeated_park(*seq, *request, line)?;
-                }
-                self.report.repeated_parks += seqs.len();
-            }
-            (QueueOp::ParkAll { items }, Returned::Done(Effect::ParkedAll { seqs })) => {
-                if seqs.len() != items.len() {
+            (QueueOp::ParkAll { items }, Returned::Done(Effect::ParkedAll { seqs, ended })) => {
+                if seqs.len() != items.len() || !(ended.is_empty() || ended.len() == seqs.len()) {
                     return Err(format!(
-                        "D22 group park: {} lines parked as seqs {seqs:?}",
+                        "D22 group park: {} lines answered as seqs {seqs:?}, ended {ended:?}",
                         items.len()
                     ));
                 }
-                for (seq, (request, line)) in seqs.iter().zip(items) {
-                    if let Some(last) = self.ghost.acked.keys().next_back()
-                        && seq <= last
-                    {
-                        return Err(format!(
-                            "D17 order: park_all returned seq {seq} after seq {last}"
-                        ));
-                    }
-                    self.ghost
-                        .acked
-                        .insert(*seq, (RequestId(*request), Line::from(line.as_str())));
+                for (i, (seq, (request, line))) in seqs.iter().zip(items).enumerate() {
+                    let how = ended.get(i).copied().flatten();
+                    self.observe_parked(*seq, how, *request, line)?;
                 }
-                self.report.parks += seqs.len();
             }
             (QueueOp::Park { .. } | QueueOp::Boundary { .. }, Returned::Error(kind))
                 if kind == "Exhausted" =>
@@ -750,6 +735,73 @@ impl Run {
             _ => {}
         }
         Ok(())
+    }
+
+    /// One line's park answer (D3, D17): a remembered line must be one the ghost saw leave as
+    /// `ended`; an older seq a line held with the same request and line; a new seq one above
+    /// every seq acknowledged before.
+    fn observe_parked(
+        &mut self,
+        seq: Seq,
+        ended: Option<EndedIn>,
+        request: u64,
+        line: &str,
+    ) -> Result<(), String> {
+        if let Some(ended) = ended {
+            self.check_remembered_park(seq, ended, request, line)?;
+            self.report.remembered_parks += 1;
+            return Ok(());
+        }
+        if seq < self.next_seq_before {
+            // D3: a repeated park returns the seq its line already has, and only that.
+            self.check_repeated_park(seq, request, line)?;
+            self.report.repeated_parks += 1;
+            return Ok(());
+        }
+        if let Some(last) = self.ghost.acked.keys().next_back()
+            && seq <= *last
+        {
+            return Err(format!(
+                "D17 order: park returned seq {seq} after seq {last}"
+            ));
+        }
+        self.ghost
+            .acked
+            .insert(seq, (RequestId(request), Line::from(line)));
+        self.ghost.parked_at.insert(seq, self.clock.now());
+        self.report.parks += 1;
+        Ok(())
+    }
+
+    /// D3: a park answered from the remembered window names a seq whose line, of the same
+    /// request, the ghost saw delivered (in the batch named) or discarded.
+    fn check_remembered_park(
+        &self,
+        seq: Seq,
+        ended: EndedIn,
+        request: u64,
+        line: &str,
+    ) -> Result<(), String> {
+        // A line parked by an op a crash left unacknowledged is not in `acked`.
+        let same = self
+            .ghost
+            .acked
+            .get(&seq)
+            .is_none_or(|(r, l)| *r == RequestId(request) && l.as_str() == line);
+        let left = match ended {
+            EndedIn::Delivered { .. } => self.ghost.delivered.contains(&seq),
+            EndedIn::Discarded => self.ghost.discarded.contains(&seq),
+        };
+        if same && left {
+            return Ok(());
+        }
+        Err(format!(
+            "D3: a park of request {request} was answered {ended:?} with seq {seq}, which the \
+             harness saw as {:?} (delivered {}, discarded {})",
+            self.ghost.acked.get(&seq),
+            self.ghost.delivered.contains(&seq),
+            self.ghost.discarded.contains(&seq)
+        ))
     }
 
     /// D3: a park that returned an older seq must find that seq held, parked or in flight, with
@@ -794,6 +846,17 @@ impl Run {
     }
 }
 
+impl Returned {
+    /// What the op returned without the times of the items it holds: the reference has no
+    /// clock, and the state's times are checked on their own (D24).
+    fn without_times(&self) -> Returned {
+        match self {
+            Returned::Done(effect) => Returned::Done(effect.without_times()),
+            other => other.clone(),
+        }
+    }
+}
+
 /// Whether an op that returned `got` wrote a record that decides compaction with no fault (M12):
 /// a settle, or a redrive or discard that moved a line (one that moves none writes nothing).
 fn wrote_a_settling_record(got: &Returned) -> bool {
@@ -819,8 +882,9 @@ fn park_member(reference: &mut Reference, request: u64, line: &str) -> Member {
     if !line_is_valid(line) {
         return Member::Error("InvalidLine".to_owned());
     }
-    match reference.try_park(request, line) {
-        Ok(seq) => Member::Parked(Seq(seq)),
+    match reference.try_park_answer(request, line).map(answer_of_ref) {
+        Ok((seq, None)) => Member::Parked(seq),
+        Ok((seq, Some(ended))) => Member::Remembered { seq, ended },
         Err(e) => Member::Error(ref_error_name(&e)),
     }
 }

@@ -11,9 +11,13 @@
 use std::collections::BTreeMap;
 
 use parkline::mirror::MirrorState;
-use parkline::{Attempt, Batch, BatchId, Item, Line, Notified, RequestId, Seq, Settlement};
+use parkline::{
+    Attempt, Batch, BatchId, Ended, Item, Line, Notified, Parked, Remembered, RequestId, Seq,
+    Settlement,
+};
 use parkline_model::delivery::{
-    Mirror, RefBatch, RefItem, RefNotified, RefSettlement, Reference, notified, turn_text,
+    Mirror, RefBatch, RefEnded, RefItem, RefNotified, RefParked, RefRemembered, RefSettlement,
+    Reference, notified, turn_text,
 };
 use serde::{Deserialize, Serialize};
 
@@ -49,10 +53,14 @@ impl HandOver {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum Effect {
-    /// `park` returned: the line is durable with this seq (D16).
+    /// `park` returned: the line is durable with this seq (D16), or its request is remembered
+    /// as `ended` and nothing was written (D3).
     Parked {
         /// Its seq.
         seq: Seq,
+        /// How the remembered line ended; absent when the line is held.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ended: Option<EndedIn>,
     },
     /// `boundary` returned: the batch to hand over (durable, D10), or none.
     Batch {
@@ -61,10 +69,15 @@ pub enum Effect {
     },
     /// `settle` returned: durable.
     Settled(Settlement),
-    /// `park_all` returned: the group is durable with these seqs (D22).
+    /// `park_all` returned: the group's new lines are durable with these seqs (D22), each line
+    /// answered as a park of it alone (D3).
     ParkedAll {
         /// Their seqs, in order.
         seqs: Vec<Seq>,
+        /// How each remembered line ended, in order (`None` for a held line); absent when every
+        /// line is held.
+        #[serde(default, skip_serializing_if = "all_held")]
+        ended: Vec<Option<EndedIn>>,
     },
     /// `redrive` or `redrive_all` returned: these dead letters are parked again (D21).
     Redriven {
@@ -83,12 +96,72 @@ pub enum Effect {
     },
 }
 
+/// How a remembered request's line ended, as a park of it again answers (D3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndedIn {
+    /// Settled delivered in this batch.
+    Delivered {
+        /// The batch.
+        batch: BatchId,
+    },
+    /// Discarded as a dead letter (D8).
+    Discarded,
+}
+
+fn all_held(ended: &[Option<EndedIn>]) -> bool {
+    ended.iter().all(Option::is_none)
+}
+
+/// A crate park's answer as the effect's words: its seq, and how a remembered line ended.
+pub fn answer_of(parked: Parked) -> (Seq, Option<EndedIn>) {
+    match parked {
+        Parked::Delivered { seq, batch } => (seq, Some(EndedIn::Delivered { batch })),
+        Parked::Discarded { seq } => (seq, Some(EndedIn::Discarded)),
+        other => (other.seq(), None),
+    }
+}
+
+/// A reference park's answer in the same words.
+pub fn answer_of_ref(parked: RefParked) -> (Seq, Option<EndedIn>) {
+    match parked {
+        RefParked::Held(seq) => (Seq(seq), None),
+        RefParked::Remembered(entry) => (Seq(entry.seq), Some(ended_of_ref(entry.ended))),
+    }
+}
+
+fn ended_of_ref(ended: RefEnded) -> EndedIn {
+    match ended {
+        RefEnded::Delivered { batch } => EndedIn::Delivered {
+            batch: BatchId(batch),
+        },
+        RefEnded::Discarded => EndedIn::Discarded,
+    }
+}
+
+/// The effect of a `park_all` whose lines were answered `answers`, in order.
+pub fn parked_all(answers: impl IntoIterator<Item = (Seq, Option<EndedIn>)>) -> Effect {
+    let (seqs, mut ended): (Vec<Seq>, Vec<Option<EndedIn>>) = answers.into_iter().unzip();
+    // As the protocol reads it back: no list when every line is held.
+    if all_held(&ended) {
+        ended.clear();
+    }
+    Effect::ParkedAll { seqs, ended }
+}
+
 /// What one member of a `park_concurrently` (one thread's `SharedQueue::park`) returned.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Member {
     /// The line is durable with this seq (D16), or a retry got the seq its line has (D3).
     Parked(Seq),
+    /// A retry of a line that left the mirror: remembered as `ended` (D3).
+    Remembered {
+        /// The line's seq.
+        seq: Seq,
+        /// How it ended.
+        ended: EndedIn,
+    },
     /// The park failed: the error's kind, as `parkline::ErrorKind`'s `Debug` (`InvalidLine`,
     /// `RequestConflict`, `Io` for a failed write or fsync of its group, `Poisoned`, ...).
     Error(String),
@@ -167,12 +240,71 @@ pub fn mirror_state_of(mirror: &Mirror) -> MirrorState {
         next_seq: Seq(mirror.next_seq),
         next_batch: BatchId(mirror.next_batch),
         cap: mirror.cap,
+        remembered: mirror.remembered.iter().map(remembered_of_ref).collect(),
+        memory: 0,
     }
 }
 
-/// The reference's state (its durable mirror) as the crate's type.
+/// The reference's window entry as the crate's type.
+pub fn remembered_of_ref(entry: &RefRemembered) -> Remembered {
+    let (batch, end) = match entry.ended {
+        RefEnded::Delivered { batch } => (Some(BatchId(batch)), Ended::Delivered),
+        RefEnded::Discarded => (None, Ended::Discarded),
+    };
+    Remembered::new(
+        RequestId(entry.request),
+        entry.crc,
+        Seq(entry.seq),
+        batch,
+        end,
+    )
+}
+
+/// Whether the crate's `state` is the reference's durable state (times aside: the reference has
+/// none; the harness checks them on its own, D24).
+pub fn is_state_of(state: &MirrorState, reference: &Reference) -> bool {
+    state_is_ref(state, reference.mirror(), &mut SameLines::default())
+}
+
+/// The reference's state (its durable mirror) as the crate's type, with its window's size.
 pub fn state_of_ref(reference: &Reference) -> MirrorState {
-    mirror_state_of(reference.mirror())
+    let mut state = mirror_state_of(reference.mirror());
+    state.memory = u64::try_from(reference.delivered_memory()).unwrap_or(u64::MAX);
+    state
+}
+
+/// `items` without their times: what the reference, which has no clock, holds (D24).
+fn untimed(items: &mut [Item]) {
+    for item in items {
+        item.parked_at = None;
+        item.died_at = None;
+    }
+}
+
+/// `state` without its lines' times (D24), to compare with the reference's.
+pub fn state_without_times(state: &MirrorState) -> MirrorState {
+    let mut state = state.clone();
+    untimed(&mut state.parked);
+    untimed(&mut state.dead_letters);
+    if let Some(batch) = state.in_flight.as_mut() {
+        untimed(&mut batch.items);
+    }
+    state
+}
+
+impl Effect {
+    /// The effect without the times of the items it holds (D24), to compare with the
+    /// reference's.
+    pub fn without_times(&self) -> Effect {
+        let mut effect = self.clone();
+        if let Effect::Batch {
+            batch: Some(hand_over),
+        } = &mut effect
+        {
+            untimed(&mut hand_over.batch.items);
+        }
+        effect
+    }
 }
 
 /// The lines [`state_is_ref`] found equal, byte for byte, on the crate's side and the
@@ -210,6 +342,18 @@ impl SameLines {
     }
 }
 
+/// Whether the crate's remembered window is the reference's, entry by entry, oldest first.
+fn window_is_ref(
+    window: &std::collections::VecDeque<Remembered>,
+    reference: &[RefRemembered],
+) -> bool {
+    window.len() == reference.len()
+        && window
+            .iter()
+            .zip(reference)
+            .all(|(entry, reference)| *entry == remembered_of_ref(reference))
+}
+
 fn item_is_ref(item: &Item, reference: &RefItem, lines: &mut SameLines) -> bool {
     item.seq == Seq(reference.seq)
         && item.request == RequestId(reference.request)
@@ -244,6 +388,7 @@ pub fn state_is_ref(state: &MirrorState, mirror: &Mirror, lines: &mut SameLines)
     state.next_seq == Seq(mirror.next_seq)
         && state.next_batch == BatchId(mirror.next_batch)
         && state.cap == mirror.cap
+        && window_is_ref(&state.remembered, &mirror.remembered)
         && in_flight
         && items_are_ref(&state.parked, &mirror.parked, lines)
         && items_are_ref(&state.dead_letters, &mirror.dead, lines)

@@ -153,8 +153,8 @@ impl LogDecoder {
             {
                 self.records += 1;
                 let (offset, number) = (self.valid_len, self.records);
-                self.state
-                    .apply(record)
+                of_version(record, self.version)
+                    .and_then(|record| self.state.apply(record))
                     .map_err(|reason| Error::corrupt(offset, number, reason))?;
                 self.valid_len += len as u64 + 1;
                 piece = &piece[len + 1..];
@@ -206,10 +206,12 @@ impl LogDecoder {
         let json = checked_json(line).map_err(at)?;
         if number == 1 {
             //= spec/mirror.md#m2-header-and-version
-            //# The first record MUST be the header `{"format":"parkline-mirror","version":3}`.
+            //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`.
             self.version = check_header(json).map_err(at)?;
         } else {
-            let record = read_record(json, self.version, &self.state).map_err(at)?;
+            let record = read_record(json, self.version, &self.state)
+                .and_then(|record| of_version(record, self.version))
+                .map_err(at)?;
             self.state.apply(record).map_err(at)?;
         }
         self.valid_len += line.len() as u64 + 1;
@@ -255,11 +257,11 @@ fn read_record(
         return Ok(record);
     }
     if version == 2 {
-        //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
-        //# A reader MUST read a version 2 file (this document's format with seq lists written as plain
-        //# arrays, a snapshot's in-flight batch written as `park` records of its items, each with its
-        //# handed minus the batch's attempt, before a `batch` record at the stored attempt, and no
-        //# `close`, `discard`, `flight` or cap) with the same transition.
+        //= spec/mirror.md#m14-upgrade-from-older-versions
+        //# A reader MUST read a version 2 file (version 3's format with seq lists written as plain
+        //# arrays, a snapshot's in-flight batch written as `park` records of its items, each with
+        //# its handed minus the batch's attempt, before a `batch` record at the stored attempt, and
+        //# no `close`, `discard`, `flight` or cap) with the same transition.
         return serde_json::from_slice::<RecordV2>(json)
             .map(Record::from)
             .map_err(json_error);
@@ -267,6 +269,20 @@ fn read_record(
     serde_json::from_slice::<RecordV3>(json)
         .map_err(json_error)?
         .resolve(state)
+}
+
+/// `record`, unless it uses what version 4 added in a file of an older version (M2: a writer
+/// never mixes versions).
+fn of_version(record: Record, version: u64) -> std::result::Result<Record, String> {
+    //= spec/mirror.md#m14-upgrade-from-older-versions
+    //# A reader MUST read a version 3 file (this document's format without the fields and the
+    //# record version 4 added: no `at` or `died`, no `memory` in `next`, no `done` record, so no
+    //# time and an empty remembered window of size 0) with the same transition, and MUST reject a
+    //# record of a version 3 file that holds any of them.
+    if version < 4 && record.is_version_4() {
+        return Err(format!("a record of version 4 in a version {version} file"));
+    }
+    Ok(record)
 }
 
 /// The JSON of one line, after checking its checksum (M1).

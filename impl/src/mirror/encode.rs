@@ -6,7 +6,7 @@
 //! but each line's runs of plain bytes copied whole instead of one byte at a time, since a
 //! park's cost was mostly serde_json escaping its line and a snapshot is nearly all park lines.
 //! The other records hold integers only and are written by serde in version 3's spelling
-//! (`v3.rs`). The impl tests compare the hand-written writer with serde's
+//! (`v3.rs`, versions 3 and 4). The impl tests compare the hand-written writer with serde's
 //! (`tests/record_json.rs`).
 
 use super::header::{FORMAT, Header, VERSION};
@@ -53,7 +53,10 @@ fn capacity_of(record: &Record) -> usize {
             } => (delivered.len() + failed.len() + dead.len()) * SEQ,
             Record::Flight { seqs, .. } => seqs.len() * SEQ,
             Record::Discard { seqs } => seqs.len() * SEQ,
-            Record::Attempt { .. } | Record::Next { .. } | Record::Close { .. } => 0,
+            Record::Attempt { .. }
+            | Record::Next { .. }
+            | Record::Close { .. }
+            | Record::Done { .. } => 0,
         }
 }
 
@@ -72,7 +75,7 @@ pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
 
 pub(crate) fn encode_header() -> Vec<u8> {
     //= spec/mirror.md#m2-header-and-version
-    //# The first record MUST be the header `{"format":"parkline-mirror","version":3}`.
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`.
     let header = Header {
         format: FORMAT,
         version: VERSION,
@@ -107,12 +110,13 @@ pub fn encode(state: &MirrorState) -> Vec<u8> {
 /// The records that rebuild `state` from an empty one, in an order `apply` accepts.
 fn snapshot_records(state: &MirrorState) -> Vec<Record> {
     //= spec/mirror.md#m12-compaction
-    //# A snapshot is the header and the records that rebuild the state: the dead letters and
-    //# every live item (parked or in flight) as `dead`/`park` records in seq order, then a
-    //# `flight` record naming the in-flight batch's items, then `next`.
+    //# A snapshot is the header and the records that rebuild the state: the dead letters and every
+    //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
+    //# record naming the in-flight batch's items, then the remembered window as `done` records,
+    //# oldest first, then `next` with the window's size.
     let record = |item: &Item, parked: bool| {
         let (seq, request, line) = (item.seq, item.request, item.line.clone());
-        let (failures, handed) = (item.failures, item.handed);
+        let (failures, handed, at) = (item.failures, item.handed, item.parked_at);
         if parked {
             Record::Park {
                 seq,
@@ -120,6 +124,7 @@ fn snapshot_records(state: &MirrorState) -> Vec<Record> {
                 line,
                 failures,
                 handed,
+                at,
             }
         } else {
             Record::Dead {
@@ -128,6 +133,8 @@ fn snapshot_records(state: &MirrorState) -> Vec<Record> {
                 line,
                 failures,
                 handed,
+                at,
+                died: item.died_at,
             }
         }
     };
@@ -157,6 +164,14 @@ fn snapshot_records(state: &MirrorState) -> Vec<Record> {
             remaining: batch.remaining,
         });
     }
+    // D3: the remembered window, oldest first, so that `next` keeps the newest.
+    records.extend(state.remembered.iter().map(|entry| Record::Done {
+        request: entry.request,
+        crc: entry.crc,
+        seq: entry.seq,
+        batch: entry.batch,
+        end: entry.end,
+    }));
     //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
     //# Snapshots MUST end with a `next` record carrying the counters, so ids are not reused
     //# after the items that used them were dropped.
@@ -164,6 +179,7 @@ fn snapshot_records(state: &MirrorState) -> Vec<Record> {
         seq: state.next_seq,
         batch: state.next_batch,
         cap: state.cap,
+        memory: Some(state.memory),
     });
     records
 }
@@ -179,6 +195,7 @@ pub(crate) fn write_lines_record(out: &mut Vec<u8>, record: &Record) -> bool {
             line,
             failures,
             handed,
+            at,
         }
         | Record::Dead {
             seq,
@@ -186,6 +203,8 @@ pub(crate) fn write_lines_record(out: &mut Vec<u8>, record: &Record) -> bool {
             line,
             failures,
             handed,
+            at,
+            ..
         } => {
             out.extend_from_slice(if matches!(record, Record::Park { .. }) {
                 br#"{"type":"park","seq":"#
@@ -201,12 +220,17 @@ pub(crate) fn write_lines_record(out: &mut Vec<u8>, record: &Record) -> bool {
             write_integer(out, u64::from(*failures));
             out.extend_from_slice(br#","handed":"#);
             write_integer(out, *handed);
+            write_optional(out, br#","at":"#, *at);
+            if let Record::Dead { died, .. } = record {
+                write_optional(out, br#","died":"#, *died);
+            }
             out.push(b'}');
             true
         }
-        Record::Parks { seq, items } => {
+        Record::Parks { seq, at, items } => {
             out.extend_from_slice(br#"{"type":"parks","seq":"#);
             write_integer(out, seq.0);
+            write_optional(out, br#","at":"#, *at);
             out.extend_from_slice(br#","items":["#);
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
@@ -222,6 +246,14 @@ pub(crate) fn write_lines_record(out: &mut Vec<u8>, record: &Record) -> bool {
             true
         }
         _ => false,
+    }
+}
+
+/// `key` and `value`, when there is a value: an optional field as serde skips it.
+fn write_optional(out: &mut Vec<u8>, key: &[u8], value: Option<u64>) {
+    if let Some(value) = value {
+        out.extend_from_slice(key);
+        write_integer(out, value);
     }
 }
 

@@ -6,7 +6,7 @@ use serde::Serialize;
 /// The mirror's format name, in the header.
 pub const FORMAT: &str = "parkline-mirror";
 /// The mirror format version this build writes (and the newest it reads).
-pub const VERSION: u64 = 3;
+pub const VERSION: u64 = 4;
 /// The oldest mirror format version this build reads; an older file is upgraded on open (M14).
 pub const VERSION_OLDEST: u64 = 1;
 
@@ -21,8 +21,8 @@ pub(super) struct Header<'a> {
 pub(crate) fn check_header(json: &[u8]) -> Result<u64, String> {
     //= spec/mirror.md#m2-header-and-version
     //# A reader MUST reject a file whose first record is not a header with format
-    //# `parkline-mirror`, and a file whose version it does not know (this document is version 3;
-    //# this build also reads versions 1 and 2, M14), with the version in the error.
+    //# `parkline-mirror`, and a file whose version it does not know (this document is version 4;
+    //# this build also reads versions 1, 2 and 3, M14), with the version in the error.
     let value: serde_json::Value =
         serde_json::from_slice(json).map_err(|e| format!("header json error: {e}"))?;
     let format = value.get("format").and_then(serde_json::Value::as_str);

@@ -47,6 +47,13 @@ pub(crate) fn park_or_dead_prefix(json: &[u8], unescaped: &mut String) -> Option
     let failures = u32::try_from(r.integer()?).ok()?;
     r.expect(br#","handed":"#)?;
     let handed = r.integer()?;
+    // Version 4's times (D24), each written only when known.
+    let at = r.optional(br#","at":"#)?;
+    let died = if park {
+        None
+    } else {
+        r.optional(br#","died":"#)?
+    };
     r.expect(b"}")?;
     let record = if park {
         Record::Park {
@@ -55,6 +62,7 @@ pub(crate) fn park_or_dead_prefix(json: &[u8], unescaped: &mut String) -> Option
             line,
             failures,
             handed,
+            at,
         }
     } else {
         Record::Dead {
@@ -63,6 +71,8 @@ pub(crate) fn park_or_dead_prefix(json: &[u8], unescaped: &mut String) -> Option
             line,
             failures,
             handed,
+            at,
+            died,
         }
     };
     Some((record, r.at))
@@ -86,6 +96,16 @@ impl Reader<'_> {
 
     fn expect<const N: usize>(&mut self, text: &[u8; N]) -> Option<()> {
         self.literal(text).then_some(())
+    }
+
+    /// The integer after `key` when `key` comes next, `Some(None)` when it does not, and `None`
+    /// when the key is there without an integer.
+    fn optional<const N: usize>(&mut self, key: &[u8; N]) -> Option<Option<u64>> {
+        if self.literal(key) {
+            self.integer().map(Some)
+        } else {
+            Some(None)
+        }
     }
 
     /// A non-negative integer as serde_json writes it: `0`, or digits not starting with `0`,

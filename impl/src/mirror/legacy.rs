@@ -113,6 +113,7 @@ impl From<RecordV2> for Record {
                 line,
                 failures,
                 handed,
+                at: None,
             },
             RecordV2::Dead {
                 seq,
@@ -126,8 +127,14 @@ impl From<RecordV2> for Record {
                 line,
                 failures,
                 handed,
+                at: None,
+                died: None,
             },
-            RecordV2::Parks { seq, items } => Record::Parks { seq, items },
+            RecordV2::Parks { seq, items } => Record::Parks {
+                seq,
+                at: None,
+                items,
+            },
             RecordV2::Batch {
                 id,
                 attempt,
@@ -150,18 +157,20 @@ impl From<RecordV2> for Record {
                 delivered,
                 failed,
                 dead,
+                at: None,
             },
             RecordV2::Redrive { seqs } => Record::Redrive { seqs },
             RecordV2::Next { seq, batch } => Record::Next {
                 seq,
                 batch,
                 cap: None,
+                memory: None,
             },
         }
     }
 }
 
-//= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+//= spec/mirror.md#m14-upgrade-from-older-versions
 //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
 //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`) with
 //# the same transition, each `park` and `dead` item with handed equal to its failure count, so the
@@ -183,6 +192,7 @@ impl From<RecordV1> for Record {
                 line,
                 failures,
                 handed: u64::from(failures),
+                at: None,
             },
             RecordV1::Dead {
                 seq,
@@ -195,6 +205,8 @@ impl From<RecordV1> for Record {
                 line,
                 failures,
                 handed: u64::from(failures),
+                at: None,
+                died: None,
             },
             RecordV1::Batch {
                 id,
@@ -218,11 +230,13 @@ impl From<RecordV1> for Record {
                 delivered,
                 failed,
                 dead,
+                at: None,
             },
             RecordV1::Next { seq, batch } => Record::Next {
                 seq,
                 batch,
                 cap: None,
+                memory: None,
             },
         }
     }

@@ -27,7 +27,7 @@ pub(crate) mod json;
 pub(crate) mod legacy;
 mod record;
 mod state;
-mod v3;
+pub(crate) mod v3;
 
 pub(crate) use decode::LogDecoder;
 pub use decode::{Decoded, decode, decode_log};

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::line::Line;
-use crate::types::{Attempt, BatchId, RequestId, Seq};
+use crate::types::{Attempt, BatchId, Ended, RequestId, Seq};
 
 //= spec/mirror.md#m3-records-and-the-state-transition
 //# Every record after the header is a JSON object with a `"type"` field and exactly the fields
@@ -17,27 +17,40 @@ use crate::types::{Attempt, BatchId, RequestId, Seq};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub(crate) enum Record {
-    /// A parked line (written by `park`, and by snapshots with its counts).
+    /// A parked line (written by `park`, and by snapshots with its counts), and when it was
+    /// parked (version 4; D24).
     Park {
         seq: Seq,
         request: RequestId,
         line: Line,
         failures: u32,
         handed: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        at: Option<u64>,
     },
-    /// A dead letter (written only by snapshots; settles move items there themselves).
+    /// A dead letter (written only by snapshots; settles move items there themselves), with when
+    /// it was parked and when it died (version 4; D24).
     Dead {
         seq: Seq,
         request: RequestId,
         line: Line,
         failures: u32,
         handed: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        at: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        died: Option<u64>,
     },
     /// A group of lines parked together (`park_all`): seqs `seq`, `seq + 1`, ... in order. One
     /// record, so a torn append keeps none of them and a complete one all (D22).
     //= spec/delivery.md#d22-group-park
     //# A crash during the append MUST leave all of the group's lines parked or none of them.
-    Parks { seq: Seq, items: Vec<GroupItem> },
+    Parks {
+        seq: Seq,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        at: Option<u64>,
+        items: Vec<GroupItem>,
+    },
     /// A batch persisted at a boundary: the first `seqs.len()` parked items move in flight, and
     /// each counts `attempt` more hand-overs (D19).
     Batch {
@@ -49,29 +62,49 @@ pub(crate) enum Record {
     /// A recovered batch handed over again: its attempt and each item's hand-over count go up
     /// by one.
     Attempt { batch: BatchId, attempt: Attempt },
-    /// The outcomes of the in-flight batch: each of its seqs in exactly one list.
+    /// The outcomes of the in-flight batch: each of its seqs in exactly one list; the delivered
+    /// ones join the remembered window (D3), the dead ones died `at` (version 4; D24).
     Settle {
         batch: BatchId,
         delivered: Vec<Seq>,
         failed: Vec<Seq>,
         dead: Vec<Seq>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        at: Option<u64>,
     },
     /// Dead letters moved back to the parked list at their seq's place, failures 0 (D21).
     Redrive { seqs: Vec<Seq> },
-    /// The counters (written by snapshots, so seqs and batch ids are never reused, M6), and the
-    /// batch cap (D11).
+    /// The counters (written by snapshots, so seqs and batch ids are never reused, M6), the
+    /// batch cap (D11), and the size of the remembered window (version 4; D3).
     Next {
         seq: Seq,
         batch: BatchId,
         #[serde(skip_serializing_if = "Option::is_none")]
         cap: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        memory: Option<u64>,
     },
     /// The recovered batch is closed instead of handed over again (D10's repeat bound): its
     /// items go back to the parked list, or a single item to the dead letters (D8), and the cap
     /// becomes half its size (D11).
-    Close { batch: BatchId },
-    /// Dead letters removed from the mirror for good (D8, `Queue::discard`).
+    Close {
+        batch: BatchId,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        at: Option<u64>,
+    },
+    /// Dead letters removed from the mirror for good (D8, `Queue::discard`); they join the
+    /// remembered window (D3).
     Discard { seqs: Vec<Seq> },
+    /// One entry of the remembered window (D3; version 4, written only by snapshots, oldest
+    /// first).
+    Done {
+        request: RequestId,
+        crc: u32,
+        seq: Seq,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        batch: Option<BatchId>,
+        end: Ended,
+    },
     /// The in-flight batch of a snapshot (M12): the parked items it names move in flight with
     /// their counts as they are. It names its items rather than taking a prefix of the parked
     /// list, so a snapshot expresses every state whatever the seqs around the batch.
@@ -89,4 +122,21 @@ pub(crate) enum Record {
 pub(crate) struct GroupItem {
     pub(crate) request: RequestId,
     pub(crate) line: Line,
+}
+
+impl Record {
+    /// Whether the record uses a field or type version 4 added: a file of an older version
+    /// holding one was not written by parkline (M2).
+    pub(crate) fn is_version_4(&self) -> bool {
+        match self {
+            Record::Park { at, .. } | Record::Parks { at, .. } | Record::Close { at, .. } => {
+                at.is_some()
+            }
+            Record::Dead { at, died, .. } => at.is_some() || died.is_some(),
+            Record::Settle { at, .. } => at.is_some(),
+            Record::Next { memory, .. } => memory.is_some(),
+            Record::Done { .. } => true,
+            _ => false,
+        }
+    }
 }

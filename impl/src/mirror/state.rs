@@ -3,14 +3,14 @@
 //! go through here, so what is recovered is what was written; each kind of record has its own
 //! check and its own change.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
 use super::json::newline_position;
 use super::record::{GroupItem, Record};
 use crate::line::Line;
-use crate::types::{Attempt, Batch, BatchId, Item, RequestId, Seq};
+use crate::types::{Attempt, Batch, BatchId, Ended, Item, Remembered, RequestId, Seq};
 
 /// What a mirror holds: the durable state of one queue.
 ///
@@ -42,6 +42,14 @@ pub struct MirrorState {
     /// settle of a batch smaller than it. `None`: no cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cap: Option<u64>,
+    /// D3's remembered window, oldest first: the last `memory` requests whose lines were settled
+    /// delivered or discarded.
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pub remembered: VecDeque<Remembered>,
+    /// How many entries the remembered window keeps (the `next` record's `memory`; 0 in a file
+    /// of a version before 4).
+    #[serde(default)]
+    pub memory: u64,
 }
 
 impl Default for MirrorState {
@@ -53,6 +61,8 @@ impl Default for MirrorState {
             next_seq: Seq(1),
             next_batch: BatchId(1),
             cap: None,
+            remembered: VecDeque::new(),
+            memory: 0,
         }
     }
 }
@@ -91,16 +101,37 @@ impl MirrorState {
                 line,
                 failures,
                 handed,
-            } => self.push_parked_or_dead(true, item_of(seq, request, line, failures, handed)),
+                at,
+            } => {
+                let item = item_of(seq, request, line, failures, handed);
+                self.push_parked_or_dead(
+                    true,
+                    Item {
+                        parked_at: at,
+                        ..item
+                    },
+                );
+            }
             Record::Dead {
                 seq,
                 request,
                 line,
                 failures,
                 handed,
-            } => self.push_parked_or_dead(false, item_of(seq, request, line, failures, handed)),
-            Record::Parks { seq, items } => {
-                self.push_group(seq, items.into_iter().map(|item| (item.request, item.line)));
+                at,
+                died,
+            } => {
+                let item = item_of(seq, request, line, failures, handed);
+                let item = Item {
+                    parked_at: at,
+                    died_at: died,
+                    ..item
+                };
+                self.push_parked_or_dead(false, item);
+            }
+            Record::Parks { seq, at, items } => {
+                let lines = items.into_iter().map(|item| (item.request, item.line));
+                self.push_group(seq, at, lines);
             }
             other => self.apply_checked(&other),
         }
@@ -118,10 +149,19 @@ impl MirrorState {
     }
 
     /// The change of a `parks` record: the lines at `seq`, `seq + 1`, ...
-    fn push_group(&mut self, seq: Seq, lines: impl Iterator<Item = (RequestId, Line)>) {
+    fn push_group(
+        &mut self,
+        seq: Seq,
+        at: Option<u64>,
+        lines: impl Iterator<Item = (RequestId, Line)>,
+    ) {
         let mut next = seq.0;
         for (request, line) in lines {
-            self.parked.push(item_of(Seq(next), request, line, 0, 0));
+            let item = item_of(Seq(next), request, line, 0, 0);
+            self.parked.push(Item {
+                parked_at: at,
+                ..item
+            });
             next = next.saturating_add(1);
         }
         self.next_seq = Seq(next);
@@ -151,16 +191,22 @@ impl MirrorState {
                 remaining,
             } => self.check_batch(*id, *attempt, seqs, *remaining),
             Record::Attempt { batch, attempt } => self.check_attempt(*batch, *attempt),
-            Record::Parks { seq, items } => self.check_parks(*seq, items),
+            Record::Parks { seq, items, .. } => self.check_parks(*seq, items),
             Record::Redrive { seqs } => self.check_redrive(seqs),
             Record::Settle {
                 batch,
                 delivered,
                 failed,
                 dead,
+                ..
             } => self.check_settle(*batch, delivered, failed, dead),
-            Record::Next { seq, batch, cap } => self.check_next(*seq, *batch, *cap),
-            Record::Close { batch } => self.check_close(*batch),
+            Record::Next {
+                seq, batch, cap, ..
+            } => self.check_next(*seq, *batch, *cap),
+            Record::Close { batch, .. } => self.check_close(*batch),
+            Record::Done {
+                end, batch, seq, ..
+            } => check_done(*end, *batch, *seq),
             Record::Discard { seqs } => self.check_discard(seqs),
             Record::Flight {
                 id, attempt, seqs, ..
@@ -536,16 +582,33 @@ impl MirrorState {
                 line,
                 failures,
                 handed,
+                at,
+            } => {
+                let item = item_of(*seq, *request, line.clone(), *failures, *handed);
+                self.push_parked_or_dead(
+                    true,
+                    Item {
+                        parked_at: *at,
+                        ..item
+                    },
+                );
             }
-            | Record::Dead {
+            Record::Dead {
                 seq,
                 request,
                 line,
                 failures,
                 handed,
+                at,
+                died,
             } => {
                 let item = item_of(*seq, *request, line.clone(), *failures, *handed);
-                self.push_parked_or_dead(matches!(record, Record::Park { .. }), item);
+                let item = Item {
+                    parked_at: *at,
+                    died_at: *died,
+                    ..item
+                };
+                self.push_parked_or_dead(false, item);
             }
             Record::Batch {
                 id,
@@ -554,9 +617,9 @@ impl MirrorState {
                 remaining,
             } => self.apply_batch(*id, *attempt, seqs.len(), *remaining),
             Record::Attempt { attempt, .. } => self.apply_attempt(*attempt),
-            Record::Parks { seq, items } => {
+            Record::Parks { seq, at, items } => {
                 let lines = items.iter().map(|item| (item.request, item.line.clone()));
-                self.push_group(*seq, lines);
+                self.push_group(*seq, *at, lines);
             }
             Record::Redrive { seqs } => self.apply_redrive(seqs),
             //= spec/delivery.md#d9-no-loss
@@ -568,21 +631,44 @@ impl MirrorState {
             //= spec/delivery.md#d19-hand-over-count-per-item
             //# It MUST be kept by settles (failed and dead items),
             Record::Settle {
+                batch,
                 delivered,
                 failed,
                 dead,
-                ..
-            } => self.apply_settle(delivered.len() + failed.len() + dead.len(), failed, dead),
-            Record::Next { seq, batch, cap } => {
+                at,
+            } => {
+                let k = delivered.len() + failed.len() + dead.len();
+                self.apply_settle(*batch, k, failed, dead, *at);
+            }
+            Record::Next {
+                seq,
+                batch,
+                cap,
+                memory,
+            } => {
                 self.next_seq = *seq;
                 self.next_batch = *batch;
                 self.cap = *cap;
+                if let Some(memory) = memory {
+                    self.memory = *memory;
+                    self.forget_beyond_memory();
+                }
             }
-            Record::Close { .. } => self.apply_close(),
-            Record::Discard { seqs } => {
-                self.dead_letters
-                    .retain(|item| seqs.binary_search(&item.seq).is_err());
-            }
+            Record::Close { at, .. } => self.apply_close(*at),
+            Record::Discard { seqs } => self.apply_discard(seqs),
+            Record::Done {
+                request,
+                crc,
+                seq,
+                batch,
+                end,
+            } => self.remembered.push_back(Remembered {
+                request: *request,
+                crc: *crc,
+                seq: *seq,
+                batch: *batch,
+                end: *end,
+            }),
             Record::Flight {
                 id,
                 attempt,
@@ -698,6 +784,7 @@ impl MirrorState {
         // and the hand-over count kept.
         self.parked.extend(moved.into_iter().map(|item| Item {
             failures: 0,
+            died_at: None,
             ..item
         }));
         self.parked.sort_by_key(|item| item.seq);
@@ -705,7 +792,14 @@ impl MirrorState {
 
     /// The change of a settle of a batch of `k` items (the state a compaction plans on may have
     /// dropped the delivered ones already).
-    fn apply_settle(&mut self, k: usize, failed: &[Seq], dead: &[Seq]) {
+    fn apply_settle(
+        &mut self,
+        id: BatchId,
+        k: usize,
+        failed: &[Seq],
+        dead: &[Seq],
+        at: Option<u64>,
+    ) {
         //= spec/delivery.md#d11-deterministic-split
         //# A settle MUST double the cap, and lift it when the settled batch held fewer items
         //# than the cap.
@@ -715,15 +809,31 @@ impl MirrorState {
             .map(|cap| cap.saturating_mul(2));
         let failed: BTreeSet<&Seq> = failed.iter().collect();
         let dead: BTreeSet<&Seq> = dead.iter().collect();
-        for mut item in self.in_flight.take().into_iter().flat_map(|b| b.items) {
+        let items = self.in_flight.take().map_or_else(Vec::new, |b| b.items);
+        let delivered = items.len() - failed.len() - dead.len();
+        // Only the newest `memory` delivered lines stay remembered: the others' CRCs are not
+        // computed.
+        let skipped = delivered.saturating_sub(usize::try_from(self.memory).unwrap_or(usize::MAX));
+        let mut seen = 0;
+        for mut item in items {
             if failed.contains(&item.seq) {
                 item.failures += 1;
                 self.parked.push(item);
             } else if dead.contains(&item.seq) {
                 item.failures += 1;
+                //= spec/delivery.md#d24-times
+                //# A line that becomes a dead letter at a settle or a close MUST carry the time
+                //# of that record as its time of death.
+                item.died_at = at;
                 self.dead_letters.push(item);
+            } else {
+                seen += 1;
+                if seen > skipped {
+                    self.remember(&item, Some(id), Ended::Delivered);
+                }
             }
         }
+        self.forget_beyond_memory();
         //= spec/delivery.md#d7-failure-isolation
         //# At settle, a failed item whose failure count stays below `failures_max` MUST
         //# stay parked with the same seq and `failures + 1`, and MUST be offered again at a
@@ -761,7 +871,7 @@ impl MirrorState {
     /// D10's repeat bound: the closed batch's items go back to the parked list at their seqs'
     /// places with their counts (a crash is not a failure, D7), or its single item to the dead
     /// letters (D8); the cap halves the closed batch (D11), or is lifted once an item is isolated.
-    fn apply_close(&mut self) {
+    fn apply_close(&mut self, at: Option<u64>) {
         let Some(batch) = self.in_flight.take() else {
             return;
         };
@@ -771,7 +881,10 @@ impl MirrorState {
         //# without a settle.
         let k = batch.items.len();
         if let [item] = &batch.items[..] {
-            self.dead_letters.push(item.clone());
+            self.dead_letters.push(Item {
+                died_at: at,
+                ..item.clone()
+            });
             self.dead_letters.sort_by_key(|item| item.seq);
             self.cap = None;
         } else {
@@ -779,6 +892,63 @@ impl MirrorState {
             self.parked.sort_by_key(|item| item.seq);
             self.cap = u64::try_from(k.div_ceil(2)).ok();
         }
+    }
+}
+
+impl MirrorState {
+    /// D8, D3: the named dead letters leave the mirror and join the remembered window.
+    fn apply_discard(&mut self, seqs: &[Seq]) {
+        let (gone, kept): (Vec<Item>, Vec<Item>) = std::mem::take(&mut self.dead_letters)
+            .into_iter()
+            .partition(|item| seqs.binary_search(&item.seq).is_ok());
+        self.dead_letters = kept;
+        for item in &gone {
+            self.remember(item, None, Ended::Discarded);
+        }
+        self.forget_beyond_memory();
+    }
+
+    /// D3: `item` left the mirror as `end`; remembered while the window has room for it.
+    fn remember(&mut self, item: &Item, batch: Option<BatchId>, end: Ended) {
+        if self.memory == 0 {
+            return;
+        }
+        self.remembered.push_back(Remembered {
+            request: item.request,
+            crc: crc32fast::hash(item.line.as_bytes()),
+            seq: item.seq,
+            batch,
+            end,
+        });
+    }
+
+    /// D3: the window keeps its newest `memory` entries.
+    fn forget_beyond_memory(&mut self) {
+        let memory = usize::try_from(self.memory).unwrap_or(usize::MAX);
+        while self.remembered.len() > memory {
+            self.remembered.pop_front();
+        }
+    }
+
+    /// The entry of the remembered window for `request`, the newest if there are several.
+    pub(crate) fn remembered(&self, request: RequestId) -> Option<&Remembered> {
+        self.remembered
+            .iter()
+            .rev()
+            .find(|entry| entry.request == request)
+    }
+}
+
+/// A `done` record: a delivered entry names the batch that delivered it, a discarded one none.
+fn check_done(end: Ended, batch: Option<BatchId>, seq: Seq) -> Result<(), String> {
+    match (end, batch) {
+        (Ended::Delivered, None) => {
+            Err(format!("delivered seq {seq} remembered without its batch"))
+        }
+        (Ended::Discarded, Some(batch)) => {
+            Err(format!("discarded seq {seq} remembered with batch {batch}"))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -794,6 +964,8 @@ fn item_of(seq: Seq, request: RequestId, line: Line, failures: u32, handed: u64)
         line,
         failures,
         handed,
+        parked_at: None,
+        died_at: None,
     }
 }
 

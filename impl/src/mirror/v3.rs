@@ -1,5 +1,7 @@
-//! Version 3's spelling of the records (spec/mirror.md M3), the version this build writes: seq
-//! lists as runs, the in-flight batch of a snapshot as one `flight` record. Serde's derived code
+//! The spelling of versions 3 and 4 of the records (spec/mirror.md M3); this build writes 4:
+//! seq lists as runs, the in-flight batch of a snapshot as one `flight` record. Version 4 adds
+//! optional fields (times, D24; the remembered window's size) and the `done` record (D3), which
+//! a version 3 file must not hold (`Record::is_version_4`). Serde's derived code
 //! reads and writes it; [`RecordV3::of`] spells a record, [`RecordV3::resolve`] reads one back
 //! against the state its runs index.
 
@@ -9,7 +11,7 @@ use super::record::{GroupItem, Record};
 use super::state::MirrorState;
 use crate::line::Line;
 use crate::runs;
-use crate::types::{Attempt, BatchId, RequestId, Seq};
+use crate::types::{Attempt, BatchId, Ended, RequestId, Seq};
 
 //= spec/mirror.md#m3-records-and-the-state-transition
 //# Every record after the header is a JSON object with a `"type"` field and exactly the fields
@@ -19,11 +21,13 @@ use crate::types::{Attempt, BatchId, RequestId, Seq};
 /// `json.rs`'s fast path first), then resolved against the state (`RecordV3::resolve`).
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
-pub(super) enum RecordV3 {
+pub(crate) enum RecordV3 {
     Park(ItemFields),
     Dead(ItemFields),
     Parks {
         seq: Seq,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<u64>,
         items: Vec<GroupItem>,
     },
     Batch {
@@ -41,6 +45,8 @@ pub(super) enum RecordV3 {
         delivered: Vec<[u64; 2]>,
         failed: Vec<[u64; 2]>,
         dead: Vec<[u64; 2]>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<u64>,
     },
     Redrive {
         seqs: Vec<[u64; 2]>,
@@ -50,6 +56,8 @@ pub(super) enum RecordV3 {
     },
     Close {
         batch: BatchId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<u64>,
     },
     Flight {
         id: BatchId,
@@ -62,38 +70,38 @@ pub(super) enum RecordV3 {
         batch: BatchId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cap: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        memory: Option<u64>,
+    },
+    Done {
+        request: RequestId,
+        crc: u32,
+        seq: Seq,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        batch: Option<BatchId>,
+        end: Ended,
     },
 }
 
 /// An item with its counts, as `park` and `dead` records name it.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct ItemFields {
+pub(crate) struct ItemFields {
     seq: Seq,
     request: RequestId,
     line: Line,
     failures: u32,
     handed: u64,
-}
-
-impl ItemFields {
-    /// The fields of a `park` or `dead` record, its line cloned.
-    fn of(seq: Seq, request: RequestId, line: &Line, failures: u32, handed: u64) -> ItemFields {
-        ItemFields {
-            seq,
-            request,
-            line: line.clone(),
-            failures,
-            handed,
-        }
-    }
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    died: Option<u64>,
 }
 
 impl RecordV3 {
     /// The spelling of `record`.
     pub(super) fn of(record: &Record) -> RecordV3 {
         let runs = |seqs: &[Seq]| runs::runs_of(seqs);
-        let item = ItemFields::of;
         match record {
             Record::Park {
                 seq,
@@ -101,16 +109,36 @@ impl RecordV3 {
                 line,
                 failures,
                 handed,
-            } => RecordV3::Park(item(*seq, *request, line, *failures, *handed)),
+                at,
+            } => RecordV3::Park(ItemFields {
+                seq: *seq,
+                request: *request,
+                line: line.clone(),
+                failures: *failures,
+                handed: *handed,
+                at: *at,
+                died: None,
+            }),
             Record::Dead {
                 seq,
                 request,
                 line,
                 failures,
                 handed,
-            } => RecordV3::Dead(item(*seq, *request, line, *failures, *handed)),
-            Record::Parks { seq, items } => RecordV3::Parks {
+                at,
+                died,
+            } => RecordV3::Dead(ItemFields {
                 seq: *seq,
+                request: *request,
+                line: line.clone(),
+                failures: *failures,
+                handed: *handed,
+                at: *at,
+                died: *died,
+            }),
+            Record::Parks { seq, at, items } => RecordV3::Parks {
+                seq: *seq,
+                at: *at,
                 items: items.clone(),
             },
             Record::Batch {
@@ -133,15 +161,20 @@ impl RecordV3 {
                 delivered,
                 failed,
                 dead,
+                at,
             } => RecordV3::Settle {
                 batch: *batch,
                 delivered: runs(delivered),
                 failed: runs(failed),
                 dead: runs(dead),
+                at: *at,
             },
             Record::Redrive { seqs } => RecordV3::Redrive { seqs: runs(seqs) },
             Record::Discard { seqs } => RecordV3::Discard { seqs: runs(seqs) },
-            Record::Close { batch } => RecordV3::Close { batch: *batch },
+            Record::Close { batch, at } => RecordV3::Close {
+                batch: *batch,
+                at: *at,
+            },
             Record::Flight {
                 id,
                 attempt,
@@ -153,10 +186,29 @@ impl RecordV3 {
                 seqs: runs(seqs),
                 remaining: *remaining,
             },
-            Record::Next { seq, batch, cap } => RecordV3::Next {
+            Record::Next {
+                seq,
+                batch,
+                cap,
+                memory,
+            } => RecordV3::Next {
                 seq: *seq,
                 batch: *batch,
                 cap: *cap,
+                memory: *memory,
+            },
+            Record::Done {
+                request,
+                crc,
+                seq,
+                batch,
+                end,
+            } => RecordV3::Done {
+                request: *request,
+                crc: *crc,
+                seq: *seq,
+                batch: *batch,
+                end: *end,
             },
         }
     }
@@ -165,18 +217,22 @@ impl RecordV3 {
     /// in `state` (the in-flight batch for a settle, the parked list for a batch, the dead
     /// letters for a redrive or discard), so a file cannot make the reader build a longer list,
     /// and a record naming a seq the list lacks reaches the check, which says which.
-    pub(super) fn resolve(self, state: &MirrorState) -> Result<Record, String> {
+    pub(crate) fn resolve(self, state: &MirrorState) -> Result<Record, String> {
         let in_flight = state.in_flight.as_ref();
         let batch_len = in_flight.map_or(0, |batch| batch.items.len()) + 1;
         let dead_len = state.dead_letters.len() + 1;
         let parked_len = state.parked.len() + 1;
         Ok(match self {
+            RecordV3::Park(item) if item.died.is_some() => {
+                return Err(format!("parked seq {} has a time of death", item.seq));
+            }
             RecordV3::Park(item) => Record::Park {
                 seq: item.seq,
                 request: item.request,
                 line: item.line,
                 failures: item.failures,
                 handed: item.handed,
+                at: item.at,
             },
             RecordV3::Dead(item) => Record::Dead {
                 seq: item.seq,
@@ -184,8 +240,10 @@ impl RecordV3 {
                 line: item.line,
                 failures: item.failures,
                 handed: item.handed,
+                at: item.at,
+                died: item.died,
             },
-            RecordV3::Parks { seq, items } => Record::Parks { seq, items },
+            RecordV3::Parks { seq, at, items } => Record::Parks { seq, at, items },
             RecordV3::Batch {
                 id,
                 attempt,
@@ -203,11 +261,13 @@ impl RecordV3 {
                 delivered,
                 failed,
                 dead,
+                at,
             } => Record::Settle {
                 batch,
                 delivered: runs::seqs_of(&delivered, batch_len)?,
                 failed: runs::seqs_of(&failed, batch_len)?,
                 dead: runs::seqs_of(&dead, batch_len)?,
+                at,
             },
             RecordV3::Redrive { seqs } => Record::Redrive {
                 seqs: runs::seqs_of(&seqs, dead_len)?,
@@ -215,7 +275,7 @@ impl RecordV3 {
             RecordV3::Discard { seqs } => Record::Discard {
                 seqs: runs::seqs_of(&seqs, dead_len)?,
             },
-            RecordV3::Close { batch } => Record::Close { batch },
+            RecordV3::Close { batch, at } => Record::Close { batch, at },
             RecordV3::Flight {
                 id,
                 attempt,
@@ -227,7 +287,30 @@ impl RecordV3 {
                 seqs: runs::seqs_of(&seqs, parked_len)?,
                 remaining,
             },
-            RecordV3::Next { seq, batch, cap } => Record::Next { seq, batch, cap },
+            RecordV3::Next {
+                seq,
+                batch,
+                cap,
+                memory,
+            } => Record::Next {
+                seq,
+                batch,
+                cap,
+                memory,
+            },
+            RecordV3::Done {
+                request,
+                crc,
+                seq,
+                batch,
+                end,
+            } => Record::Done {
+                request,
+                crc,
+                seq,
+                batch,
+                end,
+            },
         })
     }
 }

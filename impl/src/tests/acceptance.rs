@@ -52,7 +52,7 @@ fn acceptance_1_thirteen_lines_one_batch_turn() -> TestResult {
     let lines: Vec<String> = (1..=13).map(seed_line).collect();
     for (n, line) in lines.iter().enumerate() {
         let seq = queue.park(RequestId(n as u64 + 1), line)?;
-        assert_eq!(seq, Seq(n as u64 + 1));
+        assert_eq!(seq, Parked::Held(Seq(n as u64 + 1)));
     }
     let batch = queue.boundary(Budget(1 << 20))?.ok_or("13 lines parked")?;
     assert_eq!(batch.items.len(), 13);

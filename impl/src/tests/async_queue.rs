@@ -57,7 +57,7 @@ async fn ask_async(queue: &AsyncQueue<Gated>, what: &Ask) -> Answer {
         }
     };
     answer
-        .map(|seqs| seqs.iter().map(|seq| seq.0).collect())
+        .map(|answers| answers.iter().map(|parked| parked.seq().0).collect())
         .map_err(|e| e.kind())
 }
 
@@ -285,10 +285,10 @@ fn d16_a_dropped_park_future_still_parks_its_line() -> TestResult {
         let aborted = dropped.await.expect_err("aborted while it waited");
         assert!(aborted.is_cancelled());
         gate.closed.store(false, Ordering::SeqCst);
-        assert_eq!(leader.await??, Seq(1));
+        assert_eq!(leader.await??, Parked::Held(Seq(1)));
         // The retry of a line written, or queued, gets the one seq (D3).
-        assert_eq!(queue.park(RequestId(2), "b").await?, Seq(2));
-        assert_eq!(queue.park(RequestId(3), "c").await?, Seq(3));
+        assert_eq!(queue.park(RequestId(2), "b").await?, Parked::Held(Seq(2)));
+        assert_eq!(queue.park(RequestId(3), "c").await?, Parked::Held(Seq(3)));
         Ok::<_, Box<dyn std::error::Error>>(())
     })?;
     let image = gate.durable_image()?;
@@ -356,7 +356,7 @@ fn a_panic_in_the_writer_fails_every_waiter() -> TestResult {
             queue
                 .boundary(Budget(100))
                 .await
-                .map(|_| Seq(0))
+                .map(|_| Parked::Held(Seq(0)))
                 .map_err(|e| e.kind()),
         );
         Ok::<_, Box<dyn std::error::Error>>(kinds)
@@ -452,7 +452,7 @@ fn a_boundary_waiting_for_a_group_goes_before_the_next() -> TestResult {
         );
         assert!(first.await.is_err_and(|e| e.is_cancelled()));
         for (task, seq) in behind.into_iter().zip([Seq(2), Seq(3)]) {
-            assert_eq!(task.await??, seq);
+            assert_eq!(task.await??, Parked::Held(seq));
         }
         queue.settle(batch.id, &[Outcome::Delivered]).await?;
         let next = queue.boundary(Budget(1 << 20)).await?.ok_or("two parked")?;
@@ -494,7 +494,7 @@ fn d16_a_park_after_a_writer_dropped_unrun_starts_another() -> TestResult {
             runtime.block_on(queue.park(RequestId(2), "b"))
         }
     })?;
-    assert_eq!(next?, Seq(2));
+    assert_eq!(next?, Parked::Held(Seq(2)));
     let parked: Vec<(u64, u64)> = queue
         .shared()
         .parked()?
@@ -598,7 +598,10 @@ fn an_async_handle_reports_poison_reopens_and_removes() -> TestResult {
         fs::rename(path.with_extension("away"), &path)?;
         queue.reopen().await?;
         assert!(!queue.is_poisoned().await?);
-        assert_eq!(queue.park(RequestId(2), "[r2] done").await?, Seq(2));
+        assert_eq!(
+            queue.park(RequestId(2), "[r2] done").await?,
+            Parked::Held(Seq(2))
+        );
         queue.remove(true).await?;
         assert!(!path.exists(), "the mirror is removed");
         Ok(())

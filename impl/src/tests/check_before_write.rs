@@ -23,6 +23,7 @@ fn a_planned_record_the_state_rejects_is_an_error_and_writes_nothing() -> TestRe
         line: line.into(),
         failures: 0,
         handed: 0,
+        at: None,
     };
     let bad_plans = [
         (park(1, "reused"), "seq 1 reused"),
@@ -49,6 +50,7 @@ fn a_planned_record_the_state_rejects_is_an_error_and_writes_nothing() -> TestRe
                 delivered: vec![Seq(1)],
                 failed: Vec::new(),
                 dead: Vec::new(),
+                at: None,
             },
             "not in flight",
         ),

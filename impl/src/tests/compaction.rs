@@ -40,34 +40,34 @@ fn snapshot_floor_tracks_the_line_bytes_held() -> TestResult {
         assert!(expected <= mirror::encode(&core.state).len() as u64);
     };
     for (n, line) in ["abc", "de", "fghij", "é"].into_iter().enumerate() {
-        let step = core.park(RequestId(n as u64), line)?;
+        let step = core.park(RequestId(n as u64), line, 0)?;
         core.commit(step.record.as_ref().ok_or("a record")?);
     }
     check(&core, 3 + 2 + 5 + 2);
-    let step = core.boundary(Budget(7))?;
+    let step = core.boundary(Budget(7), 0)?;
     core.commit(step.record.as_ref().ok_or("a record")?);
     let batch = step.value.ok_or("parked")?;
     assert_eq!(batch.items.len(), 2);
     core.handed_over();
     check(&core, 12);
     // "abc" delivered, "de" failed once: the floor drops by 3 only.
-    let step = core.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
+    let step = core.settle(batch.id, &[Outcome::Delivered, Outcome::Failed], 0)?;
     core.commit(step.record.as_ref().ok_or("a record")?);
     core.settled();
     check(&core, 9);
     // "de" fails again and becomes a dead letter: still held, still counted.
-    let step = core.boundary(Budget(3))?;
+    let step = core.boundary(Budget(3), 0)?;
     core.commit(step.record.as_ref().ok_or("a record")?);
     let batch = step.value.ok_or("parked")?;
     core.handed_over();
-    let step = core.settle(batch.id, &[Outcome::Failed])?;
+    let step = core.settle(batch.id, &[Outcome::Failed], 0)?;
     assert_eq!(step.value.dead, vec![Seq(2)]);
     core.commit(step.record.as_ref().ok_or("a record")?);
     core.settled();
     check(&core, 9);
     // A group park adds every line of the group (kills deleting the `Parks` arm of
     // `Core::added_line_bytes`, found by `.ci/mutants --shard 0/80`).
-    let step = core.park_all(&[(RequestId(8), "klm"), (RequestId(9), "no")])?;
+    let step = core.park_all(&[(RequestId(8), "klm"), (RequestId(9), "no")], 0)?;
     core.commit(step.record.as_ref().ok_or("a record")?);
     check(&core, 9 + 3 + 2);
     // A core rebuilt from the state (reopen) starts from the same floor.
@@ -87,6 +87,7 @@ fn settle_record(batch: &Batch, settlement: &Settlement) -> Record {
         delivered: settlement.delivered.clone(),
         failed: settlement.failed.clone(),
         dead: settlement.dead.clone(),
+        at: Some(NOW),
     }
 }
 
@@ -152,7 +153,7 @@ fn compaction_happens_exactly_when_the_rule_says() -> TestResult {
         failures_max: u32::MAX,
         ..small_slack()
     };
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?.with_clock(fixed());
     for n in 0..40u64 {
         queue.park(RequestId(n), "z")?;
     }
@@ -187,7 +188,8 @@ fn compaction_threshold_is_strict() -> TestResult {
         ..small_slack()
     };
     for extra in [0u64, 1] {
-        let mut queue = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
+        let mut queue =
+            Queue::with_storage(MemStorage::new(), "m", config.clone())?.with_clock(fixed());
         // One cycle parks a line of `len` bytes as seq n, hands it over as batch n, and
         // delivers it; its records' lengths, and the snapshot after it, are known ahead.
         let cycle = |n: u64, len: usize| {
@@ -197,6 +199,7 @@ fn compaction_threshold_is_strict() -> TestResult {
                 line: "x".repeat(len).into(),
                 failures: 0,
                 handed: 0,
+                at: Some(NOW),
             };
             let batch = Record::Batch {
                 id: BatchId(n),
@@ -209,6 +212,7 @@ fn compaction_threshold_is_strict() -> TestResult {
                 delivered: vec![Seq(n)],
                 failed: Vec::new(),
                 dead: Vec::new(),
+                at: Some(NOW),
             };
             let after = MirrorState {
                 next_seq: Seq(n + 1),
@@ -267,7 +271,8 @@ fn compaction_threshold_is_strict() -> TestResult {
 /// Kills `* with /` in `Queue::settle`'s pre-check (a division by that 0).
 #[test]
 fn empty_lines_park_hand_over_and_settle() -> TestResult {
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    let mut queue =
+        Queue::with_storage(MemStorage::new(), "m", Config::default())?.with_clock(fixed());
     queue.park(RequestId(1), "")?;
     queue.park(RequestId(2), "")?;
     let batch = queue.boundary(Budget(2))?.ok_or("parked")?;
@@ -297,7 +302,7 @@ fn assert_m12_bound(len: u64, state: &MirrorState, slack: u64) {
 }
 
 /// M12: the settle that delivers a big batch compacts, because compaction is decided on the
-/// state after the settle (94-byte snapshot), not the state before (which still holds the
+/// state after the settle (105-byte snapshot), not the state before (which still holds the
 /// 100,000 bytes of the batch). The old shortcut left the file at 100,957 bytes, over the
 /// 65,724-byte limit.
 #[test]
@@ -316,10 +321,10 @@ fn m12_compaction_decided_after_settle() -> TestResult {
     assert_eq!(batch.items.len(), 10);
     queue.settle(batch.id, &[Outcome::Delivered; 10])?;
     let snapshot = mirror::encode(queue.state());
-    assert_eq!(snapshot.len(), 94);
+    assert_eq!(snapshot.len(), 105);
     assert_eq!(
         fs::metadata(&path)?.len(),
-        94,
+        105,
         "the settle must write the snapshot"
     );
     assert!(fs::read(&path)? == snapshot, "the file is not the snapshot");
@@ -330,7 +335,7 @@ fn m12_compaction_decided_after_settle() -> TestResult {
 /// bytes); the old shortcut left the file over it after 40 of them.
 #[test]
 fn m12_bound_holds_after_every_settle_of_a_6_mb_run() -> TestResult {
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", small_slack())?;
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", small_slack())?.with_clock(fixed());
     let line = "x".repeat(10_000);
     for round in 0..60u64 {
         for n in 0..10u64 {
@@ -363,9 +368,9 @@ fn m12_compact_slack_bytes_sets_the_slack() -> TestResult {
     for (slack, compacts) in [(0u64, true), (crate::COMPACT_SLACK_BYTES, false)] {
         let config = Config {
             compact_slack_bytes: slack,
-            ..Config::default()
+            ..small_slack()
         };
-        let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?.with_clock(fixed());
         queue.park(RequestId(1), "one")?;
         queue.park(RequestId(2), "two")?;
         let batch = queue.boundary(Budget(2))?.ok_or("parked")?;
@@ -389,10 +394,10 @@ fn a_settle_is_applied_to_a_copy_without_its_delivered_lines() -> TestResult {
     };
     let mut core = Core::new(MirrorState::default(), config);
     for (n, line) in ["abc", "de", "fghij", "é", "k"].into_iter().enumerate() {
-        let step = core.park(RequestId(n as u64), line)?;
+        let step = core.park(RequestId(n as u64), line, 0)?;
         core.commit(step.record.as_ref().ok_or("a record")?);
     }
-    let step = core.boundary(Budget(usize::MAX))?;
+    let step = core.boundary(Budget(usize::MAX), 0)?;
     core.commit(step.record.as_ref().ok_or("a batch")?);
     core.handed_over();
     let in_order = Record::Settle {
@@ -400,6 +405,7 @@ fn a_settle_is_applied_to_a_copy_without_its_delivered_lines() -> TestResult {
         delivered: vec![Seq(1), Seq(3), Seq(5)],
         failed: vec![Seq(2), Seq(4)],
         dead: vec![],
+        at: None,
     };
     let mut whole = core.state.clone();
     whole.apply_checked(&in_order);
@@ -427,6 +433,7 @@ fn a_settle_is_applied_to_a_copy_without_its_delivered_lines() -> TestResult {
         line: "x".into(),
         failures: 0,
         handed: 0,
+        at: None,
     };
     assert_eq!(crate::queue::state_to_apply(&core.state, &park), core.state);
     Ok(())
@@ -441,14 +448,17 @@ fn m12_a_redrive_while_a_batch_is_in_flight_compacts_to_a_file_that_opens() -> T
     //= type=test
     //# A snapshot is the header and the records that rebuild the state: the dead letters and every
     //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
-    //# record naming the in-flight batch's items, then `next`.
+    //# record naming the in-flight batch's items, then the remembered window as `done` records,
+    //# oldest first, then `next` with the window's size.
     let config = Config {
         compact_slack_bytes: 0,
+        delivered_memory: 0,
         failures_max: 1,
         repeats_max: u32::MAX,
         ..Config::default()
     };
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
+    let mut queue =
+        Queue::with_storage(MemStorage::new(), "m", config.clone())?.with_clock(fixed());
     queue.park(RequestId(1), "r1 dies")?;
     queue.park(RequestId(2), "r2 ok")?;
     let batch = queue.boundary(Budget(usize::MAX))?.ok_or("two parked")?;
@@ -498,6 +508,7 @@ fn m12_the_replaced_mirror_is_closed_and_the_new_one_written() -> TestResult {
     };
     let config = Config {
         compact_slack_bytes: 0,
+        delivered_memory: 0,
         ..Config::default()
     };
     let mut queue = Queue::open_with(&path, config)?;
@@ -553,7 +564,11 @@ fn m12_a_drained_settle_leaves_at_most_the_snapshot_plus_64_kib() -> TestResult 
     //# decides.
     assert_eq!(crate::REST_SLACK_BYTES, 64 << 10);
     assert_eq!(Config::default().rest_slack_bytes, crate::REST_SLACK_BYTES);
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    let forgetful = Config {
+        delivered_memory: 0,
+        ..Config::default()
+    };
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", forgetful)?.with_clock(fixed());
     let (mut request, mut compacted) = (0, Vec::new());
     for lines in [10u64, 10, 100, 10, 100, 100, 10, 10, 10, 10, 10, 10, 100] {
         let line = "x".repeat(1_000);
@@ -576,7 +591,7 @@ fn m12_a_drained_settle_leaves_at_most_the_snapshot_plus_64_kib() -> TestResult 
     assert_eq!(compacted, expected);
     // At rest the mirror is its snapshot: the header and the counters.
     assert_eq!(file(&queue), mirror::encode(queue.state()));
-    assert_eq!(file(&queue).len(), 96);
+    assert_eq!(file(&queue).len(), 107);
     Ok(())
 }
 
@@ -591,7 +606,7 @@ fn m12_a_drained_settle_compacts_only_past_the_rest_slack() -> TestResult {
         rest_slack_bytes: u64::MAX,
         ..Config::default()
     };
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", never)?;
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", never)?.with_clock(fixed());
     round_of(&mut queue, 1, 20, 100, Outcome::Delivered)?;
     let grown = file(&queue).len() as u64;
     let snapshot = mirror::encode(queue.state()).len() as u64;
@@ -600,7 +615,7 @@ fn m12_a_drained_settle_compacts_only_past_the_rest_slack() -> TestResult {
             rest_slack_bytes,
             ..Config::default()
         };
-        let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+        let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?.with_clock(fixed());
         round_of(&mut queue, 1, 20, 100, Outcome::Delivered)?;
         assert_eq!(
             queue.stats().compactions,
@@ -627,7 +642,7 @@ fn m12_a_drained_discard_leaves_at_most_the_snapshot_plus_the_rest_slack() -> Te
         rest_slack_bytes: 1_000,
         ..Config::default()
     };
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?.with_clock(fixed());
     round_of(&mut queue, 1, 20, 100, Outcome::Failed)?;
     assert_eq!(queue.dead_letters().len(), 20);
     let redriven = queue.redrive_all()?;
@@ -664,7 +679,7 @@ fn m12_a_drained_settle_on_a_full_disk_defers_the_rest_bound_to_the_next() -> Te
         inner: MemStorage::new(),
         full: std::rc::Rc::clone(&full),
     };
-    let mut queue = Queue::with_storage(storage, "m", config)?;
+    let mut queue = Queue::with_storage(storage, "m", config)?.with_clock(fixed());
     let len = |queue: &Queue<fail_stop::FullTemp>| -> Result<u64, &'static str> {
         Ok(queue.storage().inner.file("m").ok_or("mirror")?.len() as u64)
     };
@@ -677,7 +692,7 @@ fn m12_a_drained_settle_on_a_full_disk_defers_the_rest_bound_to_the_next() -> Te
         rest_slack_bytes: u64::MAX,
         ..Config::default()
     };
-    let mut twin = Queue::with_storage(MemStorage::new(), "m", never)?;
+    let mut twin = Queue::with_storage(MemStorage::new(), "m", never)?.with_clock(fixed());
     round_of(&mut twin, 1, 20, 100, Outcome::Delivered)?;
     assert_eq!(queue.storage().inner.file("m"), twin.storage().file("m"));
     assert!(len(&queue)? > mirror::encode(queue.state()).len() as u64 + 1_000);

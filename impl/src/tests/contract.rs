@@ -38,7 +38,7 @@ fn m10_reopen_in_place_after_poison() -> TestResult {
     assert!(!queue.is_poisoned());
     let seqs: Vec<Seq> = queue.parked().iter().map(|item| item.seq).collect();
     assert_eq!(seqs, [Seq(1)]);
-    assert_eq!(queue.park(RequestId(4), "after")?, Seq(2));
+    assert_eq!(queue.park(RequestId(4), "after")?, Parked::Held(Seq(2)));
     // The lock was released and taken again: a second handle is still refused.
     let err = Queue::open(&path).map(|_| ()).err().ok_or("locked")?;
     assert_eq!(err.kind(), ErrorKind::Locked);

@@ -167,10 +167,10 @@ fn damaged_cases() -> Vec<Damaged> {
         // M2: a header of an unknown version.
         corrupt(
             "unknown version",
-            rec(r#"{"format":"parkline-mirror","version":4}"#) + &rec(&park_json(1)),
+            rec(r#"{"format":"parkline-mirror","version":5}"#) + &rec(&park_json(1)),
             1,
             0,
-            "unknown mirror version 4",
+            "unknown mirror version 5",
         ),
         // M2: the daemon's old deferred-input.json is not a mirror.
         corrupt(
@@ -496,12 +496,12 @@ fn damaged_files_are_corrupt_and_left_as_they_were() {
     //# lowercase hex digits, or different from the JSON's.
     //= spec/mirror.md#m2-header-and-version
     //= type=test
-    //# The first record MUST be the header `{"format":"parkline-mirror","version":3}`.
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`.
     //= spec/mirror.md#m2-header-and-version
     //= type=test
     //# A reader MUST reject a file whose first record is not a header with format
-    //# `parkline-mirror`, and a file whose version it does not know (this document is version 3;
-    //# this build also reads versions 1 and 2, M14), with the version in the error.
+    //# `parkline-mirror`, and a file whose version it does not know (this document is version 4;
+    //# this build also reads versions 1, 2 and 3, M14), with the version in the error.
     //= spec/mirror.md#m3-records-and-the-state-transition
     //= type=test
     //# Every record after the header is a JSON object with a `"type"` field and exactly the fields

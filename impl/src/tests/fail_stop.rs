@@ -248,6 +248,7 @@ fn m10_a_full_disk_at_the_temp_file_still_settles() -> TestResult {
     //# record appended to the mirror as if no compaction were due.
     let config = Config {
         compact_slack_bytes: 0,
+        delivered_memory: 0,
         ..Config::default()
     };
     let full = std::rc::Rc::new(std::cell::Cell::new(false));

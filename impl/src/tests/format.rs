@@ -73,7 +73,8 @@ fn format_round_trips_snapshot_and_log() -> TestResult {
     //= type=test
     //# A snapshot is the header and the records that rebuild the state: the dead letters and every
     //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
-    //# record naming the in-flight batch's items, then `next`.
+    //# record naming the in-flight batch's items, then the remembered window as `done` records,
+    //# oldest first, then `next` with the window's size.
     for seed in 1..=60u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
@@ -98,7 +99,7 @@ fn format_round_trips_snapshot_and_log() -> TestResult {
 fn format_bytes_are_as_specified() -> TestResult {
     //= spec/mirror.md#m2-header-and-version
     //= type=test
-    //# The first record MUST be the header `{"format":"parkline-mirror","version":3}`.
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`.
     //= spec/mirror.md#m3-records-and-the-state-transition
     //= type=test
     //# Every record after the header is a JSON object with a `"type"` field and exactly the fields
@@ -107,15 +108,19 @@ fn format_bytes_are_as_specified() -> TestResult {
     //= type=test
     //# Snapshots MUST end with a `next` record carrying the counters, so ids are not reused after
     //# the items that used them were dropped.
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    //= spec/delivery.md#d24-times
+    //= type=test
+    //# Each park MUST record the time it parked the line, from the queue's clock.
+    let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    let mut queue = queue.with_clock(fixed());
     queue.park(RequestId(7), "hi \"you\"")?;
     let storage = queue.into_storage();
     let text = String::from_utf8(storage.file("m").ok_or("exists")?.to_vec())?;
     let expected = header()
-        + &rec(r#"{"type":"next","seq":1,"batch":1}"#)
-        + &rec(
-            r#"{"type":"park","seq":1,"request":7,"line":"hi \"you\"","failures":0,"handed":0}"#,
-        );
+        + &rec(r#"{"type":"next","seq":1,"batch":1,"memory":256}"#)
+        + &rec(&format!(
+            r#"{{"type":"park","seq":1,"request":7,"line":"hi \"you\"","failures":0,"handed":0,"at":{NOW}}}"#
+        ));
     assert_eq!(text, expected);
     Ok(())
 }
@@ -161,7 +166,7 @@ fn compaction_bounds_the_log_and_keeps_counters() -> TestResult {
     assert_eq!(fs::metadata(&path)?.permissions().mode() & 0o777, 0o600);
     drop(queue);
     let mut queue = Queue::open(&path)?;
-    assert_eq!(queue.park(RequestId(1), "next")?, Seq(61));
+    assert_eq!(queue.park(RequestId(1), "next")?, Parked::Held(Seq(61)));
     assert_eq!(queue.boundary(Budget(10))?.map(|b| b.id), Some(BatchId(61)));
     assert!(!path.with_extension("mirror.tmp").exists());
     Ok(())
@@ -187,11 +192,11 @@ fn fsyncs_per_operation_are_bounded() -> TestResult {
     //# `handed` kept.
     //= spec/delivery.md#d22-group-park
     //= type=test
-    //# `Queue::park_all(lines)` MUST park every line of the slice, in slice order with consecutive
-    //# seqs, in one record (one append and one fsync, whatever the number of lines), or none of
-    //# them: a bad line (D3) MUST reject the whole call and write nothing, naming the first bad
-    //# line's index; an empty slice writes nothing; seqs that would reach `u64::MAX` give
-    //# `Exhausted`.
+    //# `Queue::park_all(lines)` MUST park every new line of the slice, in slice order with
+    //# consecutive seqs, in one record (one append and one fsync, whatever the number of lines), or
+    //# none of them: a bad line (D3) MUST reject the whole call and write nothing, naming the first
+    //# bad line's index; a slice with no new line writes nothing; seqs that would reach `u64::MAX`
+    //# give `Exhausted`.
     //= spec/mirror.md#m4-durability-only-through-fsync-one-fsync-per-operation
     //= type=test
     //# The number of fsyncs of an operation MUST NOT depend on the number of items: a boundary
@@ -219,7 +224,7 @@ fn fsyncs_per_operation_are_bounded() -> TestResult {
         after.0 - before.0 <= 2 && after.1 - before.1 <= 1,
         "{before:?} -> {after:?}"
     );
-    let group: Vec<(RequestId, &str)> = (0..300).map(|n| (RequestId(n), "line")).collect();
+    let group: Vec<(RequestId, &str)> = (300..600).map(|n| (RequestId(n), "line")).collect();
     let before = counts(&queue);
     assert_eq!(queue.park_all(&group)?.len(), 300);
     assert_eq!(counts(&queue), (before.0 + 1, before.1));
@@ -246,7 +251,8 @@ fn snapshot_of_a_repeat_in_flight_round_trips() -> TestResult {
     //= type=test
     //# A snapshot is the header and the records that rebuild the state: the dead letters and every
     //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
-    //# record naming the in-flight batch's items, then `next`.
+    //# record naming the in-flight batch's items, then the remembered window as `done` records,
+    //# oldest first, then `next` with the window's size.
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     queue.park(RequestId(1), "one")?;
     queue.park(RequestId(2), "two")?;

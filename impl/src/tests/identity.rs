@@ -73,7 +73,7 @@ fn m8_a_park_into_a_mirror_renamed_away_is_refused() -> TestResult {
         fs::create_dir(&dir)?;
         let path = dir.join("s1.mirror");
         let mut queue = Queue::open(&path)?;
-        assert_eq!(queue.park(RequestId(1), "one")?, Seq(1));
+        assert_eq!(queue.park(RequestId(1), "one")?, Parked::Held(Seq(1)));
         match how {
             "within" => fs::rename(&path, dir.join("s1.mirror.old"))?,
             "across" => fs::rename(&path, elsewhere.path().join("s1.mirror"))?,
@@ -112,6 +112,7 @@ fn m8_m10_a_compacting_settle_in_a_directory_renamed_away_is_refused() -> TestRe
     fs::create_dir(&dir)?;
     let config = Config {
         compact_slack_bytes: 0,
+        delivered_memory: 0,
         ..Config::default()
     };
     let mut queue = Queue::open_with(dir.join("s1.mirror"), config)?;
@@ -172,6 +173,7 @@ fn m5_a_temp_link_appearing_under_an_open_queue_is_never_written_through() -> Te
     let (dir, path) = temp_mirror()?;
     let config = Config {
         compact_slack_bytes: 0,
+        delivered_memory: 0,
         ..Config::default()
     };
     let mut queue = Queue::open_with(&path, config.clone())?;

@@ -54,8 +54,11 @@ fn m6_next_at_u64_max_park_is_exhausted() -> TestResult {
     //# over.
     let max = u64::MAX;
     let bytes = file_of(&[next_json(max - 1, 1)]);
-    let mut queue = open_bytes(&bytes, Config::default())?;
-    assert_eq!(queue.park(RequestId(1), "last")?, Seq(max - 1));
+    let mut queue = open_bytes(&bytes, no_window())?;
+    assert_eq!(
+        queue.park(RequestId(1), "last")?,
+        Parked::Held(Seq(max - 1))
+    );
     let before = file(&queue);
     let err = queue
         .park(RequestId(2), "one too many")
@@ -108,7 +111,7 @@ fn m6_next_batch_at_u64_max_boundary_is_exhausted() -> TestResult {
     //# `boundary` with nothing parked still returns none, and a recovered batch is still handed
     //# over.
     let bytes = file_of(&[next_json(1, u64::MAX)]);
-    let mut queue = open_bytes(&bytes, Config::default())?;
+    let mut queue = open_bytes(&bytes, no_window())?;
     assert!(queue.boundary(Budget(100))?.is_none());
     queue.park(RequestId(1), "one")?;
     let before = file(&queue);
@@ -117,7 +120,7 @@ fn m6_next_batch_at_u64_max_boundary_is_exhausted() -> TestResult {
     assert_eq!(file(&queue), before);
     assert!(!queue.is_poisoned());
     assert_eq!(queue.parked().len(), 1);
-    assert_eq!(queue.park(RequestId(2), "two")?, Seq(2));
+    assert_eq!(queue.park(RequestId(2), "two")?, Parked::Held(Seq(2)));
     Ok(())
 }
 
@@ -235,7 +238,7 @@ fn d19_a_hand_over_count_at_its_ceiling_blocks_every_boundary() -> TestResult {
     //# to move the file aside and park them again.
     let front = r#"{"type":"park","seq":1,"request":1,"line":"l1","failures":0,"handed":18446744073709551615}"#;
     let bytes = file_of(&[front.to_owned(), park_json(2)]);
-    let mut queue = open_bytes(&bytes, Config::default())?;
+    let mut queue = open_bytes(&bytes, no_window())?;
     for _ in 0..3 {
         let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
         assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
@@ -243,7 +246,7 @@ fn d19_a_hand_over_count_at_its_ceiling_blocks_every_boundary() -> TestResult {
     assert_eq!(file(&queue), bytes);
     assert!(!queue.is_poisoned());
     assert_eq!(queue.parked().len(), 2);
-    assert_eq!(queue.park(RequestId(3), "three")?, Seq(3));
+    assert_eq!(queue.park(RequestId(3), "three")?, Parked::Held(Seq(3)));
     Ok(())
 }
 

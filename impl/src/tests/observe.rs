@@ -113,7 +113,7 @@ fn opening_a_mirror_tells_what_it_holds_at_info() -> TestResult {
     assert_eq!(created.level, Level::INFO);
     assert_eq!(
         fields_of(created, &["path", "created", "version", "parked"]),
-        ["m", "true", "3", "0"]
+        ["m", "true", "4", "0"]
     );
     queue.park(RequestId(1), "one")?;
     queue.park(RequestId(2), "two")?;
@@ -132,7 +132,7 @@ fn opening_a_mirror_tells_what_it_holds_at_info() -> TestResult {
     ];
     assert_eq!(
         fields_of(opened, &names),
-        ["false", "3", "1", "1", "0", &bytes.to_string()]
+        ["false", "4", "1", "1", "0", &bytes.to_string()]
     );
     Ok(())
 }
@@ -159,13 +159,13 @@ fn a_torn_tail_cut_at_open_is_a_warning_with_its_offset() -> TestResult {
 fn an_upgrade_names_the_version_it_came_from() -> TestResult {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2/compacted.mirror");
     let bytes = fs::read(fixture)?;
-    let (queue, seen) = record(|| open_bytes(&bytes, Config::default()));
+    let (queue, seen) = record(|| open_bytes(&bytes, no_window()));
     queue?;
     let upgraded = one(&seen, "parkline::upgraded")?;
     assert_eq!(upgraded.level, Level::INFO);
     assert_eq!(
         fields_of(upgraded, &["from_version", "to_version"]),
-        ["2", "3"]
+        ["2", "4"]
     );
     assert_eq!(one(&seen, "parkline::opened")?.field("version"), Some("2"));
     Ok(())
@@ -175,6 +175,7 @@ fn an_upgrade_names_the_version_it_came_from() -> TestResult {
 fn a_compaction_is_told_at_info_with_the_sizes_before_and_after() -> TestResult {
     let config = Config {
         compact_slack_bytes: 0,
+        delivered_memory: 0,
         ..Config::default()
     };
     let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
@@ -198,6 +199,7 @@ fn a_compaction_is_told_at_info_with_the_sizes_before_and_after() -> TestResult 
 fn a_deferred_compaction_is_a_warning_with_its_cause() -> TestResult {
     let config = Config {
         compact_slack_bytes: 0,
+        delivered_memory: 0,
         ..Config::default()
     };
     let full = std::rc::Rc::new(std::cell::Cell::new(false));
@@ -311,7 +313,7 @@ fn a_group_commit_tells_its_size_at_debug() -> TestResult {
     )?);
     let lines = [(RequestId(1), "one"), (RequestId(2), "two")];
     let (parked, seen) = record(|| shared.park_all(&lines));
-    assert_eq!(parked?, [Seq(1), Seq(2)]);
+    assert_eq!(parked?, [Parked::Held(Seq(1)), Parked::Held(Seq(2))]);
     let group = one(&seen, "parkline::group_written")?;
     assert_eq!(group.level, Level::DEBUG);
     assert_eq!(fields_of(group, &["units", "lines"]), ["1", "2"]);

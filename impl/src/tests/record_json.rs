@@ -7,12 +7,22 @@
 use super::*;
 use crate::mirror::json::park_or_dead;
 use crate::mirror::legacy::{RecordV1, RecordV2};
+use crate::mirror::v3::RecordV3;
 use crate::mirror::{GroupItem, MirrorState, Record};
 
+/// Serde's derived reading of `json`: version 2's, or, for a record only version 4 spells (its
+/// times), versions 3 and 4's.
 fn oracle_record(json: &[u8]) -> Option<Record> {
+    let current = || {
+        serde_json::from_slice::<RecordV3>(json)
+            .ok()
+            .and_then(|record| record.resolve(&MirrorState::default()).ok())
+            .filter(Record::is_version_4)
+    };
     serde_json::from_slice::<RecordV2>(json)
         .ok()
         .map(Record::from)
+        .or_else(current)
 }
 
 /// The fast path against the oracle, version 2's derived enum, on one record's JSON. Returns
@@ -91,10 +101,11 @@ fn outcome(decoded: crate::Result<mirror::Decoded>) -> Result<mirror::Decoded, S
 /// oracle.
 fn check_file(bytes: &[u8], pieces: &[usize]) -> Result<(), String> {
     let whole = outcome(mirror::decode_log(bytes));
-    // Version 3 is read by serde's derived code itself: the file decoded whole is the oracle
+    // Versions 3 and 4 are read by serde's derived code itself: the file decoded whole is the oracle
     // of the file decoded in pieces. Older versions have the derived enums as their oracle.
     let first_line = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
-    let version_3 = first_line.ends_with(br#""version":3}"#);
+    let version_3 =
+        first_line.ends_with(br#""version":3}"#) || first_line.ends_with(br#""version":4}"#);
     let oracle = if version_3 {
         whole.clone()
     } else {
@@ -158,6 +169,7 @@ fn canonical_records() -> Vec<String> {
             line: (*line).into(),
             failures: i as u32,
             handed: i as u64 * 7,
+            at: None,
         });
         records.push(Record::Dead {
             seq,
@@ -165,6 +177,8 @@ fn canonical_records() -> Vec<String> {
             line: (*line).into(),
             failures: u32::MAX,
             handed: u64::MAX,
+            at: None,
+            died: None,
         });
         records.push(Record::Parks {
             seq,
@@ -178,6 +192,7 @@ fn canonical_records() -> Vec<String> {
                     line: "x".into(),
                 },
             ],
+            at: None,
         });
     }
     records.push(Record::Park {
@@ -186,6 +201,7 @@ fn canonical_records() -> Vec<String> {
         line: "max".into(),
         failures: u32::MAX,
         handed: u64::MAX,
+        at: None,
     });
     records.push(Record::Batch {
         id: BatchId(3),
@@ -202,6 +218,7 @@ fn canonical_records() -> Vec<String> {
         delivered: vec![Seq(1)],
         failed: vec![Seq(2)],
         dead: vec![],
+        at: None,
     });
     records.push(Record::Redrive {
         seqs: vec![Seq(5), Seq(6)],
@@ -210,6 +227,7 @@ fn canonical_records() -> Vec<String> {
         seq: Seq(10),
         batch: BatchId(4),
         cap: None,
+        memory: None,
     });
     // Version 2's spelling: the derived `Serialize` of `Record` (version 3 writes seq lists as
     // runs and is read by serde's derived code, not by this reader).
@@ -354,7 +372,8 @@ fn crafted_records() -> Vec<(bool, &'static str)> {
         (true, r#"["park",1,2,"x",0,0]"#),
         (true, r#"["dead",1,2,"x",0,0]"#),
         (false, r#"["park",1,2,"x",0]"#),
-        (false, r#"["park",1,2,"x",0,0,0]"#),
+        // Version 4 reads the seventh value as the time it was parked (D24).
+        (true, r#"["park",1,2,"x",0,0,0]"#),
         (false, r#"["park",1,2,"x",0,0,0,0]"#),
         (true, r#"["parks",1,[{"request":1,"line":"x"}]]"#),
         (true, r#"["parks",1,[[1,"x"]]]"#),
@@ -738,6 +757,7 @@ fn m3_the_line_writer_writes_what_serde_writes() {
                 line: line.as_str().into(),
                 failures,
                 handed,
+                at: None,
             },
             Record::Dead {
                 seq,
@@ -745,14 +765,18 @@ fn m3_the_line_writer_writes_what_serde_writes() {
                 line: line.as_str().into(),
                 failures,
                 handed,
+                at: None,
+                died: None,
             },
             Record::Parks {
                 seq,
                 items: vec![item(line), item(&lines[i / 2]), item("")],
+                at: None,
             },
             Record::Parks {
                 seq,
                 items: Vec::new(),
+                at: None,
             },
         ];
         for record in &records {
@@ -772,6 +796,7 @@ fn m3_the_line_writer_writes_what_serde_writes() {
             seq: Seq(1),
             batch: BatchId(1),
             cap: None,
+            memory: None,
         },
         Record::Redrive { seqs: vec![Seq(3)] },
         Record::Attempt {

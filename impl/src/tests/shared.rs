@@ -138,7 +138,7 @@ pub(super) fn ask(queue: &SharedQueue<Gated>, what: &Ask) -> Answer {
         }
     };
     answer
-        .map(|seqs| seqs.iter().map(|seq| seq.0).collect())
+        .map(|answers| answers.iter().map(|parked| parked.seq().0).collect())
         .map_err(|e| e.kind())
 }
 
@@ -159,7 +159,7 @@ fn grouped(
 ) -> (Vec<Answer>, u64, Queue<Gated>) {
     let gate = Arc::new(Gate::default());
     let queue = Queue::with_storage(Gated::new(&gate), "m", config).expect("create");
-    let queue = SharedQueue::new(queue);
+    let queue = SharedQueue::new(queue.with_clock(fixed()));
     let fsyncs_before = queue.stats().expect("stats").fsyncs;
     gate.syncs.store(0, Ordering::SeqCst);
     gate.fail_at.store(fail_at, Ordering::SeqCst);
@@ -199,7 +199,8 @@ fn mirror(queue: &Queue<Gated>) -> Vec<u8> {
 
 /// The mirror a plain `Queue` writes for `parks`, one call each.
 fn parked_one_by_one(parks: &[(u64, &str)]) -> Vec<u8> {
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default()).expect("create");
+    let queue = Queue::with_storage(MemStorage::new(), "m", Config::default()).expect("create");
+    let mut queue = queue.with_clock(fixed());
     for (request, line) in parks {
         queue.park(RequestId(*request), line).expect("park");
     }
@@ -264,7 +265,7 @@ fn d22_a_park_all_over_group_bytes_max_is_refused_in_a_group_of_its_own() -> Tes
         }
     })?;
     assert_eq!(refused, Err(ErrorKind::GroupTooLarge));
-    assert_eq!(shared.park(RequestId(3), "c")?, Seq(1));
+    assert_eq!(shared.park(RequestId(3), "c")?, Parked::Held(Seq(1)));
     assert_eq!(
         shared.stats()?.appends,
         1,
@@ -304,13 +305,15 @@ fn m4_a_group_writes_the_records_one_park_at_a_time_would() {
     assert_eq!(mirror(&queue), parked_one_by_one(&[(1, "a"), (2, "b")]));
 }
 
-/// D22: a `park_all` naming a request another caller parks in the same group, beside a new one,
-/// is `RequestConflict`, and writes neither of its lines.
+/// D22, D3: a `park_all` naming a request another caller parks in the same group is answered
+/// line by line: the same line gets that caller's seq, a new line beside it a seq of its own; with
+/// another line the whole `park_all` is `RequestConflict` and writes neither of its lines.
 #[test]
-fn d22_a_group_park_beside_a_member_of_the_same_write_is_a_conflict() {
+fn d22_a_group_park_beside_a_member_of_the_same_write_is_answered_line_by_line() {
     let rest = vec![
         Ask::Park(2, "b"),
         Ask::All(vec![(2, "b"), (8, "i")]),
+        Ask::All(vec![(2, "other"), (7, "h")]),
         Ask::Park(9, "j"),
     ];
     let (answers, _) = group_behind_a_leader(Ask::Park(1, "a"), rest, 0);
@@ -319,8 +322,9 @@ fn d22_a_group_park_beside_a_member_of_the_same_write_is_a_conflict() {
         vec![
             Ok(vec![1]),
             Ok(vec![2]),
+            Ok(vec![2, 3]),
             Err(ErrorKind::RequestConflict),
-            Ok(vec![3])
+            Ok(vec![4])
         ]
     );
 }
@@ -422,7 +426,7 @@ fn d1_a_park_acknowledged_before_a_boundary_is_in_it_or_behind_it() -> TestResul
             std::thread::spawn(move || {
                 for i in 0..200 {
                     let seq = queue.park(RequestId(thread * 1000 + i), "line")?;
-                    acked.lock().map_err(|_| "acked")?.insert(seq);
+                    acked.lock().map_err(|_| "acked")?.insert(seq.seq());
                 }
                 Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
             })
@@ -534,8 +538,14 @@ fn a_boundary_waiting_for_a_group_goes_before_the_next() -> TestResult {
         vec![Seq(1)],
         "the boundary went before the next group"
     );
-    assert_eq!(first.join().map_err(|_| "a park panicked")??, Seq(1));
-    assert_eq!(behind.join().map_err(|_| "a park panicked")??, Seq(2));
+    assert_eq!(
+        first.join().map_err(|_| "a park panicked")??,
+        Parked::Held(Seq(1))
+    );
+    assert_eq!(
+        behind.join().map_err(|_| "a park panicked")??,
+        Parked::Held(Seq(2))
+    );
     Ok(())
 }
 
@@ -613,7 +623,10 @@ fn a_shared_handle_reports_poison_reopens_and_removes() -> TestResult {
     fs::rename(path.with_extension("away"), &path)?;
     shared.reopen()?;
     assert!(!shared.is_poisoned()?);
-    assert_eq!(shared.park(RequestId(2), "[r2] done")?, Seq(2));
+    assert_eq!(
+        shared.park(RequestId(2), "[r2] done")?,
+        Parked::Held(Seq(2))
+    );
     shared.remove(true)?;
     assert!(!path.exists(), "the mirror is removed");
     Ok(())

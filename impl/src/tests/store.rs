@@ -699,6 +699,7 @@ fn m16_sessions_compact_through_a_pool_of_one() -> TestResult {
     let dir = tempfile::tempdir()?;
     let config = Config {
         compact_slack_bytes: 0,
+        delivered_memory: 0,
         ..Config::default()
     };
     let store = Store::open_with(dir.path(), StoreOptions { max_open: 1 }, config)?;

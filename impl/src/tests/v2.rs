@@ -33,16 +33,16 @@ fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
     //= spec/mirror.md#m2-header-and-version
     //= type=test
     //# A new version gets a new number; a reader of version N MAY read older versions.
-    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+    //= spec/mirror.md#m14-upgrade-from-older-versions
     //= type=test
     //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
     //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
     //# with the same transition, each `park` and `dead` item with handed equal to its failure
     //# count, so the `batch` and `attempt` records count the hand-overs the file still shows on top
     //# of those.
-    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+    //= spec/mirror.md#m14-upgrade-from-older-versions
     //= type=test
-    //# `open` of a version 1 or 2 mirror that decodes without error MUST, before it appends
+    //# `open` of a version 1, 2 or 3 mirror that decodes without error MUST, before it appends
     //# anything, write the current version's snapshot of that state through M5 (temp file, fsync,
     //# rename, directory fsync).
     // A dead letter failed twice: both forms count at least those two hand-overs (the log's
@@ -80,10 +80,10 @@ fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
         );
         let text = String::from_utf8(file(&queue))?;
         assert!(
-            text.contains(r#"{"format":"parkline-mirror","version":3}"#),
+            text.contains(r#"{"format":"parkline-mirror","version":4}"#),
             "{text}"
         );
-        assert_eq!(mirror::decode_log(text.as_bytes())?.version, 3);
+        assert_eq!(mirror::decode_log(text.as_bytes())?.version, 4);
         let reopened = Queue::with_storage(queue.into_storage(), "m", config_2())?;
         assert_eq!(reopened.state(), &state);
     }
@@ -94,7 +94,7 @@ fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
 /// its third hand-over.
 #[test]
 fn m14_upgraded_batch_repeats_with_its_counts() -> TestResult {
-    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+    //= spec/mirror.md#m14-upgrade-from-older-versions
     //= type=test
     //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
     //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
@@ -204,7 +204,7 @@ fn d19_hand_over_count_at_u64_max_is_exhausted() -> TestResult {
         u64::MAX
     );
     let bytes = file_of(&[park]);
-    let mut queue = open_bytes(&bytes, Config::default())?;
+    let mut queue = open_bytes(&bytes, no_window())?;
     let err = queue.boundary(Budget(100)).err().ok_or("exhausted")?;
     assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
     assert_eq!(file(&queue), bytes);
@@ -218,11 +218,11 @@ fn d19_hand_over_count_at_u64_max_is_exhausted() -> TestResult {
 fn d22_group_park_is_all_or_nothing() -> TestResult {
     //= spec/delivery.md#d22-group-park
     //= type=test
-    //# `Queue::park_all(lines)` MUST park every line of the slice, in slice order with consecutive
-    //# seqs, in one record (one append and one fsync, whatever the number of lines), or none of
-    //# them: a bad line (D3) MUST reject the whole call and write nothing, naming the first bad
-    //# line's index; an empty slice writes nothing; seqs that would reach `u64::MAX` give
-    //# `Exhausted`.
+    //# `Queue::park_all(lines)` MUST park every new line of the slice, in slice order with
+    //# consecutive seqs, in one record (one append and one fsync, whatever the number of lines), or
+    //# none of them: a bad line (D3) MUST reject the whole call and write nothing, naming the first
+    //# bad line's index; a slice with no new line writes nothing; seqs that would reach `u64::MAX`
+    //# give `Exhausted`.
     //= spec/delivery.md#d22-group-park
     //= type=test
     //# A crash during the append MUST leave all of the group's lines parked or none of them.
@@ -246,10 +246,10 @@ fn d22_group_park_is_all_or_nothing() -> TestResult {
     assert_eq!(err.line_index(), Some(0), "the first bad line");
     assert_eq!(file(&queue), before);
     assert!(!queue.is_poisoned());
-    assert_eq!(queue.park_all(&[])?, Vec::<Seq>::new());
+    assert_eq!(queue.park_all(&[])?, Vec::<Parked>::new());
     assert_eq!(file(&queue), before);
     let seqs_parked = queue.park_all(&[(RequestId(1), "x"), (RequestId(2), "y")])?;
-    assert_eq!(seqs_parked, [Seq(1), Seq(2)]);
+    assert_eq!(seqs_parked, [Parked::Held(Seq(1)), Parked::Held(Seq(2))]);
     let whole = file(&queue);
     assert_eq!(
         whole[before.len()..]
@@ -274,21 +274,22 @@ fn d22_group_park_is_all_or_nothing() -> TestResult {
 fn d22_group_park_past_the_last_seq_is_exhausted() -> TestResult {
     //= spec/delivery.md#d22-group-park
     //= type=test
-    //# `Queue::park_all(lines)` MUST park every line of the slice, in slice order with consecutive
-    //# seqs, in one record (one append and one fsync, whatever the number of lines), or none of
-    //# them: a bad line (D3) MUST reject the whole call and write nothing, naming the first bad
-    //# line's index; an empty slice writes nothing; seqs that would reach `u64::MAX` give
-    //# `Exhausted`.
+    //# `Queue::park_all(lines)` MUST park every new line of the slice, in slice order with
+    //# consecutive seqs, in one record (one append and one fsync, whatever the number of lines), or
+    //# none of them: a bad line (D3) MUST reject the whole call and write nothing, naming the first
+    //# bad line's index; a slice with no new line writes nothing; seqs that would reach `u64::MAX`
+    //# give `Exhausted`.
     let next = format!(r#"{{"type":"next","seq":{},"batch":1}}"#, u64::MAX - 1);
     let bytes = file_of(&[next]);
-    let mut queue = open_bytes(&bytes, Config::default())?;
+    let mut queue = open_bytes(&bytes, no_window())?;
     let err = queue
         .park_all(&[(RequestId(1), "x"), (RequestId(2), "y")])
         .err()
         .ok_or("exhausted")?;
     assert_eq!(err.kind(), ErrorKind::Exhausted, "{err}");
     assert_eq!(file(&queue), bytes);
-    assert_eq!(queue.park_all(&[(RequestId(1), "x")])?, [Seq(u64::MAX - 1)]);
+    let parked = queue.park_all(&[(RequestId(1), "x")])?;
+    assert_eq!(parked, [Parked::Held(Seq(u64::MAX - 1))]);
     Ok(())
 }
 
@@ -387,10 +388,10 @@ fn d3_a_retried_park_is_delivered_once() -> TestResult {
         ..Config::default()
     };
     let mut queue = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
-    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Seq(1));
+    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Parked::Held(Seq(1)));
     let before = file(&queue);
     let syncs = queue.storage().syncs();
-    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Seq(1));
+    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Parked::Held(Seq(1)));
     assert_eq!(
         (file(&queue), queue.storage().syncs()),
         (before.clone(), syncs)
@@ -404,7 +405,7 @@ fn d3_a_retried_park_is_delivered_once() -> TestResult {
     assert_eq!(file(&queue), before);
     // In flight: still the same seq.
     let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
-    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Seq(1));
+    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Parked::Held(Seq(1)));
     // Dead: a retry points to redrive.
     queue.settle(batch.id, &[Outcome::Failed])?;
     let err = queue
@@ -414,12 +415,19 @@ fn d3_a_retried_park_is_delivered_once() -> TestResult {
         .ok_or("dead")?;
     assert_eq!(err.kind(), ErrorKind::RequestDead);
     assert_eq!(queue.find(RequestId(1)).map(|item| item.seq), Some(Seq(1)));
-    // Delivered and settled: the request is no longer held, a park is a new line.
+    // Delivered and settled: the request is no longer held but remembered, and a retry
+    // answers that it was delivered, writing nothing.
     queue.redrive_all()?;
     let batch = queue.boundary(Budget(100))?.ok_or("redriven")?;
     queue.settle(batch.id, &[Outcome::Delivered])?;
     assert!(queue.find(RequestId(1)).is_none());
-    assert_eq!(queue.park(RequestId(1), "r1 ok")?, Seq(2));
+    let before = file(&queue);
+    let delivered = Parked::Delivered {
+        seq: Seq(1),
+        batch: batch.id,
+    };
+    assert_eq!(queue.park(RequestId(1), "r1 ok")?, delivered);
+    assert_eq!(file(&queue), before);
 
     Ok(())
 }
@@ -443,7 +451,7 @@ fn d3_a_park_retried_across_a_crash_is_kept_once() -> TestResult {
         let mut reopened = Queue::with_storage(storage, "m", Config::default())?;
         assert_eq!(
             reopened.park(RequestId(5), "r5 ok")?,
-            Seq(1),
+            Parked::Held(Seq(1)),
             "reached {reached}"
         );
         let lines: Vec<Seq> = reopened.parked().iter().map(|item| item.seq).collect();
@@ -454,26 +462,32 @@ fn d3_a_park_retried_across_a_crash_is_kept_once() -> TestResult {
 
 /// D22: a group is retried only as a whole.
 #[test]
-fn d22_a_group_is_retried_whole() -> TestResult {
+fn d22_a_group_is_answered_line_by_line() -> TestResult {
     //= spec/delivery.md#d22-group-park
     //= type=test
-    //# A group that names one request twice, or mixes requests the mirror holds with new
-    //# ones, MUST fail with `RequestConflict` and write nothing; a group whose requests are
-    //# all held with the same lines MUST return their seqs and write nothing.
+    //# A group that names one request twice MUST fail with `RequestConflict` and write
+    //# nothing; otherwise each line is answered as a park of it alone would be (D3): a held
+    //# line its seq, a remembered one how it ended, a new one parked, and a conflict or a
+    //# dead letter refuses the whole group.
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     let group = [(RequestId(1), "a"), (RequestId(2), "b")];
-    assert_eq!(queue.park_all(&group)?, [Seq(1), Seq(2)]);
+    let held = [Parked::Held(Seq(1)), Parked::Held(Seq(2))];
+    assert_eq!(queue.park_all(&group)?, held);
     let before = file(&queue);
-    assert_eq!(queue.park_all(&group)?, [Seq(1), Seq(2)]);
+    assert_eq!(queue.park_all(&group)?, held);
     for bad in [
         vec![(RequestId(3), "c"), (RequestId(3), "c")],
-        vec![(RequestId(1), "a"), (RequestId(3), "c")],
-        vec![(RequestId(1), "a"), (RequestId(2), "other")],
+        vec![(RequestId(3), "c"), (RequestId(2), "other")],
     ] {
         let err = queue.park_all(&bad).map(|_| ()).err().ok_or("conflict")?;
         assert_eq!(err.kind(), ErrorKind::RequestConflict, "{bad:?}");
     }
     assert_eq!(file(&queue), before);
+    // A held line beside a new one: the held keeps its seq, the new one is parked alone.
+    let mixed = [(RequestId(1), "a"), (RequestId(3), "c")];
+    let answers = queue.park_all(&mixed)?;
+    assert_eq!(answers, [Parked::Held(Seq(1)), Parked::Held(Seq(3))]);
+    assert_eq!(queue.parked().len(), 3);
     Ok(())
 }
 
@@ -482,7 +496,7 @@ fn d22_a_group_is_retried_whole() -> TestResult {
 /// batch says it was seen before, and its count is not below the truth.
 #[test]
 fn m14_an_upgraded_line_that_failed_counts_its_hand_overs() -> TestResult {
-    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+    //= spec/mirror.md#m14-upgrade-from-older-versions
     //= type=test
     //# A reader MUST read a version 1 file (this document's format without `handed`, `parks` and
     //# `redrive`: version 1 `park` and `dead` records have exactly `seq, request, line, failures`)
@@ -509,17 +523,17 @@ fn m14_an_upgraded_line_that_failed_counts_its_hand_overs() -> TestResult {
 /// through M5 before anything is appended, and the same state when reopened.
 #[test]
 fn m14_version_2_mirrors_open_upgraded_without_loss() -> TestResult {
-    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+    //= spec/mirror.md#m14-upgrade-from-older-versions
     //= type=test
-    //# A reader MUST read a version 2 file (this document's format with seq lists written as plain
+    //# A reader MUST read a version 2 file (version 3's format with seq lists written as plain
     //# arrays, a snapshot's in-flight batch written as `park` records of its items, each with its
     //# handed minus the batch's attempt, before a `batch` record at the stored attempt, and no
     //# `close`, `discard`, `flight` or cap) with the same transition.
-    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+    //= spec/mirror.md#m14-upgrade-from-older-versions
     //= type=test
-    //# `open` of a version 1 or 2 mirror that decodes without error MUST, before it appends
-    //# anything, write the current version's snapshot of that state through M5 (temp file,
-    //# fsync, rename, directory fsync).
+    //# `open` of a version 1, 2 or 3 mirror that decodes without error MUST, before it appends
+    //# anything, write the current version's snapshot of that state through M5 (temp file, fsync,
+    //# rename, directory fsync).
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2");
     let default_slack = Config::default().compact_slack_bytes;
     for (name, slack) in [("mixed.mirror", default_slack), ("compacted.mirror", 0)] {
@@ -548,8 +562,13 @@ fn m14_version_2_mirrors_open_upgraded_without_loss() -> TestResult {
         assert_eq!(seqs(&state.dead_letters), [3]);
         assert_eq!(handed(&state.dead_letters), [2]);
         assert_eq!((state.next_seq, state.next_batch), (Seq(9), BatchId(4)));
-        assert_eq!(mirror::decode_log(&file(&queue))?.version, 3);
-        assert_eq!(v2_sequence(config.clone())?.state(), &state, "{name}");
+        assert_eq!(mirror::decode_log(&file(&queue))?.version, 4);
+        let written = before_format_4(v2_sequence(config.clone())?.state());
+        assert_eq!(written, before_format_4(&state), "{name}");
+        assert!(
+            state.remembered.is_empty(),
+            "{name}: a version 2 file remembers nothing"
+        );
         let reopened = Queue::with_storage(queue.into_storage(), "m", config)?;
         assert_eq!(reopened.state(), &state);
     }
@@ -617,7 +636,7 @@ fn internal(what: &str) -> crate::Error {
 /// `SEEN` or `BYTES`, its trailer no check); id, members, order and `remaining` are the same.
 #[test]
 fn m14_a_batch_a_version_1_build_handed_over_repeats_in_the_current_grammar() -> TestResult {
-    //= spec/mirror.md#m14-upgrade-from-versions-1-and-2
+    //= spec/mirror.md#m14-upgrade-from-older-versions
     //= type=test
     //# A batch that a version 1 build handed over is repeated in the current grammar: its text
     //# differs from the one the parent saw beyond `ATTEMPT` and `REPEAT`, the one exception to
@@ -668,7 +687,10 @@ fn d22_a_group_over_its_byte_limit_is_refused_whole() -> TestResult {
     assert_eq!(err.kind(), ErrorKind::GroupTooLarge, "{err}");
     assert_eq!(file(&queue), before);
     assert!(!queue.is_poisoned());
-    assert_eq!(queue.park_all(&over[..2])?, [Seq(1), Seq(2)]);
+    assert_eq!(
+        queue.park_all(&over[..2])?,
+        [Parked::Held(Seq(1)), Parked::Held(Seq(2))]
+    );
     let small = Config {
         group_bytes_max: 3,
         ..config
@@ -698,7 +720,7 @@ fn d3_lines_parked_again_before_the_first_boundary_are_never_duplicated() -> Tes
     let mut queue = Queue::with_storage(queue.into_storage(), "m", Config::default())?;
     let seqs: Vec<Seq> = lines
         .iter()
-        .map(|(request, line)| queue.park(*request, line))
+        .map(|(request, line)| queue.park(*request, line).map(Parked::seq))
         .collect::<crate::Result<_>>()?;
     assert_eq!(seqs, [Seq(1), Seq(2), Seq(3), Seq(4), Seq(5)]);
     let repeat = queue.boundary(Budget(100))?.ok_or("the recovered batch")?;

@@ -642,6 +642,11 @@ impl Reference {
         self
     }
 
+    /// How many requests the remembered window holds at most.
+    pub fn delivered_memory(&self) -> usize {
+        self.delivered_memory
+    }
+
     /// The remembered window, oldest first (`Mirror::remembered`).
     pub fn remembered(&self) -> &[RefRemembered] {
         &self.mirror.remembered
@@ -782,46 +787,64 @@ impl Reference {
     ///
     /// # Errors
     ///
-    /// [`RefError::InvalidLine`] naming the first line holding `\n`; [`RefError::Exhausted`]
-    /// when a seq of the group would be `u64::MAX`. Nothing changes on an error.
+    /// As [`Reference::try_park_all_answers`].
     pub fn try_park_all(&mut self, items: &[(u64, &str)]) -> Result<Vec<u64>, RefError> {
+        let answers = self.try_park_all_answers(items)?;
+        Ok(answers.into_iter().map(RefParked::seq).collect())
+    }
+
+    /// Park a group of lines, answered line by line (D22): a line whose request is held with it
+    /// its seq, one the window remembers how it ended, and the new lines parked together as one
+    /// durable record, consecutive from the next seq in slice order. A group with no new line
+    /// parks nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`RefError::InvalidLine`] naming the first line holding `\n`;
+    /// [`RefError::RequestConflict`] for a request named twice, or held or remembered with
+    /// another line; [`RefError::RequestDead`] for a request whose line is a dead letter;
+    /// [`RefError::Exhausted`] when a seq of the new lines would be `u64::MAX`. Nothing changes
+    /// on an error.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline_model::delivery::{RefParked, Reference};
+    /// let mut queue = Reference::new(3);
+    /// queue.park(1, "a");
+    /// let answers = queue.try_park_all_answers(&[(1, "a"), (2, "b")]).unwrap();
+    /// assert_eq!(answers, vec![RefParked::Held(1), RefParked::Held(2)]);
+    /// ```
+    pub fn try_park_all_answers(
+        &mut self,
+        items: &[(u64, &str)],
+    ) -> Result<Vec<RefParked>, RefError> {
         if let Some(index) = items.iter().position(|(_, line)| line.contains('\n')) {
             return Err(RefError::InvalidLine(index));
         }
-        // D22: a group is repeated only as a whole.
         let mut named: Vec<u64> = items.iter().map(|(request, _)| *request).collect();
         named.sort_unstable();
         named.dedup();
         if named.len() < items.len() {
             return Err(RefError::RequestConflict);
         }
-        // A remembered request counts as held: the group is answered whole, or refused.
-        let held = items
+        let known: Vec<Option<RefParked>> = items
             .iter()
-            .filter(|(request, _)| {
-                self.held(*request).is_some() || self.remembered_entry(*request).is_some()
-            })
-            .count();
-        if held == items.len() && held > 0 {
-            return items
-                .iter()
-                .map(|(request, line)| {
-                    self.repeated_park(*request, line)
-                        .unwrap_or(Err(RefError::RequestConflict))
-                        .map(RefParked::seq)
-                })
-                .collect();
-        }
-        if held > 0 {
-            return Err(RefError::RequestConflict);
-        }
+            .map(|(request, line)| self.repeated_park(*request, line).transpose())
+            .collect::<Result<_, _>>()?;
+        let new = known.iter().filter(|answer| answer.is_none()).count();
         let first = self.mirror.next_seq;
-        let count = u64::try_from(items.len()).map_err(|_| RefError::Exhausted)?;
+        let count = u64::try_from(new).map_err(|_| RefError::Exhausted)?;
         // M6: u64::MAX is never a seq, so the group's last seq must stay below it.
         // The next seq after the group may be u64::MAX (then the next park is refused).
         let next = first.checked_add(count).ok_or(RefError::Exhausted)?;
-        let seqs: Vec<u64> = (first..next).collect();
-        for (&seq, (request, line)) in seqs.iter().zip(items) {
+        let mut seq = first;
+        let mut answers = Vec::with_capacity(items.len());
+        for (answer, (request, line)) in known.into_iter().zip(items) {
+            if let Some(answer) = answer {
+                answers.push(answer);
+                continue;
+            }
             self.mirror.parked.push(RefItem {
                 seq,
                 request: *request,
@@ -829,9 +852,11 @@ impl Reference {
                 failures: 0,
                 handed: 0,
             });
+            answers.push(RefParked::Held(seq));
+            seq += 1;
         }
         self.mirror.next_seq = next;
-        Ok(seqs)
+        Ok(answers)
     }
 
     /// The lowest-seq item of `request` the mirror holds (parked, in flight or dead) and whether

@@ -19,7 +19,7 @@ use parkline_model::delivery::Reference;
 
 use super::{Fault, Run, park_member, state_of_crate};
 use crate::delivery::op::{MEMBERS_MAX, park_concurrently};
-use crate::delivery::view::{Member, state_of_ref};
+use crate::delivery::view::{Member, is_state_of};
 use crate::simdisk::Full;
 
 /// Every order of `0..n` (`n!` of them).
@@ -200,7 +200,7 @@ impl Run {
                 }
                 let mut crashed = reference.clone();
                 crashed.crash();
-                if state_of_ref(&crashed) == recovered {
+                if is_state_of(&recovered, &crashed) {
                     self.reference = crashed;
                     self.observe_members(items, got)?;
                     return self.check_invariants();
@@ -225,6 +225,11 @@ impl Run {
     ) -> Result<usize, String> {
         let mut new: BTreeMap<Seq, (u64, &str)> = BTreeMap::new();
         for ((request, line), answer) in items.iter().zip(got) {
+            if let Member::Remembered { seq, ended } = answer {
+                self.check_remembered_park(*seq, *ended, *request, line)?;
+                self.report.remembered_parks += 1;
+                continue;
+            }
             let Member::Parked(seq) = answer else {
                 continue;
             };
@@ -255,6 +260,7 @@ impl Run {
             self.ghost
                 .acked
                 .insert(seq, (RequestId(request), Line::from(line)));
+            self.ghost.parked_at.insert(seq, self.clock.now());
         }
         self.report.parks += count;
         Ok(count)

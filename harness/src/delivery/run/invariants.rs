@@ -416,12 +416,14 @@ impl Run {
                 "D8 discard: returned {seqs:?} for {named:?} with dead letters {dead:?}"
             ));
         }
-        let mut after = before.clone();
-        after.dead_letters.retain(|item| !seqs.contains(&item.seq));
         let driver = self
             .queue
             .as_ref()
             .ok_or_else(|| "internal: no open queue".to_owned())?;
+        let mut after = before.clone();
+        after.dead_letters.retain(|item| !seqs.contains(&item.seq));
+        // The window's new entries (D3) are checked against the reference's.
+        after.remembered = driver.queue().state().remembered.clone();
         if *driver.queue().state() != after {
             return Err(format!(
                 "D8 discard: removing {seqs:?} left {:?}, expected {after:?}",
@@ -447,6 +449,7 @@ impl Run {
             .ok_or_else(|| "internal: no open queue".to_owned())?;
         let state = driver.queue().state();
         snapshot_round_trips(state, self.setup.snapshot_every_op)?;
+        times_hold(state, &self.ghost, self.clock.now())?;
         if invariants_hold(state, &mut self.ghost) {
             return Ok(());
         }
@@ -491,6 +494,52 @@ impl Run {
     }
 }
 
+/// D24: every time the mirror holds was read from the queue's clock (the harness's reads the op's
+/// index): a line parked by an op the harness saw acknowledged carries that op's index, no time is
+/// later than now, and a line died no sooner than it was parked.
+fn times_hold(state: &MirrorState, ghost: &Ghost, now: u64) -> Result<(), String> {
+    let in_flight = state.in_flight.iter().flat_map(|b| b.items.iter());
+    let live = state.parked.iter().chain(in_flight);
+    for item in live.chain(&state.dead_letters) {
+        //= spec/delivery.md#d24-times
+        //= type=test
+        //# Each park MUST record the time it parked the line, from the queue's clock.
+        if let Some(at) = ghost.parked_at.get(&item.seq)
+            && item.parked_at != Some(*at)
+        {
+            return Err(format!(
+                "D24: seq {} was parked at op {at}, the mirror says {:?}",
+                item.seq, item.parked_at
+            ));
+        }
+        if item.parked_at.is_some_and(|at| at > now) || item.died_at.is_some_and(|d| d > now) {
+            return Err(format!(
+                "D24: seq {} holds a time after op {now}: {item:?}",
+                item.seq
+            ));
+        }
+    }
+    for item in &state.dead_letters {
+        let died_before_parked = item
+            .died_at
+            .zip(item.parked_at)
+            .is_some_and(|(died, at)| died < at);
+        let parked_here = ghost.parked_at.contains_key(&item.seq);
+        if died_before_parked || (parked_here && item.died_at.is_none()) {
+            return Err(format!(
+                "D24: dead letter seq {} died at {:?}, parked at {:?}",
+                item.seq, item.died_at, item.parked_at
+            ));
+        }
+    }
+    for item in &state.parked {
+        if item.died_at.is_some() {
+            return Err(format!("D24: parked seq {} has a time of death", item.seq));
+        }
+    }
+    Ok(())
+}
+
 /// M12: the snapshot of the state after an op decodes to that state, so a compaction there would
 /// write a file that opens as the queue it was written from. With `every_op`, checked after every
 /// op (states of up to 256 items; the large `ParkMany` ones meet the rule at compactions).
@@ -513,9 +562,10 @@ fn snapshot_round_trips(state: &MirrorState, every_op: bool) -> Result<(), Strin
     }
     //= spec/mirror.md#m12-compaction
     //= type=test
-    //# A snapshot is the header and the records that rebuild the state: the dead letters and
-    //# every live item (parked or in flight) as `dead`/`park` records in seq order, then a
-    //# `flight` record naming the in-flight batch's items, then `next`.
+    //# A snapshot is the header and the records that rebuild the state: the dead letters and every
+    //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
+    //# record naming the in-flight batch's items, then the remembered window as `done` records,
+    //# oldest first, then `next` with the window's size.
     match parkline::mirror::decode(&parkline::mirror::encode(state)) {
         Ok(back) if back == *state => Ok(()),
         Ok(back) => Err(format!("M12 snapshot: {state:?} decodes to {back:?}")),
@@ -596,6 +646,7 @@ mod tests {
             next_seq: Seq(5),
             next_batch: BatchId(2),
             cap: None,
+            ..MirrorState::default()
         };
         (state, ghost)
     }
