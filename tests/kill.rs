@@ -13,13 +13,14 @@
 //! harness's drive loop on stdin and stdout and exits without returning. So the drive protocol
 //! and its known-bad protocols exist only in test code, never in the operator binary.
 
+use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command as Process, Stdio};
 
 use parkline::{Config, Queue, Seq};
 use parkline_harness::delivery::view::{
-    hand_over_of_ref, is_state_of, settlement_of_ref, state_of_ref,
+    answer_of_ref, hand_over_of_ref, is_state_of, settlement_of_ref, state_of_ref,
 };
 use parkline_harness::delivery::{Effect, Member, QueueOp};
 use parkline_harness::drive::{self, Command, Reply};
@@ -62,14 +63,22 @@ struct Planned {
     after: Reference,
 }
 
-/// Plan `len` ops from `reference` (a reference at the start of a life).
-fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
+/// Plan `len` ops from `reference` (a reference at the start of a life); `lines` holds the line
+/// of every request parked on this mirror, for the retries after delivery (D3).
+fn plan(
+    reference: &Reference,
+    len: usize,
+    lines: &mut BTreeMap<u64, String>,
+    rng: &mut SplitMix,
+) -> Vec<Planned> {
     let mut now = reference.clone();
     let mut handed: Option<(u64, usize)> = None;
     let mut plan = Vec::with_capacity(len);
     for _ in 0..len {
-        let roll = rng.upto(11);
-        let (op, effect) = if roll == 11 && !now.dead_letters().is_empty() {
+        let roll = rng.upto(12);
+        let (op, effect) = if roll == 12 && !now.remembered().is_empty() {
+            retry_op(&mut now, lines, rng)
+        } else if roll == 11 && !now.dead_letters().is_empty() {
             dead_letters_op(&mut now, rng)
         } else if roll >= 10 {
             // D22: a group in one record; a kill during it keeps all or none.
@@ -84,8 +93,9 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
                     )
                 })
                 .collect();
-            let lines: Vec<(u64, &str)> = items.iter().map(|(r, l)| (*r, l.as_str())).collect();
-            let seqs = now.park_all(&lines);
+            lines.extend(items.iter().cloned());
+            let group: Vec<(u64, &str)> = items.iter().map(|(r, l)| (*r, l.as_str())).collect();
+            let seqs = now.park_all(&group);
             (
                 QueueOp::ParkAll { items },
                 Effect::ParkedAll {
@@ -102,6 +112,7 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
                 2 => String::new(),
                 _ => "x".repeat(40),
             };
+            lines.insert(request, line.clone());
             let seq = Seq(now.park(request, &line));
             (
                 QueueOp::Park { request, line },
@@ -147,6 +158,28 @@ fn plan(reference: &Reference, len: usize, rng: &mut SplitMix) -> Vec<Planned> {
 
 /// The operator's op on the dead letters of `now`, in one record: every one back to the parked
 /// list (D21), or the first one removed for good, or all of them (D8).
+/// D3: a park of a request the remembered window holds, with its line: answered from the window
+/// (delivered, or discarded), nothing written.
+fn retry_op(
+    now: &mut Reference,
+    lines: &BTreeMap<u64, String>,
+    rng: &mut SplitMix,
+) -> (QueueOp, Effect) {
+    let window = now.remembered();
+    let entry = window[rng.upto(window.len() - 1)];
+    let line = lines[&entry.request].clone();
+    let answer = now
+        .try_park_answer(entry.request, &line)
+        .expect("a remembered line");
+    let (seq, ended) = answer_of_ref(answer);
+    assert!(ended.is_some(), "a retry after delivery: {answer:?}");
+    let op = QueueOp::Park {
+        request: entry.request,
+        line,
+    };
+    (op, Effect::Parked { seq, ended })
+}
+
 fn dead_letters_op(now: &mut Reference, rng: &mut SplitMix) -> (QueueOp, Effect) {
     let seqs = |seqs: Vec<u64>| seqs.into_iter().map(Seq).collect();
     match rng.upto(3) {
@@ -257,6 +290,8 @@ struct Tally {
     rewritten: usize,
     /// Acknowledged discards that removed a dead letter (D8).
     discards: usize,
+    /// Acknowledged parks answered from the remembered window (D3): retries after delivery.
+    retries_remembered: usize,
 }
 
 /// The inode of the mirror, if it exists.
@@ -270,11 +305,11 @@ fn inode(path: &Path) -> Option<u64> {
 fn life(
     path: &Path,
     known_bad: Option<KnownBad>,
-    reference: Reference,
+    (reference, lines): (Reference, &mut BTreeMap<u64, String>),
     rng: &mut SplitMix,
     tally: &mut Tally,
 ) -> Result<Reference, String> {
-    let planned = plan(&reference, 1 + rng.upto(24), rng);
+    let planned = plan(&reference, 1 + rng.upto(24), lines, rng);
     let before = inode(path);
     let mut child = spawn_with(path, known_bad);
     let mut stdin = child.stdin.take().expect("stdin");
@@ -291,6 +326,15 @@ fn life(
         .filter(
             |op| matches!(&op.reply, Reply::Done(Effect::Discarded { seqs }) if !seqs.is_empty()),
         )
+        .count();
+    tally.retries_remembered += planned[..read]
+        .iter()
+        .filter(|op| {
+            matches!(
+                &op.reply,
+                Reply::Done(Effect::Parked { ended: Some(_), .. })
+            )
+        })
         .count();
 
     // The killed child's lock went with it; a child another test spawns never holds one (M8).
@@ -382,9 +426,9 @@ fn kill_loop(
     while done < iterations {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("session.mirror");
-        let mut reference = reference();
+        let (mut reference, mut lines) = (reference(), BTreeMap::new());
         for _ in 0..LIVES_PER_MIRROR.min(iterations - done) {
-            reference = life(&path, known_bad, reference, &mut rng, tally)
+            reference = life(&path, known_bad, (reference, &mut lines), &mut rng, tally)
                 .map_err(|e| format!("seed {seed}, kill {done}: {e}"))?;
             done += 1;
         }
@@ -431,6 +475,15 @@ fn kill_9_at_random_moments_loses_nothing_acknowledged() {
     assert!(
         iterations < 20 || tally.rewritten > 0,
         "no life compacted the mirror: the kills never landed near a rewrite"
+    );
+    //= spec/delivery.md#d3-items-verbatim
+    //= type=test
+    //# A park for a request the remembered window holds MUST write nothing: with the same line
+    //# (the same CRC-32) it MUST answer how that line ended (delivered, with its seq and batch, or
+    //# discarded, with its seq), and with another line it MUST fail with `RequestConflict`.
+    assert!(
+        iterations < 20 || tally.retries_remembered > 0,
+        "no life acknowledged a retry after delivery answered from the window"
     );
 }
 
@@ -798,7 +851,7 @@ fn kill_9_while_members_park_concurrently_loses_nothing_acknowledged() {
         stdin.flush().expect("flush ops");
         let lines_max: usize = ops.iter().map(|op| op.len() + 1).sum();
         // Acknowledged members: request -> seq; and every op line read must agree with them.
-        let mut acked = std::collections::BTreeMap::new();
+        let mut acked = BTreeMap::new();
         let mut op_lines = 0;
         for _ in 0..rng.upto(lines_max) {
             match read_reply(&mut stdout).expect("an effect line") {
