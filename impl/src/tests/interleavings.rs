@@ -134,7 +134,7 @@ fn parkers_beside_a_boundary(fail_sync: Option<u64>) {
         .into_iter()
         .map(|parker| {
             let (request, answer) = parker.join().expect("a parker");
-            (request, answer.map_err(|e| e.kind()))
+            (request, answer.map(Parked::seq).map_err(|e| e.kind()))
         })
         .collect();
     let image = Queue::with_storage(tracked.durable_image(), "m", Config::default())
