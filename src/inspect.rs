@@ -1,8 +1,11 @@
 //! `parkline inspect <mirror> [--json]`: what a mirror holds, for an operator or a script.
 //!
 //! Prints the parked lines, the batch in flight (with its attempt) and the dead letters as tables,
-//! or as one JSON object with `--json`. It never modifies the file: it reads the bytes once with
-//! `std::fs::read` and decodes them with `parkline::mirror::decode_log`, the decoder `open` uses.
+//! with each line's age and each dead letter's time since it died (D24), and the size of the
+//! remembered window (D3); or all of it as one JSON object with `--json`. It never modifies the
+//! file: it reads the bytes once with `std::fs::read` and decodes them with
+//! `parkline::mirror::decode_log`, the decoder `open` uses. Ages are measured from the system
+//! clock as inspect reads the file ([`run_at`] takes that time from its caller).
 //!
 //! M13: it takes no lock, on purpose. The exclusive lock (spec/mirror.md M8) protects writers from each
 //! other; a reader needs no protection from the writer, because the writer only appends whole
@@ -21,7 +24,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use parkline::mirror::{self, Decoded, MirrorState};
-use parkline::{Error, ErrorKind, Item};
+use parkline::{Clock, Ended, Error, ErrorKind, Item, Remembered, SystemClock};
 
 /// The arguments of `parkline inspect`.
 #[derive(Clone, Debug, clap::Parser)]
@@ -44,7 +47,14 @@ pub fn main(args: &InspectArgs) -> ExitCode {
 }
 
 /// Runs `parkline inspect` with `args`, writing to `out` and `err`; returns the exit status.
+/// Ages are measured from the system clock.
 pub fn run(args: &InspectArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    run_at(args, SystemClock.now_ms(), out, err)
+}
+
+/// [`run`], with ages measured from `now_ms` (milliseconds since the Unix epoch) instead of the
+/// system clock.
+pub fn run_at(args: &InspectArgs, now_ms: u64, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     //= spec/mirror.md#m13-inspection-is-read-only-and-lock-free
     //# `parkline inspect <mirror>` MUST NOT write to the mirror's directory (no truncation of a
     //# torn tail, no removal of a temp file, no lock file created) and MUST NOT take the lock.
@@ -60,11 +70,11 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match mirror::decode_log(&bytes) {
         Ok(decoded) => {
             let written = if json {
-                serde_json::to_writer(&mut *out, &json_report(path, bytes.len(), &decoded))
+                serde_json::to_writer(&mut *out, &json_report(path, bytes.len(), &decoded, now_ms))
                     .map_err(std::io::Error::from)
                     .and_then(|()| writeln!(out))
             } else {
-                write!(out, "{}", table_report(path, bytes.len(), &decoded))
+                write!(out, "{}", table_report(path, bytes.len(), &decoded, now_ms))
             };
             if written.is_err() {
                 return 3;
@@ -125,7 +135,8 @@ fn json_error(e: &Error) -> serde_json::Value {
 }
 
 /// The version of `inspect --json`'s schema (M13), which changes apart from the file format.
-pub const JSON_SCHEMA: u64 = 1;
+/// Schema 2 added the times (D24) and the remembered window (D3).
+pub const JSON_SCHEMA: u64 = 2;
 
 /// `inspect --json`'s object, schema [`JSON_SCHEMA`] (M13): its own types, so that a change of
 /// the file format's in-memory state does not change what a script reads.
@@ -137,6 +148,8 @@ struct JsonReport {
     bytes: usize,
     records: u64,
     torn_bytes: u64,
+    /// The time the ages are measured from: the system clock as inspect read the file.
+    now_ms: u64,
     next_seq: u64,
     next_batch: u64,
     /// The most items a new batch may hold (D11), `null` when no cap is set.
@@ -144,6 +157,10 @@ struct JsonReport {
     parked: Vec<JsonItem>,
     in_flight: Option<JsonBatch>,
     dead_letters: Vec<JsonItem>,
+    /// How many requests the remembered window keeps (D3; 0 in a file before format 4).
+    delivered_memory: u64,
+    /// The remembered window, oldest first.
+    remembered: Vec<JsonRemembered>,
 }
 
 #[derive(serde::Serialize)]
@@ -153,6 +170,21 @@ struct JsonItem {
     line: String,
     failures: u32,
     handed: u64,
+    /// When the line was parked (ms since the Unix epoch); `null` before format 4.
+    parked_at: Option<u64>,
+    /// `now_ms` minus `parked_at`, never below 0; `null` when `parked_at` is.
+    age_ms: Option<u64>,
+    /// A dead letter's time of death; absent from parked and in-flight items.
+    #[serde(flatten)]
+    death: Option<JsonDeath>,
+}
+
+#[derive(serde::Serialize)]
+struct JsonDeath {
+    /// When the line became a dead letter (ms since the Unix epoch); `null` before format 4.
+    died_at: Option<u64>,
+    /// `now_ms` minus `died_at`, never below 0; `null` when `died_at` is.
+    dead_for_ms: Option<u64>,
 }
 
 #[derive(serde::Serialize)]
@@ -164,7 +196,25 @@ struct JsonBatch {
     items: Vec<JsonItem>,
 }
 
-fn json_items(items: &[Item]) -> Vec<JsonItem> {
+#[derive(serde::Serialize)]
+struct JsonRemembered {
+    request: u64,
+    crc: u32,
+    seq: u64,
+    /// The batch that delivered the line; `null` for a discarded one.
+    batch: Option<u64>,
+    /// `"delivered"` or `"discarded"`.
+    end: String,
+}
+
+/// How long before `now_ms` the time `at` was, in milliseconds: 0 for a time ahead of it (a
+/// clock that went back, D24), `None` when the time is unknown.
+fn since(now_ms: u64, at: Option<u64>) -> Option<u64> {
+    at.map(|at| now_ms.saturating_sub(at))
+}
+
+/// The items as JSON; `dead` adds each one's time of death.
+fn json_items(items: &[Item], now_ms: u64, dead: bool) -> Vec<JsonItem> {
     items
         .iter()
         .map(|item| JsonItem {
@@ -173,11 +223,33 @@ fn json_items(items: &[Item]) -> Vec<JsonItem> {
             line: item.line.to_string(),
             failures: item.failures,
             handed: item.handed,
+            parked_at: item.parked_at(),
+            age_ms: since(now_ms, item.parked_at()),
+            death: dead.then(|| JsonDeath {
+                died_at: item.died_at(),
+                dead_for_ms: since(now_ms, item.died_at()),
+            }),
         })
         .collect()
 }
 
-fn json_report(path: &Path, bytes: usize, decoded: &Decoded) -> JsonReport {
+fn json_remembered(entry: &Remembered) -> JsonRemembered {
+    let end = match entry.end {
+        Ended::Delivered => "delivered".to_owned(),
+        Ended::Discarded => "discarded".to_owned(),
+        // `Ended` is non-exhaustive: a way of ending added later is shown by its name.
+        other => format!("{other:?}").to_lowercase(),
+    };
+    JsonRemembered {
+        request: entry.request.0,
+        crc: entry.crc,
+        seq: entry.seq.0,
+        batch: entry.batch.map(|batch| batch.0),
+        end,
+    }
+}
+
+fn json_report(path: &Path, bytes: usize, decoded: &Decoded, now_ms: u64) -> JsonReport {
     let state: &MirrorState = &decoded.state;
     JsonReport {
         schema: JSON_SCHEMA,
@@ -186,22 +258,25 @@ fn json_report(path: &Path, bytes: usize, decoded: &Decoded) -> JsonReport {
         bytes,
         records: decoded.records,
         torn_bytes: decoded.torn_len,
+        now_ms,
         next_seq: state.next_seq.0,
         next_batch: state.next_batch.0,
         cap: state.cap,
-        parked: json_items(&state.parked),
+        parked: json_items(&state.parked, now_ms, false),
         in_flight: state.in_flight.as_ref().map(|batch| JsonBatch {
             id: batch.id.0,
             attempt: batch.attempt.0,
             remaining: batch.remaining,
             seen: batch.seen,
-            items: json_items(&batch.items),
+            items: json_items(&batch.items, now_ms, false),
         }),
-        dead_letters: json_items(&state.dead_letters),
+        dead_letters: json_items(&state.dead_letters, now_ms, true),
+        delivered_memory: state.memory,
+        remembered: state.remembered.iter().map(json_remembered).collect(),
     }
 }
 
-fn table_report(path: &Path, bytes: usize, decoded: &Decoded) -> String {
+fn table_report(path: &Path, bytes: usize, decoded: &Decoded, now_ms: u64) -> String {
     let state = &decoded.state;
     let mut text = format!(
         "mirror {}: format version {}, {} records, {bytes} bytes; next seq {}, next batch {}\n",
@@ -226,7 +301,7 @@ fn table_report(path: &Path, bytes: usize, decoded: &Decoded) -> String {
         ));
     }
     text.push_str(&format!("\nparked: {}\n", state.parked.len()));
-    text.push_str(&items_table(&state.parked));
+    text.push_str(&items_table(&state.parked, Since::Parked, now_ms));
     match &state.in_flight {
         None => text.push_str("\nin flight: none\n"),
         Some(batch) => {
@@ -240,26 +315,46 @@ fn table_report(path: &Path, bytes: usize, decoded: &Decoded) -> String {
                 batch.remaining,
                 batch.attempt.0.saturating_add(1),
             ));
-            text.push_str(&items_table(&batch.items));
+            text.push_str(&items_table(&batch.items, Since::Parked, now_ms));
         }
     }
     //= spec/delivery.md#d8-dead-letter
     //# MUST be listable (`Queue::dead_letters`, `parkline inspect`),
     text.push_str(&format!("\ndead letters: {}\n", state.dead_letters.len()));
-    text.push_str(&items_table(&state.dead_letters));
+    text.push_str(&items_table(&state.dead_letters, Since::Died, now_ms));
+    text.push_str(&format!(
+        "\nremembered: {} of {} delivered or discarded requests (a park of one again answers how \
+         it ended)\n",
+        state.remembered.len(),
+        state.memory,
+    ));
     text
 }
 
-fn items_table(items: &[Item]) -> String {
+/// Which time of an item a table's time column counts from.
+#[derive(Clone, Copy)]
+enum Since {
+    /// Its park: the column `age`.
+    Parked,
+    /// Its death: the column `dead for`.
+    Died,
+}
+
+fn items_table(items: &[Item], since_what: Since, now_ms: u64) -> String {
     if items.is_empty() {
         return String::new();
     }
+    let (time_column, time_of): (&str, fn(&Item) -> Option<u64>) = match since_what {
+        Since::Parked => ("age", Item::parked_at),
+        Since::Died => ("dead for", Item::died_at),
+    };
     let mut rows = vec![[
         "seq".to_owned(),
         "request".to_owned(),
         "failures".to_owned(),
         "handed".to_owned(),
         "chars".to_owned(),
+        time_column.to_owned(),
         "line".to_owned(),
     ]];
     for item in items {
@@ -269,10 +364,11 @@ fn items_table(items: &[Item]) -> String {
             item.failures.to_string(),
             item.handed.to_string(),
             item.line.chars().count().to_string(),
+            since(now_ms, time_of(item)).map_or_else(|| "-".to_owned(), human_ms),
             cell(&item.line),
         ]);
     }
-    let widths: Vec<usize> = (0..5)
+    let widths: Vec<usize> = (0..6)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut text = String::new();
@@ -281,10 +377,30 @@ fn items_table(items: &[Item]) -> String {
         for (c, width) in widths.iter().enumerate() {
             text.push_str(&format!("{:>width$}  ", row[c]));
         }
-        text.push_str(&row[5]);
+        text.push_str(&row[6]);
         text.push('\n');
     }
     text
+}
+
+/// A span of milliseconds for a person, in its largest unit and, from hours on, the next one
+/// when it is not 0: "45s", "12m", "3h 4m", "2d 5h"; under a second is "0s".
+pub fn human_ms(ms: u64) -> String {
+    const MINUTE: u64 = 60;
+    const HOUR: u64 = 60 * MINUTE;
+    const DAY: u64 = 24 * HOUR;
+    let s = ms / 1000;
+    let (big, unit, small, small_unit) = match s {
+        s if s < MINUTE => return format!("{s}s"),
+        s if s < HOUR => return format!("{}m", s / MINUTE),
+        s if s < DAY => (s / HOUR, "h", s % HOUR / MINUTE, "m"),
+        s => (s / DAY, "d", s % DAY / HOUR, "h"),
+    };
+    if small == 0 {
+        format!("{big}{unit}")
+    } else {
+        format!("{big}{unit} {small}{small_unit}")
+    }
 }
 
 /// A line for a terminal: control characters escaped (a line is data, not terminal commands),
@@ -308,14 +424,41 @@ fn cell(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parkline::{Budget, Outcome, Queue, RequestId};
+    use parkline::{Budget, Outcome, Queue, RequestId, Seq};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
-    /// `parkline inspect <args>`: clap's exit status for a usage error, else `run`'s.
+    /// 2026-01-01 00:00 UTC, in milliseconds since the Unix epoch: the test mirrors' times.
+    const T0: u64 = 1_767_225_600_000;
+    const MINUTE: u64 = 60_000;
+    const HOUR: u64 = 60 * MINUTE;
+    const DAY: u64 = 24 * HOUR;
+    /// The time the tests inspect at: 2d 5h 12m after `T0`.
+    const NOW: u64 = T0 + 2 * DAY + 5 * HOUR + 12 * MINUTE;
+
+    /// A clock the test sets (D24).
+    #[derive(Debug, Default)]
+    struct TestClock(AtomicU64);
+
+    impl TestClock {
+        fn set(&self, ms: u64) {
+            self.0.store(ms, Ordering::SeqCst);
+        }
+    }
+
+    impl Clock for TestClock {
+        fn now_ms(&self) -> u64 {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    /// `parkline inspect <args>` at [`NOW`]: clap's exit status for a usage error, else
+    /// `run_at`'s.
     fn run_on(args: &[&str]) -> (u8, String, String) {
         use clap::Parser as _;
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let status = match InspectArgs::try_parse_from(std::iter::once(&"inspect").chain(args)) {
-            Ok(args) => run(&args, &mut out, &mut err),
+            Ok(args) => run_at(&args, NOW, &mut out, &mut err),
             Err(e) => u8::try_from(e.exit_code()).unwrap_or(u8::MAX),
         };
         (
@@ -325,15 +468,20 @@ mod tests {
         )
     }
 
-    /// A mirror with one parked line, a batch in flight and a dead letter; returns its path.
+    /// A mirror with one parked line, a batch in flight and a dead letter, every line parked at
+    /// `T0` and the dead letter dead since `T0` + 1 h; returns its path.
     fn sample(dir: &Path) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
         let path = dir.join("s1.mirror");
         let mut config = parkline::Config::default();
         config.failures_max = 1;
-        let mut queue = Queue::open_with(&path, config)?;
+        let clock = Arc::new(TestClock::default());
+        clock.set(T0);
+        let mut queue = Queue::open_with(&path, config)?.with_clock(clock.clone());
         queue.park(RequestId(7), "doomed")?;
         let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+        clock.set(T0 + HOUR);
         queue.settle(batch.id, &[Outcome::Failed])?;
+        clock.set(T0);
         queue.park(RequestId(8), "in flight\x1b[31m")?;
         queue.park(RequestId(9), "parked behind")?;
         queue.boundary(Budget(5))?;
@@ -388,10 +536,18 @@ mod tests {
                 .map(|row| row.split_whitespace().map(str::to_owned).collect())
                 .unwrap_or_default()
         };
-        let header = ["seq", "request", "failures", "handed", "chars", "line"];
-        assert_eq!(row(" line"), header);
-        assert_eq!(row(" doomed"), ["1", "7", "1", "1", "6", "doomed"]);
-        assert_eq!(row(" late"), ["4", "10", "0", "0", "4", "late"]);
+        let header = [
+            "seq", "request", "failures", "handed", "chars", "age", "line",
+        ];
+        assert_eq!(row(" age  line"), header);
+        let header = [
+            "seq", "request", "failures", "handed", "chars", "dead", "for", "line",
+        ];
+        assert_eq!(row(" dead for  line"), header);
+        // The dead letter's column is its time since it died, "2d 4h"; the others' their age.
+        let doomed = ["1", "7", "1", "1", "6", "2d", "4h", "doomed"];
+        assert_eq!(row(" doomed"), doomed);
+        assert_eq!(row(" late"), ["4", "10", "0", "0", "4", "2d", "5h", "late"]);
         assert_eq!(row(" parked behind")[..5], ["3", "9", "0", "0", "13"]);
         Ok(())
     }
@@ -416,7 +572,8 @@ mod tests {
         let decoded = mirror::decode_log(&std::fs::read(&path)?)?;
         assert_eq!(value["records"], decoded.records);
         assert_eq!(value["torn_bytes"], 0);
-        // M13: schema 1, its own keys, whatever the file format's in-memory state holds.
+        // M13: schema 2, its own keys, whatever the file format's in-memory state holds.
+        assert_eq!(value["schema"], 2);
         assert_eq!(value["schema"], JSON_SCHEMA);
         assert_eq!(value["format_version"], decoded.version);
         let keys: Vec<&str> = value
@@ -425,29 +582,53 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        let mut schema_1 = [
+        let mut schema_2 = [
             "schema",
             "path",
             "format_version",
             "bytes",
             "records",
             "torn_bytes",
+            "now_ms",
             "next_seq",
             "next_batch",
             "cap",
             "parked",
             "in_flight",
             "dead_letters",
+            "delivered_memory",
+            "remembered",
         ];
-        schema_1.sort_unstable();
-        assert_eq!(keys, schema_1);
-        let item_keys: Vec<&str> = value["parked"][0]
-            .as_object()
-            .ok_or("an item")?
-            .keys()
-            .map(String::as_str)
-            .collect();
-        assert_eq!(item_keys, ["failures", "handed", "line", "request", "seq"]);
+        schema_2.sort_unstable();
+        assert_eq!(keys, schema_2);
+        let keys_of = |item: &serde_json::Value| -> Vec<String> {
+            item.as_object()
+                .map(|item| item.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        let item_keys = [
+            "age_ms",
+            "failures",
+            "handed",
+            "line",
+            "parked_at",
+            "request",
+            "seq",
+        ];
+        assert_eq!(keys_of(&value["parked"][0]), item_keys);
+        assert_eq!(keys_of(&value["in_flight"]["items"][0]), item_keys);
+        let dead_keys = [
+            "age_ms",
+            "dead_for_ms",
+            "died_at",
+            "failures",
+            "handed",
+            "line",
+            "parked_at",
+            "request",
+            "seq",
+        ];
+        assert_eq!(keys_of(&value["dead_letters"][0]), dead_keys);
         Ok(())
     }
 
@@ -468,11 +649,148 @@ mod tests {
         assert_eq!(status, 0);
         let value: serde_json::Value = serde_json::from_str(&out)?;
         assert_eq!(value["format_version"], 1);
+        // D24: a line of a mirror before format 4 has no time, and so no age.
+        let null = serde_json::Value::Null;
+        for item in [&value["parked"][0], &value["in_flight"]["items"][0]] {
+            assert_eq!((&item["parked_at"], &item["age_ms"]), (&null, &null));
+        }
+        let dead = &value["dead_letters"][0];
+        assert_eq!((&dead["died_at"], &dead["dead_for_ms"]), (&null, &null));
+        assert_eq!(value["now_ms"], NOW);
+        assert_eq!(value["delivered_memory"], 0);
+        assert_eq!(value["remembered"], serde_json::json!([]));
         let (status, out, _) = run_on(&[fixture]);
         assert_eq!(status, 0);
         assert!(out.contains("format version 1,"), "{out}");
+        let r16 = out
+            .lines()
+            .find(|row| row.ends_with(" r16 a"))
+            .unwrap_or("");
+        assert!(r16.ends_with("  -  r16 a"), "no age: {out}");
+        assert!(
+            out.contains("\nremembered: 0 of 0 delivered or discarded requests"),
+            "{out}"
+        );
         assert_eq!(std::fs::read(fixture)?, before);
         Ok(())
+    }
+
+    /// D24, D3: inspect shows each line's age and each dead letter's time since it died, measured
+    /// from the time it reads the file (never below 0, for a line parked by a clock ahead of
+    /// it), and the remembered window, oldest first.
+    #[test]
+    fn d24_inspect_shows_ages_and_the_remembered_window() -> Result<(), Box<dyn std::error::Error>>
+    {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("s1.mirror");
+        let mut config = parkline::Config::default();
+        config.failures_max = 1;
+        let clock = Arc::new(TestClock::default());
+        clock.set(T0);
+        let mut queue = Queue::open_with(&path, config)?.with_clock(clock.clone());
+        queue.park(RequestId(1), "r1 delivered")?;
+        queue.park(RequestId(2), "r2 dies")?;
+        let batch = queue.boundary(Budget(1000))?.ok_or("parked")?;
+        clock.set(T0 + HOUR);
+        queue.settle(batch.id, &[Outcome::Delivered, Outcome::Failed])?;
+        queue.park(RequestId(3), "r3 discarded")?;
+        let batch = queue.boundary(Budget(1000))?.ok_or("parked")?;
+        clock.set(T0 + 2 * HOUR);
+        queue.settle(batch.id, &[Outcome::Failed])?;
+        queue.discard(&[Seq(3)])?;
+        clock.set(T0 + 2 * DAY);
+        queue.park(RequestId(4), "r4 in flight")?;
+        queue.boundary(Budget(1000))?.ok_or("parked")?;
+        clock.set(NOW + MINUTE); // a clock ahead of inspect's
+        queue.park(RequestId(5), "r5 parked")?;
+        drop(queue);
+
+        let (status, out, err) = run_on(&[path.to_str().ok_or("utf-8")?, "--json"]);
+        assert_eq!(status, 0, "{err}");
+        let value: serde_json::Value = serde_json::from_str(&out)?;
+        assert_eq!(value["now_ms"], NOW);
+        let parked = &value["parked"][0];
+        assert_eq!(parked["parked_at"], NOW + MINUTE);
+        assert_eq!(parked["age_ms"], 0, "an age is never below 0");
+        let in_flight = &value["in_flight"]["items"][0];
+        assert_eq!(in_flight["parked_at"], T0 + 2 * DAY);
+        assert_eq!(in_flight["age_ms"], 5 * HOUR + 12 * MINUTE);
+        let dead = &value["dead_letters"][0];
+        assert_eq!(dead["request"], 2);
+        assert_eq!(dead["parked_at"], T0);
+        assert_eq!(dead["age_ms"], NOW - T0);
+        assert_eq!(dead["died_at"], T0 + HOUR);
+        assert_eq!(dead["dead_for_ms"], NOW - T0 - HOUR);
+        assert_eq!(value["delivered_memory"], parkline::DELIVERED_MEMORY);
+        let state = mirror::decode_log(&std::fs::read(&path)?)?.state;
+        let crc = |at: usize| state.remembered.get(at).map(|entry| entry.crc);
+        assert_eq!(
+            value["remembered"],
+            serde_json::json!([
+                {"request": 1, "crc": crc(0), "seq": 1, "batch": 1, "end": "delivered"},
+                {"request": 3, "crc": crc(1), "seq": 3, "batch": null, "end": "discarded"},
+            ])
+        );
+
+        let (status, out, err) = run_on(&[path.to_str().ok_or("utf-8")?]);
+        assert_eq!(status, 0, "{err}");
+        let row = |line: &str| out.lines().find(|row| row.ends_with(line)).unwrap_or("");
+        assert!(row(" r5 parked").ends_with("  0s  r5 parked"), "{out}");
+        assert!(
+            row(" r4 in flight").ends_with("  5h 12m  r4 in flight"),
+            "{out}"
+        );
+        assert!(row(" r2 dies").ends_with("  2d 4h  r2 dies"), "{out}");
+        assert!(
+            out.contains(
+                "\nremembered: 2 of 256 delivered or discarded requests (a park of one again \
+                 answers how it ended)\n"
+            ),
+            "{out}"
+        );
+        Ok(())
+    }
+
+    /// Ages in short human units: the largest unit, and from hours on the next one unless 0.
+    #[test]
+    fn human_units_name_the_largest_unit_and_the_next() {
+        let s = 1000;
+        let shown: Vec<String> = [
+            0,
+            999,
+            45 * s,
+            59 * s + 999,
+            60 * s,
+            12 * MINUTE + 59 * s,
+            HOUR,
+            3 * HOUR + 4 * MINUTE + 30 * s,
+            DAY - 1,
+            DAY,
+            2 * DAY + 5 * HOUR + 59 * MINUTE,
+            400 * DAY,
+            u64::MAX,
+        ]
+        .into_iter()
+        .map(human_ms)
+        .collect();
+        assert_eq!(
+            shown,
+            [
+                "0s",
+                "0s",
+                "45s",
+                "59s",
+                "1m",
+                "12m",
+                "1h",
+                "3h 4m",
+                "23h 59m",
+                "1d",
+                "2d 5h",
+                "400d",
+                "213503982334d 14h",
+            ]
+        );
     }
 
     /// M13, section 6: a damaged header gets no advice to cut the file at byte 0 (that leaves an

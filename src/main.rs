@@ -47,8 +47,12 @@ enum Command {
     Explore(check::ExploreArgs),
     /// Print what a mirror file holds, without modifying it
     ///
-    /// Prints what the mirror file holds: parked lines, the batch in flight (with its attempt),
-    /// dead letters. Never modifies the file and takes no lock, so it works on a live session.
+    /// Prints what the mirror file holds: parked lines and the batch in flight (with its
+    /// attempt), each line with its age; dead letters, each with the time since it died
+    /// (spec/delivery.md D24; "-" for a line from a mirror before format 4); and how many
+    /// delivered or discarded requests the mirror remembers (D3). `--json` prints the same as
+    /// one object, with the times in milliseconds since the Unix epoch and the remembered
+    /// requests listed. Never modifies the file and takes no lock, so it works on a live session.
     #[command(after_help = EXIT_INSPECT)]
     Inspect(inspect::InspectArgs),
     /// Move dead letters back to the parked list (takes the mirror's lock)
