@@ -96,7 +96,8 @@ pub const EXIT_DISCARD: &str = "\
 Exit status:
   0  the dead letters were discarded (or would be), also when there were none
   1  the mirror is damaged (the file is left as it is)
-  2  usage error (neither --seq nor --all), or a seq that is not a dead letter or is named twice
+  2  usage error (not one of --seq, --all, --older-than; a bad duration), or a seq that is not
+     a dead letter or is named twice
   3  a file cannot be read or written
   5  the daemon holds the mirror's lock (nothing was changed)
   6  no mirror exists at the path (nothing was created)";

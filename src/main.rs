@@ -66,11 +66,13 @@ enum Command {
     Redrive(redrive::RedriveArgs),
     /// Remove dead letters from the mirror for good (takes the mirror's lock)
     ///
-    /// Removes the dead letters named by `--seq`, or every one with `--all`, from the mirror
-    /// (spec/delivery.md D8): one record, one fsync. For dead letters an operator has read and
-    /// does not want delivered; a park for their requests is then a new line. Takes the mirror's
-    /// lock as the daemon does and refuses while the daemon holds it; never creates a mirror.
-    /// `--dry-run` reads the mirror lock-free, prints what would be removed and writes nothing.
+    /// Removes the dead letters named by `--seq`, every one with `--all`, or with `--older-than`
+    /// those that died more than the duration ago (a dead letter without a time of death, from a
+    /// mirror before format 4, is kept and counted), from the mirror (spec/delivery.md D8, D24):
+    /// one record, one fsync. For dead letters an operator has read and does not want delivered;
+    /// the mirror then remembers them as discarded (D3). Takes the mirror's lock as the daemon
+    /// does and refuses while the daemon holds it; never creates a mirror. `--dry-run` reads the
+    /// mirror lock-free, prints what would be removed and writes nothing.
     #[command(after_help = EXIT_DISCARD)]
     Discard(redrive::DiscardArgs),
     /// End a session: remove its mirror and lock file (takes the mirror's lock)

@@ -627,7 +627,12 @@ fn d21_each_cause_has_its_own_exit_status() {
     let missing = dir.path().join("s2.mirror");
     mirror_with_dead_letters(&mirror);
     let before = std::fs::read(&mirror).expect("read");
-    let commands: [&[&str]; 3] = [&["redrive"], &["discard", "--all"], &["remove", "--force"]];
+    let commands: [&[&str]; 4] = [
+        &["redrive"],
+        &["discard", "--all"],
+        &["discard", "--older-than", "1d"],
+        &["remove", "--force"],
+    ];
     let daemon = parkline::Queue::open(&mirror).expect("open");
     for command in commands {
         let held = parkline(&[command, &[path(&mirror)]].concat());
@@ -682,7 +687,8 @@ fn d21_each_cause_has_its_own_exit_status() {
     }
 }
 
-/// `parkline discard` with neither `--seq` nor `--all` is a usage error that names both.
+/// `parkline discard` with none of `--seq`, `--all` and `--older-than` is a usage error that
+/// names the three; two of them are one too.
 #[test]
 fn cli_discard_without_seq_or_all_names_both() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -690,7 +696,188 @@ fn cli_discard_without_seq_or_all_names_both() {
     let output = parkline(&["discard", path(&mirror)]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let text = stderr(&output);
-    assert!(text.contains("--seq") && text.contains("--all"), "{text}");
-    let both = parkline(&["discard", path(&mirror), "--seq", "1", "--all"]);
-    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    assert!(
+        text.contains("--seq") && text.contains("--all") && text.contains("--older-than"),
+        "{text}"
+    );
+    for two in [
+        ["--seq", "1", "--all"].as_slice(),
+        &["--seq", "1", "--older-than", "1h"],
+        &["--all", "--older-than", "1h"],
+    ] {
+        let both = parkline(&[&["discard", path(&mirror)], two].concat());
+        assert_eq!(both.status.code(), Some(2), "{two:?}: {}", stderr(&both));
+    }
+    assert!(!mirror.exists(), "nothing created");
+}
+
+/// A clock the test sets (D24).
+#[derive(Debug, Default)]
+struct TestClock(std::sync::atomic::AtomicU64);
+
+impl parkline::Clock for TestClock {
+    fn now_ms(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl TestClock {
+    fn set(&self, ms: u64) {
+        self.0.store(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+const MINUTE_MS: u64 = 60_000;
+const DAY_MS: u64 = 24 * 60 * MINUTE_MS;
+
+/// A mirror with two dead letters (failures_max 1): seq 1 (request 1) died at `first`, seq 2
+/// (request 2) at `second`.
+fn mirror_with_timed_dead_letters(path: &Path, first: u64, second: u64) {
+    use parkline::{Budget, Config, Outcome, Queue, RequestId};
+    let clock = std::sync::Arc::new(TestClock::default());
+    let mut config = Config::default();
+    config.failures_max = 1;
+    let mut queue = Queue::open_with(path, config)
+        .expect("open")
+        .with_clock(clock.clone());
+    for (request, died) in [(1, first), (2, second)] {
+        clock.set(died - MINUTE_MS);
+        queue
+            .park(RequestId(request), &format!("r{request} failed"))
+            .expect("park");
+        let batch = queue
+            .boundary(Budget(100))
+            .expect("boundary")
+            .expect("batch");
+        clock.set(died);
+        queue.settle(batch.id, &[Outcome::Failed]).expect("settle");
+    }
+    let died: Vec<Option<u64>> = queue.dead_letters().iter().map(|d| d.died_at()).collect();
+    assert_eq!(died, [Some(first), Some(second)]);
+}
+
+/// D8, D24: `discard --older-than` names the dead letters that died more than the duration
+/// before now, by their time of death; `--dry-run` says so and writes nothing; the discarded
+/// request is then remembered as discarded (D3).
+#[test]
+fn cli_discard_older_than_picks_the_dead_letters_that_died_before() {
+    use parkline::{Clock, Parked, Queue, RequestId, Seq, SystemClock};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    // Far from the 1h the test asks for, so the time the test takes changes nothing.
+    let now = SystemClock.now_ms();
+    mirror_with_timed_dead_letters(&mirror, now - 3 * DAY_MS, now - 10 * MINUTE_MS);
+    let before = std::fs::read(&mirror).expect("read");
+    let dry = parkline(&["discard", path(&mirror), "--older-than", "1h", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert_eq!(
+        stdout(&dry),
+        "would discard seq 1 (request 1, failures 1, handed 1): r1 failed\n\
+         would discard 1 of 2 dead letters from the mirror\n"
+    );
+    let none = parkline(&["discard", path(&mirror), "--older-than", "7d", "--dry-run"]);
+    assert_eq!(none.status.code(), Some(0), "{}", stderr(&none));
+    assert_eq!(
+        stdout(&none),
+        "would discard 0 of 2 dead letters from the mirror\n"
+    );
+    assert_eq!(
+        std::fs::read(&mirror).expect("read"),
+        before,
+        "--dry-run wrote"
+    );
+    let older = parkline(&["discard", path(&mirror), "--older-than", "60m"]);
+    assert_eq!(older.status.code(), Some(0), "{}", stderr(&older));
+    assert_eq!(
+        stdout(&older),
+        "discarded seq 1 (request 1, failures 1, handed 1): r1 failed\n\
+         discarded 1 of 2 dead letters from the mirror\n"
+    );
+    let mut queue = Queue::open(&mirror).expect("open");
+    let dead: Vec<u64> = queue.dead_letters().iter().map(|d| d.seq.0).collect();
+    assert_eq!(dead, [2]);
+    assert_eq!(
+        queue.park(RequestId(1), "r1 failed").expect("park"),
+        Parked::Discarded { seq: Seq(1) }
+    );
+}
+
+/// `--older-than` takes a whole number and one unit of ms, s, m, h, d; anything else is a usage
+/// error (exit 2) that says the form, and changes nothing.
+#[test]
+fn cli_discard_older_than_a_bad_duration_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    mirror_with_dead_letters(&mirror);
+    let before = std::fs::read(&mirror).expect("read");
+    for bad in [
+        "",
+        "10",
+        "h",
+        "5x",
+        "-1h",
+        "+1h",
+        "1.5h",
+        "2h30m",
+        "7 d",
+        "1H",
+        "1w",
+        "1hour",
+        "18446744073709552s",
+    ] {
+        // `=`: a value that starts with `-` would be read as a flag.
+        let flag = format!("--older-than={bad}");
+        let output = parkline(&["discard", path(&mirror), &flag]);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{bad:?}: {}",
+            stderr(&output)
+        );
+        let text = stderr(&output);
+        assert!(text.contains("--older-than"), "{bad:?}: {text}");
+        assert!(
+            text.contains("one unit of ms, s, m, h, d") || text.contains("longer than"),
+            "{bad:?}: {text}"
+        );
+    }
+    for good in ["0ms", "90s", "15m", "2h", "7d", "007d"] {
+        let output = parkline(&["discard", path(&mirror), "--older-than", good, "--dry-run"]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{good:?}: {}",
+            stderr(&output)
+        );
+    }
+    assert_eq!(std::fs::read(&mirror).expect("read"), before);
+}
+
+/// D24: a mirror from before format 4 has no time of death: `--older-than` names none of its
+/// dead letters, with or without `--dry-run`, and says how many it left for that reason.
+#[test]
+fn cli_discard_older_than_leaves_dead_letters_without_a_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/impl/tests/fixtures/v1/mixed.mirror"
+    );
+    std::fs::copy(fixture, &mirror).expect("copy");
+    let left = "left 2 dead letters without a time of death (they died in a mirror before format \
+                4): --older-than never names them\n";
+    let dry = parkline(&["discard", path(&mirror), "--older-than", "0ms", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert_eq!(
+        stdout(&dry),
+        format!("would discard 0 of 2 dead letters from the mirror\n{left}")
+    );
+    let output = parkline(&["discard", path(&mirror), "--older-than", "0ms"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        format!("discarded 0 of 2 dead letters from the mirror\n{left}")
+    );
+    let queue = parkline::Queue::open(&mirror).expect("open");
+    assert_eq!(queue.dead_letters().len(), 2);
 }
