@@ -95,6 +95,12 @@ impl Core {
         }
     }
 
+    /// How many requests the remembered window's index holds, stale ones included.
+    #[cfg(test)]
+    pub(crate) fn remembered_index_len(&self) -> usize {
+        self.remembered.len()
+    }
+
     /// The remembered window's entry for `request`, if the window still holds one.
     fn remembered_entry(&self, request: RequestId) -> Option<&Remembered> {
         self.remembered.get(&request)?;
@@ -734,11 +740,11 @@ impl Core {
 
     /// Keeps the remembered window's index in step with `record`, just applied: the entries it
     /// added are the window's newest.
+    /// (A `done` record is written only by snapshots, which the core never commits.)
     fn index_remembered(&mut self, record: &Record) {
         let added = match record {
             Record::Settle { delivered, .. } => delivered.len(),
             Record::Discard { seqs } => seqs.len(),
-            Record::Done { .. } => 1,
             _ => return,
         };
         let window = &self.state.remembered;

@@ -353,3 +353,44 @@ fn d3_a_remembered_entry_costs_about_ninety_bytes_of_snapshot() -> TestResult {
     );
     Ok(())
 }
+
+/// D3: the index of the remembered window names requests the window forgot only until it holds
+/// twice the window plus 64, then it is rebuilt: with a window of three and three lines
+/// delivered at each settle (the index grows by three, past 70 without touching it), it stays
+/// within that bound over 200 settles, and a forgotten request is parked anew. Kills the bound's `>` made `==` (a settle of three steps over the equality and the index
+/// grows without end, found by `.ci/mutants --in-diff`).
+#[test]
+fn d3_the_window_s_index_stays_within_twice_the_window() -> TestResult {
+    let config = Config {
+        delivered_memory: 3,
+        ..Config::default()
+    };
+    let state = mirror::MirrorState {
+        memory: 3,
+        ..mirror::MirrorState::default()
+    };
+    let mut core = crate::core::Core::new(state, config);
+    let mut request = 0;
+    for _ in 0..200 {
+        for _ in 0..3 {
+            request += 1;
+            let step = core.park(RequestId(request), "x", 0)?;
+            core.commit(step.record.as_ref().ok_or("a park")?);
+        }
+        let step = core.boundary(Budget(usize::MAX), 0)?;
+        core.commit(step.record.as_ref().ok_or("a batch")?);
+        let batch = step.value.ok_or("parked")?;
+        core.handed_over();
+        let step = core.settle(batch.id, &[Outcome::Delivered; 3], 0)?;
+        core.commit(step.record.as_ref().ok_or("a settle")?);
+        core.settled();
+        let len = core.remembered_index_len();
+        assert!(len <= 2 * 3 + 64 + 3, "{len}");
+    }
+    assert_eq!(core.state.remembered.len(), 3);
+    let forgotten = core.park(RequestId(1), "x", 0)?;
+    assert_eq!(forgotten.value, Parked::Held(core.state.next_seq));
+    let remembered = core.park(RequestId(request), "x", 0)?;
+    assert!(remembered.record.is_none() && !remembered.value.is_held());
+    Ok(())
+}
