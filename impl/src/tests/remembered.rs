@@ -394,3 +394,80 @@ fn d3_the_window_s_index_stays_within_twice_the_window() -> TestResult {
     assert!(remembered.record.is_none() && !remembered.value.is_held());
     Ok(())
 }
+
+/// M3: the change a record makes is the same whether it is applied as read back (`apply`, which
+/// moves its lines) or as planned (`apply_checked`): the times and the window included. Kills
+/// `apply_checked`'s `dead` arm without its times (found by `.ci/mutants --in-diff`: no test
+/// applied a planned `dead` record, which only snapshots hold).
+#[test]
+fn m3_a_record_read_back_and_the_same_record_planned_change_the_state_alike() -> TestResult {
+    use crate::mirror::{GroupItem, Record};
+    let records = vec![
+        Record::Park {
+            seq: Seq(1),
+            request: RequestId(1),
+            line: Line::from("one"),
+            failures: 0,
+            handed: 0,
+            at: Some(5),
+        },
+        Record::Dead {
+            seq: Seq(2),
+            request: RequestId(2),
+            line: Line::from("two"),
+            failures: 1,
+            handed: 1,
+            at: Some(6),
+            died: Some(7),
+        },
+        Record::Parks {
+            seq: Seq(3),
+            at: Some(8),
+            items: vec![GroupItem {
+                request: RequestId(3),
+                line: Line::from("three"),
+            }],
+        },
+    ];
+    let (mut read, mut planned) = (
+        mirror::MirrorState::default(),
+        mirror::MirrorState::default(),
+    );
+    for record in records {
+        planned.check(&record)?;
+        planned.apply_checked(&record);
+        read.apply(record)?;
+        assert_eq!(planned, read);
+    }
+    let dead = &read.dead_letters[0];
+    assert_eq!((dead.parked_at(), dead.died_at()), (Some(6), Some(7)));
+    assert_eq!(read.parked[1].parked_at(), Some(8));
+    Ok(())
+}
+
+/// D3, D11: a settle's delivered lines join the window, the newest `memory` of them, whatever
+/// else the batch held; and the settle doubles a cap the batch filled. Kills `apply_settle`'s
+/// count of delivered lines with `+` for `-` (the window then skipped them) and the settle
+/// record's count of the batch with `*` for `+` (the cap then lifted instead of doubling), found
+/// by `.ci/mutants --in-diff` with the unit tests alone (the differential catches both too).
+#[test]
+fn d3_d11_a_settle_remembers_its_newest_delivered_lines_and_doubles_a_filled_cap() -> TestResult {
+    let next = r#"{"type":"next","seq":1,"batch":1,"cap":3,"memory":2}"#;
+    let bytes = file_of(&[next.to_owned()]);
+    let config = Config {
+        delivered_memory: 2,
+        ..Config::default()
+    };
+    let mut queue = open_bytes(&bytes, config)?;
+    for request in 1..=3 {
+        queue.park(RequestId(request), &format!("r{request}"))?;
+    }
+    let batch = queue.boundary(Budget(usize::MAX))?.ok_or("parked")?;
+    assert_eq!(batch.items.len(), 3, "the cap admits three");
+    let outcomes = [Outcome::Delivered, Outcome::Failed, Outcome::Delivered];
+    queue.settle(batch.id, &outcomes)?;
+    let window: Vec<Seq> = queue.state().remembered.iter().map(|e| e.seq).collect();
+    assert_eq!(window, [Seq(1), Seq(3)]);
+    assert_eq!(queue.state().cap, Some(6));
+    Ok(())
+}
