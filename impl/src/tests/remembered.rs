@@ -471,3 +471,29 @@ fn d3_d11_a_settle_remembers_its_newest_delivered_lines_and_doubles_a_filled_cap
     assert_eq!(queue.state().cap, Some(6));
     Ok(())
 }
+
+/// M3: a `done` record that says a line was delivered by no batch, or discarded by one, is
+/// impossible: `Corrupt`, and the file left as it was. Kills `check_done` made `Ok(())` (found by
+/// `.ci/mutants --in-diff`).
+#[test]
+fn m3_a_remembered_entry_that_contradicts_its_end_is_corrupt() -> TestResult {
+    for (done, reason) in [
+        (
+            r#"{"type":"done","request":1,"crc":0,"seq":1,"end":"delivered"}"#,
+            "without its batch",
+        ),
+        (
+            r#"{"type":"done","request":1,"crc":0,"seq":1,"batch":1,"end":"discarded"}"#,
+            "with batch 1",
+        ),
+    ] {
+        let bytes = file_of(&[done.to_owned()]);
+        let err = open_bytes(&bytes, no_window()).err().ok_or("corrupt")?;
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{done}");
+        assert!(err.to_string().contains(reason), "{err}");
+    }
+    let good = r#"{"type":"done","request":1,"crc":0,"seq":1,"batch":1,"end":"delivered"}"#;
+    let queue = open_bytes(&file_of(&[good.to_owned()]), no_window())?;
+    assert_eq!(queue.state().remembered.len(), 1);
+    Ok(())
+}
