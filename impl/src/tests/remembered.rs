@@ -279,6 +279,13 @@ fn d24_parks_and_deaths_carry_the_clock_s_times() -> TestResult {
         (redriven.parked_at(), redriven.died_at()),
         (Some(NOW), None)
     );
+    // Seq 1, parked again below seq 3 in flight, is the oldest line now (kills the comparison
+    // of the parked and in-flight fronts made `>` or `==`, found by `.ci/mutants --in-diff`).
+    assert!(queue.in_flight().is_some_and(|b| b.items[0].seq == Seq(3)));
+    assert_eq!(
+        queue.stats().oldest_parked_age,
+        Some(Duration::from_millis(100))
+    );
     Ok(())
 }
 
