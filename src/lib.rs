@@ -3,6 +3,7 @@
 //! `src/main.rs`; the conformance harness is the separate `parkline-harness` crate, which this one
 //! does not link.
 
+pub mod ask;
 #[cfg(feature = "model")]
 pub mod check;
 pub mod inspect;
@@ -12,15 +13,16 @@ pub mod workload;
 
 /// The exit statuses of `parkline`, by name: what a runbook branches on (README's status table,
 /// spec/delivery.md D21). A status keeps its meaning once given; [`QUEUED`](status::QUEUED) and
-/// [`REFUSED`](status::REFUSED) are reserved for an operator command that asks a live daemon to
-/// make the change, and no command exits with them yet.
+/// [`REFUSED`](status::REFUSED) are the answers of a live daemon asked to make the change
+/// (spec/mirror.md M17).
 pub mod status {
     //= spec/delivery.md#d21-dead-letter-redrive
     //# The operator commands that change a mirror (`parkline redrive`, `parkline discard`, `parkline
     //# remove`) MUST exit with a status of its own for each cause a runbook branches on: 0 applied, 1
     //# the mirror is damaged, 2 a usage error or a seq that is not a dead letter, 3 a file that cannot
-    //# be read or written, 4 (`remove`) lines still held without `--force`, 5 locked (the daemon holds
-    //# the mirror's lock), 6 no such session (no mirror at the path).
+    //# be read or written, 4 (`remove`) lines still held without `--force`, 5 locked (`remove`: the
+    //# daemon holds the session), 6 no such session (no mirror at the path), 7 queued for the daemon, 8
+    //# refused by the daemon (`redrive`, `discard`: M17).
 
     /// Success; for a command that changes a mirror, the change was applied.
     pub const APPLIED: u8 = 0;
@@ -38,9 +40,11 @@ pub mod status {
     pub const LOCKED: u8 = 5;
     /// No mirror exists at the path: no such session; nothing was created.
     pub const NO_SUCH_SESSION: u8 = 6;
-    /// Reserved: the change was handed to the live daemon, which applies it at its next step.
+    /// The change waits in the session's request file for the live daemon, which applies it at
+    /// the session's next boundary (or its next open); nothing is changed yet.
     pub const QUEUED: u8 = 7;
-    /// Reserved: the live daemon refused the change.
+    /// The live daemon refused the change (a seq that is not a dead letter, a malformed
+    /// request), or too many requests wait for it; nothing was changed.
     pub const REFUSED: u8 = 8;
 }
 
@@ -55,10 +59,11 @@ Exit status:
      letter)
   3  a file cannot be read, or the output cannot be written
   4  remove: the mirror still holds lines
-  5  redrive, discard, remove: locked, the daemon holds the mirror's lock
+  5  remove: locked, the daemon holds the session; redrive, discard: another parkline holds the
+     request file
   6  redrive, discard, remove: no such session, no mirror at the path
-  7  reserved: queued for the daemon
-  8  reserved: refused by the daemon";
+  7  redrive, discard: queued, the daemon applies the change at the session's next boundary
+  8  redrive, discard: refused by the daemon, nothing was changed";
 
 /// `parkline check --help`'s exit statuses.
 pub const EXIT_CHECK: &str = "\
@@ -84,23 +89,29 @@ Exit status:
 /// `parkline redrive --help`'s exit statuses.
 pub const EXIT_REDRIVE: &str = "\
 Exit status:
-  0  the dead letters moved (or would move), also when there was nothing to move
-  1  the mirror is damaged (the file is left as it is)
+  0  the dead letters moved (or would move), also when there was nothing to move; by the
+     daemon, when it holds the session and answered within --wait
+  1  the mirror or the request file is damaged (the file is left as it is)
   2  usage error, or a seq that is not a dead letter or is named twice
   3  a file cannot be read or written
-  5  the daemon holds the mirror's lock (nothing was changed)
-  6  no mirror exists at the path (nothing was created)";
+  5  another parkline holds the request file's lock (nothing was asked)
+  6  no mirror exists at the path (nothing was created)
+  7  queued: the daemon holds the session and applies the request at its next boundary
+  8  the daemon refused the request (a seq that is not a dead letter), or 64 requests wait";
 
 /// `parkline discard --help`'s exit statuses.
 pub const EXIT_DISCARD: &str = "\
 Exit status:
-  0  the dead letters were discarded (or would be), also when there were none
-  1  the mirror is damaged (the file is left as it is)
+  0  the dead letters were discarded (or would be), also when there were none; by the daemon,
+     when it holds the session and answered within --wait
+  1  the mirror or the request file is damaged (the file is left as it is)
   2  usage error (not one of --seq, --all, --older-than; a bad duration), or a seq that is not
      a dead letter or is named twice
   3  a file cannot be read or written
-  5  the daemon holds the mirror's lock (nothing was changed)
-  6  no mirror exists at the path (nothing was created)";
+  5  another parkline holds the request file's lock (nothing was asked)
+  6  no mirror exists at the path (nothing was created)
+  7  queued: the daemon holds the session and applies the request at its next boundary
+  8  the daemon refused the request (a seq that is not a dead letter), or 64 requests wait";
 
 /// `parkline remove --help`'s exit statuses.
 pub const EXIT_REMOVE: &str = "\
@@ -110,7 +121,7 @@ Exit status:
   2  usage error (an unknown flag, a bad value)
   3  a file cannot be read or removed
   4  the mirror holds parked, in-flight or dead lines and --force was not given
-  5  the daemon holds the mirror's lock (nothing was removed)
+  5  the daemon holds the session: its end is the daemon's to decide (nothing was removed)
   6  no mirror exists at the path (nothing was created)";
 
 /// `parkline workload --help`'s exit statuses.

@@ -55,31 +55,36 @@ enum Command {
     /// requests listed. Never modifies the file and takes no lock, so it works on a live session.
     #[command(after_help = EXIT_INSPECT)]
     Inspect(inspect::InspectArgs),
-    /// Move dead letters back to the parked list (takes the mirror's lock)
+    /// Move dead letters back to the parked list, or ask the daemon holding the session to
     ///
     /// Moves the dead letters named by `--seq` (all of them without it) back to the parked list,
     /// each at its seq's place with failures 0 and its hand-over count kept (spec/delivery.md
-    /// D21): one record, one fsync. Takes the mirror's lock as the daemon does and refuses while
-    /// the daemon holds it; never creates a mirror. `--dry-run` reads the mirror lock-free, as
-    /// inspect does, prints what would move and writes nothing.
+    /// D21): one record, one fsync. Takes the mirror's lock as the daemon does; never creates a
+    /// mirror. While the daemon holds the lock, the command leaves the request in the session's
+    /// request file (spec/mirror.md M17): the daemon applies it at the session's next boundary,
+    /// exactly once, and the command waits up to `--wait` for the answer (applied, refused, or
+    /// still queued). `--dry-run` reads the mirror lock-free, as inspect does, prints what would
+    /// move and writes nothing.
     #[command(after_help = EXIT_REDRIVE)]
     Redrive(redrive::RedriveArgs),
-    /// Remove dead letters from the mirror for good (takes the mirror's lock)
+    /// Remove dead letters from the mirror for good, or ask the daemon holding the session to
     ///
     /// Removes the dead letters named by `--seq`, every one with `--all`, or with `--older-than`
     /// those that died more than the duration ago (a dead letter without a time of death, from a
     /// mirror before format 4, is kept and counted), from the mirror (spec/delivery.md D8, D24):
     /// one record, one fsync. For dead letters an operator has read and does not want delivered;
     /// the mirror then remembers them as discarded (D3). Takes the mirror's lock as the daemon
-    /// does and refuses while the daemon holds it; never creates a mirror. `--dry-run` reads the
-    /// mirror lock-free, prints what would be removed and writes nothing.
+    /// does; never creates a mirror. While the daemon holds the lock, the command asks it as
+    /// `redrive` does (spec/mirror.md M17; `--older-than` counts back from the command's now).
+    /// `--dry-run` reads the mirror lock-free, prints what would be removed and writes nothing.
     #[command(after_help = EXIT_DISCARD)]
     Discard(redrive::DiscardArgs),
     /// End a session: remove its mirror and lock file (takes the mirror's lock)
     ///
     /// Removes the mirror, then its lock file, then fsyncs the directory (spec/mirror.md M15).
-    /// Refuses while the daemon holds the lock, and while the mirror holds parked, in-flight or
-    /// dead lines unless `--force`. Never creates a mirror.
+    /// Refuses while the daemon holds the session (a session's end is the daemon's to decide),
+    /// and while the mirror holds parked, in-flight or dead lines unless `--force`. Never creates
+    /// a mirror.
     #[command(after_help = EXIT_REMOVE)]
     Remove(remove::RemoveArgs),
     /// Replay a planner workload trace through today's policy and parkline's

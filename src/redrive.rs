@@ -24,8 +24,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use parkline::mirror;
+use parkline::ops::{self, OpId};
 use parkline::{Clock, Config, ErrorKind, FsStorage, Item, Queue, Seq, Storage, SystemClock};
 
+use crate::ask::{Ask, ask_daemon};
 use crate::status;
 
 /// The arguments of `parkline redrive`.
@@ -39,6 +41,14 @@ pub struct RedriveArgs {
     /// Print what would move and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// While the daemon holds the session: how long to wait for it to apply the request (it
+    /// does so at the session's next boundary); a whole number and one unit of ms, s, m, h, d
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "0s")]
+    pub wait: Duration,
+    /// While the daemon holds the session: the request's id (1 to 64 of 0-9, a-z, '-'); give
+    /// the id of an earlier request to wait for its answer again
+    #[arg(long, value_name = "ID", value_parser = parse_id)]
+    pub id: Option<OpId>,
 }
 
 /// The arguments of `parkline discard`.
@@ -62,6 +72,23 @@ pub struct DiscardArgs {
     /// Print what would be discarded and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// While the daemon holds the session: how long to wait for it to apply the request (it
+    /// does so at the session's next boundary); a whole number and one unit of ms, s, m, h, d
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "0s")]
+    pub wait: Duration,
+    /// While the daemon holds the session: the request's id (1 to 64 of 0-9, a-z, '-'); give
+    /// the id of an earlier request to wait for its answer again
+    #[arg(long, value_name = "ID", value_parser = parse_id)]
+    pub id: Option<OpId>,
+}
+
+/// Parses `--id`: a request id (spec/mirror.md M17).
+///
+/// # Errors
+///
+/// A text that is not 1 to 64 characters of `[0-9a-z-]`.
+pub fn parse_id(text: &str) -> Result<OpId, String> {
+    OpId::new(text)
 }
 
 /// Parses `--older-than`'s duration: a non-negative whole number followed by one unit, `ms`,
@@ -136,7 +163,31 @@ pub enum Verb {
     Discard,
 }
 
+/// The request file's spelling of `which` (M17): seqs sorted, `--older-than` as the time
+/// before which a dead letter must have died.
+fn request_of(which: &Which) -> ops::Which {
+    match which {
+        Which::All => ops::Which::All,
+        Which::Seqs(seqs) => {
+            let mut sorted = seqs.clone();
+            sorted.sort_unstable();
+            ops::Which::Seqs(sorted)
+        }
+        Which::OlderThan { age, now_ms } => {
+            let age_ms = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
+            ops::Which::DiedBefore(now_ms.saturating_sub(age_ms))
+        }
+    }
+}
+
 impl Verb {
+    fn of_ops(self) -> ops::Verb {
+        match self {
+            Verb::Redrive => ops::Verb::Redrive,
+            Verb::Discard => ops::Verb::Discard,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Verb::Redrive => "redrive",
@@ -167,11 +218,15 @@ pub fn run(args: &RedriveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     } else {
         Which::Seqs(args.seqs.iter().copied().map(Seq).collect())
     };
+    let ask = Ask {
+        id: args.id.clone(),
+        wait: args.wait,
+    };
     run_verb(
         Verb::Redrive,
         args.mirror.as_path(),
         &which,
-        args.dry_run,
+        (args.dry_run, &ask),
         out,
         err,
     )
@@ -190,23 +245,28 @@ pub fn run_discard(
         (None, true) => Which::All,
         (None, false) => Which::Seqs(args.seqs.iter().copied().map(Seq).collect()),
     };
+    let ask = Ask {
+        id: args.id.clone(),
+        wait: args.wait,
+    };
     run_verb(
         Verb::Discard,
         args.mirror.as_path(),
         &which,
-        args.dry_run,
+        (args.dry_run, &ask),
         out,
         err,
     )
 }
 
-/// Runs `parkline <verb>` on the dead letters `which` names of the mirror at `path`; returns
-/// the exit status.
+/// Runs `parkline <verb>` on the dead letters `which` names of the mirror at `path`, only
+/// printing what it would do when `dry_run_only`, and asking the daemon as `ask` says when the
+/// daemon holds the session; returns the exit status.
 pub fn run_verb(
     verb: Verb,
     path: &std::path::Path,
     which: &Which,
-    dry_run_only: bool,
+    (dry_run_only, ask): (bool, &Ask),
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
@@ -247,6 +307,14 @@ pub fn run_verb(
     // M8: the lock first, as the daemon takes it; a live daemon makes this fail at once.
     let mut storage = match FsStorage::open(path) {
         Ok(storage) => storage,
+        //= spec/mirror.md#m17-operator-requests-to-a-live-session
+        //# An operator command that changes a session's dead letters (`parkline redrive`,
+        //# `parkline discard`) and finds the mirror's lock held (M8) asks the holder to make the
+        //# change: it adds a request to the session's request file `<name>.ops`, and the holder
+        //# applies it.
+        Err(e) if e.kind() == ErrorKind::Locked => {
+            return ask_daemon(path, verb.of_ops(), request_of(which), ask, out, err);
+        }
         Err(e) => return fail(err, &e),
     };
     let mirror_name = storage.mirror_name().to_owned();

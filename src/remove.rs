@@ -41,6 +41,9 @@ pub fn run(args: &RemoveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     if let Err(status) = mirror_exists("remove", path, err) {
         return status;
     }
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //# `parkline remove` of a session whose lock is held MUST refuse (exit 5, locked): a
+    //# session's end is the holder's to decide.
     let removed = Queue::open(path).and_then(|mut queue| queue.remove(args.force));
     match removed {
         Ok(()) => {
@@ -50,7 +53,8 @@ pub fn run(args: &RemoveArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Err(e) => {
             let (advice, status) = match e.kind() {
                 ErrorKind::Locked => (
-                    "the daemon (or another parkline) holds the mirror's lock; nothing was removed",
+                    "the daemon (or another parkline) holds the session, and a session's end is \
+                     the daemon's to decide; nothing was removed",
                     status::LOCKED,
                 ),
                 ErrorKind::Corrupt => (

@@ -465,26 +465,24 @@ fn cli_discard_removes_dead_letters_and_dry_run_writes_nothing() {
     assert_eq!(queue.parked().len(), 1);
 }
 
-/// M8: while the daemon holds the mirror, `redrive` refuses, says so and exits 5 (locked),
-/// changing nothing; a damaged mirror exits 1 and is left as it is.
+/// M17: while the daemon holds the mirror, `redrive` leaves its request for the daemon and
+/// exits 7 (queued) when no answer came within `--wait`, changing nothing itself; the next open
+/// applies it. A damaged mirror exits 1 and is left as it is.
 #[test]
-fn cli_redrive_refuses_a_held_lock_and_a_damaged_mirror() {
-    //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
-    //= type=test
-    //# A second handle, in the same or another process, MUST get a `Locked` error naming the lock
-    //# file, without waiting.
+fn cli_redrive_beside_a_daemon_is_queued_and_a_damaged_mirror_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mirror = dir.path().join("s1.mirror");
     mirror_with_dead_letters(&mirror);
     let before = std::fs::read(&mirror).expect("read");
     let daemon = parkline::Queue::open(&mirror).expect("open");
     let held = parkline(&["redrive", path(&mirror)]);
-    assert_eq!(held.status.code(), Some(5), "{}", stderr(&held));
+    assert_eq!(held.status.code(), Some(7), "{}", stderr(&held));
     assert!(
-        stderr(&held).contains("holds the mirror's lock"),
+        stdout(&held).contains("queued request"),
         "{}",
-        stderr(&held)
+        stdout(&held)
     );
+    assert!(dir.path().join("s1.mirror.ops").exists());
     // --dry-run reads lock-free, as inspect does: it answers beside a live daemon.
     let dry = parkline(&["redrive", path(&mirror), "--dry-run"]);
     assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
@@ -495,6 +493,9 @@ fn cli_redrive_refuses_a_held_lock_and_a_damaged_mirror() {
     );
     drop(daemon);
     assert_eq!(std::fs::read(&mirror).expect("read"), before);
+    let reopened = parkline::Queue::open(&mirror).expect("open");
+    assert!(reopened.dead_letters().is_empty(), "the open applied it");
+    drop(reopened);
     let mut damaged = before.clone();
     let at = damaged.len() - 3;
     damaged[at] ^= 1;
@@ -609,9 +610,10 @@ fn session_files(dir: &Path) -> Vec<String> {
     names
 }
 
-/// D21: a runbook branches on the status of `redrive`, `discard` and `remove`, so "the daemon
-/// holds the lock" (5) and "no such session" (6) are told apart, from each other and from an I/O
-/// error (3); each changes and creates nothing.
+/// D21, M17: a runbook branches on the status of `redrive`, `discard` and `remove`: beside a
+/// live daemon a change is queued for it (7) and a removal is locked (5), and "no such session"
+/// (6) is told apart from both and from an I/O error (3); none of them changes the mirror itself
+/// or creates one.
 #[test]
 fn d21_each_cause_has_its_own_exit_status() {
     //= spec/delivery.md#d21-dead-letter-redrive
@@ -619,8 +621,13 @@ fn d21_each_cause_has_its_own_exit_status() {
     //# The operator commands that change a mirror (`parkline redrive`, `parkline discard`, `parkline
     //# remove`) MUST exit with a status of its own for each cause a runbook branches on: 0 applied, 1
     //# the mirror is damaged, 2 a usage error or a seq that is not a dead letter, 3 a file that cannot
-    //# be read or written, 4 (`remove`) lines still held without `--force`, 5 locked (the daemon holds
-    //# the mirror's lock), 6 no such session (no mirror at the path).
+    //# be read or written, 4 (`remove`) lines still held without `--force`, 5 locked (`remove`: the
+    //# daemon holds the session), 6 no such session (no mirror at the path), 7 queued for the daemon, 8
+    //# refused by the daemon (`redrive`, `discard`: M17).
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# `parkline remove` of a session whose lock is held MUST refuse (exit 5, locked): a
+    //# session's end is the holder's to decide.
     use parkline_cli::status;
     let dir = tempfile::tempdir().expect("temp dir");
     let mirror = dir.path().join("s1.mirror");
@@ -636,16 +643,13 @@ fn d21_each_cause_has_its_own_exit_status() {
     let daemon = parkline::Queue::open(&mirror).expect("open");
     for command in commands {
         let held = parkline(&[command, &[path(&mirror)]].concat());
-        assert_eq!(
-            held.status.code(),
-            Some(i32::from(status::LOCKED)),
-            "{command:?}"
-        );
-        assert!(
-            stderr(&held).contains("holds the mirror's lock"),
-            "{}",
-            stderr(&held)
-        );
+        let (expected, said) = if command[0] == "remove" {
+            (status::LOCKED, stderr(&held).contains("holds the session"))
+        } else {
+            (status::QUEUED, stdout(&held).contains("queued request"))
+        };
+        assert_eq!(held.status.code(), Some(i32::from(expected)), "{command:?}");
+        assert!(said, "{command:?}: {} {}", stdout(&held), stderr(&held));
         let absent = parkline(&[command, &[path(&missing)]].concat());
         let code = absent.status.code();
         assert_eq!(
@@ -679,11 +683,11 @@ fn d21_each_cause_has_its_own_exit_status() {
         "a status never changes its meaning"
     );
     let help = stdout(&parkline(&["--help"]));
-    for (code, meaning) in [(7, "queued for the daemon"), (8, "refused by the daemon")] {
-        assert!(
-            help.contains(&format!("  {code}  reserved: {meaning}")),
-            "{help}"
-        );
+    for (code, meaning) in [
+        (7, "redrive, discard: queued"),
+        (8, "redrive, discard: refused"),
+    ] {
+        assert!(help.contains(&format!("  {code}  {meaning}")), "{help}");
     }
 }
 
@@ -880,4 +884,60 @@ fn cli_discard_older_than_leaves_dead_letters_without_a_time() {
     );
     let queue = parkline::Queue::open(&mirror).expect("open");
     assert_eq!(queue.dead_letters().len(), 2);
+}
+
+/// M17: beside a daemon that keeps reaching boundaries, `redrive --wait` is applied by the
+/// daemon and answered (0); a seq that is not a dead letter is refused by it (8); the same
+/// `--id` again finds the answer in the mirror and applies nothing twice; the answered requests
+/// leave the request file.
+#[test]
+fn m17_a_live_daemon_applies_the_command_and_answers_within_wait() {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# An operator command that changes a session's dead letters (`parkline redrive`,
+    //# `parkline discard`) and finds the mirror's lock held (M8) asks the holder to make the
+    //# change: it adds a request to the session's request file `<name>.ops`, and the holder
+    //# applies it.
+    use parkline::{Budget, Outcome, Queue};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    mirror_with_dead_letters(&mirror);
+    let mut queue = Queue::open(&mirror).expect("open");
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    let daemon = std::thread::spawn(move || {
+        while !stopped.load(Ordering::SeqCst) {
+            if let Some(batch) = queue.boundary(Budget(1 << 20)).expect("boundary") {
+                let delivered = vec![Outcome::Delivered; batch.items.len()];
+                queue.settle(batch.id, &delivered).expect("settle");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        queue
+    });
+    let refused = parkline(&["redrive", path(&mirror), "--seq", "99", "--wait", "60s"]);
+    assert_eq!(refused.status.code(), Some(8), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("seq 99 is not a dead letter"));
+    let applied = ["redrive", path(&mirror), "--id", "op-1", "--wait", "60s"];
+    let first = parkline(&applied);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let said = "the daemon redrove 2 dead letters (request op-1)\n";
+    assert_eq!(stdout(&first), said);
+    let again = parkline(&applied);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(stdout(&again), said);
+    stop.store(true, Ordering::SeqCst);
+    let queue = daemon.join().expect("daemon");
+    assert_eq!(
+        queue.stats().requests_applied,
+        2,
+        "refused and op-1, each once"
+    );
+    assert!(queue.dead_letters().is_empty());
+    assert!(
+        !dir.path().join("s1.mirror.ops").exists(),
+        "answered: dropped"
+    );
 }

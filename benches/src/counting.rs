@@ -164,6 +164,10 @@ impl<S: Storage> Storage for Counting<S> {
         self.inner.entry(name)
     }
 
+    fn stamp(&mut self, name: &str) -> io::Result<Option<parkline::Stamp>> {
+        self.inner.stamp(name)
+    }
+
     fn path(&self, name: &str) -> std::path::PathBuf {
         self.inner.path(name)
     }

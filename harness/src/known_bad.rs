@@ -353,6 +353,10 @@ impl<S: Storage, H: Hooks<S>> Storage for Seam<S, H> {
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
         self.inner.entry(name)
     }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<parkline::Stamp>> {
+        self.inner.stamp(name)
+    }
     fn path(&self, name: &str) -> PathBuf {
         self.inner.path(name)
     }
@@ -600,6 +604,10 @@ impl<S: Storage> Storage for NameBlind<S> {
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
         self.0.entry(name)
     }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<parkline::Stamp>> {
+        self.0.stamp(name)
+    }
     fn path(&self, name: &str) -> PathBuf {
         self.0.path(name)
     }
@@ -701,6 +709,10 @@ impl<S: Storage> Storage for Seamed<S> {
     }
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
         self.get().entry(name)
+    }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<parkline::Stamp>> {
+        self.get().stamp(name)
     }
     fn path(&self, name: &str) -> PathBuf {
         self.get_ref().path(name)

@@ -599,6 +599,16 @@ impl parkline::Storage for SimDisk {
         }
         Ok(disk.live_dir.contains_key(name).then_some(Entry::File))
     }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<parkline::Stamp>> {
+        let disk = lock(&self.inner);
+        if disk.powered_off {
+            return Err(power_lost());
+        }
+        let inode = |ino: &u64| disk.inodes.get(ino).map(|inode| (*ino, &inode.live));
+        let found = disk.live_dir.get(name).and_then(inode);
+        Ok(found.map(|(ino, live)| parkline::Stamp::of_content(ino, live)))
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::line::Line;
 use crate::mirror::{GroupItem, MirrorState, Record};
+use crate::ops::{self, OpId, Verb};
 use crate::types::{
     Attempt, Batch, BatchId, Budget, Item, Outcome, Parked, Remembered, RequestId, Seq, Settlement,
     split,
@@ -231,7 +232,7 @@ impl Core {
 
     /// The bytes of the lines a settle record delivers (they leave the state).
     fn dropped_line_bytes(&self, record: &Record) -> u64 {
-        if let Record::Discard { seqs } = record {
+        if let Record::Discard { seqs, .. } = record {
             return self
                 .discarded(seqs)
                 .map(|item| item.line.len() as u64)
@@ -437,6 +438,7 @@ impl Core {
         Ok(Step {
             record: (!sorted.is_empty()).then(|| Record::Redrive {
                 seqs: sorted.clone(),
+                op: None,
             }),
             value: sorted,
         })
@@ -483,8 +485,64 @@ impl Core {
         Ok(Step {
             record: (!sorted.is_empty()).then(|| Record::Discard {
                 seqs: sorted.clone(),
+                op: None,
             }),
             value: sorted,
+        })
+    }
+
+    /// M17: the one record that applies the operator request `entry` (which the window does
+    /// not hold) and names it: a `redrive` or `discard` record with `op`, or an `op` record when
+    /// it moves nothing or is refused. `None` for a malformed entry without an id, which cannot
+    /// be answered.
+    pub(crate) fn apply_request(&self, entry: &ops::Entry) -> Option<Record> {
+        let refused = |id: &OpId, verb: Verb, why: String| Record::Op {
+            op: id.clone(),
+            verb,
+            moved: None,
+            refused: Some(why),
+        };
+        let request = match entry {
+            ops::Entry::Request(request) => request,
+            ops::Entry::Malformed { id, why } => {
+                // A malformed request's verb is unknown; it is answered as a redrive refused.
+                return id
+                    .as_ref()
+                    .map(|id| refused(id, Verb::Redrive, why.clone()));
+            }
+        };
+        debug_assert!(ops::applied(&self.state.ops, &request.id).is_none());
+        let dead = &self.state.dead_letters;
+        let seqs: Vec<Seq> = match &request.which {
+            ops::Which::Seqs(seqs) => seqs.clone(),
+            ops::Which::All => dead.iter().map(|item| item.seq).collect(),
+            ops::Which::DiedBefore(time) => dead
+                .iter()
+                .filter(|item| item.died_at.is_some_and(|died| died < *time))
+                .map(|item| item.seq)
+                .collect(),
+        };
+        let planned = match request.verb {
+            Verb::Redrive => self.redrive(&seqs),
+            Verb::Discard => self.discard(&seqs),
+        };
+        let op = Some(request.id.clone());
+        Some(match planned {
+            Err(e) => refused(&request.id, request.verb, e.to_string()),
+            Ok(Step {
+                record: Some(Record::Redrive { seqs, .. }),
+                ..
+            }) => Record::Redrive { seqs, op },
+            Ok(Step {
+                record: Some(Record::Discard { seqs, .. }),
+                ..
+            }) => Record::Discard { seqs, op },
+            Ok(_) => Record::Op {
+                op: request.id.clone(),
+                verb: request.verb,
+                moved: Some(0),
+                refused: None,
+            },
         })
     }
 
@@ -744,7 +802,7 @@ impl Core {
     fn index_remembered(&mut self, record: &Record) {
         let added = match record {
             Record::Settle { delivered, .. } => delivered.len(),
-            Record::Discard { seqs } => seqs.len(),
+            Record::Discard { seqs, .. } => seqs.len(),
             _ => return,
         };
         let window = &self.state.remembered;
@@ -769,7 +827,7 @@ impl Core {
                     add(item.request, Seq(seq.0 + offset));
                 }
             }
-            Record::Discard { seqs } => {
+            Record::Discard { seqs, .. } => {
                 let gone: Vec<(RequestId, Seq)> = self
                     .discarded(seqs)
                     .map(|item| (item.request, item.seq))

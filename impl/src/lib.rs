@@ -145,6 +145,7 @@ mod lock;
 #[doc(hidden)]
 pub mod mirror;
 mod observe;
+pub mod ops;
 mod queue;
 pub mod read;
 mod runs;
@@ -162,7 +163,7 @@ pub use histogram::FsyncHistogram;
 pub use line::Line;
 pub use queue::{COMPACT_SLACK_BYTES, DELIVERED_MEMORY, Queue, REST_SLACK_BYTES, Stats};
 pub use shared::SharedQueue;
-pub use storage::{Entry, FsStorage, Identity, MemStorage, Storage};
+pub use storage::{Entry, FsStorage, Identity, MemStorage, Stamp, Storage};
 pub use store::{MAX_OPEN_DEFAULT, SESSION_SUFFIX, SessionInfo, Store, StoreOptions, StoreStats};
 pub use types::{
     Attempt, Batch, BatchId, Budget, Ended, Item, Notified, Outcome, Parked, Remembered, RequestId,

@@ -247,3 +247,31 @@ pub(crate) fn settle(batch: u64, outcomes: usize) -> Entered {
         _span: tracing::debug_span!(target: "parkline", "settle", batch, outcomes).entered(),
     }
 }
+
+/// An operator request applied from the request file (M17), at info.
+pub(crate) fn request_applied<S: Storage>(storage: &S, name: &str, applied: &crate::ops::Applied) {
+    #[cfg(feature = "tracing")]
+    tracing::info!(
+        name: "parkline::request_applied",
+        target: "parkline",
+        path = %storage.path(name).display(),
+        id = %applied.id,
+        verb = applied.verb.name(),
+        answer = ?applied.answer,
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (storage, name, applied);
+}
+
+/// The request file could not be read or parsed (M17), at warn: none of it was applied.
+pub(crate) fn requests_unreadable<S: Storage>(storage: &S, name: &str, reason: &str) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(
+        name: "parkline::requests_unreadable",
+        target: "parkline",
+        path = %storage.path(name).display(),
+        reason,
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (storage, name, reason);
+}

@@ -15,7 +15,8 @@ use crate::group::{self, Unit};
 use crate::histogram::FsyncHistogram;
 use crate::mirror::{self, Decoded, LogDecoder, MirrorState, Record};
 use crate::observe;
-use crate::storage::{Entry, FsStorage, Identity, Storage};
+use crate::ops;
+use crate::storage::{Entry, FsStorage, Identity, Stamp, Storage};
 use crate::types::{Batch, BatchId, Budget, Item, Outcome, Parked, RequestId, Seq, Settlement};
 
 /// The default of [`Config::compact_slack_bytes`]: the log is compacted when it is longer than
@@ -86,6 +87,16 @@ pub struct Queue<S: Storage = FsStorage> {
     stats: Stats,
     /// The time stamped on parks and deaths (D24).
     clock: Arc<dyn Clock>,
+    /// The request file as this handle last read it (M17).
+    requests: Watch,
+}
+
+/// The request file's stamp when the queue last read it, and when (by its clock): an unchanged
+/// stamp younger than [`ops::REREAD_MS`] needs no read.
+#[derive(Debug, Default)]
+struct Watch {
+    stamp: Option<Stamp>,
+    read_at: u64,
 }
 
 /// Counters of one queue handle, since it was opened, for a daemon's metrics: plain numbers, no
@@ -137,6 +148,11 @@ pub struct Stats {
     pub dead_letters: usize,
     /// The mirror's length in bytes as this handle wrote it.
     pub mirror_bytes: u64,
+    /// Operator requests applied from the request file (M17).
+    pub requests_applied: u64,
+    /// Reads of the request file that failed or found it unparsable: none of it was applied
+    /// (M17).
+    pub requests_unreadable: u64,
     /// How long the oldest live line (parked or in flight) has waited, by the queue's clock
     /// (D24); `None` when none is live, or for a line parked before mirror format 4.
     pub oldest_parked_age: Option<Duration>,
@@ -386,6 +402,16 @@ impl<S: Storage> Queue<S> {
                 memory: config.delivered_memory,
                 ..MirrorState::default()
             };
+            // M17: a request file beside no mirror is left by a session that ended; its seqs
+            // are not this one's.
+            let stale = format!("{name}{}", ops::SUFFIX);
+            match storage.remove(&stale) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    let path = storage.path(&stale);
+                    return Err(Error::io("cannot remove a stale request file", e).with_path(&path));
+                }
+                _ => {}
+            }
             let mut queue = Queue::unopened(storage, name, state, 0, config);
             // M5: the mirror appears whole (header and counters) or not at all.
             let bytes = mirror::encode(&queue.core.state);
@@ -426,6 +452,7 @@ impl<S: Storage> Queue<S> {
             poisoned: None,
             stats: Stats::default(),
             clock: crate::clock::system(),
+            requests: Watch::default(),
         }
     }
 
@@ -494,9 +521,82 @@ impl<S: Storage> Queue<S> {
             observe::upgraded(&queue.storage, name, version, mirror::VERSION);
         }
         queue.resize_window()?;
+        queue.take_requests(true)?;
         let (state, bytes) = (&queue.core.state, queue.log_bytes);
         observe::opened(&queue.storage, name, false, decoded.version, state, bytes);
         Ok(queue)
+    }
+
+    /// M17: applies the requests of the request file that the window does not hold, each as one
+    /// durable record. `at_open` reads the file whatever its stamp; a boundary reads it only when
+    /// its stamp changed or the last read is [`ops::REREAD_MS`] old. A file that cannot be read or
+    /// parsed is counted and reported, never an error: only a failed write of the mirror is.
+    fn take_requests(&mut self, at_open: bool) -> Result<()> {
+        let name = format!("{}{}", self.name, ops::SUFFIX);
+        let now = self.clock.now_ms();
+        let stamp = match self.storage.stamp(&name) {
+            Ok(Some(stamp)) => stamp,
+            Ok(None) => {
+                self.requests = Watch::default();
+                return Ok(());
+            }
+            Err(e) => {
+                self.requests_unreadable(&name, &e.to_string());
+                return Ok(());
+            }
+        };
+        let fresh = now.saturating_sub(self.requests.read_at) < ops::REREAD_MS;
+        if !at_open && self.requests.stamp == Some(stamp) && fresh {
+            return Ok(());
+        }
+        // The stamp before the read: a rewrite after it changes the stamp the next boundary sees.
+        self.requests = Watch {
+            stamp: Some(stamp),
+            read_at: now,
+        };
+        let entries = match self.storage.read(&name) {
+            Ok(Some(bytes)) => ops::parse(&bytes),
+            Ok(None) => return Ok(()),
+            Err(e) => Err(e.to_string()),
+        };
+        let entries = match entries {
+            Ok(entries) => entries,
+            Err(why) => {
+                self.requests_unreadable(&name, &why);
+                return Ok(());
+            }
+        };
+        for entry in &entries {
+            let known = entry
+                .id()
+                .is_some_and(|id| ops::applied(&self.core.state.ops, id).is_some());
+            if known {
+                continue;
+            }
+            //= spec/mirror.md#m17-operator-requests-to-a-live-session
+            //# It MUST apply a request as one record that both makes the change and names the
+            //# request's id, made durable before the next request:
+            let Some(record) = self.core.apply_request(entry) else {
+                self.requests_unreadable(&name, "a request without a valid id");
+                continue;
+            };
+            self.check_poison()?;
+            self.append_or_compact(&record)?;
+            self.stats.requests_applied += 1;
+            if let Some(applied) = self.core.state.ops.back() {
+                observe::request_applied(&self.storage, &self.name, applied);
+            }
+        }
+        Ok(())
+    }
+
+    /// M17: the request file `name` could not be used; counted and reported.
+    fn requests_unreadable(&mut self, name: &str, reason: &str) {
+        //= spec/mirror.md#m17-operator-requests-to-a-live-session
+        //# A request file that cannot be read or parsed MUST NOT stop the queue: none of it is
+        //# applied and the failure is reported (tracing, `Stats::requests_unreadable`).
+        self.stats.requests_unreadable += 1;
+        observe::requests_unreadable(&self.storage, name, reason);
     }
 
     /// D3: a mirror whose remembered window is not the size the config asks for gets a `next`
@@ -787,6 +887,12 @@ impl<S: Storage> Queue<S> {
         //# is recoverable.
         //= spec/delivery.md#d16-durable-park
         //# `boundary` and `settle` MUST likewise return only once their record is durable.
+        //= spec/mirror.md#m17-operator-requests-to-a-live-session
+        //# The holder of the mirror's lock MUST apply each request of the request file whose id
+        //# the mirror's window (below) does not hold, in the file's order, when it opens the
+        //# mirror (after recovery, before the open returns) and at each `boundary`, before it
+        //# plans the batch.
+        self.take_requests(false)?;
         let now = self.clock.now_ms();
         let mut step = self.core.boundary(budget, now)?;
         if let Some(close @ Record::Close { .. }) = &step.record {
@@ -857,6 +963,22 @@ impl<S: Storage> Queue<S> {
         observe::dead_after_settle(&self.core.state, &step.value.dead);
         self.core.settled();
         Ok(step.value)
+    }
+
+    /// The operator requests the mirror applied from its request file, oldest first: the newest
+    /// [`ops::APPLIED_MEMORY`], each with its answer (M17).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Config, MemStorage, Queue};
+    /// let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
+    /// assert!(queue.applied_requests().is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub fn applied_requests(&self) -> &std::collections::VecDeque<ops::Applied> {
+        &self.core.state.ops
     }
 
     /// The parked items in seq order, excluding those of the in-flight batch.
@@ -1424,8 +1546,14 @@ impl<S: Storage> Queue<S> {
 /// The files of the mirror `name` that `Queue::remove` unlinks, in order, before the lock file
 /// (M15). The temp file first: with the mirror gone, a complete snapshot in it would be promoted
 /// by the next open (M5), bringing the removed session back.
-pub(crate) fn removal_order(name: &str) -> [String; 2] {
-    [format!("{name}.tmp"), name.to_owned()]
+pub(crate) fn removal_order(name: &str) -> [String; 3] {
+    // The request file before the mirror: requests left beside no mirror would be applied to
+    // the next session of the name, whose seqs start again at 1.
+    [
+        format!("{name}.tmp"),
+        format!("{name}{}", ops::SUFFIX),
+        name.to_owned(),
+    ]
 }
 
 /// The mirror `name` decoded piece by piece as it is read, never held whole; `None` when there
@@ -1606,5 +1734,6 @@ pub(crate) fn state_to_apply(state: &MirrorState, record: &Record) -> MirrorStat
         cap: state.cap,
         remembered: state.remembered.clone(),
         memory: state.memory,
+        ops: state.ops.clone(),
     }
 }

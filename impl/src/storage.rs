@@ -152,6 +152,18 @@ pub trait Storage {
     /// Any I/O error other than "not found".
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>>;
 
+    /// A stamp of the file `name` from one look at its directory entry, without following a
+    /// symbolic link: it differs from an earlier stamp when the file was written or replaced in
+    /// between (a real directory's stamp is the device and inode, the length and the
+    /// modification and change times). `None` when no entry has the name. How a queue notices
+    /// an operator's request file (M17) with one `stat` per boundary. Required: a storage that
+    /// cannot tell would hide every request.
+    ///
+    /// # Errors
+    ///
+    /// Any I/O error other than "not found".
+    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>>;
+
     /// How errors name the file `name`; the default is the plain name.
     fn path(&self, name: &str) -> PathBuf {
         PathBuf::from(name)
@@ -206,6 +218,36 @@ pub enum Entry {
     Link,
     /// Anything else: a directory, a FIFO, a socket, a device.
     Other,
+}
+
+/// One look at a file's directory entry ([`Storage::stamp`]): two equal stamps mean the file was
+/// not written or replaced between the looks, as far as the storage can tell.
+///
+/// # Example
+///
+/// ```
+/// use parkline::{MemStorage, Storage};
+/// # fn main() -> std::io::Result<()> {
+/// let mut storage = MemStorage::new();
+/// storage.append("a", b"x")?;
+/// let before = storage.stamp("a")?;
+/// storage.append("a", b"y")?;
+/// assert_ne!(storage.stamp("a")?, before);
+/// assert_eq!(storage.stamp("b")?, None);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Stamp(pub [u64; 4]);
+
+impl Stamp {
+    /// The stamp of a file whose identity is `id` and whose content is `bytes`: for a storage
+    /// that holds files in memory, where the content itself is cheap to look at.
+    pub fn of_content(id: u64, bytes: &[u8]) -> Stamp {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut hasher = DefaultHasher::new();
+        bytes.hash(&mut hasher);
+        Stamp([id, bytes.len() as u64, hasher.finish(), 0])
+    }
 }
 
 /// A real directory. Holds an exclusive lock on `<mirror>.lock` for as long as it lives, so a
@@ -591,8 +633,12 @@ impl CreatedLock {
     }
 }
 
-/// The suffixes of the files parkline keeps beside a mirror (M5's temp file, M8's lock file).
-pub(crate) const RESERVED_SUFFIXES: [&str; 2] = [".tmp", ".lock"];
+/// The suffixes of the files parkline keeps beside a mirror (M5's temp file, M8's lock file,
+/// M17's request file).
+pub(crate) const RESERVED_SUFFIXES: [&str; 3] = [".tmp", ".lock", ".ops"];
+
+/// The longest suffix parkline adds to a mirror's name: the request file's lock (M17).
+pub(crate) const LONGEST_SUFFIX: &str = ".ops.lock";
 
 /// The longest file name, in bytes, that every common Unix file system takes (`NAME_MAX`).
 pub(crate) const NAME_BYTES_MAX: usize = 255;
@@ -600,8 +646,8 @@ pub(crate) const NAME_BYTES_MAX: usize = 255;
 /// Refuses a mirror name that another mirror's temp or lock file would take (M8).
 pub(crate) fn check_mirror_name(name: &str) -> Result<()> {
     //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
-    //# A mirror name that ends in `.tmp` or `.lock` MUST be refused with `InvalidPath`: it is the
-    //# name of another mirror's temp file (M5) or lock file.
+    //# A mirror name that ends in `.tmp`, `.lock` or `.ops` MUST be refused with `InvalidPath`:
+    //# it is the name of another mirror's temp file (M5), lock file or request file (M17).
     //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
     //# The mirror name `.parkline` MUST be refused with `InvalidPath`: its lock file would be the
     //# directory's (M16).
@@ -628,9 +674,9 @@ pub(crate) fn check_mirror_name(name: &str) -> Result<()> {
 /// temp names), and its file name, checked (M8).
 fn resolve(mirror: &Path) -> Result<(PathBuf, String)> {
     //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
-    //# A mirror path with no file name, a file name that is not UTF-8, or one longer than
-    //# 255 bytes once `.lock` or `.tmp` is added (`NAME_MAX`) MUST be refused with `InvalidPath`,
-    //# touching nothing.
+    //# A mirror path with no file name, a file name that is not UTF-8, or one longer than 255
+    //# bytes once `.ops.lock` (the longest of parkline's suffixes) is added (`NAME_MAX`) MUST be
+    //# refused with `InvalidPath`, touching nothing.
     let refused =
         |reason: String| Err(Error::new(ErrorKind::InvalidPath, reason).with_path(mirror));
     let Some(name) = mirror.file_name() else {
@@ -639,10 +685,9 @@ fn resolve(mirror: &Path) -> Result<(PathBuf, String)> {
     let Some(name) = name.to_str() else {
         return refused("the mirror's file name is not UTF-8".to_owned());
     };
-    let longest = name.len() + RESERVED_SUFFIXES.iter().map(|s| s.len()).max().unwrap_or(0);
-    if longest > NAME_BYTES_MAX {
+    if name.len() + LONGEST_SUFFIX.len() > NAME_BYTES_MAX {
         return refused(format!(
-            "the mirror's file name has {} bytes; with \".lock\" added it must fit in {NAME_BYTES_MAX}",
+            "the mirror's file name has {} bytes; with {LONGEST_SUFFIX:?} added it must fit in {NAME_BYTES_MAX}",
             name.len()
         ));
     }
@@ -803,6 +848,20 @@ impl Storage for FsStorage {
             Ok(meta) if meta.file_type().is_symlink() => Ok(Some(Entry::Link)),
             Ok(meta) if meta.is_file() => Ok(Some(Entry::File)),
             Ok(_) => Ok(Some(Entry::Other)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
+        let nanos = |secs: i64, nsec: i64| (secs as u64).wrapping_mul(1_000_000_000) ^ nsec as u64;
+        match fs::symlink_metadata(self.dir.join(name)) {
+            Ok(meta) => Ok(Some(Stamp([
+                meta.dev().rotate_left(32) ^ meta.ino(),
+                meta.size(),
+                nanos(meta.mtime(), meta.mtime_nsec()),
+                nanos(meta.ctime(), meta.ctime_nsec()),
+            ]))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
@@ -1032,5 +1091,12 @@ impl Storage for MemStorage {
 
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
         Ok(self.files.contains_key(name).then_some(Entry::File))
+    }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
+        Ok(self
+            .files
+            .get(name)
+            .map(|bytes| Stamp::of_content(0, bytes)))
     }
 }

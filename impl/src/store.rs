@@ -23,7 +23,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lock::{MirrorLock, Mode};
 use crate::queue::Queue;
-use crate::storage::{self, DIR_LOCK, FsStorage, Handle, RESERVED_SUFFIXES};
+use crate::storage::{self, DIR_LOCK, FsStorage, Handle};
 
 /// The file name suffix of a session's mirror in a store: session `s966` is `s966.mirror`.
 pub const SESSION_SUFFIX: &str = ".mirror";
@@ -548,8 +548,7 @@ fn check_session_name(name: &str) -> Result<()> {
     if name.contains('/') || name.contains('\0') {
         return refused("a session name must not hold '/' or NUL: it is a file name in the store");
     }
-    let longest = RESERVED_SUFFIXES.iter().map(|s| s.len()).max().unwrap_or(0);
-    if mirror_name(name).len() + longest > storage::NAME_BYTES_MAX {
+    if mirror_name(name).len() + storage::LONGEST_SUFFIX.len() > storage::NAME_BYTES_MAX {
         return refused("the session name is too long for a file name once suffixed");
     }
     storage::check_mirror_name(&mirror_name(name))

@@ -14,6 +14,7 @@ use super::json::special_position;
 use super::record::Record;
 use super::state::MirrorState;
 use super::v3::RecordV3;
+use crate::ops::Answer;
 use crate::types::{Item, Seq};
 
 /// The width of a record's checksum and the space after it: `crc32 hex` then ` `.
@@ -44,7 +45,7 @@ fn capacity_of(record: &Record) -> usize {
         + match record {
             Record::Park { line, .. } | Record::Dead { line, .. } => line.len(),
             Record::Parks { items, .. } => items.iter().map(|item| item.line.len() + 48).sum(),
-            Record::Batch { seqs, .. } | Record::Redrive { seqs } => seqs.len() * SEQ,
+            Record::Batch { seqs, .. } | Record::Redrive { seqs, .. } => seqs.len() * SEQ,
             Record::Settle {
                 delivered,
                 failed,
@@ -52,7 +53,8 @@ fn capacity_of(record: &Record) -> usize {
                 ..
             } => (delivered.len() + failed.len() + dead.len()) * SEQ,
             Record::Flight { seqs, .. } => seqs.len() * SEQ,
-            Record::Discard { seqs } => seqs.len() * SEQ,
+            Record::Discard { seqs, .. } => seqs.len() * SEQ,
+            Record::Op { refused, .. } => refused.as_ref().map_or(0, String::len),
             Record::Attempt { .. }
             | Record::Next { .. }
             | Record::Close { .. }
@@ -113,7 +115,8 @@ fn snapshot_records(state: &MirrorState) -> Vec<Record> {
     //# A snapshot is the header and the records that rebuild the state: the dead letters and every
     //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
     //# record naming the in-flight batch's items, then the remembered window as `done` records,
-    //# oldest first, then `next` with the window's size.
+    //# oldest first, then the applied window of M17 as `op` records, oldest first, then `next`
+    //# with the window's size.
     let record = |item: &Item, parked: bool| {
         let (seq, request, line) = (item.seq, item.request, item.line.clone());
         let (failures, handed, at) = (item.failures, item.handed, item.parked_at);
@@ -171,6 +174,19 @@ fn snapshot_records(state: &MirrorState) -> Vec<Record> {
         seq: entry.seq,
         batch: entry.batch,
         end: entry.end,
+    }));
+    // M17: the applied window, oldest first.
+    records.extend(state.ops.iter().map(|applied| {
+        let (moved, refused) = match &applied.answer {
+            Answer::Moved(moved) => (Some(*moved), None),
+            Answer::Refused(why) => (None, Some(why.clone())),
+        };
+        Record::Op {
+            op: applied.id.clone(),
+            verb: applied.verb,
+            moved,
+            refused,
+        }
     }));
     //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
     //# Snapshots MUST end with a `next` record carrying the counters, so ids are not reused

@@ -159,7 +159,7 @@ impl From<RecordV2> for Record {
                 dead,
                 at: None,
             },
-            RecordV2::Redrive { seqs } => Record::Redrive { seqs },
+            RecordV2::Redrive { seqs } => Record::Redrive { seqs, op: None },
             RecordV2::Next { seq, batch } => Record::Next {
                 seq,
                 batch,

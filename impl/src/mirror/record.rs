@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::line::Line;
+use crate::ops::{OpId, Verb};
 use crate::types::{Attempt, BatchId, Ended, RequestId, Seq};
 
 //= spec/mirror.md#m3-records-and-the-state-transition
@@ -72,8 +73,13 @@ pub(crate) enum Record {
         #[serde(skip_serializing_if = "Option::is_none")]
         at: Option<u64>,
     },
-    /// Dead letters moved back to the parked list at their seq's place, failures 0 (D21).
-    Redrive { seqs: Vec<Seq> },
+    /// Dead letters moved back to the parked list at their seq's place, failures 0 (D21); with
+    /// `op`, the operator request it applies (version 4; M17).
+    Redrive {
+        seqs: Vec<Seq>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        op: Option<OpId>,
+    },
     /// The counters (written by snapshots, so seqs and batch ids are never reused, M6), the
     /// batch cap (D11), and the size of the remembered window (version 4; D3).
     Next {
@@ -93,8 +99,23 @@ pub(crate) enum Record {
         at: Option<u64>,
     },
     /// Dead letters removed from the mirror for good (D8, `Queue::discard`); they join the
-    /// remembered window (D3).
-    Discard { seqs: Vec<Seq> },
+    /// remembered window (D3); with `op`, the operator request it applies (version 4; M17).
+    Discard {
+        seqs: Vec<Seq>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        op: Option<OpId>,
+    },
+    /// An operator request applied without a `redrive` or `discard` record (it moved nothing, or
+    /// it was refused), or, in a snapshot, one entry of the applied window, oldest first: exactly
+    /// one of `moved` and `refused` (version 4; M17).
+    Op {
+        op: OpId,
+        verb: Verb,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        moved: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        refused: Option<String>,
+    },
     /// One entry of the remembered window (D3; version 4, written only by snapshots, oldest
     /// first).
     Done {
@@ -135,7 +156,8 @@ impl Record {
             Record::Dead { at, died, .. } => at.is_some() || died.is_some(),
             Record::Settle { at, .. } => at.is_some(),
             Record::Next { memory, .. } => memory.is_some(),
-            Record::Done { .. } => true,
+            Record::Redrive { op, .. } | Record::Discard { op, .. } => op.is_some(),
+            Record::Done { .. } | Record::Op { .. } => true,
             _ => false,
         }
     }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::json::newline_position;
 use super::record::{GroupItem, Record};
 use crate::line::Line;
+use crate::ops::{self, Answer, Applied, OpId, Verb};
 use crate::types::{Attempt, Batch, BatchId, Ended, Item, Remembered, RequestId, Seq};
 
 /// What a mirror holds: the durable state of one queue.
@@ -50,6 +51,10 @@ pub struct MirrorState {
     /// of a version before 4).
     #[serde(default)]
     pub memory: u64,
+    /// The operator requests applied, oldest first: the newest
+    /// [`APPLIED_MEMORY`](crate::ops::APPLIED_MEMORY) (M17).
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pub ops: VecDeque<Applied>,
 }
 
 impl Default for MirrorState {
@@ -63,6 +68,7 @@ impl Default for MirrorState {
             cap: None,
             remembered: VecDeque::new(),
             memory: 0,
+            ops: VecDeque::new(),
         }
     }
 }
@@ -192,7 +198,10 @@ impl MirrorState {
             } => self.check_batch(*id, *attempt, seqs, *remaining),
             Record::Attempt { batch, attempt } => self.check_attempt(*batch, *attempt),
             Record::Parks { seq, items, .. } => self.check_parks(*seq, items),
-            Record::Redrive { seqs } => self.check_redrive(seqs),
+            Record::Redrive { seqs, op } => {
+                self.check_op(op.as_ref())?;
+                self.check_redrive(seqs)
+            }
             Record::Settle {
                 batch,
                 delivered,
@@ -207,7 +216,21 @@ impl MirrorState {
             Record::Done {
                 end, batch, seq, ..
             } => check_done(*end, *batch, *seq),
-            Record::Discard { seqs } => self.check_discard(seqs),
+            Record::Discard { seqs, op } => {
+                self.check_op(op.as_ref())?;
+                self.check_discard(seqs)
+            }
+            Record::Op {
+                op, moved, refused, ..
+            } => {
+                self.check_op(Some(op))?;
+                match (moved, refused) {
+                    (Some(_), None) | (None, Some(_)) => Ok(()),
+                    _ => Err(format!(
+                        "request {op} is not exactly one of moved and refused"
+                    )),
+                }
+            }
             Record::Flight {
                 id, attempt, seqs, ..
             } => self.check_flight(*id, *attempt, seqs),
@@ -621,7 +644,10 @@ impl MirrorState {
                 let lines = items.iter().map(|item| (item.request, item.line.clone()));
                 self.push_group(*seq, *at, lines);
             }
-            Record::Redrive { seqs } => self.apply_redrive(seqs),
+            Record::Redrive { seqs, op } => {
+                self.apply_redrive(seqs);
+                self.applied(op.as_ref(), Verb::Redrive, Answer::Moved(seqs.len() as u64));
+            }
             //= spec/delivery.md#d9-no-loss
             //# In particular, items MUST NOT leave the mirror before their batch is settled (no
             //# clear before hand-over), and a batch MUST NOT be settled `Delivered` on the daemon's
@@ -655,7 +681,22 @@ impl MirrorState {
                 }
             }
             Record::Close { at, .. } => self.apply_close(*at),
-            Record::Discard { seqs } => self.apply_discard(seqs),
+            Record::Discard { seqs, op } => {
+                self.apply_discard(seqs);
+                self.applied(op.as_ref(), Verb::Discard, Answer::Moved(seqs.len() as u64));
+            }
+            Record::Op {
+                op,
+                verb,
+                moved,
+                refused,
+            } => {
+                let answer = match (moved, refused) {
+                    (Some(moved), _) => Answer::Moved(*moved),
+                    (None, refused) => Answer::Refused(refused.clone().unwrap_or_default()),
+                };
+                self.applied(Some(op), *verb, answer);
+            }
             Record::Done {
                 request,
                 crc,
@@ -715,7 +756,7 @@ impl MirrorState {
                 let parked = |seq: &Seq| self.parked.binary_search_by_key(seq, |i| i.seq).is_ok();
                 debug_assert!(failed.iter().all(parked), "a failed seq is not parked");
             }
-            Record::Redrive { seqs } => {
+            Record::Redrive { seqs, .. } => {
                 let parked = |seq: &Seq| self.parked.binary_search_by_key(seq, |i| i.seq).is_ok();
                 debug_assert!(seqs.iter().all(parked), "a redriven seq is not parked");
             }
@@ -927,6 +968,33 @@ impl MirrorState {
         let memory = usize::try_from(self.memory).unwrap_or(usize::MAX);
         while self.remembered.len() > memory {
             self.remembered.pop_front();
+        }
+    }
+
+    /// M17: a record applying an operator request names one the window does not hold, so no
+    /// request is applied twice while the window remembers it.
+    fn check_op(&self, op: Option<&OpId>) -> Result<(), String> {
+        match op {
+            Some(op) if ops::applied(&self.ops, op).is_some() => {
+                Err(format!("request {op} is applied a second time"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// M17: request `op` (if any) was applied with `answer`; the window keeps the newest
+    /// [`APPLIED_MEMORY`](ops::APPLIED_MEMORY).
+    fn applied(&mut self, op: Option<&OpId>, verb: Verb, answer: Answer) {
+        let Some(op) = op else {
+            return;
+        };
+        self.ops.push_back(Applied {
+            id: op.clone(),
+            verb,
+            answer,
+        });
+        while self.ops.len() > ops::APPLIED_MEMORY {
+            self.ops.pop_front();
         }
     }
 

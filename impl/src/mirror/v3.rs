@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::record::{GroupItem, Record};
 use super::state::MirrorState;
 use crate::line::Line;
+use crate::ops::{OpId, Verb};
 use crate::runs;
 use crate::types::{Attempt, BatchId, Ended, RequestId, Seq};
 
@@ -50,9 +51,21 @@ pub(crate) enum RecordV3 {
     },
     Redrive {
         seqs: Vec<[u64; 2]>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        op: Option<OpId>,
     },
     Discard {
         seqs: Vec<[u64; 2]>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        op: Option<OpId>,
+    },
+    Op {
+        op: OpId,
+        verb: Verb,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        moved: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        refused: Option<String>,
     },
     Close {
         batch: BatchId,
@@ -169,8 +182,25 @@ impl RecordV3 {
                 dead: runs(dead),
                 at: *at,
             },
-            Record::Redrive { seqs } => RecordV3::Redrive { seqs: runs(seqs) },
-            Record::Discard { seqs } => RecordV3::Discard { seqs: runs(seqs) },
+            Record::Redrive { seqs, op } => RecordV3::Redrive {
+                seqs: runs(seqs),
+                op: op.clone(),
+            },
+            Record::Discard { seqs, op } => RecordV3::Discard {
+                seqs: runs(seqs),
+                op: op.clone(),
+            },
+            Record::Op {
+                op,
+                verb,
+                moved,
+                refused,
+            } => RecordV3::Op {
+                op: op.clone(),
+                verb: *verb,
+                moved: *moved,
+                refused: refused.clone(),
+            },
             Record::Close { batch, at } => RecordV3::Close {
                 batch: *batch,
                 at: *at,
@@ -269,11 +299,24 @@ impl RecordV3 {
                 dead: runs::seqs_of(&dead, batch_len)?,
                 at,
             },
-            RecordV3::Redrive { seqs } => Record::Redrive {
+            RecordV3::Redrive { seqs, op } => Record::Redrive {
                 seqs: runs::seqs_of(&seqs, dead_len)?,
+                op,
             },
-            RecordV3::Discard { seqs } => Record::Discard {
+            RecordV3::Discard { seqs, op } => Record::Discard {
                 seqs: runs::seqs_of(&seqs, dead_len)?,
+                op,
+            },
+            RecordV3::Op {
+                op,
+                verb,
+                moved,
+                refused,
+            } => Record::Op {
+                op,
+                verb,
+                moved,
+                refused,
             },
             RecordV3::Close { batch, at } => Record::Close { batch, at },
             RecordV3::Flight {

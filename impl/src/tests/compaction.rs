@@ -449,7 +449,8 @@ fn m12_a_redrive_while_a_batch_is_in_flight_compacts_to_a_file_that_opens() -> T
     //# A snapshot is the header and the records that rebuild the state: the dead letters and every
     //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
     //# record naming the in-flight batch's items, then the remembered window as `done` records,
-    //# oldest first, then `next` with the window's size.
+    //# oldest first, then the applied window of M17 as `op` records, oldest first, then `next`
+    //# with the window's size.
     let config = Config {
         compact_slack_bytes: 0,
         delivered_memory: 0,

@@ -61,6 +61,10 @@ impl Storage for FailingStorage {
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
         self.inner.entry(name)
     }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
+        self.inner.stamp(name)
+    }
 }
 
 /// M10: after a failed fsync (or append) every later call returns Poisoned, nothing more is
@@ -233,6 +237,10 @@ impl Storage for FullTemp {
     }
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
         self.inner.entry(name)
+    }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
+        self.inner.stamp(name)
     }
 }
 

@@ -80,6 +80,10 @@ impl Storage for Exhausted {
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
         self.inner.entry(name)
     }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
+        self.inner.stamp(name)
+    }
 }
 
 /// An open's write that fails poisons a handle nobody gets: its error says the mirror was not
@@ -198,11 +202,11 @@ fn m8_a_failed_open_removes_the_lock_file_it_created() -> TestResult {
 fn m8_a_name_too_long_or_not_utf8_is_refused_up_front() -> TestResult {
     //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
     //= type=test
-    //# A mirror path with no file name, a file name that is not UTF-8, or one longer than
-    //# 255 bytes once `.lock` or `.tmp` is added (`NAME_MAX`) MUST be refused with `InvalidPath`,
-    //# touching nothing.
+    //# A mirror path with no file name, a file name that is not UTF-8, or one longer than 255
+    //# bytes once `.ops.lock` (the longest of parkline's suffixes) is added (`NAME_MAX`) MUST be
+    //# refused with `InvalidPath`, touching nothing.
     let dir = tempfile::tempdir()?;
-    let too_long = dir.path().join("m".repeat(251));
+    let too_long = dir.path().join("m".repeat(247));
     let not_utf8 = dir.path().join(OsStr::from_bytes(b"s\xff.mirror"));
     let no_name = dir.path().join("..");
     for refused in [&too_long, &not_utf8, &no_name] {
@@ -211,8 +215,8 @@ fn m8_a_name_too_long_or_not_utf8_is_refused_up_front() -> TestResult {
         assert_eq!(err.path(), Some(refused.as_path()));
     }
     assert_eq!(fs::read_dir(dir.path())?.count(), 0, "nothing created");
-    // The longest name that fits: 250 bytes, and 255 with `.lock`.
-    let longest = dir.path().join("m".repeat(250));
+    // The longest name that fits: 246 bytes, and 255 with `.ops.lock`.
+    let longest = dir.path().join("m".repeat(246));
     let mut queue = Queue::open(&longest)?;
     queue.park(RequestId(1), "one")?;
     Ok(())

@@ -74,7 +74,8 @@ fn format_round_trips_snapshot_and_log() -> TestResult {
     //# A snapshot is the header and the records that rebuild the state: the dead letters and every
     //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
     //# record naming the in-flight batch's items, then the remembered window as `done` records,
-    //# oldest first, then `next` with the window's size.
+    //# oldest first, then the applied window of M17 as `op` records, oldest first, then `next`
+    //# with the window's size.
     for seed in 1..=60u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
@@ -252,7 +253,8 @@ fn snapshot_of_a_repeat_in_flight_round_trips() -> TestResult {
     //# A snapshot is the header and the records that rebuild the state: the dead letters and every
     //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
     //# record naming the in-flight batch's items, then the remembered window as `done` records,
-    //# oldest first, then `next` with the window's size.
+    //# oldest first, then the applied window of M17 as `op` records, oldest first, then `next`
+    //# with the window's size.
     let mut queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     queue.park(RequestId(1), "one")?;
     queue.park(RequestId(2), "two")?;

@@ -301,6 +301,8 @@ fn lines_back_after_cuts(order: &[String]) -> crate::Result<Vec<usize>> {
     let mut storage = MemStorage::new();
     storage.set_file("s1.mirror", snapshot_of(3)?);
     storage.set_file("s1.mirror.tmp", snapshot_of(3)?);
+    let request = br#"{"schema":1,"requests":[{"id":"r1","verb":"redrive","all":true}]}"#;
+    storage.set_file("s1.mirror.ops", request.to_vec());
     let mut back = Vec::new();
     for cut in 0..=order.len() {
         let mut cut_storage = storage.clone();

@@ -103,6 +103,10 @@ impl Storage for Tracked {
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
         self.disk().live.entry(name)
     }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
+        self.disk().live.stamp(name)
+    }
 }
 
 /// One schedule: three parkers (request 3's line invalid) beside a boundary and a settle of

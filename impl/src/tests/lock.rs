@@ -223,16 +223,17 @@ fn m8_paths_that_alias_are_one_mirror_or_refused() -> TestResult {
     Ok(())
 }
 
-/// M8, M5: a mirror cannot be named like another mirror's temp or lock file, so opening `s1`
-/// never removes the lines of a mirror named `s1.tmp`.
+/// M8, M5, M17: a mirror cannot be named like another mirror's temp, lock or request file, so
+/// opening `s1` never removes the lines of a mirror named `s1.tmp` or `s1.ops`.
 #[test]
 fn m8_reserved_names_are_refused() -> TestResult {
     //= spec/mirror.md#m8-one-handle-per-mirror-the-lock
     //= type=test
-    //# A mirror name that ends in `.tmp` or `.lock` MUST be refused with `InvalidPath`: it is the
-    //# name of another mirror's temp file (M5) or lock file.
+    //# A mirror name that ends in `.tmp`, `.lock` or `.ops` MUST be refused with `InvalidPath`:
+    //# it is the name of another mirror's temp file (M5), lock file or request file (M17).
     let dir = tempfile::tempdir()?;
-    for name in ["s1.tmp", "s1.lock", "s1.mirror.tmp", "s1.mirror.lock"] {
+    let names = ["s1.tmp", "s1.lock", "s1.mirror.tmp", "s1.mirror.lock"];
+    for name in names.into_iter().chain(["s1.ops", "s1.mirror.ops"]) {
         let err = Queue::open(dir.path().join(name))
             .map(|_| ())
             .err()

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::mirror;
 use crate::{
     Attempt, Batch, BatchId, Budget, Config, Entry, ErrorKind, Identity, Item, Line, MemStorage,
-    Outcome, Parked, Queue, RequestId, Seq, Storage, split,
+    Outcome, Parked, Queue, RequestId, Seq, Stamp, Storage, split,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -184,6 +184,7 @@ mod limits;
 mod lock;
 #[cfg(feature = "tracing")]
 mod observe;
+mod ops;
 mod record_json;
 mod remembered;
 mod repeat_bound;

@@ -222,6 +222,7 @@ fn canonical_records() -> Vec<String> {
     });
     records.push(Record::Redrive {
         seqs: vec![Seq(5), Seq(6)],
+        op: None,
     });
     records.push(Record::Next {
         seq: Seq(10),
@@ -798,7 +799,10 @@ fn m3_the_line_writer_writes_what_serde_writes() {
             cap: None,
             memory: None,
         },
-        Record::Redrive { seqs: vec![Seq(3)] },
+        Record::Redrive {
+            seqs: vec![Seq(3)],
+            op: None,
+        },
         Record::Attempt {
             batch: BatchId(1),
             attempt: Attempt(2),

@@ -117,6 +117,10 @@ impl Storage for Gated {
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
         self.inner.entry(name)
     }
+
+    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
+        self.inner.stamp(name)
+    }
 }
 
 /// What a caller of the group asks.

@@ -637,13 +637,13 @@ fn m16_a_reopen_closes_an_idle_descriptor_before_it_opens() -> TestResult {
     Ok(())
 }
 
-/// M8's name rule through a store: a session's mirror name with `.lock` added may be 255 bytes
-/// long, and not one more.
+/// M8's name rule through a store: a session's mirror name with `.ops.lock` added may be 255
+/// bytes long, and not one more.
 #[test]
 fn m8_a_session_name_fits_a_file_name_with_its_suffixes() -> TestResult {
     let dir = tempfile::tempdir()?;
     let store = Store::open(dir.path())?;
-    let longest = 255 - ".mirror".len() - ".lock".len();
+    let longest = 255 - ".mirror".len() - ".ops.lock".len();
     store.session(&"n".repeat(longest))?;
     let err = store
         .session(&"n".repeat(longest + 1))

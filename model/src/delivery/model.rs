@@ -702,7 +702,8 @@ impl Model for DeliveryModel {
             //# A snapshot is the header and the records that rebuild the state: the dead letters
             //# and every live item (parked or in flight) as `dead`/`park` records in seq order,
             //# then a `flight` record naming the in-flight batch's items, then the remembered
-            //# window as `done` records, oldest first, then `next` with the window's size.
+            //# window as `done` records, oldest first, then the applied window of M17 as `op`
+            //# records, oldest first, then `next` with the window's size.
             Property::always(SNAPSHOT, |_, s: &DeliveryState| !s.snapshot_broken),
             Property::always(REDRIVE, redrive_keeps_the_line),
             Property::always(DISCARD, discard_removes_only_dead_letters),

@@ -565,7 +565,8 @@ fn snapshot_round_trips(state: &MirrorState, every_op: bool) -> Result<(), Strin
     //# A snapshot is the header and the records that rebuild the state: the dead letters and every
     //# live item (parked or in flight) as `dead`/`park` records in seq order, then a `flight`
     //# record naming the in-flight batch's items, then the remembered window as `done` records,
-    //# oldest first, then `next` with the window's size.
+    //# oldest first, then the applied window of M17 as `op` records, oldest first, then `next`
+    //# with the window's size.
     match parkline::mirror::decode(&parkline::mirror::encode(state)) {
         Ok(back) if back == *state => Ok(()),
         Ok(back) => Err(format!("M12 snapshot: {state:?} decodes to {back:?}")),

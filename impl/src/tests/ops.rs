@@ -1,0 +1,365 @@
+//! M17: operator requests to a live session, as the daemon's queue applies them and as a command
+//! submits them and reads their answers.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::*;
+use crate::ops::{self, Answer, Applied, OpId, Request, Submitted, Verb, Which};
+
+/// A queue at `path` with `dead` dead letters (seqs 1..=dead, failures_max 1), on a clock the
+/// test moves.
+fn with_dead(path: &Path, dead: u64) -> crate::Result<(Queue, Arc<Fixed>)> {
+    let clock = fixed();
+    let config = Config {
+        failures_max: 1,
+        ..Config::default()
+    };
+    let mut queue = Queue::open_with(path, config)?.with_clock(clock.clone());
+    for n in 1..=dead {
+        queue.park(RequestId(n), &format!("r{n}"))?;
+    }
+    if let Some(batch) = queue.boundary(Budget(1 << 20))? {
+        let failed = vec![Outcome::Failed; batch.items.len()];
+        queue.settle(batch.id, &failed)?;
+    }
+    assert_eq!(queue.dead_letters().len() as u64, dead);
+    Ok((queue, clock))
+}
+
+fn request(id: &str, verb: Verb, which: Which) -> crate::Result<Request> {
+    let id = OpId::new(id).map_err(|e| crate::Error::new(ErrorKind::InvalidLine, e))?;
+    Ok(Request { id, verb, which })
+}
+
+fn none_applied(_: &OpId) -> bool {
+    false
+}
+
+fn id(text: &str) -> OpId {
+    OpId::new(text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// M17: a request added beside a live queue is applied at its next boundary, in one record that
+/// names it, and answered from the mirror; later boundaries and a reopen never apply it again.
+#[test]
+fn m17_a_request_is_applied_at_the_next_boundary_and_never_again() -> TestResult {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# The holder of the mirror's lock MUST apply each request of the request file whose id
+    //# the mirror's window (below) does not hold, in the file's order, when it opens the
+    //# mirror (after recovery, before the open returns) and at each `boundary`, before it
+    //# plans the batch.
+    let (_dir, path) = temp_mirror()?;
+    let (mut queue, clock) = with_dead(&path, 3)?;
+    let redrive = request("r1", Verb::Redrive, Which::Seqs(vec![Seq(1), Seq(3)]))?;
+    assert_eq!(
+        ops::submit(&path, &redrive, &none_applied)?,
+        Submitted::Added(id("r1"))
+    );
+    assert_eq!(
+        ops::answer(&path, &id("r1"))?,
+        None,
+        "not before a boundary"
+    );
+    let batch = queue
+        .boundary(Budget(1 << 20))?
+        .ok_or("the redriven lines")?;
+    assert_eq!(batch.items.len(), 2, "the redrive came before the batch");
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# It MUST apply a request as one record that both makes the change and names the
+    //# request's id, made durable before the next request:
+    let text = String::from_utf8(fs::read(&path)?)?;
+    let last = text.lines().rev().nth(1).ok_or("records")?;
+    assert!(
+        last.ends_with(r#"{"type":"redrive","seqs":[[1,1],[3,3]],"op":"r1"}"#),
+        "{last}"
+    );
+    let applied = ops::answer(&path, &id("r1"))?.ok_or("answered")?;
+    assert_eq!(applied.answer, Answer::Moved(2));
+    assert_eq!(queue.stats().requests_applied, 1);
+    queue.settle(batch.id, &[Outcome::Delivered, Outcome::Delivered])?;
+    clock.0.fetch_add(ops::REREAD_MS * 5, Ordering::SeqCst);
+    assert!(queue.boundary(Budget(100))?.is_none());
+    drop(queue);
+    let queue = Queue::open(&path)?;
+    assert_eq!(queue.stats().requests_applied, 0, "the window holds it");
+    assert_eq!(queue.dead_letters().len(), 1);
+    Ok(())
+}
+
+/// M17: requests a daemon left unapplied (it was down) are applied when the mirror opens, in
+/// the file's order; a discard by time of death names only the dead letters that died before.
+#[test]
+fn m17_requests_are_applied_at_open_in_file_order() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let (queue, clock) = with_dead(&path, 2)?;
+    drop(queue);
+    let died = NOW;
+    let first = request("a", Verb::Discard, Which::DiedBefore(died))?;
+    let second = request("b", Verb::Discard, Which::DiedBefore(died + 1))?;
+    ops::submit(&path, &first, &none_applied)?;
+    ops::submit(&path, &second, &none_applied)?;
+    let queue = Queue::open(&path)?.with_clock(clock);
+    assert!(queue.dead_letters().is_empty());
+    let window: Vec<&Applied> = queue.applied_requests().iter().collect();
+    assert_eq!(window.len(), 2);
+    assert_eq!(
+        (&window[0].id, &window[0].answer),
+        (&id("a"), &Answer::Moved(0))
+    );
+    assert_eq!(
+        (&window[1].id, &window[1].answer),
+        (&id("b"), &Answer::Moved(2))
+    );
+    Ok(())
+}
+
+/// M17: a request the dead letters do not allow is refused, answered with the reason, and
+/// changes nothing; a malformed one with an id is refused so too, and one without is skipped.
+#[test]
+fn m17_a_refused_request_is_answered_and_changes_nothing() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let (queue, _clock) = with_dead(&path, 1)?;
+    drop(queue);
+    let requests = br#"{"schema":1,"requests":[
+        {"id":"x","verb":"redrive","seqs":[7]},
+        {"id":"y","verb":"redrive","all":true,"seqs":[1]},
+        {"verb":"discard","all":true},
+        {"id":"z","verb":"discard","seqs":[1]}]}"#;
+    fs::write(path.with_file_name("s1.mirror.ops"), requests)?;
+    let queue = Queue::open(&path)?;
+    let answers: Vec<(String, bool)> = queue
+        .applied_requests()
+        .iter()
+        .map(|a| (a.id.to_string(), matches!(a.answer, Answer::Refused(_))))
+        .collect();
+    let expected = [("x", true), ("y", true), ("z", false)].map(|(i, r)| (i.to_owned(), r));
+    assert_eq!(answers, expected);
+    assert!(queue.dead_letters().is_empty(), "z discarded seq 1");
+    assert_eq!(
+        queue.stats().requests_unreadable,
+        1,
+        "the entry without an id"
+    );
+    Ok(())
+}
+
+/// M17: a request file that cannot be parsed never stops the queue: nothing of it is applied,
+/// it is counted, and the file is left as it is.
+#[test]
+fn m17_an_unreadable_request_file_never_stops_the_queue() -> TestResult {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# A request file that cannot be read or parsed MUST NOT stop the queue: none of it is
+    //# applied and the failure is reported (tracing, `Stats::requests_unreadable`).
+    let (_dir, path) = temp_mirror()?;
+    let (mut queue, _clock) = with_dead(&path, 1)?;
+    let ops_path = path.with_file_name("s1.mirror.ops");
+    fs::write(&ops_path, b"{\"schema\":1,\"requests\":[")?;
+    assert!(queue.boundary(Budget(100))?.is_none());
+    assert_eq!(queue.stats().requests_unreadable, 1);
+    assert_eq!(queue.dead_letters().len(), 1);
+    assert_eq!(fs::read(&ops_path)?, b"{\"schema\":1,\"requests\":[");
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# and MUST NOT rewrite a file it cannot parse (it reports it, as a damaged mirror is
+    //# reported).
+    let err = ops::submit(
+        &path,
+        &request("q", Verb::Redrive, Which::All)?,
+        &none_applied,
+    );
+    assert_eq!(err.err().map(|e| e.kind()), Some(ErrorKind::Corrupt));
+    assert_eq!(fs::read(&ops_path)?, b"{\"schema\":1,\"requests\":[");
+    Ok(())
+}
+
+/// M17: a boundary reads the request file only when its stamp changed since the last read, or
+/// when that read is a second old by the queue's clock.
+#[test]
+fn m17_a_boundary_reads_the_request_file_only_when_it_changed() -> TestResult {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# At a boundary it reads the file only when one `stat` of it (`Storage::stamp`: device,
+    //# inode, size and times) differs from the stamp it saw at its last read, or when that
+    //# read is more than a second old by the queue's clock; `park` never looks.
+    let (_dir, path) = temp_mirror()?;
+    let (mut queue, clock) = with_dead(&path, 2)?;
+    ops::submit(
+        &path,
+        &request("one", Verb::Redrive, Which::All)?,
+        &none_applied,
+    )?;
+    let batch = queue.boundary(Budget(100))?.ok_or("redriven")?;
+    queue.settle(batch.id, &[Outcome::Failed, Outcome::Failed])?;
+    // Unreadable garbage written in place keeps no stamp: the rewrite shows in the size.
+    let ops_path = path.with_file_name("s1.mirror.ops");
+    let before = queue.stats().requests_unreadable;
+    let mut text = fs::read(&ops_path)?;
+    text.truncate(text.len() - 3);
+    fs::write(&ops_path, &text)?;
+    queue.boundary(Budget(100))?;
+    assert_eq!(
+        queue.stats().requests_unreadable,
+        before + 1,
+        "changed: read"
+    );
+    queue.boundary(Budget(100))?;
+    assert_eq!(
+        queue.stats().requests_unreadable,
+        before + 1,
+        "unchanged: not read"
+    );
+    clock.0.fetch_add(ops::REREAD_MS + 1, Ordering::SeqCst);
+    queue.boundary(Budget(100))?;
+    assert_eq!(
+        queue.stats().requests_unreadable,
+        before + 2,
+        "a second old: read"
+    );
+    Ok(())
+}
+
+/// M17: a command's request stands once: the same change or the same id again finds the
+/// waiting one; applied requests are dropped when the file is next written; 64 waiting
+/// requests refuse a 65th.
+#[test]
+fn m17_submit_keeps_one_request_per_change_and_at_most_64() -> TestResult {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# A command MUST NOT add a request while the file holds 64 requests the mirror has not
+    //# applied,
+    let (_dir, path) = temp_mirror()?;
+    let all = request("a1", Verb::Redrive, Which::All)?;
+    assert_eq!(
+        ops::submit(&path, &all, &none_applied)?,
+        Submitted::Added(id("a1"))
+    );
+    let again = request("a2", Verb::Redrive, Which::All)?;
+    assert_eq!(
+        ops::submit(&path, &again, &none_applied)?,
+        Submitted::Pending(id("a1"))
+    );
+    for n in 2..=64 {
+        let seqs = request(&format!("s{n}"), Verb::Discard, Which::Seqs(vec![Seq(n)]))?;
+        ops::submit(&path, &seqs, &none_applied)?;
+    }
+    let full = request("late", Verb::Discard, Which::All)?;
+    let err = ops::submit(&path, &full, &none_applied)
+        .err()
+        .ok_or("full")?;
+    assert_eq!(err.kind(), ErrorKind::Exhausted);
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# It removes only requests whose id the window holds.
+    let a1_applied = |id: &OpId| id.as_str() == "a1";
+    assert_eq!(
+        ops::submit(&path, &full, &a1_applied)?,
+        Submitted::Added(id("late"))
+    );
+    let entries = ops::parse(&fs::read(path.with_file_name("s1.mirror.ops"))?)?;
+    assert_eq!(entries.len(), 64);
+    assert!(entries.iter().all(|entry| entry.id() != Some(&id("a1"))));
+    ops::prune(&path, &|_| true)?;
+    assert!(
+        !path.with_file_name("s1.mirror.ops").exists(),
+        "empty: removed"
+    );
+    Ok(())
+}
+
+/// M17: the mirror remembers the last 64 requests it applied, across a compaction and a reopen,
+/// and refuses a file that applies one of them twice.
+#[test]
+fn m17_the_window_keeps_64_requests_and_refuses_a_second_application() -> TestResult {
+    let ops = (0..70)
+        .map(|n| Applied {
+            id: id(&format!("q{n}")),
+            verb: Verb::Discard,
+            answer: if n % 2 == 0 {
+                Answer::Moved(n)
+            } else {
+                Answer::Refused(format!("seq {n} is not a dead letter"))
+            },
+        })
+        .skip(6)
+        .collect::<VecDeque<_>>();
+    let state = mirror::MirrorState {
+        ops,
+        ..mirror::MirrorState::default()
+    };
+    let bytes = mirror::encode(&state);
+    assert_eq!(
+        mirror::decode(&bytes)?,
+        state,
+        "the snapshot keeps the window"
+    );
+    let mut storage = MemStorage::new();
+    storage.set_file("m", bytes.clone());
+    let queue = Queue::with_storage(storage, "m", Config::default())?;
+    assert_eq!(queue.applied_requests().len(), 64);
+    let mut storage = queue.into_storage();
+    let more = br#"{"schema":1,"requests":[{"id":"new","verb":"redrive","all":true}]}"#;
+    storage.set_file("m.ops", more.to_vec());
+    let queue = Queue::with_storage(storage, "m", Config::default())?;
+    let window = &queue.applied_requests();
+    assert_eq!(window.len(), ops::APPLIED_MEMORY);
+    assert_eq!(window.front().map(|a| a.id.as_str()), Some("q7"));
+    assert_eq!(window.back().map(|a| a.id.as_str()), Some("new"));
+    let mut twice = file(&queue);
+    twice.extend(rec(r#"{"type":"op","op":"new","verb":"redrive","moved":0}"#).bytes());
+    let err = mirror::decode(&twice).err().ok_or("refused")?;
+    assert_eq!(err.kind(), ErrorKind::Corrupt);
+    assert!(
+        err.to_string()
+            .contains("request new is applied a second time"),
+        "{err}"
+    );
+    Ok(())
+}
+
+/// M17, M15: `remove` takes the request file with the mirror, before it; a mirror created
+/// beside a request file left by an ended session never applies it.
+#[test]
+fn m17_a_request_file_never_outlives_its_session() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let (mut queue, _clock) = with_dead(&path, 1)?;
+    let ops_path = path.with_file_name("s1.mirror.ops");
+    ops::submit(
+        &path,
+        &request("r", Verb::Redrive, Which::All)?,
+        &none_applied,
+    )?;
+    queue.remove(true)?;
+    assert!(!ops_path.exists());
+    fs::write(
+        &ops_path,
+        br#"{"schema":1,"requests":[{"id":"old","verb":"discard","all":true}]}"#,
+    )?;
+    let mut queue = Queue::open(&path)?;
+    assert!(
+        !ops_path.exists(),
+        "a stale request file is removed at create"
+    );
+    queue.park(RequestId(1), "one")?;
+    drop(queue);
+    let queue = Queue::open(&path)?;
+    assert!(queue.applied_requests().is_empty());
+    Ok(())
+}
+
+/// M17: the request file's ids are 1 to 64 of `[0-9a-z-]`, unique in a file; fresh ids differ.
+#[test]
+fn m17_request_ids_are_checked() {
+    for bad in ["", "A", "a b", "a_b", &"a".repeat(65)] {
+        assert!(OpId::new(bad).is_err(), "{bad:?}");
+    }
+    assert!(OpId::new(&"a".repeat(64)).is_ok());
+    assert_ne!(OpId::fresh(), OpId::fresh());
+    let twice = br#"{"schema":1,"requests":[{"id":"a","verb":"redrive","all":true},{"id":"a","verb":"discard","all":true}]}"#;
+    assert!(ops::parse(twice).is_err());
+    assert!(ops::parse(br#"{"schema":2,"requests":[]}"#).is_err());
+}
