@@ -4,6 +4,7 @@ mod cli;
 mod delivery;
 mod drift;
 mod kill;
+mod live_operator;
 mod read;
 mod spec_blocks;
 mod workload;
