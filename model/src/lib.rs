@@ -1,11 +1,13 @@
 //! Reference models of parkline: stateright models of the delivery and read protocols, each with
-//! a plain transition function usable as the oracle in differential tests and fuzz targets.
+//! a plain transition function usable as the oracle in differential tests and fuzz targets, and
+//! of operator requests to a live session.
 //! This crate does no I/O.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod delivery;
+pub mod ops;
 pub mod read;
 pub mod search;
 

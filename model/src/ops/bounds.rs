@@ -1,0 +1,58 @@
+//! The bounds of an ops check (operators, crashes of the daemon and of each operator), the
+//! default bounds of the tests and of `parkline check`, and the unique state count pinned at
+//! them as a regression alarm.
+
+/// The bounds of one check.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OpsBounds {
+    /// Operators, each with one request of its own id (at most 8).
+    pub operators: u8,
+    /// Daemon crashes at most, each either a killed process (its volatile records kept in the
+    /// page cache) or a power loss (its volatile records dropped).
+    pub daemon_crashes: u8,
+    /// Crashes of each operator at most, each before it answers and followed by a retry.
+    pub operator_crashes: u8,
+}
+
+impl OpsBounds {
+    /// One line of text naming the bounds, for the check table.
+    pub fn summary(&self) -> String {
+        format!(
+            "operators={} daemon_crashes={} operator_crashes={}",
+            self.operators, self.daemon_crashes, self.operator_crashes
+        )
+    }
+}
+
+impl Default for OpsBounds {
+    /// The default bounds of `parkline check`: two operators (two requests in one file, one
+    /// submitted while the daemon reads the other), two daemon crashes (a killed process and a
+    /// power loss on one path) and one crash of each operator. The `sometimes` properties show
+    /// the interesting paths are reached.
+    fn default() -> Self {
+        OpsBounds {
+            operators: 2,
+            daemon_crashes: 2,
+            operator_crashes: 1,
+        }
+    }
+}
+
+/// Unique states of [`OpsModel::default`](super::OpsModel::default) (a regression alarm: a
+/// change to the model or its bounds that changes the reachable state space must update this
+/// number on purpose; a cut search would report fewer).
+pub const OPS_UNIQUE_STATES: usize = 18_323;
+
+impl OpsBounds {
+    /// The ops model of the `deep` bound set of `parkline check`: a third operator (three
+    /// requests in one file) and the same crashes.
+    pub fn deep() -> Self {
+        OpsBounds {
+            operators: 3,
+            ..OpsBounds::default()
+        }
+    }
+}
+
+/// Unique states of the ops model at [`OpsBounds::deep`] (regression alarm).
+pub const OPS_DEEP_UNIQUE_STATES: usize = 744_491;
