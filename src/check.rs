@@ -1,5 +1,6 @@
-//! `parkline check` and `parkline explore`: model-check parkline's stateright models and print one
-//! table row per model, with each property's verdict; serve stateright's Explorer.
+//! `parkline check` and `parkline explore`: model-check parkline's stateright models (delivery,
+//! read, and operator requests) and print one table row per model, with each property's verdict;
+//! serve stateright's Explorer.
 //!
 //! Each model goes through [`check_model`], which runs the checker with progress on stderr and
 //! returns a [`Row`]; a violated property gets the *shortest* counterexample, found by
@@ -14,6 +15,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use parkline_model::delivery::{self, Bounds, DeliveryModel, Variant};
+use parkline_model::ops::{self, OpsBounds, OpsModel, OpsVariant};
 use parkline_model::read::{ReadBounds, ReadModel, ReadVariant};
 use parkline_model::search::shortest_path;
 use stateright::report::{ReportData, ReportDiscovery, Reporter};
@@ -142,6 +144,17 @@ pub trait Narrate: Model {
 }
 
 impl Narrate for DeliveryModel {
+    fn narrate_step(
+        &self,
+        before: &Self::State,
+        action: &Self::Action,
+        after: &Self::State,
+    ) -> String {
+        self.narrate(before, action, after)
+    }
+}
+
+impl Narrate for OpsModel {
     fn narrate_step(
         &self,
         before: &Self::State,
@@ -356,8 +369,22 @@ pub enum Models {
     Delivery,
     /// The read model (spec/read.md).
     Read,
-    /// Both.
+    /// The operator requests model (spec/mirror.md, M17).
+    Ops,
+    /// Every model.
     All,
+}
+
+impl Models {
+    /// Whether the delivery, read and ops models are selected.
+    fn selected(self) -> (bool, bool, bool) {
+        match self {
+            Models::Delivery => (true, false, false),
+            Models::Read => (false, true, false),
+            Models::Ops => (false, false, true),
+            Models::All => (true, true, true),
+        }
+    }
 }
 
 /// The model `parkline explore` serves.
@@ -367,6 +394,8 @@ pub enum ExploreModel {
     Delivery,
     /// The read model (spec/read.md).
     Read,
+    /// The operator requests model (spec/mirror.md, M17).
+    Ops,
 }
 
 /// A bound set's long help: what each set bounds and reaches, and its pinned state counts (time
@@ -375,9 +404,12 @@ const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, group, remem
 - ci: the default and CI's. Delivery: 3 lines, budget 6, 2 crashes, 2 failures (dead at 2), \
 1 collection, 1 redrive, 1 discard, lines 2 and 3 as one group park, repeat bound 2 (two crashes close a \
 batch): 2,704,651 unique states. \
-Read: 2 turns, a rebuild of the transcript, 111,690 unique states.\n\
+Read: 2 turns, a rebuild of the transcript, 111,690 unique states. \
+Ops: 2 operators, 2 daemon crashes, 1 crash of each operator, 18,323 unique states (every set but \
+deep).\n\
 - deep: ci with a fourth line (a batch leaves two lines behind it) and a third read turn: \
-42,623,401 delivery states; read 2,286,164 states. Reaches \
+42,623,401 delivery states; read 2,286,164 states; ops with a third operator, 744,491 \
+states. Reaches \
 'a batch leaves two lines for later turns'; catches the known-bad trailer-counts-next-turn, \
 which holds at ci.\n\
 - crash: ci with a third crash, a failure budget of 3 (dead at 3) and the crate's repeat bound \
@@ -395,13 +427,14 @@ answer lost to a crash, the parent's turns going on while the daemon's retry wai
 (budget 2), 2 crashes, no failure, collection, redrive or discard: 1,880 delivery states; read as \
 ci. Reaches 'a retried park is answered as delivered'; catches forget-at-compaction and \
 forget-at-reopen, which the other sets (no window) cannot.\n\
-- FILE: a JSON object {\"delivery\": {...}, \"read\": {...}}, every key optional and \
+- FILE: a JSON object {\"delivery\": {...}, \"read\": {...}, \"ops\": {...}}, every key optional and \
 defaulting to ci: delivery keys lines, sizes, budget, crashes, failures, failures_max, \
 collects, redrives, discards, group (the first line of the group park, 1-based; 0 for none), lost_parks \
 (parks whose answer a crash loses, each retried; no-park-dedup needs 1), group_parkers (parks in \
 progress at once through group commit, replacing the group park), repeats_max, delivered_memory \
 (the remembered window's requests; 0 for none); read keys \
-turns, grow_chars, grows, budgets, requests, rebuilds. A file's counts are not pinned.\n\n\
+turns, grow_chars, grows, budgets, requests, rebuilds; ops keys operators, daemon_crashes, \
+operator_crashes. A file's counts are not pinned.\n\n\
 The flags below change the set's delivery bounds; a named set's unique state count is pinned \
 (a regression alarm) only when no flag changes it.";
 
@@ -423,6 +456,10 @@ pub struct BoundSet {
     pub delivery_pin: Option<usize>,
     /// The read model's pinned unique state count, for a named set.
     pub read_pin: Option<usize>,
+    /// The ops model's bounds.
+    pub ops: OpsBounds,
+    /// The ops model's pinned unique state count, for a named set.
+    pub ops_pin: Option<usize>,
 }
 
 impl BoundSet {
@@ -461,6 +498,11 @@ impl BoundSet {
             ),
             _ => return None,
         };
+        let (ops, ops_pin) = if name == "deep" {
+            (OpsBounds::deep(), ops::OPS_DEEP_UNIQUE_STATES)
+        } else {
+            (OpsBounds::default(), ops::OPS_UNIQUE_STATES)
+        };
         Some(BoundSet {
             name: name.to_owned(),
             delivery,
@@ -468,6 +510,8 @@ impl BoundSet {
             read,
             delivery_pin: Some(delivery_pin),
             read_pin: Some(read_pin),
+            ops,
+            ops_pin: Some(ops_pin),
         })
     }
 
@@ -525,6 +569,19 @@ impl BoundSet {
             requests: r.requests.unwrap_or(ci.requests),
             rebuilds: r.rebuilds.unwrap_or(ci.rebuilds),
         };
+        let o = file.ops.unwrap_or_default();
+        let ci = OpsBounds::default();
+        let ops = OpsBounds {
+            operators: o.operators.unwrap_or(ci.operators),
+            daemon_crashes: o.daemon_crashes.unwrap_or(ci.daemon_crashes),
+            operator_crashes: o.operator_crashes.unwrap_or(ci.operator_crashes),
+        };
+        if ops.operators > OpsBounds::OPERATORS_MAX {
+            return Err(format!(
+                "ops.operators: at most {}",
+                OpsBounds::OPERATORS_MAX
+            ));
+        }
         Ok(BoundSet {
             name: name.to_owned(),
             delivery,
@@ -532,6 +589,8 @@ impl BoundSet {
             read,
             delivery_pin: None,
             read_pin: None,
+            ops,
+            ops_pin: None,
         })
     }
 }
@@ -542,6 +601,15 @@ impl BoundSet {
 struct BoundsFile {
     delivery: Option<DeliveryFile>,
     read: Option<ReadFile>,
+    ops: Option<OpsFile>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpsFile {
+    operators: Option<u8>,
+    daemon_crashes: Option<u8>,
+    operator_crashes: Option<u8>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -603,7 +671,8 @@ pub struct BoundsArgs {
     #[arg(long, value_name = "N")]
     pub collects: Option<u32>,
     /// Check a known-bad variant (shows its counterexample): a delivery variant of
-    /// parkline_model::delivery::Variant or a read variant of parkline_model::read::ReadVariant
+    /// parkline_model::delivery::Variant, a read variant of parkline_model::read::ReadVariant
+    /// or an ops variant of parkline_model::ops::OpsVariant
     #[arg(long, value_name = "NAME", value_parser = variant_names())]
     pub variant: Option<String>,
 }
@@ -637,12 +706,16 @@ pub struct ExploreArgs {
     pub bounds: BoundsArgs,
 }
 
-/// Every variant name `--variant` accepts, delivery then read, each once.
+/// Every variant name `--variant` accepts, delivery then read then ops, each once.
 fn variant_names() -> clap::builder::PossibleValuesParser {
     let mut names: Vec<&'static str> = Variant::ALL.iter().map(|v| v.name()).collect();
-    for v in ReadVariant::ALL {
-        if !names.contains(&v.name()) {
-            names.push(v.name());
+    let others = ReadVariant::ALL
+        .iter()
+        .map(|v| v.name())
+        .chain(OpsVariant::ALL.iter().map(|v| v.name()));
+    for name in others {
+        if !names.contains(&name) {
+            names.push(name);
         }
     }
     clap::builder::PossibleValuesParser::new(names)
@@ -653,14 +726,19 @@ fn variant_names() -> clap::builder::PossibleValuesParser {
 struct Args {
     delivery: bool,
     read: bool,
+    ops: bool,
     set: BoundSet,
     delivery_variant: Variant,
     read_variant: ReadVariant,
+    ops_variant: OpsVariant,
 }
 
-/// The models, bounds and variants `(delivery, read)` and `flags` select; an error for a
-/// `--variant` of neither selected model or a `--bounds` that is no set.
-fn resolve(delivery: bool, read: bool, flags: &BoundsArgs) -> Result<Args, String> {
+/// The models, bounds and variants `models` and `flags` select; an error for a `--variant` of
+/// no selected model or a `--bounds` that is no set. A known-bad variant narrows the check to
+/// its model (the first selected of delivery, read, ops that has that name); `correct` keeps
+/// every selected model.
+fn resolve(models: Models, flags: &BoundsArgs) -> Result<Args, String> {
+    let (delivery, read, ops) = models.selected();
     let mut set = BoundSet::resolve(&flags.bounds)?;
     let before = set.delivery.clone();
     let bounds = &mut set.delivery;
@@ -681,27 +759,36 @@ fn resolve(delivery: bool, read: bool, flags: &BoundsArgs) -> Result<Args, Strin
     let mut parsed = Args {
         delivery,
         read,
+        ops,
         set,
         delivery_variant: Variant::Correct,
         read_variant: ReadVariant::Correct,
+        ops_variant: OpsVariant::Correct,
     };
-    if let Some(name) = &flags.variant {
-        match (Variant::from_name(name), ReadVariant::from_name(name)) {
-            (Some(v), _) if parsed.delivery && !(parsed.read && v == Variant::Correct) => {
-                parsed.delivery_variant = v;
-                parsed.read = false;
-            }
-            (_, Some(v)) if parsed.read => {
-                parsed.read_variant = v;
-                parsed.delivery = false;
-            }
-            (Some(_), _) => {}
-            _ => {
-                return Err(format!(
-                    "--variant: {name:?} is not a variant of the delivery model"
-                ));
-            }
-        }
+    let Some(name) = flags.variant.as_deref().filter(|name| *name != "correct") else {
+        return Ok(parsed);
+    };
+    let only = |parsed: &mut Args, (delivery, read, ops)| {
+        (parsed.delivery, parsed.read, parsed.ops) = (delivery, read, ops);
+    };
+    if let Some(v) = Variant::from_name(name).filter(|_| parsed.delivery) {
+        parsed.delivery_variant = v;
+        only(&mut parsed, (true, false, false));
+    } else if let Some(v) = ReadVariant::from_name(name).filter(|_| parsed.read) {
+        parsed.read_variant = v;
+        only(&mut parsed, (false, true, false));
+    } else if let Some(v) = OpsVariant::from_name(name).filter(|_| parsed.ops) {
+        parsed.ops_variant = v;
+        only(&mut parsed, (false, false, true));
+    } else {
+        let selected: Vec<&str> = [(delivery, "delivery"), (read, "read"), (ops, "ops")]
+            .into_iter()
+            .filter_map(|(on, model)| on.then_some(model))
+            .collect();
+        return Err(format!(
+            "--variant: {name:?} is not a variant of the {} model",
+            selected.join(" or ")
+        ));
     }
     Ok(parsed)
 }
@@ -723,12 +810,7 @@ fn model_name(base: &str, variant: &str) -> String {
 /// Entry point of `parkline check`: exit 0 when every property holds or is discovered, 1 when
 /// one is violated or never reached or a pinned state count differs.
 pub fn main(flags: &CheckArgs) -> ExitCode {
-    let (delivery, read) = match flags.model {
-        Models::Delivery => (true, false),
-        Models::Read => (false, true),
-        Models::All => (true, true),
-    };
-    let args = match resolve(delivery, read, &flags.bounds) {
+    let args = match resolve(flags.model, &flags.bounds) {
         Ok(args) => args,
         Err(message) => return usage_error("check", &message),
     };
@@ -764,6 +846,16 @@ pub fn main(flags: &CheckArgs) -> ExitCode {
         }
         rows.push(row);
     }
+    if args.ops {
+        let model = OpsModel::new(set.ops.clone(), args.ops_variant);
+        let name = model_name("ops", args.ops_variant.name());
+        let bounds = model.bounds.summary();
+        let mut row = check_model(&name, &bounds, model, &opts);
+        if let (OpsVariant::Correct, Some(pin)) = (args.ops_variant, set.ops_pin) {
+            row.pin(pin);
+        }
+        rows.push(row);
+    }
     print!("{}", render(&rows));
     let _ = std::io::stdout().flush();
     if rows.iter().all(Row::passed) {
@@ -775,8 +867,12 @@ pub fn main(flags: &CheckArgs) -> ExitCode {
 
 /// Entry point of `parkline explore`: serves until killed.
 pub fn explore_main(flags: &ExploreArgs) -> ExitCode {
-    let read = flags.model == ExploreModel::Read;
-    let args = match resolve(!read, read, &flags.bounds) {
+    let models = match flags.model {
+        ExploreModel::Delivery => Models::Delivery,
+        ExploreModel::Read => Models::Read,
+        ExploreModel::Ops => Models::Ops,
+    };
+    let args = match resolve(models, &flags.bounds) {
         Ok(args) => args,
         Err(message) => return usage_error("explore", &message),
     };
@@ -784,6 +880,10 @@ pub fn explore_main(flags: &ExploreArgs) -> ExitCode {
     eprintln!("parkline explore: serving the Explorer on http://{}", addr);
     if args.read {
         ReadModel::new(args.set.read, args.read_variant)
+            .checker()
+            .serve(addr);
+    } else if args.ops {
+        OpsModel::new(args.set.ops, args.ops_variant)
             .checker()
             .serve(addr);
     } else {
@@ -855,6 +955,12 @@ mod tests {
         for name in BOUND_SETS {
             let set = BoundSet::named(name).expect("a named set");
             assert!(set.delivery_pin.is_some() && set.read_pin.is_some());
+            let ops_pin = if name == "deep" {
+                ops::OPS_DEEP_UNIQUE_STATES
+            } else {
+                ops::OPS_UNIQUE_STATES
+            };
+            assert_eq!(set.ops_pin, Some(ops_pin));
         }
         let deep = BoundSet::named("deep").expect("deep");
         assert_eq!(deep.delivery, Bounds::deep());
@@ -875,7 +981,7 @@ mod tests {
             "--variant",
             "ack-before-fsync",
         ])?;
-        let parsed = resolve(true, false, &flags.bounds).expect("group");
+        let parsed = resolve(Models::Delivery, &flags.bounds).expect("group");
         assert_eq!(parsed.delivery_variant, Variant::AckBeforeSync);
         let parkers = BoundSet::from_json("parkers", r#"{"delivery": {"group_parkers": 2}}"#)
             .expect("a group_parkers key");
@@ -893,7 +999,7 @@ mod tests {
         ] {
             let flags =
                 CheckArgs::try_parse_from(["check", "--bounds", "remember", "--variant", name])?;
-            let parsed = resolve(true, false, &flags.bounds).expect("remember");
+            let parsed = resolve(Models::Delivery, &flags.bounds).expect("remember");
             assert_eq!(parsed.delivery_variant, variant);
         }
         let window = BoundSet::from_json("window", r#"{"delivery": {"delivered_memory": 3}}"#)
@@ -901,7 +1007,7 @@ mod tests {
         assert_eq!(window.delivery.delivered_memory, 3);
         // A flag on top of a named set keeps the rest of the set and drops the pin.
         let flags = CheckArgs::try_parse_from(["check", "--bounds", "deep", "--crashes", "1"])?;
-        let parsed = resolve(true, true, &flags.bounds).expect("deep");
+        let parsed = resolve(Models::All, &flags.bounds).expect("deep");
         assert_eq!(parsed.set.delivery.lines.len(), 4);
         assert_eq!(parsed.set.delivery.crashes, 1);
         assert_eq!(parsed.set.delivery_pin, None);
@@ -925,6 +1031,11 @@ mod tests {
         assert_eq!(set.delivery.budget, Bounds::check().budget);
         assert_eq!(set.read.turns, 1);
         assert_eq!((set.delivery_pin, set.read_pin), (None, None));
+        assert_eq!((set.ops, set.ops_pin), (OpsBounds::default(), None));
+        let three = BoundSet::from_json("three", r#"{"ops": {"operators": 3}}"#).expect("ops");
+        assert_eq!(three.ops, OpsBounds::deep());
+        let err = BoundSet::from_json("many", r#"{"ops": {"operators": 9}}"#).unwrap_err();
+        assert!(err.contains("at most 8"), "{err}");
         let empty = BoundSet::from_json("empty", "{}").expect("all defaults");
         assert_eq!(empty.delivery, Bounds::check());
         assert_eq!(empty.read, ReadBounds::default());
@@ -953,7 +1064,7 @@ mod tests {
             "bfs",
         ])?;
         assert_eq!(flags.search, Search::Bfs);
-        let parsed = resolve(true, true, &flags.bounds).expect("a delivery variant");
+        let parsed = resolve(Models::All, &flags.bounds).expect("a delivery variant");
         assert_eq!(parsed.set.delivery.lines.len(), 4);
         let chars: Vec<usize> = parsed
             .set
@@ -973,7 +1084,7 @@ mod tests {
         assert!(parsed.delivery && !parsed.read);
         // The defaults are the pinned bounds.
         let defaults = CheckArgs::try_parse_from(["check"])?;
-        let parsed = resolve(true, true, &defaults.bounds).expect("no variant");
+        let parsed = resolve(Models::All, &defaults.bounds).expect("no variant");
         assert_eq!(parsed.set.delivery, Bounds::check());
         assert_eq!(parsed.set.read, ReadBounds::default());
         assert_eq!(parsed.set.delivery_pin, Some(delivery::CHECK_UNIQUE_STATES));
@@ -986,10 +1097,64 @@ mod tests {
             .find(|v| Variant::from_name(v.name()).is_none())
             .expect("a read-only variant name");
         let flags = CheckArgs::try_parse_from(["check", "--variant", read_only.name()])?;
-        assert!(resolve(true, false, &flags.bounds).is_err());
+        assert!(resolve(Models::Delivery, &flags.bounds).is_err());
         assert_eq!(
-            resolve(false, true, &flags.bounds).map(|a| a.read_variant),
+            resolve(Models::Read, &flags.bounds).map(|a| a.read_variant),
             Ok(read_only)
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn ops_variants_are_selected_by_name_and_caught_with_their_story() -> Result<(), clap::Error> {
+        use clap::Parser as _;
+        let flags = CheckArgs::try_parse_from(["check", "--variant", "answer-before-durable"])?;
+        let parsed = resolve(Models::All, &flags.bounds).expect("an ops variant");
+        assert_eq!(parsed.ops_variant, OpsVariant::AnswerBeforeDurable);
+        assert_eq!(
+            (parsed.delivery, parsed.read, parsed.ops),
+            (false, false, true)
+        );
+        let err = resolve(Models::Delivery, &flags.bounds)
+            .map(|_| ())
+            .unwrap_err();
+        assert!(err.contains("not a variant of the delivery model"), "{err}");
+        // `correct` keeps every selected model.
+        let flags = CheckArgs::try_parse_from(["check", "--variant", "correct"])?;
+        let parsed = resolve(Models::All, &flags.bounds).expect("correct");
+        assert_eq!(
+            (parsed.delivery, parsed.read, parsed.ops),
+            (true, true, true)
+        );
+        // The correct model holds at its pinned count; each variant is violated for the property
+        // it names, with its shortest path told step by step.
+        let mut row = check_model("ops", "ci", OpsModel::default(), &quiet());
+        row.pin(ops::OPS_UNIQUE_STATES);
+        assert!(row.passed(), "{}", render(&[row]));
+        for variant in OpsVariant::ALL.into_iter().skip(1) {
+            let model = OpsModel::new(OpsBounds::default(), variant);
+            let row = check_model(&model_name("ops", variant.name()), "ci", model, &quiet());
+            let broken = variant.breaks().expect("a known-bad variant");
+            let p = row
+                .properties
+                .iter()
+                .find(|p| p.name == broken)
+                .expect("a property");
+            assert_eq!(p.verdict, Verdict::Violated, "{variant:?}");
+            assert!(!p.counterexample.is_empty());
+        }
+        let model = OpsModel::new(OpsBounds::default(), OpsVariant::AnswerBeforeDurable);
+        let text = render(&[check_model(
+            "ops[answer-before-durable]",
+            "ci",
+            model,
+            &quiet(),
+        )]);
+        assert!(
+            text.contains(
+                "5. operator r1 reads the mirror lock-free, finds r1 and answers without an fsync"
+            ),
+            "{text}"
         );
         Ok(())
     }

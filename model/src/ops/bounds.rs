@@ -5,7 +5,7 @@
 /// The bounds of one check.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpsBounds {
-    /// Operators, each with one request of its own id (at most 8).
+    /// Operators, each with one request of its own id (at most [`OpsBounds::OPERATORS_MAX`]).
     pub operators: u8,
     /// Daemon crashes at most, each either a killed process (its volatile records kept in the
     /// page cache) or a power loss (its volatile records dropped).
@@ -15,6 +15,10 @@ pub struct OpsBounds {
 }
 
 impl OpsBounds {
+    /// Operators at most: request ids are one byte, and more than a few is far past what an
+    /// exhaustive check can cover.
+    pub const OPERATORS_MAX: u8 = 8;
+
     /// One line of text naming the bounds, for the check table.
     pub fn summary(&self) -> String {
         format!(

@@ -265,7 +265,10 @@ impl Model for OpsModel {
                 unsynced: None,
             },
             daemon_crashes: 0,
-            operators: vec![operator; usize::from(self.bounds.operators.min(8))],
+            operators: vec![
+                operator;
+                usize::from(self.bounds.operators.min(OpsBounds::OPERATORS_MAX))
+            ],
             applied_after_crash: false,
             kept_at_open: false,
         }]
@@ -432,7 +435,7 @@ impl Model for OpsModel {
             Property::sometimes(SOMETIMES_RETRY_ANSWERED, |_, s: &OpsState| {
                 s.operators.iter().any(|o| o.retry_answered)
             }),
-            Property::sometimes(SOMETIMES_BOTH_ANSWERED, |_, s: &OpsState| {
+            Property::sometimes(SOMETIMES_ALL_ANSWERED, |_, s: &OpsState| {
                 s.operators.len() >= 2
                     && s.operators
                         .iter()

@@ -22,8 +22,8 @@ pub const SOMETIMES_APPLIED_AFTER_CRASH: &str = "a request is applied after a da
 pub const SOMETIMES_KEPT_AT_OPEN: &str = "an open takes in a record a crash kept";
 /// Sometimes: an operator that crashed finds its answer in the mirror when it runs again.
 pub const SOMETIMES_RETRY_ANSWERED: &str = "an operator's retry finds its answer";
-/// Sometimes: both operators answered.
-pub const SOMETIMES_BOTH_ANSWERED: &str = "both operators are answered";
+/// Sometimes: every operator answered (both, at the default bounds).
+pub const SOMETIMES_ALL_ANSWERED: &str = "every operator is answered";
 
 /// How many records of `records` make the change of `id`.
 fn applied(records: impl Iterator<Item = RequestId>, id: RequestId) -> usize {
