@@ -23,6 +23,10 @@ const R1: RequestId = RequestId(0);
 
 #[test]
 fn correct_model_holds_every_property_at_default_bounds() {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# Every request is applied at most once, and a request a command added is
+    //# applied once while the session lives
     let bfs = OpsModel::default().checker().spawn_bfs().join();
     let dfs = OpsModel::default().checker().spawn_dfs().join();
     assert_eq!(bfs.unique_state_count(), OPS_UNIQUE_STATES);
@@ -77,6 +81,10 @@ fn a_third_operator_and_more_crashes_hold_every_property() {
 
 #[test]
 fn apply_without_id_applies_a_request_again_after_a_crash() {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# It MUST apply a request as one record that both makes the change and names the
+    //# request's id, made durable before the next request
     use OpsAction::*;
     // The killed daemon's record survives in the page cache, and the open, which finds no id
     // in it, applies the request a second time.
@@ -125,6 +133,9 @@ fn apply_without_id_applies_a_request_again_after_a_crash() {
 
 #[test]
 fn answer_before_durable_answers_a_record_a_power_loss_drops() {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# it MUST fsync the mirror before it reports that answer
     use OpsAction::*;
     assert_eq!(
         counterexample(OpsVariant::AnswerBeforeDurable),
@@ -149,6 +160,9 @@ fn answer_before_durable_answers_a_record_a_power_loss_drops() {
 
 #[test]
 fn prune_before_durable_loses_a_request() {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# It removes only requests whose id the window holds.
     use OpsAction::*;
     let path = counterexample(OpsVariant::PruneBeforeDurable);
     let model = OpsModel::new(OpsBounds::default(), OpsVariant::PruneBeforeDurable);
