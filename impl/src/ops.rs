@@ -519,8 +519,8 @@ pub fn answer(mirror: &Path, id: &OpId) -> Result<Option<Applied>> {
         return Ok(None);
     };
     //= spec/mirror.md#m17-operator-requests-to-a-live-session
-    //# it MUST fsync the mirror before it reports that answer, and before it removes the
-    //# request from the request file.
+    //# It MUST fsync the mirror before it reports that answer, and before it removes the request
+    //# from the request file.
     make_durable(mirror).map_err(|e| Error::io("cannot fsync the mirror", e).with_path(mirror))?;
     Ok(Some(found))
 }

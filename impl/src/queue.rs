@@ -575,7 +575,7 @@ impl<S: Storage> Queue<S> {
             }
             //= spec/mirror.md#m17-operator-requests-to-a-live-session
             //# It MUST apply a request as one record that both makes the change and names the
-            //# request's id, made durable before the next request:
+            //# request's id, made durable before the next request.
             let Some(record) = self.core.apply_request(entry) else {
                 self.requests_unreadable(&name, "a request without a valid id");
                 continue;

@@ -69,8 +69,8 @@ fn m17_a_request_is_applied_at_the_next_boundary_and_never_again() -> TestResult
     assert_eq!(batch.items.len(), 2, "the redrive came before the batch");
     //= spec/mirror.md#m17-operator-requests-to-a-live-session
     //= type=test
-    //# It MUST apply a request as one record that both makes the change and names the
-    //# request's id, made durable before the next request:
+    //# It MUST apply a request as one record that both makes the change and names the request's id,
+    //# made durable before the next request.
     let text = String::from_utf8(fs::read(&path)?)?;
     let last = text.lines().rev().nth(1).ok_or("records")?;
     assert!(

@@ -344,8 +344,8 @@ impl Model for OpsModel {
             OpsAction::Apply => {
                 let id = state.next_request()?;
                 //= spec/mirror.md#m17-operator-requests-to-a-live-session
-                //# It MUST apply a request as one record that both makes the change and names
-                //# the request's id, made durable before the next request
+                //# It MUST apply a request as one record that both makes the change and names the
+                //# request's id, made durable before the next request.
                 let record = Record {
                     id: (self.variant != OpsVariant::ApplyWithoutId).then_some(id),
                     change_of: id,
@@ -390,7 +390,8 @@ impl Model for OpsModel {
             }
             OpsAction::Poll(id) => {
                 //= spec/mirror.md#m17-operator-requests-to-a-live-session
-                //# it MUST fsync the mirror before it reports that answer
+                //# It MUST fsync the mirror before it reports that answer, and before it removes
+                //# the request from the request file.
                 self.answer(&mut next, id);
             }
             OpsAction::Prune(id) => {

@@ -42,7 +42,8 @@ pub(super) fn at_most_once(_: &OpsModel, s: &OpsState) -> bool {
 
 pub(super) fn answered_durable(_: &OpsModel, s: &OpsState) -> bool {
     //= spec/mirror.md#m17-operator-requests-to-a-live-session
-    //# it MUST fsync the mirror before it reports that answer
+    //# It MUST fsync the mirror before it reports that answer, and before it removes the request
+    //# from the request file.
     ids(s)
         .filter(|&id| answered(s, id))
         .all(|id| s.durable.iter().any(|r| r.change_of == id))

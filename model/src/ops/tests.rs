@@ -83,8 +83,8 @@ fn a_third_operator_and_more_crashes_hold_every_property() {
 fn apply_without_id_applies_a_request_again_after_a_crash() {
     //= spec/mirror.md#m17-operator-requests-to-a-live-session
     //= type=test
-    //# It MUST apply a request as one record that both makes the change and names the
-    //# request's id, made durable before the next request
+    //# It MUST apply a request as one record that both makes the change and names the request's id,
+    //# made durable before the next request.
     use OpsAction::*;
     // The killed daemon's record survives in the page cache, and the open, which finds no id
     // in it, applies the request a second time.
@@ -135,7 +135,8 @@ fn apply_without_id_applies_a_request_again_after_a_crash() {
 fn answer_before_durable_answers_a_record_a_power_loss_drops() {
     //= spec/mirror.md#m17-operator-requests-to-a-live-session
     //= type=test
-    //# it MUST fsync the mirror before it reports that answer
+    //# It MUST fsync the mirror before it reports that answer, and before it removes the request
+    //# from the request file.
     use OpsAction::*;
     assert_eq!(
         counterexample(OpsVariant::AnswerBeforeDurable),
