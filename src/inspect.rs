@@ -24,6 +24,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use parkline::mirror::{self, Decoded, MirrorState};
+use parkline::ops::{Answer, Applied};
 use parkline::{Clock, Ended, Error, ErrorKind, Item, Remembered, SystemClock};
 
 /// The arguments of `parkline inspect`.
@@ -161,6 +162,32 @@ struct JsonReport {
     delivered_memory: u64,
     /// The remembered window, oldest first.
     remembered: Vec<JsonRemembered>,
+    /// The operator requests the mirror applied, oldest first (M17).
+    requests_applied: Vec<JsonApplied>,
+}
+
+#[derive(serde::Serialize)]
+struct JsonApplied {
+    id: String,
+    /// `"redrive"` or `"discard"`.
+    verb: &'static str,
+    /// How many dead letters it moved; `null` when it was refused.
+    moved: Option<u64>,
+    /// Why it was refused; `null` when it was applied.
+    refused: Option<String>,
+}
+
+fn json_applied(applied: &Applied) -> JsonApplied {
+    let (moved, refused) = match &applied.answer {
+        Answer::Moved(moved) => (Some(*moved), None),
+        Answer::Refused(why) => (None, Some(why.clone())),
+    };
+    JsonApplied {
+        id: applied.id.to_string(),
+        verb: applied.verb.name(),
+        moved,
+        refused,
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -273,6 +300,7 @@ fn json_report(path: &Path, bytes: usize, decoded: &Decoded, now_ms: u64) -> Jso
         dead_letters: json_items(&state.dead_letters, now_ms, true),
         delivered_memory: state.memory,
         remembered: state.remembered.iter().map(json_remembered).collect(),
+        requests_applied: state.ops.iter().map(json_applied).collect(),
     }
 }
 
@@ -328,6 +356,21 @@ fn table_report(path: &Path, bytes: usize, decoded: &Decoded, now_ms: u64) -> St
         state.remembered.len(),
         state.memory,
     ));
+    text.push_str(&format!(
+        "operator requests applied: {} (spec/mirror.md M17)\n",
+        state.ops.len()
+    ));
+    for applied in &state.ops {
+        let answer = match &applied.answer {
+            Answer::Moved(moved) => format!("moved {moved}"),
+            Answer::Refused(why) => format!("refused: {why}"),
+        };
+        text.push_str(&format!(
+            "  {} {}: {answer}\n",
+            applied.id,
+            applied.verb.name()
+        ));
+    }
     text
 }
 
@@ -598,6 +641,7 @@ mod tests {
             "dead_letters",
             "delivered_memory",
             "remembered",
+            "requests_applied",
         ];
         schema_2.sort_unstable();
         assert_eq!(keys, schema_2);
@@ -873,6 +917,43 @@ mod tests {
         assert_eq!(value["torn_bytes"], 20);
         assert_eq!(listing()?, before, "inspect changed the directory");
         assert!(!dir.path().join("s1.mirror.lock").exists());
+        Ok(())
+    }
+
+    /// M13, M17: inspect lists the operator requests the mirror applied, with their answers.
+    #[test]
+    fn m17_inspect_shows_the_applied_requests() -> Result<(), Box<dyn std::error::Error>> {
+        use parkline::ops::{self, OpId, Request, Verb, Which};
+        let dir = tempfile::tempdir()?;
+        let path = sample(dir.path())?;
+        for (id, seq) in [("r1", 1), ("r2", 99)] {
+            let which = Which::Seqs(vec![Seq(seq)]);
+            let request = Request {
+                id: OpId::new(id)?,
+                verb: Verb::Discard,
+                which,
+            };
+            ops::submit(&path, &request, &|_| false)?;
+        }
+        drop(Queue::open(&path)?);
+        let (status, out, _) = run_on(&[path.to_str().ok_or("utf-8")?, "--json"]);
+        assert_eq!(status, 0);
+        let value: serde_json::Value = serde_json::from_str(&out)?;
+        let refused = "seq 99 is not a dead letter";
+        let applied = &value["requests_applied"];
+        assert_eq!(
+            applied[0],
+            serde_json::json!({"id": "r1", "verb": "discard", "moved": 1, "refused": null})
+        );
+        assert_eq!(applied[1]["moved"], serde_json::Value::Null);
+        assert!(
+            applied[1]["refused"]
+                .as_str()
+                .is_some_and(|why| why.contains(refused))
+        );
+        let (_, out, _) = run_on(&[path.to_str().ok_or("utf-8")?]);
+        assert!(out.contains("operator requests applied: 2"), "{out}");
+        assert!(out.contains("\n  r1 discard: moved 1\n"), "{out}");
         Ok(())
     }
 

@@ -155,7 +155,7 @@ fn m17_operator_commands_beside_a_daemon_killed_with_9_apply_once() {
     let (mut asked, mut direct) = (Vec::new(), 0);
     for life in 1..=lives() {
         let (mut daemon, mut stdout) = spawn_daemon(&mirror, life);
-        let opened = read_acks(&mut stdout, 3 + rng.upto(20) as usize, &mut acked);
+        let opened = read_acks(&mut stdout, 3 + rng.upto(20), &mut acked);
         assert!(
             opened,
             "seed {seed}, life {life}: the daemon did not open the mirror"
@@ -164,7 +164,7 @@ fn m17_operator_commands_beside_a_daemon_killed_with_9_apply_once() {
         asked.push(id.clone());
         let command = operator(&mirror, &id, life % 2 == 0);
         // The kill lands before, during or after the daemon applies the request.
-        read_acks(&mut stdout, rng.upto(12) as usize, &mut acked);
+        read_acks(&mut stdout, rng.upto(12), &mut acked);
         daemon.kill().expect("kill -9");
         daemon.wait().expect("wait");
         let output = command.wait_with_output().expect("the command");

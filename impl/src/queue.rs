@@ -315,8 +315,11 @@ impl Queue<FsStorage> {
             other => other,
         };
         let name = self.name.clone();
+        // M17: a command's leftovers go after the mirror: no request can be applied without it.
+        let leftovers = [".tmp", ".lock"].map(|suffix| format!("{name}{}{suffix}", ops::SUFFIX));
         let removed = removal_order(&name)
             .iter()
+            .chain(&leftovers)
             .try_for_each(|file| gone_is_fine(self.storage.remove(file)))
             .and_then(|()| gone_is_fine(self.storage.remove_lock_file()))
             .and_then(|()| self.storage.sync_dir());

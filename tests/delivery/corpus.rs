@@ -237,7 +237,44 @@ fn crafted_mirrors() -> Vec<(String, Vec<u8>)> {
             "crafted_counters_exhausted".to_owned(),
             crafted(0, 0, 0, false).bytes(),
         ),
+        // Valid: a window of applied operator requests, moved and refused (M17).
+        (
+            "crafted_operator_requests".to_owned(),
+            with_requests(&["a", "b", "c"]),
+        ),
+        // Impossible: a request applied twice inside the window (M17).
+        (
+            "crafted_request_applied_twice".to_owned(),
+            with_requests(&["a", "b", "a"]),
+        ),
     ]
+}
+
+/// A mirror whose applied window holds `ids` in order, each alternately moved and refused, as a
+/// snapshot writes it (`op` records, M17).
+fn with_requests(ids: &[&str]) -> Vec<u8> {
+    use parkline::ops::{Answer, Applied, OpId, Verb};
+    let ops = (0u64..)
+        .zip(ids)
+        .map(|(n, id)| Applied {
+            id: OpId::new(id).expect("an id"),
+            verb: if n % 2 == 0 {
+                Verb::Redrive
+            } else {
+                Verb::Discard
+            },
+            answer: if n % 2 == 0 {
+                Answer::Moved(n)
+            } else {
+                Answer::Refused(format!("seq {n} is not a dead letter"))
+            },
+        })
+        .collect();
+    let state = parkline::mirror::MirrorState {
+        ops,
+        ..parkline::mirror::MirrorState::default()
+    };
+    parkline::mirror::encode(&state)
 }
 
 /// The crafted seeds of the `mirror_decode` corpus decode as M6 says: the one at the limits is
@@ -248,7 +285,7 @@ fn m6_crafted_mirror_decode_seeds_decode_as_specified() {
         delivery::check_mirror_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         let decoded = parkline::mirror::decode(&bytes);
         match name.as_str() {
-            "crafted_at_limits" => {
+            "crafted_at_limits" | "crafted_request_applied_twice" => {
                 let err = decoded.expect_err("at the limits");
                 assert_eq!(err.kind(), parkline::ErrorKind::Corrupt, "{err}");
             }
@@ -258,6 +295,10 @@ fn m6_crafted_mirror_decode_seeds_decode_as_specified() {
                 assert_eq!(state.next_batch, parkline::BatchId(u64::MAX));
                 let batch = state.in_flight.expect("in flight");
                 assert_eq!(batch.attempt, parkline::Attempt(u32::MAX - 1));
+            }
+            "crafted_operator_requests" => {
+                let state = decoded.expect("a window of requests");
+                assert_eq!(state.ops.len(), 3);
             }
             _ => {
                 let state = decoded.expect("exhausted counters");

@@ -76,6 +76,16 @@ fn check_mirror_decode(bytes: &[u8]) -> Result<(), String> {
             batch.id.0, state.next_batch.0
         ));
     }
+    // M17: the applied window holds at most its bound, each request once.
+    let mut ids: Vec<&str> = state
+        .ops
+        .iter()
+        .map(|applied| applied.id.as_str())
+        .collect();
+    ids.sort_unstable();
+    if ids.len() > parkline::ops::APPLIED_MEMORY || ids.windows(2).any(|w| w[0] == w[1]) {
+        return Err(format!("decoded applied window is not a window: {ids:?}"));
+    }
     let again = parkline::mirror::encode(&state);
     match parkline::mirror::decode(&again) {
         Ok(decoded) if decoded == state => Ok(()),

@@ -321,11 +321,12 @@ fn m17_the_window_keeps_64_requests_and_refuses_a_second_application() -> TestRe
     Ok(())
 }
 
-/// M17, M15: `remove` takes the request file with the mirror, before it; a mirror created
-/// beside a request file left by an ended session never applies it.
+/// M17, M15: `remove` takes the request file before the mirror and a command's temp and lock
+/// files after it, leaving nothing; a mirror created beside a request file left by an ended
+/// session never applies it.
 #[test]
 fn m17_a_request_file_never_outlives_its_session() -> TestResult {
-    let (_dir, path) = temp_mirror()?;
+    let (dir, path) = temp_mirror()?;
     let (mut queue, _clock) = with_dead(&path, 1)?;
     let ops_path = path.with_file_name("s1.mirror.ops");
     ops::submit(
@@ -333,8 +334,12 @@ fn m17_a_request_file_never_outlives_its_session() -> TestResult {
         &request("r", Verb::Redrive, Which::All)?,
         &none_applied,
     )?;
+    fs::write(
+        path.with_file_name("s1.mirror.ops.tmp"),
+        b"a command cut short",
+    )?;
     queue.remove(true)?;
-    assert!(!ops_path.exists());
+    assert_eq!(names_besides_dir_lock(dir.path())?, Vec::<String>::new());
     fs::write(
         &ops_path,
         br#"{"schema":1,"requests":[{"id":"old","verb":"discard","all":true}]}"#,
@@ -362,4 +367,33 @@ fn m17_request_ids_are_checked() {
     let twice = br#"{"schema":1,"requests":[{"id":"a","verb":"redrive","all":true},{"id":"a","verb":"discard","all":true}]}"#;
     assert!(ops::parse(twice).is_err());
     assert!(ops::parse(br#"{"schema":2,"requests":[]}"#).is_err());
+}
+
+/// M17: operators at once each add their request: the request file's lock makes each rewrite
+/// see the one before it, so none is lost.
+#[test]
+fn m17_operators_at_once_each_add_their_request() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let threads: Vec<_> = (0..8u64)
+        .map(|n| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let which = Which::Seqs(vec![Seq(n + 1)]);
+                let mine = request(&format!("op-{n}"), Verb::Discard, which)?;
+                ops::submit(&path, &mine, &none_applied)
+            })
+        })
+        .collect();
+    for thread in threads {
+        let submitted = thread.join().map_err(|_| "a submit panicked")??;
+        assert!(matches!(submitted, Submitted::Added(_)));
+    }
+    let entries = ops::parse(&fs::read(path.with_file_name("s1.mirror.ops"))?)?;
+    let mut ids: Vec<String> = entries
+        .iter()
+        .filter_map(|entry| entry.id().map(ToString::to_string))
+        .collect();
+    ids.sort();
+    assert_eq!(ids, (0..8).map(|n| format!("op-{n}")).collect::<Vec<_>>());
+    Ok(())
 }
