@@ -397,3 +397,42 @@ fn m17_operators_at_once_each_add_their_request() -> TestResult {
     assert_eq!(ids, (0..8).map(|n| format!("op-{n}")).collect::<Vec<_>>());
     Ok(())
 }
+
+/// M17: a verb's name is how the request file and the mirror spell it.
+#[test]
+fn m17_verbs_are_named_as_the_files_spell_them() -> TestResult {
+    for (verb, name) in [(Verb::Redrive, "redrive"), (Verb::Discard, "discard")] {
+        assert_eq!(verb.name(), name);
+        assert_eq!(serde_json::to_string(&verb)?, format!("\"{name}\""));
+    }
+    Ok(())
+}
+
+/// M17: each request names exactly one of `seqs`, `all: true` and `died_before`, and
+/// `died_before` only for a discard; anything else is malformed, with its id kept so the refusal
+/// can be answered.
+#[test]
+fn m17_a_request_names_its_dead_letters_one_way() -> TestResult {
+    let malformed = [
+        r#"{"id":"a","verb":"redrive","died_before":5}"#,
+        r#"{"id":"a","verb":"discard","all":false}"#,
+        r#"{"id":"a","verb":"discard"}"#,
+        r#"{"id":"a","verb":"discard","all":true,"died_before":5}"#,
+        r#"{"id":"a","verb":"discard","seqs":[1],"extra":1}"#,
+    ];
+    for entry in malformed {
+        let file = format!(r#"{{"schema":1,"requests":[{entry}]}}"#);
+        let entries = ops::parse(file.as_bytes())?;
+        assert!(
+            matches!(&entries[..], [ops::Entry::Malformed { id: Some(id), .. }] if id.as_str() == "a"),
+            "{entry}: {entries:?}"
+        );
+    }
+    let died = br#"{"schema":1,"requests":[{"id":"d","verb":"discard","died_before":5}]}"#;
+    let entries = ops::parse(died)?;
+    let expected = request("d", Verb::Discard, Which::DiedBefore(5))?;
+    let encoded = ops::encode(std::slice::from_ref(&expected));
+    assert_eq!(entries, vec![ops::Entry::Request(expected)]);
+    assert_eq!(ops::parse(&encoded)?, entries);
+    Ok(())
+}
