@@ -351,8 +351,13 @@ impl Submitted {
     }
 }
 
-/// How long [`submit`] waits for another command's hold of the request file's lock.
-const LOCK_WAIT: Duration = Duration::from_secs(5);
+/// How long [`submit`] waits for another command's hold of the request file's lock (a test's
+/// holder waits less).
+const LOCK_WAIT: Duration = if cfg!(test) {
+    Duration::from_millis(200)
+} else {
+    Duration::from_secs(5)
+};
 
 /// Adds `request` to the request file of the mirror at `mirror` (M17), under the file's lock,
 /// whole (temp file, fsync, rename, directory fsync). First it drops the requests `applied`

@@ -436,3 +436,38 @@ fn m17_a_request_names_its_dead_letters_one_way() -> TestResult {
     assert_eq!(ops::parse(&encoded)?, entries);
     Ok(())
 }
+
+/// M17: a request file that cannot be read is reported, never taken for an empty one and
+/// replaced; a command that cannot get the request file's lock gives up with `Locked` after a
+/// short wait, writing nothing.
+#[test]
+fn m17_a_request_file_that_cannot_be_read_or_locked_is_left_alone() -> TestResult {
+    let (_dir, path) = temp_mirror()?;
+    let ops_path = path.with_file_name("s1.mirror.ops");
+    fs::create_dir(&ops_path)?;
+    let asked = request("a", Verb::Redrive, Which::All)?;
+    let err = ops::submit(&path, &asked, &none_applied)
+        .err()
+        .ok_or("refused")?;
+    assert_eq!(err.kind(), ErrorKind::Io);
+    assert!(
+        err.to_string().contains("cannot read the request file"),
+        "{err}"
+    );
+    assert!(ops_path.is_dir());
+    fs::remove_dir(&ops_path)?;
+    let lock_path = path.with_file_name("s1.mirror.ops.lock");
+    let held = crate::lock::MirrorLock::acquire(&lock_path, crate::lock::Mode::Exclusive)
+        .map_err(|_| "the test takes the lock")?;
+    let err = ops::submit(&path, &asked, &none_applied)
+        .err()
+        .ok_or("locked")?;
+    assert_eq!(err.kind(), ErrorKind::Locked);
+    assert!(!ops_path.exists());
+    drop(held);
+    assert_eq!(
+        ops::submit(&path, &asked, &none_applied)?,
+        Submitted::Added(id("a"))
+    );
+    Ok(())
+}
