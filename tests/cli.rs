@@ -507,7 +507,8 @@ fn cli_redrive_beside_a_daemon_is_queued_and_a_damaged_mirror_refused() {
 
 /// An operator in the daemon's directory names the mirror bare (`parkline redrive s1.mirror`):
 /// the mirror's directory is then `.`, which the directory fsync after removing a leftover temp
-/// file (M5) opens. An empty parent path would be no directory at all.
+/// file (M5) opens, and so does the request file's beside a daemon (M17). An empty parent path
+/// would be no directory at all.
 #[test]
 fn cli_redrive_of_a_bare_file_name_syncs_the_working_directory() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -526,6 +527,15 @@ fn cli_redrive_of_a_bare_file_name_syncs_the_working_directory() {
         stdout(&output)
     );
     assert!(!tmp.exists(), "the leftover temp file is removed");
+    // Beside a daemon, the request file's directory is `.` too (M17).
+    let daemon = parkline::Queue::open(&mirror).expect("open");
+    let output = parkline_command(&["discard", "s1.mirror", "--all"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run parkline");
+    assert_eq!(output.status.code(), Some(7), "{}", stderr(&output));
+    assert!(dir.path().join("s1.mirror.ops").exists());
+    drop(daemon);
 }
 
 /// D21: `redrive` of a path with no mirror (an operator's typo) is an error that creates

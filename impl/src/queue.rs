@@ -548,7 +548,7 @@ impl<S: Storage> Queue<S> {
                 return Ok(());
             }
         };
-        let fresh = now.saturating_sub(self.requests.read_at) < ops::REREAD_MS;
+        let fresh = now.saturating_sub(self.requests.read_at) <= ops::REREAD_MS;
         if !at_open && self.requests.stamp == Some(stamp) && fresh {
             return Ok(());
         }

@@ -80,6 +80,11 @@ fn m17_a_request_is_applied_at_the_next_boundary_and_never_again() -> TestResult
     let applied = ops::answer(&path, &id("r1"))?.ok_or("answered")?;
     assert_eq!(applied.answer, Answer::Moved(2));
     assert_eq!(queue.stats().requests_applied, 1);
+    let window = ops::durable_window(&path)?;
+    assert_eq!(
+        window.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(),
+        ["r1"]
+    );
     queue.settle(batch.id, &[Outcome::Delivered, Outcome::Delivered])?;
     clock.0.fetch_add(ops::REREAD_MS * 5, Ordering::SeqCst);
     assert!(queue.boundary(Budget(100))?.is_none());
@@ -213,7 +218,14 @@ fn m17_a_boundary_reads_the_request_file_only_when_it_changed() -> TestResult {
         before + 1,
         "unchanged: not read"
     );
-    clock.0.fetch_add(ops::REREAD_MS + 1, Ordering::SeqCst);
+    clock.0.fetch_add(ops::REREAD_MS, Ordering::SeqCst);
+    queue.boundary(Budget(100))?;
+    assert_eq!(
+        queue.stats().requests_unreadable,
+        before + 1,
+        "a second old, not more: not read"
+    );
+    clock.0.fetch_add(1, Ordering::SeqCst);
     queue.boundary(Budget(100))?;
     assert_eq!(
         queue.stats().requests_unreadable,
@@ -349,6 +361,12 @@ fn m17_a_request_file_never_outlives_its_session() -> TestResult {
         !ops_path.exists(),
         "a stale request file is removed at create"
     );
+    // One that cannot be removed fails the create, which makes no mirror.
+    let other = path.with_file_name("s2.mirror");
+    fs::create_dir(other.with_file_name("s2.mirror.ops"))?;
+    let err = Queue::open(&other).err().ok_or("refused")?;
+    assert!(err.to_string().contains("stale request file"), "{err}");
+    assert!(!other.exists());
     queue.park(RequestId(1), "one")?;
     drop(queue);
     let queue = Queue::open(&path)?;
