@@ -854,7 +854,12 @@ impl Storage for FsStorage {
     }
 
     fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
-        let nanos = |secs: i64, nsec: i64| (secs as u64).wrapping_mul(1_000_000_000) ^ nsec as u64;
+        // Nanoseconds since the epoch: exact until the year 2554.
+        let nanos = |secs: i64, nsec: i64| {
+            (secs as u64)
+                .wrapping_mul(1_000_000_000)
+                .wrapping_add(nsec as u64)
+        };
         match fs::symlink_metadata(self.dir.join(name)) {
             Ok(meta) => Ok(Some(Stamp([
                 meta.dev().rotate_left(32) ^ meta.ino(),

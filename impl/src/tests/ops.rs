@@ -218,6 +218,16 @@ fn m17_a_boundary_reads_the_request_file_only_when_it_changed() -> TestResult {
         before + 1,
         "unchanged: not read"
     );
+    // Rewritten in place, the same size: the times tell.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs::write(&ops_path, &text)?;
+    queue.boundary(Budget(100))?;
+    assert_eq!(
+        queue.stats().requests_unreadable,
+        before + 2,
+        "rewritten: read"
+    );
+    let before = before + 1;
     clock.0.fetch_add(ops::REREAD_MS, Ordering::SeqCst);
     queue.boundary(Budget(100))?;
     assert_eq!(
