@@ -516,8 +516,12 @@ fn every_call_of_an_async_handle_answers_as_its_queue_does() -> TestResult {
         failures_max: 1,
         ..Config::default()
     };
-    let mut plain = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
-    let queue = AsyncQueue::new(Queue::with_storage(MemStorage::new(), "m", config)?);
+    // One clock for both: the times they record (D24) are compared too.
+    let clock = fixed();
+    let mut plain =
+        Queue::with_storage(MemStorage::new(), "m", config.clone())?.with_clock(clock.clone());
+    let queue = Queue::with_storage(MemStorage::new(), "m", config)?.with_clock(clock);
+    let queue = AsyncQueue::new(queue);
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     runtime.block_on(async {
         let budget = Budget(1 << 20);

@@ -562,8 +562,12 @@ fn every_call_of_a_shared_handle_answers_as_its_queue_does() -> TestResult {
         failures_max: 1,
         ..Config::default()
     };
-    let mut plain = Queue::with_storage(MemStorage::new(), "m", config.clone())?;
-    let shared = SharedQueue::new(Queue::with_storage(MemStorage::new(), "m", config)?);
+    // One clock for both: the times they record (D24) are compared too.
+    let clock = fixed();
+    let mut plain =
+        Queue::with_storage(MemStorage::new(), "m", config.clone())?.with_clock(clock.clone());
+    let shared = Queue::with_storage(MemStorage::new(), "m", config)?.with_clock(clock);
+    let shared = SharedQueue::new(shared);
     let budget = Budget(1 << 20);
     let fail_all = |plain: &mut Queue<MemStorage>| -> TestResult {
         let batch = plain.boundary(budget)?.ok_or("a batch")?;
