@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use parkline::ErrorKind;
-use parkline::ops::{self, Answer, Applied, OpId, Request, Submitted};
+use parkline::ops::{self, Answer, Applied, OpId, Request};
 
 use crate::status;
 
@@ -54,8 +54,9 @@ pub fn ask_daemon(
         id: ask.id.clone().unwrap_or_else(OpId::fresh),
         verb,
         which,
+        life: None,
     };
-    let id = match submitted(path, &request, err) {
+    let id = match submitted(path, request, err) {
         Ok(id) => id,
         Err(status) => return status,
     };
@@ -72,17 +73,17 @@ pub fn ask_daemon(
 
 /// The id of the request that stands for `request` once submitted: its own, or that of the same
 /// change already waiting; or the exit status of a failure, said on `err`.
-fn submitted(path: &Path, request: &Request, err: &mut dyn Write) -> Result<OpId, u8> {
+fn submitted(path: &Path, request: Request, err: &mut dyn Write) -> Result<OpId, u8> {
     let name = request.verb.name();
-    // The window, made durable, says which requests the file may drop (M17); a retry of a
-    // request already applied finds its answer there and adds nothing.
+    // The window, made durable, says which requests the file may drop (M17), and the life the
+    // request names, so that a session of the same name made after this read refuses it.
     let window = ops::durable_window(path).map_err(|e| failed(name, &e, err))?;
-    if ops::applied(&window, &request.id).is_some() {
-        return Ok(request.id.clone());
-    }
-    let holds = |id: &OpId| ops::applied(&window, id).is_some();
-    match ops::submit(path, request, &holds) {
-        Ok(Submitted::Added(id) | Submitted::Pending(id)) => Ok(id),
+    let request = Request {
+        life: window.life,
+        ..request
+    };
+    match ops::submit(path, &request, &window.applied) {
+        Ok(submitted) => Ok(submitted.id().clone()),
         Err(e) if e.kind() == ErrorKind::Exhausted => {
             let _ = writeln!(err, "parkline {name}: {e}; nothing was asked");
             Err(status::REFUSED)
@@ -140,8 +141,24 @@ fn queued(name: &str, id: &OpId, out: &mut dyn Write) -> u8 {
 
 /// A failure of the request's path, said on `err`, as its exit status.
 fn failed(name: &str, e: &parkline::Error, err: &mut dyn Write) -> u8 {
+    if e.kind() == ErrorKind::RequestFileDamaged {
+        let file = e
+            .path()
+            .map_or_else(String::new, |path| format!(" {}", path.display()));
+        let _ = writeln!(
+            err,
+            "parkline {name}: the request file{file} is damaged: {}; it was left as it is, \
+             nothing was asked",
+            e.context()
+        );
+        return status::FINDING;
+    }
     let _ = writeln!(err, "parkline {name}: {e}");
     match e.kind() {
+        ErrorKind::OpIdReused => {
+            let _ = writeln!(err, "nothing was asked");
+            status::USAGE
+        }
         ErrorKind::Corrupt => {
             let _ = writeln!(err, "the file is damaged and was left as it is");
             status::FINDING

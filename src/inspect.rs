@@ -61,7 +61,8 @@ pub fn run_at(args: &InspectArgs, now_ms: u64, out: &mut dyn Write, err: &mut dy
     //# torn tail, no removal of a temp file, no lock file created) and MUST NOT take the lock.
     let json = args.json;
     let path = args.mirror.as_path();
-    let bytes = match std::fs::read(path) {
+    // As input: a FIFO or device at the path is refused, never waited on.
+    let bytes = match parkline::ops::read_input(path) {
         Ok(bytes) => bytes,
         Err(e) => {
             let _ = writeln!(err, "parkline inspect: cannot read {}: {e}", path.display());
@@ -226,7 +227,7 @@ struct JsonBatch {
 #[derive(serde::Serialize)]
 struct JsonRemembered {
     request: u64,
-    crc: u32,
+    crc: u64,
     seq: u64,
     /// The batch that delivered the line; `null` for a discarded one.
     batch: Option<u64>,
@@ -928,12 +929,14 @@ mod tests {
         let path = sample(dir.path())?;
         for (id, seq) in [("r1", 1), ("r2", 99)] {
             let which = Which::Seqs(vec![Seq(seq)]);
+            let window = ops::durable_window(&path)?;
             let request = Request {
                 id: OpId::new(id)?,
                 verb: Verb::Discard,
                 which,
+                life: window.life,
             };
-            ops::submit(&path, &request, &|_| false)?;
+            ops::submit(&path, &request, &window.applied)?;
         }
         drop(Queue::open(&path)?);
         let (status, out, _) = run_on(&[path.to_str().ok_or("utf-8")?, "--json"]);

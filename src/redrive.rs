@@ -391,7 +391,7 @@ fn dry_run(
     err: &mut dyn Write,
     fail: &dyn Fn(&mut dyn Write, &parkline::Error) -> u8,
 ) -> u8 {
-    let bytes = match std::fs::read(path) {
+    let bytes = match ops::read_input(path) {
         Ok(bytes) => bytes,
         Err(e) => {
             let _ = writeln!(

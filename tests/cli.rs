@@ -951,3 +951,96 @@ fn m17_a_live_daemon_applies_the_command_and_answers_within_wait() {
         "answered: dropped"
     );
 }
+
+/// `command`'s output once it exits, or a failure naming it when it runs for more than 30 s: a
+/// command that blocks on a file fails its test instead of hanging it.
+fn finished(mut command: Command) -> Output {
+    use std::process::Stdio;
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run parkline");
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("{command:?} still runs after 30 s: it blocked");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// M8, M17: a FIFO at the request file beside a live daemon, or at the mirror path, never hangs
+/// a command: `discard` says the request file is damaged (1) and leaves it, `inspect` and
+/// `--dry-run` cannot read the mirror (3). A request file that is not JSON is "damaged", never a
+/// "corrupt mirror".
+#[test]
+fn m17_a_fifo_or_a_damaged_request_file_never_hangs_a_command() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    mirror_with_dead_letters(&mirror);
+    let daemon = parkline::Queue::open(&mirror).expect("open");
+    let ops = dir.path().join("s1.mirror.ops");
+    mkfifo(&ops);
+    let output = finished(parkline_command(&["discard", path(&mirror), "--all"]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let said = format!("the request file {} is damaged", ops.display());
+    assert!(stderr(&output).contains(&said), "{}", stderr(&output));
+    assert!(stderr(&output).contains("a FIFO"), "{}", stderr(&output));
+    std::fs::remove_file(&ops).expect("remove the FIFO");
+    std::fs::write(&ops, b"not a request file").expect("write");
+    let output = finished(parkline_command(&["redrive", path(&mirror)]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains(&said), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("corrupt mirror"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read(&ops).expect("read"), b"not a request file");
+    drop(daemon);
+    let fifo_mirror = dir.path().join("s2.mirror");
+    mkfifo(&fifo_mirror);
+    for args in [
+        &["inspect", path(&fifo_mirror)][..],
+        &["discard", path(&fifo_mirror), "--all", "--dry-run"],
+    ] {
+        let output = finished(parkline_command(args));
+        assert_eq!(
+            output.status.code(),
+            Some(3),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+/// M17: an id names one change: `redrive --seq 2 --id op-a` after `discard --seq 1 --id op-a`
+/// is a usage error (2) naming the id, and asks nothing; the same `discard` again is queued
+/// under it.
+#[test]
+fn m17_a_reused_id_is_refused_with_2() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = dir.path().join("s1.mirror");
+    mirror_with_dead_letters(&mirror);
+    let _daemon = parkline::Queue::open(&mirror).expect("open");
+    let discard = ["discard", path(&mirror), "--seq", "1", "--id", "op-a"];
+    let queued = parkline(&discard);
+    assert_eq!(queued.status.code(), Some(7), "{}", stderr(&queued));
+    let ops = dir.path().join("s1.mirror.ops");
+    let before = std::fs::read(&ops).expect("read");
+    let reused = parkline(&["redrive", path(&mirror), "--seq", "2", "--id", "op-a"]);
+    assert_eq!(reused.status.code(), Some(2), "{}", stderr(&reused));
+    assert!(stderr(&reused).contains("op-a"), "{}", stderr(&reused));
+    assert_eq!(std::fs::read(&ops).expect("read"), before, "nothing asked");
+    let again = parkline(&discard);
+    assert_eq!(again.status.code(), Some(7), "{}", stderr(&again));
+    assert!(stdout(&again).contains("op-a"), "{}", stdout(&again));
+}

@@ -31,12 +31,14 @@ fn bench_requests(c: &mut Criterion) {
     });
     let with_file = dir.path().join("asked.mirror");
     drop(Queue::open(&with_file).expect("create"));
+    let window = ops::durable_window(&with_file).expect("the window");
     let request = Request {
         id: OpId::new("bench").expect("an id"),
         verb: Verb::Redrive,
         which: Which::All,
+        life: window.life,
     };
-    ops::submit(&with_file, &request, &|_| false).expect("submit");
+    ops::submit(&with_file, &request, &window.applied).expect("submit");
     let mut asked = Queue::open(&with_file).expect("open applies the request");
     assert_eq!(asked.applied_requests().len(), 1);
     group.bench_function("empty boundary, request file unchanged", |b| {

@@ -61,6 +61,9 @@ pub struct Lost {
 struct Inode {
     live: Vec<u8>,
     durable: Durable,
+    /// Not a regular file (a FIFO another process made, [`SimDisk::put_special`]): every read
+    /// or write of it is refused as a real directory refuses one, without blocking (M8).
+    special: bool,
 }
 
 /// An inode's durable image. Almost always a prefix of its live bytes (a sync makes all of them
@@ -88,6 +91,7 @@ impl Inode {
         Inode {
             durable: Durable::Prefix(bytes.len()),
             live: bytes,
+            special: false,
         }
     }
 
@@ -269,7 +273,10 @@ impl Disk {
             };
             let fresh = out.new_inode();
             if let Some(node) = out.inodes.get_mut(&fresh) {
-                *node = Inode::durable(bytes);
+                *node = Inode {
+                    special: inode.special,
+                    ..Inode::durable(bytes)
+                };
             }
             out.live_dir.insert(name.clone(), fresh);
             out.durable_dir.insert(name.clone(), fresh);
@@ -435,6 +442,27 @@ impl SimDisk {
         disk.live_dir.insert(name.to_owned(), ino);
         disk.durable_dir.insert(name.to_owned(), ino);
     }
+
+    /// Put something that is not a regular file (a FIFO another process made) at `name`,
+    /// durable at once, replacing what was there: a read of it fails at once, as
+    /// `FsStorage` fails one (M8).
+    pub fn put_special(&self, name: &str) {
+        let mut disk = lock(&self.inner);
+        let ino = disk.new_inode();
+        if let Some(node) = disk.inodes.get_mut(&ino) {
+            node.special = true;
+        }
+        disk.live_dir.insert(name.to_owned(), ino);
+        disk.durable_dir.insert(name.to_owned(), ino);
+    }
+}
+
+/// The error of a read or write of a name that is not a regular file.
+fn not_regular(name: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{name}: a FIFO, not a regular file"),
+    )
 }
 
 /// How many times a sync yields the CPU under [`SimDisk::yield_at_sync`].
@@ -474,6 +502,9 @@ impl parkline::Storage for SimDisk {
         let Some(inode) = disk.live_dir.get(name).and_then(|ino| disk.inodes.get(ino)) else {
             return Ok(false);
         };
+        if inode.special {
+            return Err(not_regular(name));
+        }
         if !inode.live.is_empty() {
             // The live image in one piece, where it lies.
             let _ = each(&inode.live);
@@ -486,11 +517,10 @@ impl parkline::Storage for SimDisk {
         if disk.powered_off {
             return Err(power_lost());
         }
-        Ok(disk
-            .live_dir
-            .get(name)
-            .and_then(|ino| disk.inodes.get(ino))
-            .map(|inode| inode.live.clone()))
+        match disk.live_dir.get(name).and_then(|ino| disk.inodes.get(ino)) {
+            Some(inode) if inode.special => Err(not_regular(name)),
+            found => Ok(found.map(|inode| inode.live.clone())),
+        }
     }
 
     fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
@@ -510,6 +540,9 @@ impl parkline::Storage for SimDisk {
                 ino
             }
         };
+        if disk.inodes.get(&ino).is_some_and(|inode| inode.special) {
+            return Err(not_regular(name));
+        }
         self.handles.insert(name.to_owned(), ino);
         if let Some(inode) = disk.inodes.get_mut(&ino) {
             inode.live.extend_from_slice(bytes);
@@ -597,7 +630,12 @@ impl parkline::Storage for SimDisk {
         if disk.powered_off {
             return Err(power_lost());
         }
-        Ok(disk.live_dir.contains_key(name).then_some(Entry::File))
+        let special = |ino: &u64| disk.inodes.get(ino).is_some_and(|inode| inode.special);
+        Ok(match disk.live_dir.get(name) {
+            Some(ino) if special(ino) => Some(Entry::Other),
+            Some(_) => Some(Entry::File),
+            None => None,
+        })
     }
 
     fn stamp(&mut self, name: &str) -> io::Result<Option<parkline::Stamp>> {

@@ -13,8 +13,8 @@ use crate::line::Line;
 use crate::mirror::{GroupItem, MirrorState, Record};
 use crate::ops::{self, OpId, Verb};
 use crate::types::{
-    Attempt, Batch, BatchId, Budget, Item, Outcome, Parked, Remembered, RequestId, Seq, Settlement,
-    split,
+    Attempt, Batch, BatchId, Budget, Item, Life, Outcome, Parked, Remembered, RequestId, Seq,
+    Settlement, split,
 };
 
 /// The durable state plus what only this life knows.
@@ -120,10 +120,10 @@ impl Core {
         };
         //= spec/delivery.md#d3-items-verbatim
         //# A park for a request the remembered window holds MUST write nothing: with the same
-        //# line (the same CRC-32) it MUST answer how that line ended (delivered, with its seq
+        //# line (the same CRC-64) it MUST answer how that line ended (delivered, with its seq
         //# and batch, or discarded, with its seq), and with another line it MUST fail with
         //# `RequestConflict`.
-        if entry.crc == crc32fast::hash(line.as_bytes()) {
+        if entry.crc == crate::crc64::crc64(line.as_bytes()) {
             return Ok(Some(entry.answer()));
         }
         Err(Error::new(
@@ -439,6 +439,7 @@ impl Core {
             record: (!sorted.is_empty()).then(|| Record::Redrive {
                 seqs: sorted.clone(),
                 op: None,
+                change: None,
             }),
             value: sorted,
         })
@@ -486,6 +487,7 @@ impl Core {
             record: (!sorted.is_empty()).then(|| Record::Discard {
                 seqs: sorted.clone(),
                 op: None,
+                change: None,
             }),
             value: sorted,
         })
@@ -496,24 +498,66 @@ impl Core {
     /// it moves nothing or is refused. `None` for a malformed entry without an id, which cannot
     /// be answered.
     pub(crate) fn apply_request(&self, entry: &ops::Entry) -> Option<Record> {
-        let refused = |id: &OpId, verb: Verb, why: String| Record::Op {
-            op: id.clone(),
-            verb,
-            moved: None,
-            refused: Some(why),
-        };
         let request = match entry {
             ops::Entry::Request(request) => request,
             ops::Entry::Malformed { id, why } => {
                 // A malformed request's verb is unknown; it is answered as a redrive refused.
                 return id
                     .as_ref()
-                    .map(|id| refused(id, Verb::Redrive, why.clone()));
+                    .map(|id| refused(id, Verb::Redrive, None, why.clone()));
             }
         };
         debug_assert!(ops::applied(&self.state.ops, &request.id).is_none());
+        let change = Some(request.change());
+        if let Some(why) = self.other_life(request) {
+            return Some(refused(&request.id, request.verb, change, why));
+        }
+        let planned = match request.verb {
+            Verb::Redrive => self.redrive(&self.named(&request.which)),
+            Verb::Discard => self.discard(&self.named(&request.which)),
+        };
+        let op = Some(request.id.clone());
+        Some(match planned {
+            Err(e) => refused(&request.id, request.verb, change, e.to_string()),
+            Ok(Step {
+                record: Some(Record::Redrive { seqs, .. }),
+                ..
+            }) => Record::Redrive { seqs, op, change },
+            Ok(Step {
+                record: Some(Record::Discard { seqs, .. }),
+                ..
+            }) => Record::Discard { seqs, op, change },
+            Ok(_) => Record::Op {
+                op: request.id.clone(),
+                verb: request.verb,
+                change,
+                moved: Some(0),
+                refused: None,
+            },
+        })
+    }
+
+    /// M17: why `request` is not for this mirror's life, if it is not.
+    fn other_life(&self, request: &ops::Request) -> Option<String> {
+        //= spec/mirror.md#m17-operator-requests-to-a-live-session
+        //# A request that names another life than the mirror's (or a life, or none, where the
+        //# mirror names none, or one) MUST be refused (answered `refused`, nothing changed): it
+        //# was meant for another session of the name.
+        if request.life == self.state.life {
+            return None;
+        }
+        let life = |life: Option<Life>| life.map_or_else(|| "none".to_owned(), |l| l.to_string());
+        Some(format!(
+            "another session: the request names session life {}, this mirror's is {}",
+            life(request.life),
+            life(self.state.life)
+        ))
+    }
+
+    /// The seqs of the dead letters `which` names.
+    fn named(&self, which: &ops::Which) -> Vec<Seq> {
         let dead = &self.state.dead_letters;
-        let seqs: Vec<Seq> = match &request.which {
+        match which {
             ops::Which::Seqs(seqs) => seqs.clone(),
             ops::Which::All => dead.iter().map(|item| item.seq).collect(),
             ops::Which::DiedBefore(time) => dead
@@ -521,29 +565,7 @@ impl Core {
                 .filter(|item| item.died_at.is_some_and(|died| died < *time))
                 .map(|item| item.seq)
                 .collect(),
-        };
-        let planned = match request.verb {
-            Verb::Redrive => self.redrive(&seqs),
-            Verb::Discard => self.discard(&seqs),
-        };
-        let op = Some(request.id.clone());
-        Some(match planned {
-            Err(e) => refused(&request.id, request.verb, e.to_string()),
-            Ok(Step {
-                record: Some(Record::Redrive { seqs, .. }),
-                ..
-            }) => Record::Redrive { seqs, op },
-            Ok(Step {
-                record: Some(Record::Discard { seqs, .. }),
-                ..
-            }) => Record::Discard { seqs, op },
-            Ok(_) => Record::Op {
-                op: request.id.clone(),
-                verb: request.verb,
-                moved: Some(0),
-                refused: None,
-            },
-        })
+        }
     }
 
     pub(crate) fn boundary(&self, budget: Budget, now: u64) -> Result<Step<Option<Batch>>> {
@@ -897,6 +919,17 @@ fn handed_once_more(item: &Item) -> Result<u64> {
             ),
         )
     })
+}
+
+/// M17: the `op` record answering request `id` refused, for `why`.
+fn refused(id: &OpId, verb: Verb, change: Option<u64>, why: String) -> Record {
+    Record::Op {
+        op: id.clone(),
+        verb,
+        change,
+        moved: None,
+        refused: Some(why),
+    }
 }
 
 fn in_flight_error(id: BatchId) -> Error {

@@ -103,6 +103,14 @@ pub enum ErrorKind {
     /// closed its idle descriptor (M16): the source says why (a full descriptor table, say).
     /// Nothing was written and the handle stays usable; the call may be made again.
     Reopen,
+    /// An operator request file (`<name>.ops`, spec/mirror.md M17) that a command cannot read or
+    /// parse: not a regular file, longer than
+    /// [`REQUEST_FILE_BYTES_MAX`](crate::ops::REQUEST_FILE_BYTES_MAX), or not a request file. It
+    /// was left as it is.
+    RequestFileDamaged,
+    /// An operator request's id names a waiting or answered request of another change (M17).
+    /// Nothing was asked.
+    OpIdReused,
 }
 
 impl fmt::Display for ErrorKind {
@@ -142,6 +150,8 @@ impl fmt::Display for ErrorKind {
             ErrorKind::BudgetTooSmall => "budget too small",
             ErrorKind::InvalidRecord => "invalid request record",
             ErrorKind::Reopen => "cannot reopen the session's mirror",
+            ErrorKind::RequestFileDamaged => "damaged request file",
+            ErrorKind::OpIdReused => "request id names another change",
         })
     }
 }

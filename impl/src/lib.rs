@@ -134,10 +134,12 @@ mod by_request;
 mod clock;
 mod config;
 mod core;
+mod crc64;
 mod error;
 pub mod frame;
 mod group;
 mod histogram;
+mod input;
 mod line;
 mod lock;
 // The file format's in-memory types: public for the harness, the fuzz targets and the operator
@@ -166,8 +168,8 @@ pub use shared::SharedQueue;
 pub use storage::{Entry, FsStorage, Identity, MemStorage, Stamp, Storage};
 pub use store::{MAX_OPEN_DEFAULT, SESSION_SUFFIX, SessionInfo, Store, StoreOptions, StoreStats};
 pub use types::{
-    Attempt, Batch, BatchId, Budget, Ended, Item, Notified, Outcome, Parked, Remembered, RequestId,
-    Seq, Settlement, split,
+    Attempt, Batch, BatchId, Budget, Ended, Item, Life, Notified, Outcome, Parked, Remembered,
+    RequestId, Seq, Settlement, split,
 };
 
 #[cfg(test)]

@@ -146,14 +146,13 @@ fn try_lock(
         return share_held(entry, key, mode, None).map(Some);
     }
     // Created exclusively when absent, so the lock knows whether this open made the file.
-    let (file, created) = match open_lock_file(path, existing.is_none()) {
+    let ((file, meta), created) = match open_lock_file(path, existing.is_none()) {
         Ok(file) => (file, existing.is_none()),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => (open_lock_file(path, false)?, false),
         // Removed between the look and the open: look again.
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let meta = file.metadata()?;
     let key = (meta.dev(), meta.ino());
     if let Some(entry) = held.get_mut(&key) {
         // The name was pointed at a held lock file between the check and the open: the
@@ -214,14 +213,14 @@ fn share_held(
 
 /// Opens the lock file at `path` without following a link: `create` creates it exclusively
 /// (mode 0600), otherwise it must exist.
-fn open_lock_file(path: &Path, create: bool) -> io::Result<File> {
-    OpenOptions::new()
+fn open_lock_file(path: &Path, create: bool) -> io::Result<(File, std::fs::Metadata)> {
+    let mut options = OpenOptions::new();
+    options
         .read(true)
         .write(true)
         .create_new(create)
-        .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)
+        .mode(0o600);
+    crate::input::open_with_metadata(path, &mut options)
 }
 
 impl Drop for MirrorLock {

@@ -17,9 +17,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::crc64::crc64;
 use crate::error::{Error, ErrorKind, Result};
+use crate::input;
+pub use crate::input::read_whole as read_input;
 use crate::lock::{MirrorLock, Mode, Refused};
-use crate::types::Seq;
+use crate::types::{Life, Seq};
 
 /// The request file's schema version (`{"schema":1,...}`), apart from the mirror's format.
 pub const SCHEMA: u32 = 1;
@@ -27,6 +30,10 @@ pub const SCHEMA: u32 = 1;
 /// The most requests a request file holds that the mirror has not applied (M17): a command adds
 /// none beyond it.
 pub const PENDING_MAX: usize = 64;
+
+/// The most bytes of a request file the queue reads (M17): a longer file is unreadable, and a
+/// command adds no request that would make the file longer.
+pub const REQUEST_FILE_BYTES_MAX: usize = 256 * 1024;
 
 /// How many applied requests the mirror remembers (M17's window): at least [`PENDING_MAX`], so
 /// the window outlives every request left in the file.
@@ -149,12 +156,41 @@ pub struct Request {
     pub verb: Verb,
     /// To which dead letters.
     pub which: Which,
+    /// The life of the mirror the command read (M17): a mirror of another life refuses the
+    /// request.
+    pub life: Option<Life>,
 }
 
 impl Request {
     /// Whether `other` asks for the same change (another run of the same command).
     pub fn same_change(&self, other: &Request) -> bool {
         self.verb == other.verb && self.which == other.which
+    }
+
+    /// The 64-bit check of the change the request asks (M17): the CRC-64 of its verb and the dead
+    /// letters it names, spelled `redrive seqs 1,2`, `discard all` or `discard died_before T`.
+    /// Two requests of one id are the same change when their checks are equal.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Seq, ops::{OpId, Request, Verb, Which}};
+    /// let ask = |verb, which| Request { id: OpId::new("a").unwrap(), verb, which, life: None };
+    /// let one = ask(Verb::Discard, Which::Seqs(vec![Seq(1)]));
+    /// assert_eq!(one.change(), ask(Verb::Discard, Which::Seqs(vec![Seq(1)])).change());
+    /// assert_ne!(one.change(), ask(Verb::Redrive, Which::Seqs(vec![Seq(1)])).change());
+    /// assert_ne!(one.change(), ask(Verb::Discard, Which::Seqs(vec![Seq(2)])).change());
+    /// ```
+    pub fn change(&self) -> u64 {
+        let which = match &self.which {
+            Which::Seqs(seqs) => {
+                let seqs: Vec<String> = seqs.iter().map(ToString::to_string).collect();
+                format!("seqs {}", seqs.join(","))
+            }
+            Which::All => "all".to_owned(),
+            Which::DiedBefore(time) => format!("died_before {time}"),
+        };
+        crc64(format!("{} {which}", self.verb.name()).as_bytes())
     }
 }
 
@@ -164,6 +200,8 @@ impl Request {
 struct Spelled {
     id: OpId,
     verb: Verb,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    life: Option<Life>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seqs: Option<Vec<Seq>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -183,6 +221,7 @@ impl Spelled {
         Spelled {
             id: request.id.clone(),
             verb: request.verb,
+            life: request.life,
             seqs,
             all,
             died_before,
@@ -201,6 +240,7 @@ impl Spelled {
             id: self.id,
             verb: self.verb,
             which,
+            life: self.life,
         })
     }
 }
@@ -263,6 +303,15 @@ pub fn parse(bytes: &[u8]) -> std::result::Result<Vec<Entry>, String> {
             file.schema
         ));
     }
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //# A request file longer than `REQUEST_FILE_BYTES_MAX` (256 KiB) or holding more than 64
+    //# requests MUST be treated as one that cannot be read: none of it is applied.
+    if file.requests.len() > PENDING_MAX {
+        return Err(format!(
+            "the request file holds {} requests, more than the {PENDING_MAX} a command writes",
+            file.requests.len()
+        ));
+    }
     let entries: Vec<Entry> = file.requests.into_iter().map(entry_of).collect();
     let mut ids: Vec<&OpId> = entries.iter().filter_map(Entry::id).collect();
     ids.sort_unstable();
@@ -310,6 +359,9 @@ pub struct Applied {
     pub id: OpId,
     /// What it asked.
     pub verb: Verb,
+    /// The check of the change it asked ([`Request::change`]); `None` for a malformed request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<u64>,
     /// What became of it.
     pub answer: Answer,
 }
@@ -340,13 +392,15 @@ pub enum Submitted {
     Added(OpId),
     /// The file already held a request of this id or of the same change: that one stands.
     Pending(OpId),
+    /// The mirror's window already answers the request of this id and of the same change.
+    Answered(OpId),
 }
 
 impl Submitted {
     /// The id of the request that stands.
     pub fn id(&self) -> &OpId {
         match self {
-            Submitted::Added(id) | Submitted::Pending(id) => id,
+            Submitted::Added(id) | Submitted::Pending(id) | Submitted::Answered(id) => id,
         }
     }
 }
@@ -360,25 +414,37 @@ const LOCK_WAIT: Duration = if cfg!(test) {
 };
 
 /// Adds `request` to the request file of the mirror at `mirror` (M17), under the file's lock,
-/// whole (temp file, fsync, rename, directory fsync). First it drops the requests `applied`
-/// says the mirror applied (the caller made that durable); a request of the same id or the same
-/// change already there stands instead of a second one.
+/// whole (temp file, fsync, rename, directory fsync). First it drops the requests `window` (the
+/// mirror's applied window, made durable by the caller: [`durable_window`]) holds; a request of
+/// the same id and change, waiting or answered, or of the same change, waiting, stands instead of
+/// a second one.
 ///
 /// # Errors
 ///
+/// `OpIdReused` when the id names a waiting or answered request of another change;
 /// `Locked` when another command holds the file's lock for longer than a few seconds;
-/// `Corrupt` for a request file that cannot be parsed (it is left as it is); `Exhausted` when
-/// [`PENDING_MAX`] requests are pending; `Io` when a file cannot be read or written.
-pub fn submit(
-    mirror: &Path,
-    request: &Request,
-    applied: &dyn Fn(&OpId) -> bool,
-) -> Result<Submitted> {
-    rewrite(mirror, applied, |requests| {
-        let standing = requests
-            .iter()
-            .find(|pending| pending.id == request.id || pending.same_change(request));
-        if let Some(pending) = standing {
+/// `RequestFileDamaged` for a request file that cannot be read or parsed (it is left as it is);
+/// `Exhausted` when [`PENDING_MAX`] requests are waiting or the file would grow past
+/// [`REQUEST_FILE_BYTES_MAX`]; `Io` when a file cannot be read or written.
+pub fn submit(mirror: &Path, request: &Request, window: &VecDeque<Applied>) -> Result<Submitted> {
+    if let Some(answered) = applied(window, &request.id) {
+        return match answered.change == Some(request.change()) {
+            true => Ok(Submitted::Answered(request.id.clone())),
+            false => Err(reused(&request.id, "an answered", answered.verb)),
+        };
+    }
+    let holds = |id: &OpId| applied(window, id).is_some();
+    rewrite(mirror, &holds, |requests| {
+        //= spec/mirror.md#m17-operator-requests-to-a-live-session
+        //# A command MUST refuse (`OpIdReused`, exit 2) a request whose id names a waiting or
+        //# answered request of another change.
+        if let Some(pending) = requests.iter().find(|pending| pending.id == request.id) {
+            return match pending.same_change(request) {
+                true => Ok(Submitted::Pending(pending.id.clone())),
+                false => Err(reused(&request.id, "a waiting", pending.verb)),
+            };
+        }
+        if let Some(pending) = requests.iter().find(|pending| pending.same_change(request)) {
             return Ok(Submitted::Pending(pending.id.clone()));
         }
         //= spec/mirror.md#m17-operator-requests-to-a-live-session
@@ -395,6 +461,18 @@ pub fn submit(
         requests.push(request.clone());
         Ok(Submitted::Added(request.id.clone()))
     })
+}
+
+/// The refusal of a request whose `id` names `what` request of another change (`verb`).
+fn reused(id: &OpId, what: &str, verb: Verb) -> Error {
+    Error::new(
+        ErrorKind::OpIdReused,
+        format!(
+            "request id {id} names {what} {} request of other dead letters; give a new id, or \
+             the same command to wait for that one",
+            verb.name()
+        ),
+    )
 }
 
 /// Drops from the request file of the mirror at `mirror` the requests `applied` says the
@@ -418,12 +496,15 @@ fn rewrite<T>(
     let (ops, lock_path, tmp) = paths(mirror)?;
     let _lock = lock_request_file(&lock_path)?;
     let io = |what: &str, e: io::Error| Error::io(what, e).with_path(&ops);
-    let (mut requests, existed) = match std::fs::read(&ops) {
+    let read =
+        input::open_read(&ops).and_then(|file| input::read_bounded(&file, REQUEST_FILE_BYTES_MAX));
+    let (mut requests, existed) = match read {
         Ok(bytes) => (
             requests_of(&bytes).map_err(|why| damaged(&ops, &why))?,
             true,
         ),
         Err(e) if e.kind() == io::ErrorKind::NotFound => (Vec::new(), false),
+        Err(e) if is_not_input(&e) => return Err(damaged(&ops, &e.to_string())),
         Err(e) => return Err(io("cannot read the request file", e)),
     };
     let before = requests.clone();
@@ -438,21 +519,36 @@ fn rewrite<T>(
         std::fs::remove_file(&ops).map_err(|e| io("cannot remove the request file", e))?;
         sync_dir_of(&ops).map_err(|e| io("cannot fsync the directory", e))?;
     } else {
-        write_whole(&ops, &tmp, &encode(&requests)).map_err(|e| io("cannot write", e))?;
+        let bytes = encode(&requests);
+        if bytes.len() > REQUEST_FILE_BYTES_MAX {
+            return Err(Error::new(
+                ErrorKind::Exhausted,
+                format!(
+                    "the request would make the request file longer than the \
+                     {REQUEST_FILE_BYTES_MAX} bytes the daemon reads; name fewer dead letters"
+                ),
+            )
+            .with_path(&ops));
+        }
+        write_whole(&ops, &tmp, &bytes).map_err(|e| io("cannot write", e))?;
     }
     Ok(value)
 }
 
-/// A request file a command does not rewrite: it reports it, as a damaged mirror is reported.
+/// Whether `e` refuses a file as input: not a regular file, or longer than its bound.
+fn is_not_input(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::InvalidInput | io::ErrorKind::FileTooLarge
+    )
+}
+
+/// A request file a command does not rewrite: it reports it, and leaves it as it is.
 fn damaged(path: &Path, why: &str) -> Error {
     //= spec/mirror.md#m17-operator-requests-to-a-live-session
-    //# and MUST NOT rewrite a file it cannot parse (it reports it, as a damaged mirror is
-    //# reported).
-    Error::new(
-        ErrorKind::Corrupt,
-        format!("the request file is damaged and was left as it is: {why}"),
-    )
-    .with_path(path)
+    //# and MUST NOT rewrite a file it cannot parse (it reports it as `RequestFileDamaged`, "the
+    //# request file <path> is damaged", exit 1, and leaves it as it is);
+    Error::new(ErrorKind::RequestFileDamaged, why.to_owned()).with_path(path)
 }
 
 /// The requests of a request file a command rewrites: a malformed entry makes the whole file
@@ -515,11 +611,10 @@ fn sync_dir_of(path: &Path) -> io::Result<()> {
 ///
 /// # Errors
 ///
-/// `Corrupt` for a damaged mirror, `Io` when it cannot be read or fsynced.
+/// `Corrupt` for a damaged mirror, `Io` when it cannot be read (a path that is not a regular
+/// file included: it is never opened blocking) or fsynced.
 pub fn answer(mirror: &Path, id: &OpId) -> Result<Option<Applied>> {
-    let bytes = std::fs::read(mirror)
-        .map_err(|e| Error::io("cannot read the mirror", e).with_path(mirror))?;
-    let decoded = crate::mirror::decode_log(&bytes).map_err(|e| e.with_path(mirror))?;
+    let decoded = read_mirror(mirror)?;
     let Some(found) = applied(&decoded.state.ops, id).cloned() else {
         return Ok(None);
     };
@@ -530,26 +625,43 @@ pub fn answer(mirror: &Path, id: &OpId) -> Result<Option<Applied>> {
     Ok(Some(found))
 }
 
-/// The applied window of the mirror at `mirror`, made durable: what a command may drop from the
-/// request file.
+/// What a command reads of a mirror before it asks: its life and its applied window.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Window {
+    /// The mirror's life, which the command's request names.
+    pub life: Option<Life>,
+    /// The requests the mirror applied, oldest first, with their answers.
+    pub applied: VecDeque<Applied>,
+}
+
+/// The life and applied window of the mirror at `mirror`, made durable: what a command's request
+/// names, and what it may drop from the request file.
 ///
 /// # Errors
 ///
 /// As [`answer`].
-pub fn durable_window(mirror: &Path) -> Result<VecDeque<Applied>> {
-    let bytes = std::fs::read(mirror)
-        .map_err(|e| Error::io("cannot read the mirror", e).with_path(mirror))?;
-    let decoded = crate::mirror::decode_log(&bytes).map_err(|e| e.with_path(mirror))?;
+pub fn durable_window(mirror: &Path) -> Result<Window> {
+    let decoded = read_mirror(mirror)?;
     if !decoded.state.ops.is_empty() {
         make_durable(mirror)
             .map_err(|e| Error::io("cannot fsync the mirror", e).with_path(mirror))?;
     }
-    Ok(decoded.state.ops)
+    Ok(Window {
+        life: decoded.state.life,
+        applied: decoded.state.ops,
+    })
+}
+
+/// The mirror at `path` read as input (never blocking on a FIFO) and decoded.
+fn read_mirror(path: &Path) -> Result<crate::mirror::Decoded> {
+    let bytes = input::read_whole(path)
+        .map_err(|e| Error::io("cannot read the mirror", e).with_path(path))?;
+    crate::mirror::decode_log(&bytes).map_err(|e| e.with_path(path))
 }
 
 /// fsyncs the file at `path` (read-only: a descriptor of either kind flushes the file's pages)
 /// and its directory (a compaction's rename).
 fn make_durable(path: &Path) -> io::Result<()> {
-    File::open(path)?.sync_all()?;
+    input::open_read(path)?.sync_all()?;
     sync_dir_of(path)
 }

@@ -17,7 +17,9 @@ use crate::mirror::{self, Decoded, LogDecoder, MirrorState, Record};
 use crate::observe;
 use crate::ops;
 use crate::storage::{Entry, FsStorage, Identity, Stamp, Storage};
-use crate::types::{Batch, BatchId, Budget, Item, Outcome, Parked, RequestId, Seq, Settlement};
+use crate::types::{
+    Batch, BatchId, Budget, Item, Life, Outcome, Parked, RequestId, Seq, Settlement,
+};
 
 /// The default of [`Config::compact_slack_bytes`]: the log is compacted when it is longer than
 /// twice its snapshot plus this many bytes (M12).
@@ -401,8 +403,12 @@ impl<S: Storage> Queue<S> {
                 queue.stats.fsync_max = queue.stats.fsync_max.max(took);
                 return Ok(queue);
             }
+            //= spec/mirror.md#m17-operator-requests-to-a-live-session
+            //# A mirror MUST be created with a fresh life (`Life::fresh`: 64 random bits), written
+            //# in its header (M2) and kept by every compaction.
             let state = MirrorState {
                 memory: config.delivered_memory,
+                life: Some(Life::fresh()),
                 ..MirrorState::default()
             };
             // M17: a request file beside no mirror is left by a session that ended; its seqs
@@ -494,7 +500,8 @@ impl<S: Storage> Queue<S> {
         // cycle, is visible here but not yet durable (M10's failure model).
         // An upgrade (below) writes the whole mirror through M5, which makes it durable.
         // Through `timed`, so that `Stats` counts them.
-        if version == mirror::VERSION {
+        let rewrite = version < mirror::VERSION;
+        if !rewrite {
             queue
                 .timed(|storage| storage.sync(name), false)
                 .map_err(|e| io_error("cannot fsync the mirror", e))?;
@@ -504,7 +511,7 @@ impl<S: Storage> Queue<S> {
                     .map_err(|e| io_error("cannot fsync the directory", e))?;
             }
         }
-        if version < mirror::VERSION {
+        if rewrite {
             //= spec/mirror.md#m2-header-and-version
             //# A writer MUST NOT append records of another version to a file.
             //= spec/mirror.md#m14-upgrade-from-older-versions
@@ -515,6 +522,10 @@ impl<S: Storage> Queue<S> {
             // record is appended (M2: never a record of another version in one file).
             let mut state = queue.core.state.clone();
             state.memory = queue.core.config.delivered_memory;
+            //= spec/mirror.md#m17-operator-requests-to-a-live-session
+            //# The open that rewrites a mirror of a version before 4 (M14) MUST give it a fresh
+            //# life.
+            state.life = Some(Life::fresh());
             queue.core = Core::new(state, queue.core.config.clone());
             let bytes = mirror::encode(&queue.core.state);
             if let Err(e) = queue.replace_durable(&bytes) {
@@ -557,10 +568,10 @@ impl<S: Storage> Queue<S> {
             stamp: Some(stamp),
             read_at: now,
         };
-        let entries = match self.storage.read(&name) {
+        let entries = match read_request_file(&mut self.storage, &name) {
             Ok(Some(bytes)) => ops::parse(&bytes),
             Ok(None) => return Ok(()),
-            Err(e) => Err(e.to_string()),
+            Err(why) => Err(why),
         };
         let entries = match entries {
             Ok(entries) => entries,
@@ -569,12 +580,27 @@ impl<S: Storage> Queue<S> {
                 return Ok(());
             }
         };
+        let named: Vec<&ops::OpId> = entries.iter().filter_map(ops::Entry::id).collect();
         for entry in &entries {
             let known = entry
                 .id()
                 .is_some_and(|id| ops::applied(&self.core.state.ops, id).is_some());
             if known {
                 continue;
+            }
+            //= spec/mirror.md#m17-operator-requests-to-a-live-session
+            //# The holder MUST NOT apply a request that would make the window forget a request
+            //# the file still names; it applies the rest once a command has dropped that one.
+            let window = &self.core.state.ops;
+            if window.len() >= ops::APPLIED_MEMORY
+                && window
+                    .front()
+                    .is_some_and(|oldest| named.contains(&&oldest.id))
+            {
+                let why = "applying more would make the window forget a request the file still \
+                           names; the next command that rewrites the file drops it";
+                self.requests_unreadable(&name, why);
+                break;
             }
             //= spec/mirror.md#m17-operator-requests-to-a-live-session
             //# It MUST apply a request as one record that both makes the change and names the
@@ -593,7 +619,7 @@ impl<S: Storage> Queue<S> {
         Ok(())
     }
 
-    /// M17: the request file `name` could not be used; counted and reported.
+    /// M17: the request file `name` could not be used (or not all of it); counted and reported.
     fn requests_unreadable(&mut self, name: &str, reason: &str) {
         //= spec/mirror.md#m17-operator-requests-to-a-live-session
         //# A request file that cannot be read or parsed MUST NOT stop the queue: none of it is
@@ -1738,5 +1764,34 @@ pub(crate) fn state_to_apply(state: &MirrorState, record: &Record) -> MirrorStat
         remembered: state.remembered.clone(),
         memory: state.memory,
         ops: state.ops.clone(),
+        life: state.life,
     }
+}
+
+/// M17: the request file `name`, read as input up to
+/// [`REQUEST_FILE_BYTES_MAX`](ops::REQUEST_FILE_BYTES_MAX) bytes; `Ok(None)` when there is none,
+/// `Err` with the reason when it cannot be read or is longer.
+fn read_request_file<S: Storage>(
+    storage: &mut S,
+    name: &str,
+) -> std::result::Result<Option<Vec<u8>>, String> {
+    let mut bytes = Vec::new();
+    let mut longer = false;
+    let found = storage
+        .read_chunks(name, &mut |piece| {
+            if bytes.len() + piece.len() > ops::REQUEST_FILE_BYTES_MAX {
+                longer = true;
+                return ControlFlow::Break(());
+            }
+            bytes.extend_from_slice(piece);
+            ControlFlow::Continue(())
+        })
+        .map_err(|e| e.to_string())?;
+    if longer {
+        return Err(format!(
+            "longer than the {} bytes the queue reads of a request file",
+            ops::REQUEST_FILE_BYTES_MAX
+        ));
+    }
+    Ok(found.then_some(bytes))
 }

@@ -569,10 +569,7 @@ impl FsStorage {
     /// fails the create instead of being written).
     fn open_handle(&self, name: &str) -> io::Result<Handle> {
         let mut options = OpenOptions::new();
-        options
-            .read(true)
-            .append(true)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+        options.read(true).append(true);
         if name != self.mirror_name {
             //= spec/mirror.md#m9-file-mode-0600
             //# Every file the queue creates (mirror, temp file, lock file) MUST be created with
@@ -580,9 +577,8 @@ impl FsStorage {
             options.create_new(true).mode(0o600);
         }
         let counted = self.pool().map(|(pool, _)| pool.opening());
-        let file = options.open(self.dir.join(name));
-        let handle_of = |file: File| -> io::Result<Handle> {
-            let meta = file.metadata()?;
+        let file = crate::input::open_with_metadata(&self.dir.join(name), &mut options);
+        let handle_of = |(file, meta): (File, fs::Metadata)| -> io::Result<Handle> {
             Ok(Handle {
                 file,
                 key: (meta.dev(), meta.ino()),
@@ -758,11 +754,7 @@ impl Storage for FsStorage {
             self.checkin_mirror();
             return read;
         }
-        let opened = OpenOptions::new()
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(self.dir.join(name));
-        match opened {
+        match crate::input::open_read(&self.dir.join(name)) {
             Ok(file) => read_file(&file, each),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(e),
@@ -943,6 +935,9 @@ pub(crate) fn is_reopen_failure(e: &io::Error) -> bool {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemStorage {
     files: BTreeMap<String, Vec<u8>>,
+    /// Names that are not regular files (a FIFO another process made): read as input, they are
+    /// refused as a real directory refuses them (M8).
+    specials: std::collections::BTreeSet<String>,
     syncs: u64,
     dir_syncs: u64,
 }
@@ -981,6 +976,24 @@ impl MemStorage {
     /// ```
     pub fn set_file(&mut self, name: &str, bytes: Vec<u8>) {
         self.files.insert(name.to_owned(), bytes);
+    }
+
+    /// Puts something that is not a regular file (a FIFO, say) at `name`, replacing any file
+    /// there: every read of it is refused as [`FsStorage`] refuses one, without blocking, and
+    /// [`Storage::entry`] says [`Entry::Other`]. For tests of files another process can write.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::{Entry, MemStorage, Storage};
+    /// let mut storage = MemStorage::new();
+    /// storage.set_special("x.ops");
+    /// assert_eq!(storage.entry("x.ops").unwrap(), Some(Entry::Other));
+    /// assert!(storage.read("x.ops").is_err());
+    /// ```
+    pub fn set_special(&mut self, name: &str) {
+        self.files.remove(name);
+        self.specials.insert(name.to_owned());
     }
 
     /// The names of the files, sorted.
@@ -1030,6 +1043,9 @@ impl Storage for MemStorage {
         name: &str,
         each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
     ) -> io::Result<bool> {
+        if self.specials.contains(name) {
+            return Err(crate::input::not_regular("a FIFO"));
+        }
         let Some(bytes) = self.files.get(name) else {
             return Ok(false);
         };
@@ -1041,10 +1057,16 @@ impl Storage for MemStorage {
     }
 
     fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        if self.specials.contains(name) {
+            return Err(crate::input::not_regular("a FIFO"));
+        }
         Ok(self.files.get(name).cloned())
     }
 
     fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        if self.specials.contains(name) {
+            return Err(crate::input::not_regular("a FIFO"));
+        }
         self.files
             .entry(name.to_owned())
             .or_default()
@@ -1069,11 +1091,15 @@ impl Storage for MemStorage {
 
     fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
         let bytes = self.files.remove(from).ok_or_else(|| not_found(from))?;
+        self.specials.remove(to);
         self.files.insert(to.to_owned(), bytes);
         Ok(())
     }
 
     fn remove(&mut self, name: &str) -> io::Result<()> {
+        if self.specials.remove(name) {
+            return Ok(());
+        }
         self.files
             .remove(name)
             .map(|_| ())
@@ -1087,18 +1113,26 @@ impl Storage for MemStorage {
 
     // A name here is its content: no handle outlives a rename, so a present name is the file.
     fn identity(&mut self, name: &str) -> io::Result<Identity> {
-        Ok(if self.files.contains_key(name) {
-            Identity::Same
-        } else {
-            Identity::Gone
-        })
+        Ok(
+            if self.files.contains_key(name) || self.specials.contains(name) {
+                Identity::Same
+            } else {
+                Identity::Gone
+            },
+        )
     }
 
     fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
+        if self.specials.contains(name) {
+            return Ok(Some(Entry::Other));
+        }
         Ok(self.files.contains_key(name).then_some(Entry::File))
     }
 
     fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
+        if self.specials.contains(name) {
+            return Ok(Some(Stamp::of_content(1, b"")));
+        }
         Ok(self
             .files
             .get(name)

@@ -11,9 +11,8 @@
 //! write's (the one the kernel is sure to tell of a failed writeback).
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -495,10 +494,7 @@ impl Store {
 
     fn info(&self, name: &str, open: bool) -> Result<SessionInfo> {
         let path = self.dir().join(mirror_name(name));
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&path)
+        let file = crate::input::open_read(&path)
             .map_err(|e| Error::io("cannot open the mirror to read it", e).with_path(&path))?;
         let decoded = crate::queue::decode_read(&path, |each| storage::read_file(&file, each))?
             .ok_or_else(|| Error::io("the mirror vanished", io::ErrorKind::NotFound.into()))?;

@@ -23,6 +23,71 @@ macro_rules! newtype {
     };
 }
 
+/// The life of a session's mirror (spec/mirror.md M2, M17): a random 64-bit id a mirror gets
+/// when it is created (or rewritten from a version before 4), kept by every compaction and
+/// written as 16 lowercase hexadecimal digits. An operator request names the life of the
+/// mirror its command read, so a session of the same name created after a removal refuses it.
+///
+/// # Example
+///
+/// ```
+/// use parkline::Life;
+/// let life: Life = "00000000000000ff".parse()?;
+/// assert_eq!((life, life.to_string()), (Life(255), "00000000000000ff".to_owned()));
+/// assert!("ff".parse::<Life>().is_err());
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Life(pub u64);
+
+impl Life {
+    /// A fresh life: 64 bits from the standard library's randomly keyed hasher, the process id
+    /// and the time, so two mirrors created anywhere almost never share one.
+    pub fn fresh() -> Life {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        hasher.write_u128(now.map_or(0, |d| d.as_nanos()));
+        Life(hasher.finish())
+    }
+}
+
+impl fmt::Display for Life {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+impl std::str::FromStr for Life {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Life, String> {
+        let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+        if text.len() != 16 || !text.bytes().all(hex) {
+            return Err(format!(
+                "a session life is 16 lowercase hexadecimal digits, not {text:?}"
+            ));
+        }
+        u64::from_str_radix(text, 16)
+            .map(Life)
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl TryFrom<String> for Life {
+    type Error = String;
+    fn try_from(text: String) -> Result<Life, String> {
+        text.parse()
+    }
+}
+
+impl From<Life> for String {
+    fn from(life: Life) -> String {
+        life.to_string()
+    }
+}
+
 newtype! {
     /// The delegation request a line answers (the daemon's request id).
     ///
@@ -545,14 +610,14 @@ pub enum Ended {
 }
 
 /// One entry of the mirror's remembered window (D3): a request whose line left the mirror, with
-/// the CRC-32 of that line, so that a retried park of it answers instead of delivering twice.
+/// the CRC-64 of that line, so that a retried park of it answers instead of delivering twice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Remembered {
     /// The request the line answered.
     pub request: RequestId,
-    /// The CRC-32 (IEEE) of the line's bytes.
-    pub crc: u32,
+    /// The CRC-64/XZ of the line's bytes.
+    pub crc: u64,
     /// The seq the line had.
     pub seq: Seq,
     /// The batch that delivered it; `None` for a discarded dead letter.
@@ -562,7 +627,7 @@ pub struct Remembered {
 }
 
 impl Remembered {
-    /// The entry of a request whose line (of CRC-32 `crc`) had seq `seq` and ended as `end`, in
+    /// The entry of a request whose line (of CRC-64 `crc`) had seq `seq` and ended as `end`, in
     /// `batch` when delivered.
     ///
     /// # Example
@@ -574,7 +639,7 @@ impl Remembered {
     /// ```
     pub fn new(
         request: RequestId,
-        crc: u32,
+        crc: u64,
         seq: Seq,
         batch: Option<BatchId>,
         end: Ended,

@@ -1852,7 +1852,7 @@ fn the_window_answers_a_park_of_a_remembered_request() {
     queue.settle(batch.id, &[true, false, true]).unwrap(); // failures_max 1: seq 2 dies
     let entry = |request, line: &str, seq, ended| RefRemembered {
         request,
-        crc: crc32fast::hash(line.as_bytes()),
+        crc: parkline_model::read::crc64(line.as_bytes()),
         seq,
         ended,
     };

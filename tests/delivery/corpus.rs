@@ -263,6 +263,7 @@ fn with_requests(ids: &[&str]) -> Vec<u8> {
             } else {
                 Verb::Discard
             },
+            change: Some(n),
             answer: if n % 2 == 0 {
                 Answer::Moved(n)
             } else {

@@ -595,3 +595,28 @@ fn failure_cycles_catch_a_discard_not_made_durable() {
         "no failure-cycle scenario catches a discard whose record is not durable"
     );
 }
+
+/// M8, M17: a FIFO another process puts at the request file changes nothing the differential
+/// sees: boundaries, settles, a power loss and a restart beside it go as without it (each look
+/// at the file counts it unreadable and goes on; none blocks).
+#[test]
+fn m17_a_fifo_at_the_request_file_changes_nothing() {
+    let mut ops = three_dead_and_one_in_flight();
+    ops.extend([
+        Op::RequestFileFifo,
+        Op::Queue(QueueOp::Settle {
+            delivered: vec![true],
+        }),
+        Op::Queue(QueueOp::Redrive { seqs: None }),
+        Op::Queue(QueueOp::Boundary {
+            budget: delivery::BUDGET_ALL,
+        }),
+        Op::Crash { torn: 1 },
+        Op::Queue(QueueOp::Boundary {
+            budget: delivery::BUDGET_ALL,
+        }),
+        Op::Restart,
+    ]);
+    let report = check(&ops).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!((report.steps, report.crashes), (ops.len(), 1), "{report:?}");
+}

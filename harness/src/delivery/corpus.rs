@@ -63,7 +63,9 @@ mod tests {
             );
             let lost = matches!(op, Op::NameLost { .. });
             assert_eq!(lost, [187, 241].contains(&byte), "byte {byte}: {op:?}");
-            if !discard && !lost {
+            let fifo = matches!(op, Op::RequestFileFifo);
+            assert_eq!(fifo, byte == 163, "byte {byte}: {op:?}");
+            if !discard && !lost && !fifo {
                 let same =
                     Op::arbitrary(&mut Unstructured::new(&[&[byte % 27], &tail[..]].concat()));
                 assert_eq!(same.ok(), Some(op), "byte {byte}");
@@ -119,7 +121,7 @@ mod tests {
                 Op::CrashAtSync { n, .. } => assert!((1..=3).contains(n)),
                 Op::IoError { n } | Op::IoErrorReopen { n } => assert!((1..=4).contains(n)),
                 Op::DiskFull { at } => assert!(*at <= 2),
-                Op::NameLost { .. } => {}
+                Op::NameLost { .. } | Op::RequestFileFifo => {}
                 Op::Queue(QueueOp::ParkAll { items }) => assert!(items.len() <= 4),
                 Op::Queue(QueueOp::Redrive { seqs } | QueueOp::Discard { seqs }) => {
                     assert!(seqs.iter().flatten().all(|seq| (1..=12).contains(seq)));

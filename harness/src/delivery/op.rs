@@ -288,6 +288,10 @@ pub enum Op {
         /// Unlinked rather than renamed away.
         unlink: bool,
     },
+    /// Another process puts a FIFO at the mirror's request file `<name>.ops` (M8, M17): every
+    /// later look at the request file finds it unreadable, and the queue goes on as if it were
+    /// absent; nothing in the state changes.
+    RequestFileFifo,
     /// Clean close and reopen (a restart without power loss).
     Restart,
     /// Park `line` `count` times, one park after another, the `i`-th for request
@@ -329,6 +333,10 @@ const DISCARD_BYTES: [u8; 3] = [168, 202, 216];
 /// [`OP_KINDS`]) for the reason [`DISCARD_BYTES`] gives.
 const NAME_LOST_BYTES: [u8; 2] = [187, 241];
 
+/// The first byte of an op that picks a FIFO at the request file, taken from a park (163 is 1
+/// modulo [`OP_KINDS`]) for the reason [`DISCARD_BYTES`] gives.
+const REQUEST_FILE_FIFO_BYTE: u8 = 163;
+
 /// The seqs a redrive or discard names: `None` (all dead letters) half the time, else up to two
 /// of the first twelve.
 fn arbitrary_seqs(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<Vec<u64>>> {
@@ -356,6 +364,9 @@ impl<'a> Arbitrary<'a> for Op {
             return Ok(Op::NameLost {
                 unlink: u.ratio(1, 2)?,
             });
+        }
+        if byte == REQUEST_FILE_FIFO_BYTE {
+            return Ok(Op::RequestFileFifo);
         }
         Ok(match byte % OP_KINDS {
             24 | 25 => {
@@ -444,6 +455,7 @@ pub fn op_strategy() -> impl Strategy<Value = Op> {
         1 => (1..=4u64).prop_map(|n| Op::IoErrorReopen { n }),
         1 => (0..=2u8).prop_map(|at| Op::DiskFull { at }),
         1 => any::<bool>().prop_map(|unlink| Op::NameLost { unlink }),
+        1 => Just(Op::RequestFileFifo),
         1 => Just(Op::Restart),
         1 => (1..=4u64, 0..=LINES.len(), prop_oneof![5 => 1..=8u32, 1 => Just(PARK_MANY_MAX)])
             .prop_map(|(request, i, count)| Op::ParkMany {

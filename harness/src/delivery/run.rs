@@ -299,6 +299,11 @@ impl Run {
                 self.fault = Some(Fault::NameLost { unlink: *unlink });
                 Ok(())
             }
+            Op::RequestFileFifo => {
+                self.disk
+                    .put_special(&format!("{MIRROR}{}", parkline::ops::SUFFIX));
+                self.expect_state("after a FIFO at the request file")
+            }
             Op::Restart => {
                 let queue = self
                     .queue

@@ -244,6 +244,8 @@ pub fn mirror_state_of(mirror: &Mirror) -> MirrorState {
         memory: 0,
         // The harness drives no operator request: M17 is checked by the ops model and its tests.
         ops: Default::default(),
+        // The reference has no session life: `state_matches` compares the delivery state.
+        life: None,
     }
 }
 
@@ -283,9 +285,11 @@ fn untimed(items: &mut [Item]) {
     }
 }
 
-/// `state` without its lines' times (D24), to compare with the reference's.
+/// `state` without its lines' times (D24) and its life (M17), to compare with the reference's,
+/// which has neither.
 pub fn state_without_times(state: &MirrorState) -> MirrorState {
     let mut state = state.clone();
+    state.life = None;
     untimed(&mut state.parked);
     untimed(&mut state.dead_letters);
     if let Some(batch) = state.in_flight.as_mut() {

@@ -206,8 +206,9 @@ impl LogDecoder {
         let json = checked_json(line).map_err(at)?;
         if number == 1 {
             //= spec/mirror.md#m2-header-and-version
-            //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`.
-            self.version = check_header(json).map_err(at)?;
+            //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`, with the
+            //# mirror's life (M17) as a third field `"life"` of 16 lowercase hexadecimal digits.
+            (self.version, self.state.life) = check_header(json).map_err(at)?;
         } else {
             let record = read_record(json, self.version, &self.state)
                 .and_then(|record| of_version(record, self.version))

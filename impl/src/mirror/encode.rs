@@ -15,7 +15,7 @@ use super::record::Record;
 use super::state::MirrorState;
 use super::v3::RecordV3;
 use crate::ops::Answer;
-use crate::types::{Item, Seq};
+use crate::types::{Item, Life, Seq};
 
 /// The width of a record's checksum and the space after it: `crc32 hex` then ` `.
 const CHECKSUM_PREFIX: usize = 9;
@@ -75,12 +75,14 @@ pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
     })
 }
 
-pub(crate) fn encode_header() -> Vec<u8> {
+pub(crate) fn encode_header(life: Option<Life>) -> Vec<u8> {
     //= spec/mirror.md#m2-header-and-version
-    //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`.
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`, with the
+    //# mirror's life (M17) as a third field `"life"` of 16 lowercase hexadecimal digits.
     let header = Header {
         format: FORMAT,
         version: VERSION,
+        life,
     };
     framed(64, |line| {
         serde_json::to_writer(line, &header).unwrap_or_else(|_| unreachable!("header serialises"));
@@ -102,7 +104,7 @@ pub(crate) fn encode_header() -> Vec<u8> {
 /// # Ok(()) }
 /// ```
 pub fn encode(state: &MirrorState) -> Vec<u8> {
-    let mut bytes = encode_header();
+    let mut bytes = encode_header(state.life);
     for record in snapshot_records(state) {
         bytes.extend_from_slice(&encode_record(&record));
     }
@@ -184,6 +186,7 @@ fn snapshot_records(state: &MirrorState) -> Vec<Record> {
         Record::Op {
             op: applied.id.clone(),
             verb: applied.verb,
+            change: applied.change,
             moved,
             refused,
         }

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::types::Life;
+
 /// The mirror's format name, in the header.
 pub const FORMAT: &str = "parkline-mirror";
 /// The mirror format version this build writes (and the newest it reads).
@@ -10,15 +12,30 @@ pub const VERSION: u64 = 4;
 /// The oldest mirror format version this build reads; an older file is upgraded on open (M14).
 pub const VERSION_OLDEST: u64 = 1;
 
-/// The header record (M2).
+/// The header record (M2), with the mirror's life (M17; version 4).
 #[derive(Serialize)]
 pub(super) struct Header<'a> {
     pub(super) format: &'a str,
     pub(super) version: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) life: Option<Life>,
+}
+
+/// The header's version, when this build reads it, and the mirror's life (M2, M17): only a
+/// version 4 header names one.
+pub(crate) fn check_header(json: &[u8]) -> Result<(u64, Option<Life>), String> {
+    let version = check_version(json)?;
+    let value: serde_json::Value = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+    let life = match value.get("life") {
+        None => return Ok((version, None)),
+        Some(_) if version < 4 => return Err(format!("a version {version} header names a life")),
+        Some(life) => serde_json::from_value::<Life>(life.clone()).map_err(|e| e.to_string())?,
+    };
+    Ok((version, Some(life)))
 }
 
 /// The header's version, when this build reads it (M2, M14).
-pub(crate) fn check_header(json: &[u8]) -> Result<u64, String> {
+fn check_version(json: &[u8]) -> Result<u64, String> {
     //= spec/mirror.md#m2-header-and-version
     //# A reader MUST reject a file whose first record is not a header with format
     //# `parkline-mirror`, and a file whose version it does not know (this document is version 4;

@@ -159,7 +159,11 @@ impl From<RecordV2> for Record {
                 dead,
                 at: None,
             },
-            RecordV2::Redrive { seqs } => Record::Redrive { seqs, op: None },
+            RecordV2::Redrive { seqs } => Record::Redrive {
+                seqs,
+                op: None,
+                change: None,
+            },
             RecordV2::Next { seq, batch } => Record::Next {
                 seq,
                 batch,

@@ -79,6 +79,8 @@ pub(crate) enum Record {
         seqs: Vec<Seq>,
         #[serde(skip_serializing_if = "Option::is_none")]
         op: Option<OpId>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        change: Option<u64>,
     },
     /// The counters (written by snapshots, so seqs and batch ids are never reused, M6), the
     /// batch cap (D11), and the size of the remembered window (version 4; D3).
@@ -104,6 +106,8 @@ pub(crate) enum Record {
         seqs: Vec<Seq>,
         #[serde(skip_serializing_if = "Option::is_none")]
         op: Option<OpId>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        change: Option<u64>,
     },
     /// An operator request applied without a `redrive` or `discard` record (it moved nothing, or
     /// it was refused), or, in a snapshot, one entry of the applied window, oldest first: exactly
@@ -111,6 +115,8 @@ pub(crate) enum Record {
     Op {
         op: OpId,
         verb: Verb,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        change: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         moved: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,7 +126,7 @@ pub(crate) enum Record {
     /// first).
     Done {
         request: RequestId,
-        crc: u32,
+        crc: u64,
         seq: Seq,
         #[serde(skip_serializing_if = "Option::is_none")]
         batch: Option<BatchId>,

@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::json::newline_position;
 use super::record::{GroupItem, Record};
+use crate::crc64::crc64;
 use crate::line::Line;
 use crate::ops::{self, Answer, Applied, OpId, Verb};
-use crate::types::{Attempt, Batch, BatchId, Ended, Item, Remembered, RequestId, Seq};
+use crate::types::{Attempt, Batch, BatchId, Ended, Item, Life, Remembered, RequestId, Seq};
 
 /// What a mirror holds: the durable state of one queue.
 ///
@@ -55,6 +56,9 @@ pub struct MirrorState {
     /// [`APPLIED_MEMORY`](crate::ops::APPLIED_MEMORY) (M17).
     #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub ops: VecDeque<Applied>,
+    /// The mirror's life (M17), from its header; `None` in a file of a version before 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub life: Option<Life>,
 }
 
 impl Default for MirrorState {
@@ -69,6 +73,7 @@ impl Default for MirrorState {
             remembered: VecDeque::new(),
             memory: 0,
             ops: VecDeque::new(),
+            life: None,
         }
     }
 }
@@ -198,8 +203,8 @@ impl MirrorState {
             } => self.check_batch(*id, *attempt, seqs, *remaining),
             Record::Attempt { batch, attempt } => self.check_attempt(*batch, *attempt),
             Record::Parks { seq, items, .. } => self.check_parks(*seq, items),
-            Record::Redrive { seqs, op } => {
-                self.check_op(op.as_ref())?;
+            Record::Redrive { seqs, op, change } => {
+                self.check_op(op.as_ref(), *change)?;
                 self.check_redrive(seqs)
             }
             Record::Settle {
@@ -216,14 +221,18 @@ impl MirrorState {
             Record::Done {
                 end, batch, seq, ..
             } => check_done(*end, *batch, *seq),
-            Record::Discard { seqs, op } => {
-                self.check_op(op.as_ref())?;
+            Record::Discard { seqs, op, change } => {
+                self.check_op(op.as_ref(), *change)?;
                 self.check_discard(seqs)
             }
             Record::Op {
-                op, moved, refused, ..
+                op,
+                change,
+                moved,
+                refused,
+                ..
             } => {
-                self.check_op(Some(op))?;
+                self.check_op(Some(op), *change)?;
                 match (moved, refused) {
                     (Some(_), None) | (None, Some(_)) => Ok(()),
                     _ => Err(format!(
@@ -644,9 +653,10 @@ impl MirrorState {
                 let lines = items.iter().map(|item| (item.request, item.line.clone()));
                 self.push_group(*seq, *at, lines);
             }
-            Record::Redrive { seqs, op } => {
+            Record::Redrive { seqs, op, change } => {
                 self.apply_redrive(seqs);
-                self.applied(op.as_ref(), Verb::Redrive, Answer::Moved(seqs.len() as u64));
+                let answer = Answer::Moved(seqs.len() as u64);
+                self.applied(op.as_ref(), Verb::Redrive, *change, answer);
             }
             //= spec/delivery.md#d9-no-loss
             //# In particular, items MUST NOT leave the mirror before their batch is settled (no
@@ -681,13 +691,15 @@ impl MirrorState {
                 }
             }
             Record::Close { at, .. } => self.apply_close(*at),
-            Record::Discard { seqs, op } => {
+            Record::Discard { seqs, op, change } => {
                 self.apply_discard(seqs);
-                self.applied(op.as_ref(), Verb::Discard, Answer::Moved(seqs.len() as u64));
+                let answer = Answer::Moved(seqs.len() as u64);
+                self.applied(op.as_ref(), Verb::Discard, *change, answer);
             }
             Record::Op {
                 op,
                 verb,
+                change,
                 moved,
                 refused,
             } => {
@@ -695,7 +707,7 @@ impl MirrorState {
                     (Some(moved), _) => Answer::Moved(*moved),
                     (None, refused) => Answer::Refused(refused.clone().unwrap_or_default()),
                 };
-                self.applied(Some(op), *verb, answer);
+                self.applied(Some(op), *verb, *change, answer);
             }
             Record::Done {
                 request,
@@ -956,7 +968,7 @@ impl MirrorState {
         }
         self.remembered.push_back(Remembered {
             request: item.request,
-            crc: crc32fast::hash(item.line.as_bytes()),
+            crc: crc64(item.line.as_bytes()),
             seq: item.seq,
             batch,
             end,
@@ -973,24 +985,27 @@ impl MirrorState {
 
     /// M17: a record applying an operator request names one the window does not hold, so no
     /// request is applied twice while the window remembers it.
-    fn check_op(&self, op: Option<&OpId>) -> Result<(), String> {
+    /// A `change` check belongs to a request (`op`).
+    fn check_op(&self, op: Option<&OpId>, change: Option<u64>) -> Result<(), String> {
         match op {
             Some(op) if ops::applied(&self.ops, op).is_some() => {
                 Err(format!("request {op} is applied a second time"))
             }
+            None if change.is_some() => Err("a change check without a request".to_owned()),
             _ => Ok(()),
         }
     }
 
     /// M17: request `op` (if any) was applied with `answer`; the window keeps the newest
     /// [`APPLIED_MEMORY`](ops::APPLIED_MEMORY).
-    fn applied(&mut self, op: Option<&OpId>, verb: Verb, answer: Answer) {
+    fn applied(&mut self, op: Option<&OpId>, verb: Verb, change: Option<u64>, answer: Answer) {
         let Some(op) = op else {
             return;
         };
         self.ops.push_back(Applied {
             id: op.clone(),
             verb,
+            change,
             answer,
         });
         while self.ops.len() > ops::APPLIED_MEMORY {

@@ -53,15 +53,21 @@ pub(crate) enum RecordV3 {
         seqs: Vec<[u64; 2]>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         op: Option<OpId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<u64>,
     },
     Discard {
         seqs: Vec<[u64; 2]>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         op: Option<OpId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<u64>,
     },
     Op {
         op: OpId,
         verb: Verb,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         moved: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,7 +94,7 @@ pub(crate) enum RecordV3 {
     },
     Done {
         request: RequestId,
-        crc: u32,
+        crc: u64,
         seq: Seq,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         batch: Option<BatchId>,
@@ -182,22 +188,26 @@ impl RecordV3 {
                 dead: runs(dead),
                 at: *at,
             },
-            Record::Redrive { seqs, op } => RecordV3::Redrive {
+            Record::Redrive { seqs, op, change } => RecordV3::Redrive {
                 seqs: runs(seqs),
                 op: op.clone(),
+                change: *change,
             },
-            Record::Discard { seqs, op } => RecordV3::Discard {
+            Record::Discard { seqs, op, change } => RecordV3::Discard {
                 seqs: runs(seqs),
                 op: op.clone(),
+                change: *change,
             },
             Record::Op {
                 op,
                 verb,
+                change,
                 moved,
                 refused,
             } => RecordV3::Op {
                 op: op.clone(),
                 verb: *verb,
+                change: *change,
                 moved: *moved,
                 refused: refused.clone(),
             },
@@ -299,22 +309,26 @@ impl RecordV3 {
                 dead: runs::seqs_of(&dead, batch_len)?,
                 at,
             },
-            RecordV3::Redrive { seqs, op } => Record::Redrive {
+            RecordV3::Redrive { seqs, op, change } => Record::Redrive {
                 seqs: runs::seqs_of(&seqs, dead_len)?,
                 op,
+                change,
             },
-            RecordV3::Discard { seqs, op } => Record::Discard {
+            RecordV3::Discard { seqs, op, change } => Record::Discard {
                 seqs: runs::seqs_of(&seqs, dead_len)?,
                 op,
+                change,
             },
             RecordV3::Op {
                 op,
                 verb,
+                change,
                 moved,
                 refused,
             } => Record::Op {
                 op,
                 verb,
+                change,
                 moved,
                 refused,
             },

@@ -5,9 +5,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::crc64::crc64;
 use super::error_text::{RESUME, echo};
 use super::{ChildId, TurnRef, TurnSeq};
+use crate::crc64::crc64;
 use crate::{Error, ErrorKind};
 
 /// Where a caller is in a child's transcript: the child, the sequence number of the last

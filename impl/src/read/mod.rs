@@ -55,7 +55,6 @@
 // decides what fits in the one budget before any text exists, `text` sizes and renders it. The
 // public types live each in the file of the idea they belong to and are re-exported here, so
 // the paths are `parkline::read::X` whatever file holds X.
-mod crc64;
 mod cursor;
 mod error_text;
 mod ids;

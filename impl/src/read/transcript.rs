@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use super::crc64::crc64;
 use super::cursor::{Seen, Version, turn_check};
 use super::error_text::{RESUME, echo};
 use super::plan::{Candidates, Plan, Progress, View};
 use super::text::char_slice;
 use super::{ChildId, Cursor, ReadRequest, Selector, TurnId, TurnSeq, Turns, Window};
+use crate::crc64::crc64;
 use crate::{Error, ErrorKind, RequestId};
 
 /// A child's transcript as the daemon knows it, indexed for reads.

@@ -496,7 +496,8 @@ fn damaged_files_are_corrupt_and_left_as_they_were() {
     //# lowercase hex digits, or different from the JSON's.
     //= spec/mirror.md#m2-header-and-version
     //= type=test
-    //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`.
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`, with the
+    //# mirror's life (M17) as a third field `"life"` of 16 lowercase hexadecimal digits.
     //= spec/mirror.md#m2-header-and-version
     //= type=test
     //# A reader MUST reject a file whose first record is not a header with format

@@ -100,7 +100,8 @@ fn format_round_trips_snapshot_and_log() -> TestResult {
 fn format_bytes_are_as_specified() -> TestResult {
     //= spec/mirror.md#m2-header-and-version
     //= type=test
-    //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`.
+    //# The first record MUST be the header `{"format":"parkline-mirror","version":4}`, with the
+    //# mirror's life (M17) as a third field `"life"` of 16 lowercase hexadecimal digits.
     //= spec/mirror.md#m3-records-and-the-state-transition
     //= type=test
     //# Every record after the header is a JSON object with a `"type"` field and exactly the fields
@@ -115,9 +116,11 @@ fn format_bytes_are_as_specified() -> TestResult {
     let queue = Queue::with_storage(MemStorage::new(), "m", Config::default())?;
     let mut queue = queue.with_clock(fixed());
     queue.park(RequestId(7), "hi \"you\"")?;
+    let life = queue.state().life;
+    assert!(life.is_some(), "a new mirror names its life");
     let storage = queue.into_storage();
     let text = String::from_utf8(storage.file("m").ok_or("exists")?.to_vec())?;
-    let expected = header()
+    let expected = header_of(life)
         + &rec(r#"{"type":"next","seq":1,"batch":1,"memory":256}"#)
         + &rec(&format!(
             r#"{{"type":"park","seq":1,"request":7,"line":"hi \"you\"","failures":0,"handed":0,"at":{NOW}}}"#

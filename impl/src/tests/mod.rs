@@ -109,6 +109,34 @@ fn header() -> String {
     rec(r#"{"format":"parkline-mirror","version":4}"#)
 }
 
+/// The header a queue writes for a mirror of `life` (M2, M17).
+fn header_of(life: Option<crate::Life>) -> String {
+    match life {
+        Some(life) => rec(&format!(
+            r#"{{"format":"parkline-mirror","version":4,"life":"{life}"}}"#
+        )),
+        None => header(),
+    }
+}
+
+/// A mirror's bytes after its header: what two queues that wrote the same records share,
+/// whatever their lives (M17).
+fn after_header(bytes: &[u8]) -> Vec<u8> {
+    let start = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(0, |at| at + 1);
+    bytes[start..].to_vec()
+}
+
+/// `state` without its life (M17), to compare two queues that did the same work.
+fn lifeless(state: &mirror::MirrorState) -> mirror::MirrorState {
+    mirror::MirrorState {
+        life: None,
+        ..state.clone()
+    }
+}
+
 fn park_json(seq: u64) -> String {
     format!(
         r#"{{"type":"park","seq":{seq},"request":{seq},"line":"l{seq}","failures":0,"handed":0}}"#
@@ -143,7 +171,7 @@ fn before_format_4(state: &mirror::MirrorState) -> mirror::MirrorState {
             })
             .collect()
     };
-    let mut old = state.clone();
+    let mut old = lifeless(state);
     old.parked = strip(&state.parked);
     old.dead_letters = strip(&state.dead_letters);
     if let Some(batch) = old.in_flight.as_mut() {
@@ -178,6 +206,7 @@ mod format;
 mod frame;
 mod histogram;
 mod identity;
+mod input;
 #[cfg(shuttle)]
 mod interleavings;
 mod limits;

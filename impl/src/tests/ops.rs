@@ -30,11 +30,23 @@ fn with_dead(path: &Path, dead: u64) -> crate::Result<(Queue, Arc<Fixed>)> {
 
 fn request(id: &str, verb: Verb, which: Which) -> crate::Result<Request> {
     let id = OpId::new(id).map_err(|e| crate::Error::new(ErrorKind::InvalidLine, e))?;
-    Ok(Request { id, verb, which })
+    Ok(Request {
+        id,
+        verb,
+        which,
+        life: None,
+    })
 }
 
-fn none_applied(_: &OpId) -> bool {
-    false
+/// `request` submitted as a command submits it: naming the life of the mirror at `path` (none
+/// when there is no mirror), with no request applied.
+fn submit(path: &Path, request: &Request) -> crate::Result<Submitted> {
+    let life = ops::durable_window(path).map_or(None, |window| window.life);
+    let request = Request {
+        life: request.life.or(life),
+        ..request.clone()
+    };
+    ops::submit(path, &request, &VecDeque::new())
 }
 
 fn id(text: &str) -> OpId {
@@ -54,10 +66,7 @@ fn m17_a_request_is_applied_at_the_next_boundary_and_never_again() -> TestResult
     let (_dir, path) = temp_mirror()?;
     let (mut queue, clock) = with_dead(&path, 3)?;
     let redrive = request("r1", Verb::Redrive, Which::Seqs(vec![Seq(1), Seq(3)]))?;
-    assert_eq!(
-        ops::submit(&path, &redrive, &none_applied)?,
-        Submitted::Added(id("r1"))
-    );
+    assert_eq!(submit(&path, &redrive)?, Submitted::Added(id("r1")));
     assert_eq!(
         ops::answer(&path, &id("r1"))?,
         None,
@@ -73,8 +82,11 @@ fn m17_a_request_is_applied_at_the_next_boundary_and_never_again() -> TestResult
     //# made durable before the next request.
     let text = String::from_utf8(fs::read(&path)?)?;
     let last = text.lines().rev().nth(1).ok_or("records")?;
+    let change = redrive.change();
     assert!(
-        last.ends_with(r#"{"type":"redrive","seqs":[[1,1],[3,3]],"op":"r1"}"#),
+        last.ends_with(&format!(
+            r#"{{"type":"redrive","seqs":[[1,1],[3,3]],"op":"r1","change":{change}}}"#
+        )),
         "{last}"
     );
     let applied = ops::answer(&path, &id("r1"))?.ok_or("answered")?;
@@ -82,7 +94,11 @@ fn m17_a_request_is_applied_at_the_next_boundary_and_never_again() -> TestResult
     assert_eq!(queue.stats().requests_applied, 1);
     let window = ops::durable_window(&path)?;
     assert_eq!(
-        window.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(),
+        window
+            .applied
+            .iter()
+            .map(|a| a.id.as_str())
+            .collect::<Vec<_>>(),
         ["r1"]
     );
     queue.settle(batch.id, &[Outcome::Delivered, Outcome::Delivered])?;
@@ -105,8 +121,8 @@ fn m17_requests_are_applied_at_open_in_file_order() -> TestResult {
     let died = NOW;
     let first = request("a", Verb::Discard, Which::DiedBefore(died))?;
     let second = request("b", Verb::Discard, Which::DiedBefore(died + 1))?;
-    ops::submit(&path, &first, &none_applied)?;
-    ops::submit(&path, &second, &none_applied)?;
+    submit(&path, &first)?;
+    submit(&path, &second)?;
     let queue = Queue::open(&path)?.with_clock(clock);
     assert!(queue.dead_letters().is_empty());
     let window: Vec<&Applied> = queue.applied_requests().iter().collect();
@@ -129,11 +145,14 @@ fn m17_a_refused_request_is_answered_and_changes_nothing() -> TestResult {
     let (_dir, path) = temp_mirror()?;
     let (queue, _clock) = with_dead(&path, 1)?;
     drop(queue);
-    let requests = br#"{"schema":1,"requests":[
-        {"id":"x","verb":"redrive","seqs":[7]},
-        {"id":"y","verb":"redrive","all":true,"seqs":[1]},
-        {"verb":"discard","all":true},
-        {"id":"z","verb":"discard","seqs":[1]}]}"#;
+    let life = ops::durable_window(&path)?.life.ok_or("a life")?;
+    let requests = format!(
+        r#"{{"schema":1,"requests":[
+        {{"id":"x","verb":"redrive","seqs":[7],"life":"{life}"}},
+        {{"id":"y","verb":"redrive","all":true,"seqs":[1]}},
+        {{"verb":"discard","all":true}},
+        {{"id":"z","verb":"discard","seqs":[1],"life":"{life}"}}]}}"#
+    );
     fs::write(path.with_file_name("s1.mirror.ops"), requests)?;
     let queue = Queue::open(&path)?;
     let answers: Vec<(String, bool)> = queue
@@ -170,14 +189,13 @@ fn m17_an_unreadable_request_file_never_stops_the_queue() -> TestResult {
     assert_eq!(fs::read(&ops_path)?, b"{\"schema\":1,\"requests\":[");
     //= spec/mirror.md#m17-operator-requests-to-a-live-session
     //= type=test
-    //# and MUST NOT rewrite a file it cannot parse (it reports it, as a damaged mirror is
-    //# reported).
-    let err = ops::submit(
-        &path,
-        &request("q", Verb::Redrive, Which::All)?,
-        &none_applied,
+    //# and MUST NOT rewrite a file it cannot parse (it reports it as `RequestFileDamaged`, "the
+    //# request file <path> is damaged", exit 1, and leaves it as it is);
+    let err = submit(&path, &request("q", Verb::Redrive, Which::All)?);
+    assert_eq!(
+        err.err().map(|e| e.kind()),
+        Some(ErrorKind::RequestFileDamaged)
     );
-    assert_eq!(err.err().map(|e| e.kind()), Some(ErrorKind::Corrupt));
     assert_eq!(fs::read(&ops_path)?, b"{\"schema\":1,\"requests\":[");
     Ok(())
 }
@@ -193,11 +211,7 @@ fn m17_a_boundary_reads_the_request_file_only_when_it_changed() -> TestResult {
     //# read is more than a second old by the queue's clock; `park` never looks.
     let (_dir, path) = temp_mirror()?;
     let (mut queue, clock) = with_dead(&path, 2)?;
-    ops::submit(
-        &path,
-        &request("one", Verb::Redrive, Which::All)?,
-        &none_applied,
-    )?;
+    submit(&path, &request("one", Verb::Redrive, Which::All)?)?;
     let batch = queue.boundary(Budget(100))?.ok_or("redriven")?;
     queue.settle(batch.id, &[Outcome::Failed, Outcome::Failed])?;
     // Unreadable garbage written in place keeps no stamp: the rewrite shows in the size.
@@ -256,28 +270,25 @@ fn m17_submit_keeps_one_request_per_change_and_at_most_64() -> TestResult {
     //# applied,
     let (_dir, path) = temp_mirror()?;
     let all = request("a1", Verb::Redrive, Which::All)?;
-    assert_eq!(
-        ops::submit(&path, &all, &none_applied)?,
-        Submitted::Added(id("a1"))
-    );
+    assert_eq!(submit(&path, &all)?, Submitted::Added(id("a1")));
     let again = request("a2", Verb::Redrive, Which::All)?;
-    assert_eq!(
-        ops::submit(&path, &again, &none_applied)?,
-        Submitted::Pending(id("a1"))
-    );
+    assert_eq!(submit(&path, &again)?, Submitted::Pending(id("a1")));
     for n in 2..=64 {
         let seqs = request(&format!("s{n}"), Verb::Discard, Which::Seqs(vec![Seq(n)]))?;
-        ops::submit(&path, &seqs, &none_applied)?;
+        submit(&path, &seqs)?;
     }
     let full = request("late", Verb::Discard, Which::All)?;
-    let err = ops::submit(&path, &full, &none_applied)
-        .err()
-        .ok_or("full")?;
+    let err = submit(&path, &full).err().ok_or("full")?;
     assert_eq!(err.kind(), ErrorKind::Exhausted);
     //= spec/mirror.md#m17-operator-requests-to-a-live-session
     //= type=test
     //# It removes only requests whose id the window holds.
-    let a1_applied = |id: &OpId| id.as_str() == "a1";
+    let a1_applied = VecDeque::from([Applied {
+        id: id("a1"),
+        verb: Verb::Redrive,
+        change: Some(all.change()),
+        answer: Answer::Moved(0),
+    }]);
     assert_eq!(
         ops::submit(&path, &full, &a1_applied)?,
         Submitted::Added(id("late"))
@@ -301,6 +312,7 @@ fn m17_the_window_keeps_64_requests_and_refuses_a_second_application() -> TestRe
         .map(|n| Applied {
             id: id(&format!("q{n}")),
             verb: Verb::Discard,
+            change: Some(n),
             answer: if n % 2 == 0 {
                 Answer::Moved(n)
             } else {
@@ -351,11 +363,7 @@ fn m17_a_request_file_never_outlives_its_session() -> TestResult {
     let (dir, path) = temp_mirror()?;
     let (mut queue, _clock) = with_dead(&path, 1)?;
     let ops_path = path.with_file_name("s1.mirror.ops");
-    ops::submit(
-        &path,
-        &request("r", Verb::Redrive, Which::All)?,
-        &none_applied,
-    )?;
+    submit(&path, &request("r", Verb::Redrive, Which::All)?)?;
     fs::write(
         path.with_file_name("s1.mirror.ops.tmp"),
         b"a command cut short",
@@ -408,7 +416,7 @@ fn m17_operators_at_once_each_add_their_request() -> TestResult {
             std::thread::spawn(move || {
                 let which = Which::Seqs(vec![Seq(n + 1)]);
                 let mine = request(&format!("op-{n}"), Verb::Discard, which)?;
-                ops::submit(&path, &mine, &none_applied)
+                submit(&path, &mine)
             })
         })
         .collect();
@@ -474,28 +482,18 @@ fn m17_a_request_file_that_cannot_be_read_or_locked_is_left_alone() -> TestResul
     let ops_path = path.with_file_name("s1.mirror.ops");
     fs::create_dir(&ops_path)?;
     let asked = request("a", Verb::Redrive, Which::All)?;
-    let err = ops::submit(&path, &asked, &none_applied)
-        .err()
-        .ok_or("refused")?;
-    assert_eq!(err.kind(), ErrorKind::Io);
-    assert!(
-        err.to_string().contains("cannot read the request file"),
-        "{err}"
-    );
+    let err = submit(&path, &asked).err().ok_or("refused")?;
+    assert_eq!(err.kind(), ErrorKind::RequestFileDamaged);
+    assert!(err.to_string().contains("a directory"), "{err}");
     assert!(ops_path.is_dir());
     fs::remove_dir(&ops_path)?;
     let lock_path = path.with_file_name("s1.mirror.ops.lock");
     let held = crate::lock::MirrorLock::acquire(&lock_path, crate::lock::Mode::Exclusive)
         .map_err(|_| "the test takes the lock")?;
-    let err = ops::submit(&path, &asked, &none_applied)
-        .err()
-        .ok_or("locked")?;
+    let err = submit(&path, &asked).err().ok_or("locked")?;
     assert_eq!(err.kind(), ErrorKind::Locked);
     assert!(!ops_path.exists());
     drop(held);
-    assert_eq!(
-        ops::submit(&path, &asked, &none_applied)?,
-        Submitted::Added(id("a"))
-    );
+    assert_eq!(submit(&path, &asked)?, Submitted::Added(id("a")));
     Ok(())
 }

@@ -79,8 +79,15 @@ fn m14_version_1_mirrors_open_upgraded_without_loss() -> TestResult {
             ]
         );
         let text = String::from_utf8(file(&queue))?;
+        //= spec/mirror.md#m17-operator-requests-to-a-live-session
+        //= type=test
+        //# The open that rewrites a mirror of a version before 4 (M14) MUST give it a fresh
+        //# life.
+        let life = state.life.ok_or("the upgrade gave the mirror a life")?;
         assert!(
-            text.contains(r#"{"format":"parkline-mirror","version":4}"#),
+            text.contains(&format!(
+                r#"{{"format":"parkline-mirror","version":4,"life":"{life}"}}"#
+            )),
             "{text}"
         );
         assert_eq!(mirror::decode_log(text.as_bytes())?.version, 4);

@@ -122,9 +122,9 @@ pub enum RefEnded {
 pub struct RefRemembered {
     /// The request.
     pub request: u64,
-    /// The CRC-32 of its line: a park again with the same line is answered from the window, one
-    /// with another line is a conflict.
-    pub crc: u32,
+    /// The CRC-64/XZ of its line: a park again with the same line is answered from the window,
+    /// one with another line is a conflict.
+    pub crc: u64,
     /// The seq the line had.
     pub seq: u64,
     /// How the line ended.
@@ -894,7 +894,7 @@ impl Reference {
             });
         }
         let entry = self.remembered_entry(request)?;
-        Some(match entry.crc == crc32fast::hash(line.as_bytes()) {
+        Some(match entry.crc == crate::read::crc64(line.as_bytes()) {
             true => Ok(RefParked::Remembered(*entry)),
             false => Err(RefError::RequestConflict),
         })
@@ -909,7 +909,7 @@ impl Reference {
         let window = &mut self.mirror.remembered;
         window.push(RefRemembered {
             request: item.request,
-            crc: crc32fast::hash(item.line.as_bytes()),
+            crc: crate::read::crc64(item.line.as_bytes()),
             seq: item.seq,
             ended,
         });
