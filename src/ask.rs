@@ -7,7 +7,8 @@
 //! durable (the mirror fsynced) before it is printed; then the request leaves the file. Exit
 //! status ([`crate::status`]): 0 applied by the daemon, 8 refused by it, 7 still queued when
 //! `--wait` ran out (the daemon applies it at the session's next boundary or open), 1 a damaged
-//! mirror or request file, 2 a seq named twice, 3 a file that cannot be read or written.
+//! mirror or request file, 2 a seq named twice or an id that names another change, 3 a file
+//! that cannot be read or written.
 
 use std::io::Write;
 use std::path::Path;

@@ -147,6 +147,8 @@ struct JsonReport {
     schema: u64,
     path: String,
     format_version: u64,
+    /// The mirror's life (M17): 16 hexadecimal digits, `null` in a file without one.
+    life: Option<String>,
     bytes: usize,
     records: u64,
     torn_bytes: u64,
@@ -283,6 +285,7 @@ fn json_report(path: &Path, bytes: usize, decoded: &Decoded, now_ms: u64) -> Jso
         schema: JSON_SCHEMA,
         path: path.display().to_string(),
         format_version: decoded.version,
+        life: state.life.map(|life| life.to_string()),
         bytes,
         records: decoded.records,
         torn_bytes: decoded.torn_len,
@@ -308,9 +311,12 @@ fn json_report(path: &Path, bytes: usize, decoded: &Decoded, now_ms: u64) -> Jso
 fn table_report(path: &Path, bytes: usize, decoded: &Decoded, now_ms: u64) -> String {
     let state = &decoded.state;
     let mut text = format!(
-        "mirror {}: format version {}, {} records, {bytes} bytes; next seq {}, next batch {}\n",
+        "mirror {}: format version {}{}, {} records, {bytes} bytes; next seq {}, next batch {}\n",
         path.display(),
         decoded.version,
+        state
+            .life
+            .map_or_else(String::new, |life| format!(", life {life}")),
         decoded.records,
         state.next_seq,
         state.next_batch,
@@ -620,6 +626,8 @@ mod tests {
         assert_eq!(value["schema"], 2);
         assert_eq!(value["schema"], JSON_SCHEMA);
         assert_eq!(value["format_version"], decoded.version);
+        let life = decoded.state.life.ok_or("a life")?.to_string();
+        assert_eq!(value["life"], life.as_str());
         let keys: Vec<&str> = value
             .as_object()
             .ok_or("an object")?
@@ -630,6 +638,7 @@ mod tests {
             "schema",
             "path",
             "format_version",
+            "life",
             "bytes",
             "records",
             "torn_bytes",

@@ -29,7 +29,8 @@ pub mod status {
     /// A finding: a property violated or never reached, a pinned state count changed, a damaged
     /// mirror, an invalid trace.
     pub const FINDING: u8 = 1;
-    /// A usage error: an unknown command or flag, a bad value, a seq that is not a dead letter.
+    /// A usage error: an unknown command or flag, a bad value, a seq that is not a dead letter,
+    /// a request id that names another change.
     pub const USAGE: u8 = 2;
     /// A file cannot be read or written, or the output cannot be written.
     pub const IO: u8 = 3;
@@ -44,7 +45,8 @@ pub mod status {
     /// the session's next boundary (or its next open); nothing is changed yet.
     pub const QUEUED: u8 = 7;
     /// The live daemon refused the change (a seq that is not a dead letter, a malformed
-    /// request), or too many requests wait for it; nothing was changed.
+    /// request, a request for another session of the name), or too many requests wait for it;
+    /// nothing was changed.
     pub const REFUSED: u8 = 8;
 }
 
@@ -92,12 +94,14 @@ Exit status:
   0  the dead letters moved (or would move), also when there was nothing to move; by the
      daemon, when it holds the session and answered within --wait
   1  the mirror or the request file is damaged (the file is left as it is)
-  2  usage error, or a seq that is not a dead letter or is named twice
+  2  usage error, a seq that is not a dead letter or is named twice, or an --id that names a
+     request of another change
   3  a file cannot be read or written
   5  another parkline holds the request file's lock (nothing was asked)
   6  no mirror exists at the path (nothing was created)
   7  queued: the daemon holds the session and applies the request at its next boundary
-  8  the daemon refused the request (a seq that is not a dead letter), or 64 requests wait";
+  8  the daemon refused the request (a seq that is not a dead letter, another session of the
+     name), or 64 requests wait";
 
 /// `parkline discard --help`'s exit statuses.
 pub const EXIT_DISCARD: &str = "\
@@ -105,13 +109,14 @@ Exit status:
   0  the dead letters were discarded (or would be), also when there were none; by the daemon,
      when it holds the session and answered within --wait
   1  the mirror or the request file is damaged (the file is left as it is)
-  2  usage error (not one of --seq, --all, --older-than; a bad duration), or a seq that is not
-     a dead letter or is named twice
+  2  usage error (not one of --seq, --all, --older-than; a bad duration), a seq that is not a
+     dead letter or is named twice, or an --id that names a request of another change
   3  a file cannot be read or written
   5  another parkline holds the request file's lock (nothing was asked)
   6  no mirror exists at the path (nothing was created)
   7  queued: the daemon holds the session and applies the request at its next boundary
-  8  the daemon refused the request (a seq that is not a dead letter), or 64 requests wait";
+  8  the daemon refused the request (a seq that is not a dead letter, another session of the
+     name), or 64 requests wait";
 
 /// `parkline remove --help`'s exit statuses.
 pub const EXIT_REMOVE: &str = "\

@@ -520,6 +520,8 @@ fn rewrite<T>(
         sync_dir_of(&ops).map_err(|e| io("cannot fsync the directory", e))?;
     } else {
         let bytes = encode(&requests);
+        //= spec/mirror.md#m17-operator-requests-to-a-live-session
+        //# it adds no request that would make the file longer than `REQUEST_FILE_BYTES_MAX`.
         if bytes.len() > REQUEST_FILE_BYTES_MAX {
             return Err(Error::new(
                 ErrorKind::Exhausted,

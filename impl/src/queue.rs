@@ -404,8 +404,9 @@ impl<S: Storage> Queue<S> {
                 return Ok(queue);
             }
             //= spec/mirror.md#m17-operator-requests-to-a-live-session
-            //# A mirror MUST be created with a fresh life (`Life::fresh`: 64 random bits), written
-            //# in its header (M2) and kept by every compaction.
+            //# **A request names its session's life.** A mirror MUST be created with a fresh life
+            //# (`Life::fresh`: 64 random bits), written in its header (M2) and kept by every
+            //# compaction.
             let state = MirrorState {
                 memory: config.delivered_memory,
                 life: Some(Life::fresh()),

@@ -464,3 +464,53 @@ fn m17_a_special_request_file_in_memory_is_unreadable() -> TestResult {
     assert_eq!(queue.boundary(Budget(100))?.map(|b| b.items.len()), Some(1));
     Ok(())
 }
+
+/// M17: a mirror is created with a life, and every compaction and open keeps it; two mirrors get
+/// two lives.
+#[test]
+fn m17_a_mirror_keeps_its_life_through_compactions_and_opens() -> TestResult {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# **A request names its session's life.** A mirror MUST be created with a fresh life
+    //# (`Life::fresh`: 64 random bits), written in its header (M2) and kept by every
+    //# compaction.
+    let (_dir, path) = temp_mirror()?;
+    let config = Config {
+        rest_slack_bytes: 1,
+        ..Config::default()
+    };
+    let mut queue = Queue::open_with(&path, config.clone())?;
+    let life = queue.state().life.ok_or("a life at creation")?;
+    let header = String::from_utf8(fs::read(&path)?)?;
+    assert!(header.contains(&format!(r#""life":"{life}""#)), "{header}");
+    queue.park(RequestId(1), "one")?;
+    let batch = queue.boundary(Budget(100))?.ok_or("parked")?;
+    queue.settle(batch.id, &[Outcome::Delivered])?;
+    assert!(queue.stats().compactions > 0, "a drained settle compacted");
+    drop(queue);
+    let reopened = Queue::open_with(&path, config)?;
+    assert_eq!(reopened.state().life, Some(life));
+    let (_other_dir, other) = temp_mirror()?;
+    assert_ne!(Queue::open(&other)?.state().life, Some(life));
+    Ok(())
+}
+
+/// M17: a command adds no request that would make the request file longer than the queue
+/// reads: one naming 50,000 seqs is refused (`Exhausted`), and nothing is written.
+#[test]
+fn m17_a_command_never_writes_a_request_file_past_its_bound() -> TestResult {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# it adds no request that would make the file longer than `REQUEST_FILE_BYTES_MAX`.
+    let (_dir, path) = temp_mirror()?;
+    let (_queue, _clock) = with_dead(&path, &["dead"])?;
+    let life = ops::durable_window(&path)?.life;
+    let seqs = (1..=50_000).map(Seq).collect();
+    let many = ask("many", Verb::Discard, Which::Seqs(seqs), life);
+    let err = ops::submit(&path, &many, &VecDeque::new())
+        .err()
+        .ok_or("refused")?;
+    assert_eq!(err.kind(), ErrorKind::Exhausted);
+    assert!(!path.with_file_name("s1.mirror.ops").exists());
+    Ok(())
+}
