@@ -116,7 +116,8 @@ pub(crate) fn too_large(max: usize) -> io::Error {
 ///
 /// # Errors
 ///
-/// As [`open`], and any error of the read.
+/// [`io::ErrorKind::InvalidInput`] for a path that is not a regular file (a FIFO, a device, a
+/// directory), the open's error (a symbolic link fails it), and any error of the read.
 ///
 /// # Example
 ///

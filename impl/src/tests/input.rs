@@ -124,7 +124,7 @@ fn m16_a_fifo_beside_one_session_never_stops_a_store_start_up() -> TestResult {
             .park(RequestId(n), "kept")?;
     }
     drop(store);
-    for name in ["s2.mirror.ops", "s3.mirror.lock", "s4.mirror.tmp"] {
+    for name in ["s2.mirror.ops", "s3.mirror.lock", "s4.mirror.tmp", "s6.mirror"] {
         let fifo = dir.path().join(name);
         let _ = fs::remove_file(&fifo);
         mkfifo(&fifo)?;
@@ -148,6 +148,14 @@ fn m16_a_fifo_beside_one_session_never_stops_a_store_start_up() -> TestResult {
     ]
     .map(|(name, kind)| (name.to_owned(), kind));
     assert_eq!(opened, expected);
+    // A FIFO named like a mirror (`s6.mirror`) is no session: neither the start-up nor the
+    // lock-free listing opens it.
+    let path = dir.path().to_owned();
+    let listed = answered_within(move || -> crate::Result<Vec<bool>> {
+        let store = Store::open(&path)?;
+        Ok(store.list()?.into_iter().map(|(_, info)| info.is_ok()).collect())
+    })??;
+    assert_eq!(listed, [true; 5]);
     let lock = dir.path().join(".parkline.lock");
     fs::remove_file(&lock)?;
     mkfifo(&lock)?;
