@@ -57,14 +57,17 @@ pub fn ask_daemon(
         which,
         life: None,
     };
-    let id = match submitted(path, request, err) {
-        Ok(id) => id,
+    let (request, id) = match submitted(path, request, err) {
+        Ok(submitted) => submitted,
         Err(status) => return status,
     };
     let deadline = Instant::now() + ask.wait;
     loop {
         match ops::answer(path, &id) {
-            Ok(Some(applied)) => return answered(path, &applied, out, err),
+            Ok(Some(applied)) => match ops::check_answer(&applied, &request) {
+                Ok(()) => return answered(path, &applied, request.life, out, err),
+                Err(e) => return failed(name, &e, err),
+            },
             Ok(None) if Instant::now() < deadline => std::thread::sleep(POLL),
             Ok(None) => return queued(name, &id, out),
             Err(e) => return failed(name, &e, err),
@@ -72,9 +75,10 @@ pub fn ask_daemon(
     }
 }
 
-/// The id of the request that stands for `request` once submitted: its own, or that of the same
-/// change already waiting; or the exit status of a failure, said on `err`.
-fn submitted(path: &Path, request: Request, err: &mut dyn Write) -> Result<OpId, u8> {
+/// `request` as submitted (naming the mirror's life) and the id of the request that stands for
+/// it: its own, or that of the same change already waiting; or the exit status of a failure,
+/// said on `err`.
+fn submitted(path: &Path, request: Request, err: &mut dyn Write) -> Result<(Request, OpId), u8> {
     let name = request.verb.name();
     // The window, made durable, says which requests the file may drop (M17), and the life the
     // request names, so that a session of the same name made after this read refuses it.
@@ -83,8 +87,11 @@ fn submitted(path: &Path, request: Request, err: &mut dyn Write) -> Result<OpId,
         life: window.life,
         ..request
     };
-    match ops::submit(path, &request, &window.applied) {
-        Ok(submitted) => Ok(submitted.id().clone()),
+    match ops::submit(path, &request, &window) {
+        Ok(submitted) => {
+            let id = submitted.id().clone();
+            Ok((request, id))
+        }
         Err(e) if e.kind() == ErrorKind::Exhausted => {
             let _ = writeln!(err, "parkline {name}: {e}; nothing was asked");
             Err(status::REFUSED)
@@ -93,10 +100,16 @@ fn submitted(path: &Path, request: Request, err: &mut dyn Write) -> Result<OpId,
     }
 }
 
-/// The daemon's answer, durable: printed, and the request dropped from the file.
-fn answered(path: &Path, applied: &Applied, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+/// The daemon's answer, durable: printed, and the request (of `life`) dropped from the file.
+fn answered(
+    path: &Path,
+    applied: &Applied,
+    life: Option<parkline::Life>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
     let name = applied.verb.name();
-    let is_this = |id: &OpId| *id == applied.id;
+    let is_this = |request: &Request| request.id == applied.id && request.life == life;
     if let Err(e) = ops::prune(path, &is_this) {
         // The answer stands; the request stays in the file until a later command drops it.
         let _ = writeln!(err, "parkline {name}: the answer stands, but {e}");

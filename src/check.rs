@@ -405,10 +405,10 @@ const BOUNDS_HELP: &str = "The bound set to check: ci, deep, crash, group, remem
 1 collection, 1 redrive, 1 discard, lines 2 and 3 as one group park, repeat bound 2 (two crashes close a \
 batch): 2,704,651 unique states. \
 Read: 2 turns, a rebuild of the transcript, 111,690 unique states. \
-Ops: 2 operators, 2 daemon crashes, 1 crash of each operator, 18,323 unique states (every set but \
-deep).\n\
+Ops: 2 operators, 2 daemon crashes, 1 crash of each operator, 1 session end, 1 operator reusing \
+its id, 189,999 unique states (every set but deep).\n\
 - deep: ci with a fourth line (a batch leaves two lines behind it) and a third read turn: \
-42,623,401 delivery states; read 2,286,164 states; ops with a third operator, 744,491 \
+42,623,401 delivery states; read 2,286,164 states; ops with a third operator, 25,736,287 \
 states. Reaches \
 'a batch leaves two lines for later turns'; catches the known-bad trailer-counts-next-turn, \
 which holds at ci.\n\
@@ -434,7 +434,8 @@ collects, redrives, discards, group (the first line of the group park, 1-based; 
 progress at once through group commit, replacing the group park), repeats_max, delivered_memory \
 (the remembered window's requests; 0 for none); read keys \
 turns, grow_chars, grows, budgets, requests, rebuilds; ops keys operators, daemon_crashes, \
-operator_crashes. A file's counts are not pinned.\n\n\
+operator_crashes, session_ends (a session removed and made again with a new life), id_reuses \
+(a second command under an id, for another change). A file's counts are not pinned.\n\n\
 The flags below change the set's delivery bounds; a named set's unique state count is pinned \
 (a regression alarm) only when no flag changes it.";
 
@@ -575,6 +576,8 @@ impl BoundSet {
             operators: o.operators.unwrap_or(ci.operators),
             daemon_crashes: o.daemon_crashes.unwrap_or(ci.daemon_crashes),
             operator_crashes: o.operator_crashes.unwrap_or(ci.operator_crashes),
+            session_ends: o.session_ends.unwrap_or(ci.session_ends),
+            id_reuses: o.id_reuses.unwrap_or(ci.id_reuses),
         };
         if ops.operators > OpsBounds::OPERATORS_MAX {
             return Err(format!(
@@ -610,6 +613,8 @@ struct OpsFile {
     operators: Option<u8>,
     daemon_crashes: Option<u8>,
     operator_crashes: Option<u8>,
+    session_ends: Option<u8>,
+    id_reuses: Option<u8>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -1152,7 +1157,7 @@ mod tests {
         )]);
         assert!(
             text.contains(
-                "5. operator r1 reads the mirror lock-free, finds r1 and answers without an fsync"
+                "6. operator r1 reads the mirror lock-free, finds r1 and answers without an fsync"
             ),
             "{text}"
         );

@@ -945,7 +945,7 @@ mod tests {
                 which,
                 life: window.life,
             };
-            ops::submit(&path, &request, &window.applied)?;
+            ops::submit(&path, &request, &window)?;
         }
         drop(Queue::open(&path)?);
         let (status, out, _) = run_on(&[path.to_str().ok_or("utf-8")?, "--json"]);

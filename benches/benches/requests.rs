@@ -38,7 +38,7 @@ fn bench_requests(c: &mut Criterion) {
         which: Which::All,
         life: window.life,
     };
-    ops::submit(&with_file, &request, &window.applied).expect("submit");
+    ops::submit(&with_file, &request, &window).expect("submit");
     let mut asked = Queue::open(&with_file).expect("open applies the request");
     assert_eq!(asked.applied_requests().len(), 1);
     group.bench_function("empty boundary, request file unchanged", |b| {

@@ -414,10 +414,10 @@ const LOCK_WAIT: Duration = if cfg!(test) {
 };
 
 /// Adds `request` to the request file of the mirror at `mirror` (M17), under the file's lock,
-/// whole (temp file, fsync, rename, directory fsync). First it drops the requests `window` (the
-/// mirror's applied window, made durable by the caller: [`durable_window`]) holds; a request of
-/// the same id and change, waiting or answered, or of the same change, waiting, stands instead of
-/// a second one.
+/// whole (temp file, fsync, rename, directory fsync). First it drops the requests of `window`'s
+/// life that its applied window holds (`window` is the mirror's, made durable by the caller:
+/// [`durable_window`]); a request of the same id and change, waiting or answered, or of the same
+/// change, waiting, stands instead of a second one.
 ///
 /// # Errors
 ///
@@ -426,15 +426,17 @@ const LOCK_WAIT: Duration = if cfg!(test) {
 /// `RequestFileDamaged` for a request file that cannot be read or parsed (it is left as it is);
 /// `Exhausted` when [`PENDING_MAX`] requests are waiting or the file would grow past
 /// [`REQUEST_FILE_BYTES_MAX`]; `Io` when a file cannot be read or written.
-pub fn submit(mirror: &Path, request: &Request, window: &VecDeque<Applied>) -> Result<Submitted> {
-    if let Some(answered) = applied(window, &request.id) {
+pub fn submit(mirror: &Path, request: &Request, window: &Window) -> Result<Submitted> {
+    if let Some(answered) = applied(&window.applied, &request.id) {
         return match answered.change == Some(request.change()) {
             true => Ok(Submitted::Answered(request.id.clone())),
             false => Err(reused(&request.id, "an answered", answered.verb)),
         };
     }
-    let holds = |id: &OpId| applied(window, id).is_some();
-    rewrite(mirror, &holds, |requests| {
+    let answered = |pending: &Request| {
+        pending.life == window.life && applied(&window.applied, &pending.id).is_some()
+    };
+    rewrite(mirror, &answered, |requests| {
         //= spec/mirror.md#m17-operator-requests-to-a-live-session
         //# A command MUST refuse (`OpIdReused`, exit 2) a request whose id names a waiting or
         //# answered request of another change.
@@ -475,22 +477,22 @@ fn reused(id: &OpId, what: &str, verb: Verb) -> Error {
     )
 }
 
-/// Drops from the request file of the mirror at `mirror` the requests `applied` says the
-/// mirror applied (the caller made that durable, [`answer`]); removes the file when none is
-/// left.
+/// Drops from the request file of the mirror at `mirror` the requests `answered` picks: ones the
+/// mirror applied, whose answers the caller made durable ([`answer`]), and that name the life of
+/// the mirror it read; removes the file when none is left.
 ///
 /// # Errors
 ///
 /// As [`submit`], but never `Exhausted`.
-pub fn prune(mirror: &Path, applied: &dyn Fn(&OpId) -> bool) -> Result<()> {
-    rewrite(mirror, applied, |_| Ok(()))
+pub fn prune(mirror: &Path, answered: &dyn Fn(&Request) -> bool) -> Result<()> {
+    rewrite(mirror, answered, |_| Ok(()))
 }
 
-/// The request file of `mirror` read under its lock, the requests `applied` holds dropped,
+/// The request file of `mirror` read under its lock, the requests `answered` picks dropped,
 /// changed by `change`, and written back whole if anything changed (removed when empty).
 fn rewrite<T>(
     mirror: &Path,
-    applied: &dyn Fn(&OpId) -> bool,
+    answered: &dyn Fn(&Request) -> bool,
     change: impl FnOnce(&mut Vec<Request>) -> Result<T>,
 ) -> Result<T> {
     let (ops, lock_path, tmp) = paths(mirror)?;
@@ -509,8 +511,8 @@ fn rewrite<T>(
     };
     let before = requests.clone();
     //= spec/mirror.md#m17-operator-requests-to-a-live-session
-    //# It removes only requests whose id the window holds.
-    requests.retain(|pending| !applied(&pending.id));
+    //# It removes only requests that name the window's life and whose id the window holds.
+    requests.retain(|pending| !answered(pending));
     let value = change(&mut requests).map_err(|e| e.with_path(&ops))?;
     if requests == before {
         return Ok(value);
@@ -625,6 +627,32 @@ pub fn answer(mirror: &Path, id: &OpId) -> Result<Option<Applied>> {
     //# from the request file.
     make_durable(mirror).map_err(|e| Error::io("cannot fsync the mirror", e).with_path(mirror))?;
     Ok(Some(found))
+}
+
+/// `applied`, the answer the window holds under the id `request` stands on, as the answer to
+/// `request`: refused unless it answers the same change. A command's request added after a
+/// first request of its id was applied (a second command with another change, whose read of the
+/// window came first) is skipped by the holder, and the first one's answer is not its own.
+///
+/// # Errors
+///
+/// `OpIdReused` when `applied` answers another change.
+pub fn check_answer(applied: &Applied, request: &Request) -> Result<()> {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //# A command whose id the window answers for another change than its own (its request was
+    //# added after the first was applied) MUST report `OpIdReused` (exit 2), never that answer.
+    if applied.change == Some(request.change()) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::OpIdReused,
+        format!(
+            "request id {} was answered for another change (a {} of other dead letters); give a \
+             new id",
+            applied.id,
+            applied.verb.name()
+        ),
+    ))
 }
 
 /// What a command reads of a mirror before it asks: its life and its applied window.

@@ -2,14 +2,13 @@
 //! file at any name parkline opens fails that open at once (never blocks it), loses nothing, and
 //! a request file can neither stop a queue nor reach another session or another change.
 
-use std::collections::VecDeque;
 use std::os::unix::fs::FileTypeExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::shared::answered_within;
 use super::*;
-use crate::ops::{self, Answer, Applied, OpId, Request, Submitted, Verb, Which};
+use crate::ops::{self, Answer, Applied, OpId, Request, Submitted, Verb, Which, Window};
 use crate::{Life, Store};
 
 /// A FIFO at `path`, as `mkfifo` makes it.
@@ -124,7 +123,12 @@ fn m16_a_fifo_beside_one_session_never_stops_a_store_start_up() -> TestResult {
             .park(RequestId(n), "kept")?;
     }
     drop(store);
-    for name in ["s2.mirror.ops", "s3.mirror.lock", "s4.mirror.tmp", "s6.mirror"] {
+    for name in [
+        "s2.mirror.ops",
+        "s3.mirror.lock",
+        "s4.mirror.tmp",
+        "s6.mirror",
+    ] {
         let fifo = dir.path().join(name);
         let _ = fs::remove_file(&fifo);
         mkfifo(&fifo)?;
@@ -153,7 +157,11 @@ fn m16_a_fifo_beside_one_session_never_stops_a_store_start_up() -> TestResult {
     let path = dir.path().to_owned();
     let listed = answered_within(move || -> crate::Result<Vec<bool>> {
         let store = Store::open(&path)?;
-        Ok(store.list()?.into_iter().map(|(_, info)| info.is_ok()).collect())
+        Ok(store
+            .list()?
+            .into_iter()
+            .map(|(_, info)| info.is_ok())
+            .collect())
     })??;
     assert_eq!(listed, [true; 5]);
     let lock = dir.path().join(".parkline.lock");
@@ -186,13 +194,13 @@ fn m17_a_fifo_request_file_never_blocks_a_boundary() -> TestResult {
     let redrive = ask("r", Verb::Redrive, Which::All, life);
     let path_again = path.clone();
     let refused = answered_within(move || {
-        ops::submit(&path_again, &redrive, &VecDeque::new()).map_err(|e| e.kind())
+        ops::submit(&path_again, &redrive, &Window::default()).map_err(|e| e.kind())
     })?;
     assert_eq!(refused, Err(ErrorKind::RequestFileDamaged));
     assert!(fs::symlink_metadata(&ops_path)?.file_type().is_fifo());
     fs::remove_file(&ops_path)?;
     let redrive = ask("r", Verb::Redrive, Which::All, life);
-    ops::submit(&path, &redrive, &VecDeque::new())?;
+    ops::submit(&path, &redrive, &Window::default())?;
     clock.0.fetch_add(ops::REREAD_MS + 1, Ordering::SeqCst);
     assert_eq!(queue.boundary(Budget(100))?.map(|b| b.items.len()), Some(1));
     Ok(())
@@ -210,13 +218,13 @@ fn m17_a_fifo_beside_a_command_never_blocks_it() -> TestResult {
     let asked = ask("a", Verb::Discard, Which::All, life);
     let (path_1, asked_1) = (path.clone(), asked.clone());
     let locked = answered_within(move || {
-        ops::submit(&path_1, &asked_1, &VecDeque::new()).map_err(|e| e.kind())
+        ops::submit(&path_1, &asked_1, &Window::default()).map_err(|e| e.kind())
     })?;
     assert_eq!(locked, Err(ErrorKind::Io));
     fs::remove_file(&lock)?;
     mkfifo(&path.with_file_name("s1.mirror.ops.tmp"))?;
     assert_eq!(
-        ops::submit(&path, &asked, &VecDeque::new())?,
+        ops::submit(&path, &asked, &Window::default())?,
         Submitted::Added(id("a"))
     );
     drop(queue);
@@ -246,7 +254,7 @@ fn m17_a_request_file_past_its_bound_is_unreadable() -> TestResult {
     assert_eq!(queue.dead_letters().len(), 1);
     let life = queue.state().life;
     let asked = ask("a", Verb::Discard, Which::All, life);
-    let err = ops::submit(&path, &asked, &VecDeque::new())
+    let err = ops::submit(&path, &asked, &Window::default())
         .err()
         .ok_or("refused")?;
     assert_eq!(err.kind(), ErrorKind::RequestFileDamaged);
@@ -338,7 +346,7 @@ fn m17_a_request_the_window_would_forget_holds_back_the_rest() -> TestResult {
     }
     assert_eq!(queue.stats().requests_applied, 64, "q0 kept, late waits");
     assert_eq!(queue.dead_letters().len(), 1);
-    ops::prune(&path, &|id: &OpId| id.as_str() == "q0")?;
+    ops::prune(&path, &|request: &Request| request.id.as_str() == "q0")?;
     clock.0.fetch_add(ops::REREAD_MS + 1, Ordering::SeqCst);
     queue.boundary(Budget(100))?;
     assert_eq!(queue.stats().requests_applied, 65);
@@ -365,8 +373,8 @@ fn m17_a_request_for_an_ended_session_is_refused_by_the_next() -> TestResult {
         assert_ne!(next.state().life, old.life, "a new life");
         let stale = ask("op-1", verb, Which::Seqs(vec![Seq(1)]), old.life);
         let unnamed = ask("op-2", verb, Which::All, None);
-        ops::submit(&path, &stale, &old.applied)?;
-        ops::submit(&path, &unnamed, &old.applied)?;
+        ops::submit(&path, &stale, &old)?;
+        ops::submit(&path, &unnamed, &old)?;
         assert!(next.boundary(Budget(100))?.is_none(), "nothing redriven");
         let stats = next.stats();
         assert_eq!((stats.requests_applied, stats.requests_unreadable), (2, 0));
@@ -397,7 +405,10 @@ fn m17_an_id_names_one_change() -> TestResult {
     let discard_1 = ask("op-a", Verb::Discard, Which::Seqs(vec![Seq(1)]), life);
     let redrive_2 = ask("op-a", Verb::Redrive, Which::Seqs(vec![Seq(2)]), life);
     let discard_2 = ask("op-a", Verb::Discard, Which::Seqs(vec![Seq(2)]), life);
-    let none = VecDeque::new();
+    let none = Window {
+        life,
+        ..Window::default()
+    };
     assert_eq!(
         ops::submit(&path, &discard_1, &none)?,
         Submitted::Added(id("op-a"))
@@ -418,12 +429,12 @@ fn m17_an_id_names_one_change() -> TestResult {
     let window = ops::durable_window(&path)?;
     let answered: &Applied = ops::applied(&window.applied, &id("op-a")).ok_or("applied")?;
     assert_eq!(answered.change, Some(discard_1.change()));
-    let err = ops::submit(&path, &redrive_2, &window.applied)
+    let err = ops::submit(&path, &redrive_2, &window)
         .err()
         .ok_or("refused")?;
     assert_eq!(err.kind(), ErrorKind::OpIdReused);
     assert_eq!(
-        ops::submit(&path, &discard_1, &window.applied)?,
+        ops::submit(&path, &discard_1, &window)?,
         Submitted::Answered(id("op-a"))
     );
     assert_eq!(queue.dead_letters().len(), 1, "seq 2 still dead");
@@ -515,10 +526,77 @@ fn m17_a_command_never_writes_a_request_file_past_its_bound() -> TestResult {
     let life = ops::durable_window(&path)?.life;
     let seqs = (1..=50_000).map(Seq).collect();
     let many = ask("many", Verb::Discard, Which::Seqs(seqs), life);
-    let err = ops::submit(&path, &many, &VecDeque::new())
+    let err = ops::submit(&path, &many, &Window::default())
         .err()
         .ok_or("refused")?;
     assert_eq!(err.kind(), ErrorKind::Exhausted);
     assert!(!path.with_file_name("s1.mirror.ops").exists());
+    Ok(())
+}
+
+/// M17: a command drops from the request file only requests of the life it read: a request
+/// of the same id for the next life of the session (added after the end) stays, and is applied.
+#[test]
+fn m17_a_command_drops_only_requests_of_the_life_it_read() -> TestResult {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# It removes only requests that name the window's life and whose id the window holds.
+    let (_dir, path) = temp_mirror()?;
+    let (mut first, _clock) = with_dead(&path, &["first"])?;
+    let life = first.state().life;
+    ops::submit(
+        &path,
+        &ask("r2", Verb::Discard, Which::All, life),
+        &Window::default(),
+    )?;
+    first.boundary(Budget(100))?;
+    let old = ops::durable_window(&path)?;
+    assert!(ops::applied(&old.applied, &id("r2")).is_some());
+    first.remove(true)?;
+    let (mut next, _clock) = with_dead(&path, &["next"])?;
+    let next_life = next.state().life;
+    let again = ask("r2", Verb::Discard, Which::All, next_life);
+    ops::submit(&path, &again, &ops::durable_window(&path)?)?;
+    // A command that read the first life's window rewrites the file: r2 of the next life stays.
+    ops::submit(&path, &ask("r3", Verb::Redrive, Which::All, life), &old)?;
+    next.boundary(Budget(100))?;
+    assert!(
+        next.dead_letters().is_empty(),
+        "r2 of the next life applied"
+    );
+    Ok(())
+}
+
+/// M17: a second command under an id, for another change, whose request was added after the
+/// first request of the id was applied, is skipped by the holder; the answer it then finds is
+/// the first one's, and it is refused as `OpIdReused`, never reported as its own.
+#[test]
+fn m17_an_answer_for_another_change_is_refused() -> TestResult {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# A command whose id the window answers for another change than its own (its request was
+    //# added after the first was applied) MUST report `OpIdReused` (exit 2), never that answer.
+    let (_dir, path) = temp_mirror()?;
+    let (mut queue, clock) = with_dead(&path, &["one", "two"])?;
+    let life = queue.state().life;
+    let first = ask("op-a", Verb::Discard, Which::Seqs(vec![Seq(1)]), life);
+    let second = ask("op-a", Verb::Redrive, Which::Seqs(vec![Seq(2)]), life);
+    let before = ops::durable_window(&path)?;
+    ops::submit(&path, &first, &before)?;
+    queue.boundary(Budget(100))?;
+    // Another command drops the applied op-a; then the second, whose window read came before the
+    // application, adds its own op-a.
+    ops::prune(&path, &|request: &Request| request.id == first.id)?;
+    assert_eq!(
+        ops::submit(&path, &second, &before)?,
+        Submitted::Added(id("op-a"))
+    );
+    clock.0.fetch_add(ops::REREAD_MS + 1, Ordering::SeqCst);
+    queue.boundary(Budget(100))?;
+    assert_eq!(queue.dead_letters().len(), 1, "the second op-a is skipped");
+    let answer = ops::answer(&path, &id("op-a"))?.ok_or("answered")?;
+    assert!(ops::check_answer(&answer, &first).is_ok());
+    let err = ops::check_answer(&answer, &second).err().ok_or("refused")?;
+    assert_eq!(err.kind(), ErrorKind::OpIdReused);
     Ok(())
 }

@@ -46,7 +46,11 @@ fn submit(path: &Path, request: &Request) -> crate::Result<Submitted> {
         life: request.life.or(life),
         ..request.clone()
     };
-    ops::submit(path, &request, &VecDeque::new())
+    let window = ops::Window {
+        life: request.life,
+        ..ops::Window::default()
+    };
+    ops::submit(path, &request, &window)
 }
 
 fn id(text: &str) -> OpId {
@@ -282,13 +286,16 @@ fn m17_submit_keeps_one_request_per_change_and_at_most_64() -> TestResult {
     assert_eq!(err.kind(), ErrorKind::Exhausted);
     //= spec/mirror.md#m17-operator-requests-to-a-live-session
     //= type=test
-    //# It removes only requests whose id the window holds.
-    let a1_applied = VecDeque::from([Applied {
-        id: id("a1"),
-        verb: Verb::Redrive,
-        change: Some(all.change()),
-        answer: Answer::Moved(0),
-    }]);
+    //# It removes only requests that name the window's life and whose id the window holds.
+    let a1_applied = ops::Window {
+        life: None,
+        applied: VecDeque::from([Applied {
+            id: id("a1"),
+            verb: Verb::Redrive,
+            change: Some(all.change()),
+            answer: Answer::Moved(0),
+        }]),
+    };
     assert_eq!(
         ops::submit(&path, &full, &a1_applied)?,
         Submitted::Added(id("late"))

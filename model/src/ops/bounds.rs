@@ -1,6 +1,6 @@
-//! The bounds of an ops check (operators, crashes of the daemon and of each operator), the
-//! default bounds of the tests and of `parkline check`, and the unique state count pinned at
-//! them as a regression alarm.
+//! The bounds of an ops check (operators, crashes of the daemon and of each operator, session
+//! ends, second commands under an id), the default bounds of the tests and of `parkline check`,
+//! and the unique state counts pinned at them as a regression alarm.
 
 /// The bounds of one check.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -12,6 +12,12 @@ pub struct OpsBounds {
     pub daemon_crashes: u8,
     /// Crashes of each operator at most, each before it answers and followed by a retry.
     pub operator_crashes: u8,
+    /// Session ends at most: the holder removes the session (request file, then mirror) and a
+    /// new session of the same name begins with a new life.
+    pub session_ends: u8,
+    /// Operators that reuse their id: each of the first `id_reuses` operators, once its command
+    /// answered or crashed, may run a second command under the same id with another change.
+    pub id_reuses: u8,
 }
 
 impl OpsBounds {
@@ -22,8 +28,12 @@ impl OpsBounds {
     /// One line of text naming the bounds, for the check table.
     pub fn summary(&self) -> String {
         format!(
-            "operators={} daemon_crashes={} operator_crashes={}",
-            self.operators, self.daemon_crashes, self.operator_crashes
+            "operators={} daemon_crashes={} operator_crashes={} session_ends={} id_reuses={}",
+            self.operators,
+            self.daemon_crashes,
+            self.operator_crashes,
+            self.session_ends,
+            self.id_reuses
         )
     }
 }
@@ -31,13 +41,16 @@ impl OpsBounds {
 impl Default for OpsBounds {
     /// The default bounds of `parkline check`: two operators (two requests in one file, one
     /// submitted while the daemon reads the other), two daemon crashes (a killed process and a
-    /// power loss on one path) and one crash of each operator. The `sometimes` properties show
-    /// the interesting paths are reached.
+    /// power loss on one path), one crash of each operator, one session end (a command's look
+    /// before it and its submit after) and one second command under an id (of another change).
+    /// The `sometimes` properties show the interesting paths are reached.
     fn default() -> Self {
         OpsBounds {
             operators: 2,
             daemon_crashes: 2,
             operator_crashes: 1,
+            session_ends: 1,
+            id_reuses: 1,
         }
     }
 }
@@ -45,11 +58,11 @@ impl Default for OpsBounds {
 /// Unique states of [`OpsModel::default`](super::OpsModel::default) (a regression alarm: a
 /// change to the model or its bounds that changes the reachable state space must update this
 /// number on purpose; a cut search would report fewer).
-pub const OPS_UNIQUE_STATES: usize = 18_323;
+pub const OPS_UNIQUE_STATES: usize = 189_999;
 
 impl OpsBounds {
     /// The ops model of the `deep` bound set of `parkline check`: a third operator (three
-    /// requests in one file) and the same crashes.
+    /// requests in one file) and the rest as the default bounds.
     pub fn deep() -> Self {
         OpsBounds {
             operators: 3,
@@ -59,4 +72,4 @@ impl OpsBounds {
 }
 
 /// Unique states of the ops model at [`OpsBounds::deep`] (regression alarm).
-pub const OPS_DEEP_UNIQUE_STATES: usize = 744_491;
+pub const OPS_DEEP_UNIQUE_STATES: usize = 25_736_287;
