@@ -512,9 +512,10 @@ impl Core {
         if let Some(why) = self.other_life(request) {
             return Some(refused(&request.id, request.verb, change, why));
         }
+        let seqs = self.named(&request.which);
         let planned = match request.verb {
-            Verb::Redrive => self.redrive(&self.named(&request.which)),
-            Verb::Discard => self.discard(&self.named(&request.which)),
+            Verb::Redrive => self.redrive(&seqs),
+            Verb::Discard => self.discard(&seqs),
         };
         let op = Some(request.id.clone());
         Some(match planned {

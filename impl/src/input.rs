@@ -130,6 +130,8 @@ pub(crate) fn too_large(max: usize) -> io::Error {
 /// # Ok(()) }
 /// ```
 pub fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
-    let file = open_read(path)?;
-    read_bounded(&file, usize::MAX - 1)
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    open_read(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }

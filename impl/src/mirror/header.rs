@@ -24,8 +24,9 @@ pub(super) struct Header<'a> {
 /// The header's version, when this build reads it, and the mirror's life (M2, M17): only a
 /// version 4 header names one.
 pub(crate) fn check_header(json: &[u8]) -> Result<(u64, Option<Life>), String> {
-    let version = check_version(json)?;
-    let value: serde_json::Value = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+    let value: serde_json::Value =
+        serde_json::from_slice(json).map_err(|e| format!("header json error: {e}"))?;
+    let version = check_version(&value)?;
     let life = match value.get("life") {
         None => return Ok((version, None)),
         Some(_) if version < 4 => return Err(format!("a version {version} header names a life")),
@@ -34,14 +35,12 @@ pub(crate) fn check_header(json: &[u8]) -> Result<(u64, Option<Life>), String> {
     Ok((version, Some(life)))
 }
 
-/// The header's version, when this build reads it (M2, M14).
-fn check_version(json: &[u8]) -> Result<u64, String> {
+/// The version of the header `value`, when this build reads it (M2, M14).
+fn check_version(value: &serde_json::Value) -> Result<u64, String> {
     //= spec/mirror.md#m2-header-and-version
     //# A reader MUST reject a file whose first record is not a header with format
     //# `parkline-mirror`, and a file whose version it does not know (this document is version 4;
     //# this build also reads versions 1, 2 and 3, M14), with the version in the error.
-    let value: serde_json::Value =
-        serde_json::from_slice(json).map_err(|e| format!("header json error: {e}"))?;
     let format = value.get("format").and_then(serde_json::Value::as_str);
     if format != Some(FORMAT) {
         return Err(format!("not a parkline mirror (header format {format:?})"));
