@@ -3,6 +3,7 @@
 mod cli;
 mod delivery;
 mod drift;
+mod floors;
 mod kill;
 mod live_operator;
 mod read;

@@ -11,12 +11,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
+use crate::engine::group::Unit;
 use crate::error::{Error, ErrorKind, Result};
-use crate::group::Unit;
+use crate::io::storage::{FsStorage, Storage};
 use crate::mirror::MirrorState;
 use crate::queue::{Queue, Stats};
 use crate::shared::{SharedQueue, lost, one_seq};
-use crate::storage::{FsStorage, Storage};
 use crate::types::{Batch, BatchId, Budget, Item, Outcome, Parked, RequestId, Seq, Settlement};
 
 /// A [`SharedQueue`] for async callers (`Clone`, `Send`, `Sync`): the same calls as `async fn`s,

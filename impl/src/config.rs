@@ -2,6 +2,38 @@
 
 use crate::error::{Error, ErrorKind, Result};
 
+/// The default of [`Config::compact_slack_bytes`]: the log is compacted when it is longer than
+/// twice its snapshot plus this many bytes (M12).
+///
+/// 4 MiB, the amount of log SQLite lets its write-ahead log reach before it checkpoints (1,000
+/// pages of 4 KiB). A compaction costs a temp file, its fsync, a rename and a directory fsync;
+/// with 64 KiB (the default until 2026-12-03) every boundary of more than about 240 completion
+/// lines paid it, and a 1,000-line boundary cost 2.8x its two fsyncs. At 4 MiB a boundary
+/// compacts once per 4 MiB of delivered records, and recovery reads at most 4 MiB more than
+/// twice the live state (about 5 ms here, at the recovery bench's 25 ms per 100,000 lines).
+pub const COMPACT_SLACK_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The default of [`Config::rest_slack_bytes`]: a settle, redrive or discard that leaves the
+/// queue drained compacts when the log would be longer than the snapshot plus this many bytes
+/// (M12, at rest).
+///
+/// A drained session's mirror is what a daemon keeps for every idle session and reads whole at
+/// each open; the 4 MiB of [`COMPACT_SLACK_BYTES`] would leave it at up to 4 MiB of dead
+/// records. 64 KiB keeps it to 16 pages, and a queue that drains after every boundary
+/// compacts once per 64 KiB of records instead of once per 4 MiB.
+pub const REST_SLACK_BYTES: u64 = 64 * 1024;
+
+/// The default of [`Config::delivered_memory`]: how many delivered or discarded requests the
+/// mirror remembers (D3).
+///
+/// A retry after delivery comes from a daemon that lost a park's answer (a crash between the
+/// fsync and its own record of it) and parks the line again once it restarts. Between the two,
+/// the session delivers at most what it held plus what arrived meanwhile: the session's
+/// outstanding delegations, tens in a busy daemon. 256 covers that several times over; each
+/// entry is one `done` record of a snapshot, about 90 bytes (docs/performance.md), so a full
+/// window adds about 23 KiB to every snapshot, and to the start-up read of each idle session.
+pub const DELIVERED_MEMORY: u64 = 256;
+
 /// Limits of a queue. Construct with [`Config::default`] and set fields.
 ///
 /// # Example
@@ -38,19 +70,19 @@ pub struct Config {
     /// one record, read back whole. Default 64 MiB; at least `line_bytes_max`.
     pub group_bytes_max: usize,
     /// M12: a settle compacts the mirror when the log would be longer than twice the snapshot
-    /// of the new state plus this many bytes. Default [`COMPACT_SLACK_BYTES`](crate::COMPACT_SLACK_BYTES)
+    /// of the new state plus this many bytes. Default [`COMPACT_SLACK_BYTES`](COMPACT_SLACK_BYTES)
     /// (4 MiB, as SQLite checkpoints its WAL), so a boundary rarely compacts; a smaller value trades more rewrites for a
     /// smaller file (tests use it to make compaction frequent). Any value is valid.
     pub compact_slack_bytes: u64,
     /// M12 at rest: a settle, redrive or discard that leaves nothing parked, in flight or dead
     /// compacts the mirror when the log would be longer than the new state's snapshot plus this
-    /// many bytes. Default [`REST_SLACK_BYTES`](crate::REST_SLACK_BYTES) (64 KiB), so a drained
+    /// many bytes. Default [`REST_SLACK_BYTES`](REST_SLACK_BYTES) (64 KiB), so a drained
     /// session's mirror stays small and opens fast; tests use a smaller value to make it
     /// frequent. Any value is valid: it only decides when a compaction is due.
     pub rest_slack_bytes: u64,
     /// D3: how many requests whose lines were settled delivered or discarded the mirror
     /// remembers, so that a retried park of one of them answers how it ended instead of
-    /// delivering it again. Default [`DELIVERED_MEMORY`](crate::DELIVERED_MEMORY); 0 remembers
+    /// delivering it again. Default [`DELIVERED_MEMORY`](DELIVERED_MEMORY); 0 remembers
     /// none. A count, not an age: no delivery rule reads the clock. Changing it appends one
     /// record at the next open.
     pub delivered_memory: u64,
@@ -63,9 +95,9 @@ impl Default for Config {
             repeats_max: 3,
             line_bytes_max: 1 << 20,
             group_bytes_max: 64 << 20,
-            compact_slack_bytes: crate::COMPACT_SLACK_BYTES,
-            rest_slack_bytes: crate::REST_SLACK_BYTES,
-            delivered_memory: crate::DELIVERED_MEMORY,
+            compact_slack_bytes: COMPACT_SLACK_BYTES,
+            rest_slack_bytes: REST_SLACK_BYTES,
+            delivered_memory: DELIVERED_MEMORY,
         }
     }
 }
@@ -74,7 +106,7 @@ impl Config {
     /// Checks the bounds each field documents: `failures_max`, `repeats_max` and
     /// `line_bytes_max` at least 1, `group_bytes_max` at least `line_bytes_max`. The two slacks
     /// have no bound to keep: M12's bounds hold for any value.
-    /// [`Queue::with_storage`](crate::Queue::with_storage) checks them before it opens anything,
+    /// `Queue::with_storage` checks them before it opens anything,
     /// and so does a `Config` read with serde (the `serde` feature).
     ///
     /// # Errors

@@ -1,5 +1,6 @@
 //! The one error type of the crate.
 
+use std::any::Any;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -28,7 +29,7 @@ pub enum ErrorKind {
     Poisoned,
     /// The line contains `\n` or is longer than `line_bytes_max`; nothing was written.
     InvalidLine,
-    /// The [`Config`](crate::Config) is unusable (for example `failures_max == 0`).
+    /// The `Config` is unusable (for example `failures_max == 0`).
     InvalidConfig,
     /// A `park_all` group's lines hold more than `Config::group_bytes_max` bytes together (D22):
     /// nothing was written.
@@ -99,13 +100,13 @@ pub enum ErrorKind {
     BudgetTooSmall,
     /// A request's record holds a newline (R14): a record is one line of the window.
     InvalidRecord,
-    /// A [`Store`](crate::Store) session's mirror could not be opened again after the store
+    /// A `Store` session's mirror could not be opened again after the store
     /// closed its idle descriptor (M16): the source says why (a full descriptor table, say).
     /// Nothing was written and the handle stays usable; the call may be made again.
     Reopen,
     /// An operator request file (`<name>.ops`, spec/mirror.md M17) that a command cannot read or
     /// parse: not a regular file, longer than
-    /// [`REQUEST_FILE_BYTES_MAX`](crate::ops::REQUEST_FILE_BYTES_MAX), or not a request file. It
+    /// `REQUEST_FILE_BYTES_MAX`, or not a request file. It
     /// was left as it is.
     RequestFileDamaged,
     /// An operator request's id names a waiting or answered request of another change (M17).
@@ -194,8 +195,22 @@ struct Inner {
     source: Option<io::Error>,
     needed_chars: Option<usize>,
     line_index: Option<usize>,
-    resume_cursor: Option<crate::read::Cursor>,
-    cursor_child: Option<crate::read::ChildId>,
+    resume_cursor: Option<Box<dyn Detail>>,
+    cursor_child: Option<Box<dyn Detail>>,
+}
+
+/// A value a refused read carries for its caller (the cursor to resume with, the child a cursor
+/// named), held as the read side defines it: this file is on the floor below the read side,
+/// which reads the value back by its type (`read/cursor.rs`, `read/ids.rs`).
+pub(crate) trait Detail: Any + fmt::Debug + Send + Sync {
+    /// A copy, for another caller of a group (`Error::for_member`).
+    fn boxed(&self) -> Box<dyn Detail>;
+}
+
+impl<T: Any + fmt::Debug + Clone + Send + Sync> Detail for T {
+    fn boxed(&self) -> Box<dyn Detail> {
+        Box::new(self.clone())
+    }
 }
 
 /// `{:?}` is what `fn main() -> Result<(), parkline::Error>` prints: the kind, the `Display`
@@ -275,7 +290,7 @@ impl Error {
         self
     }
 
-    /// For [`ErrorKind::InvalidLine`] from [`Queue::park_all`](crate::Queue::park_all): the index
+    /// For [`ErrorKind::InvalidLine`] from `Queue::park_all`: the index
     /// in the slice of the first bad line (D22).
     ///
     /// # Example
@@ -291,60 +306,26 @@ impl Error {
         self.inner.line_index
     }
 
-    pub(crate) fn with_resume_cursor(mut self, cursor: crate::read::Cursor) -> Self {
-        self.inner.resume_cursor = Some(cursor);
+    pub(crate) fn with_resume_cursor(mut self, cursor: impl Detail) -> Self {
+        self.inner.resume_cursor = Some(Box::new(cursor));
         self
     }
 
-    pub(crate) fn with_cursor_child(mut self, child: crate::read::ChildId) -> Self {
-        self.inner.cursor_child = Some(child);
+    pub(crate) fn with_cursor_child(mut self, child: impl Detail) -> Self {
+        self.inner.cursor_child = Some(Box::new(child));
         self
     }
 
-    /// For a refused read whose advice names a cursor: the cursor to resume following with,
-    /// whole, so that a daemon keeping the parent's cursor need not parse the message. For
-    /// [`ErrorKind::CursorAhead`] the cursor at the transcript's last turn; for
-    /// [`ErrorKind::CursorDiverged`], [`ErrorKind::CursorOtherChild`] and for
-    /// [`ErrorKind::UnknownTurn`] of a `since:turn:` read, the start cursor of the child read (for a caller that holds none of its turns).
-    /// `None` for the other kinds: a damaged or retired cursor does not say which child or turn
-    /// the caller holds (section 6 of spec/read.md).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use parkline::read::{
-    ///     ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnRef, TurnSeq,
-    /// };
-    /// let mut child = Transcript::new(ChildId::new("c")?);
-    /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "one")?;
-    /// let t9 = TurnRef { id: TurnId::new("t9")?, seq: TurnSeq(9) };
-    /// let ahead = Cursor::after(child.child(), &t9);
-    /// let err = child.read(&ReadRequest::new(Selector::Since(ahead), 1000)).unwrap_err();
-    /// let resume = err.resume_cursor().expect("CursorAhead names the cursor to resume with");
-    /// assert_eq!(resume.seq(), TurnSeq(1));
-    /// assert!(child.read(&ReadRequest::new(Selector::Since(resume.clone()), 1000)).is_ok());
-    /// # Ok::<(), parkline::Error>(())
-    /// ```
-    pub fn resume_cursor(&self) -> Option<&crate::read::Cursor> {
-        self.inner.resume_cursor.as_ref()
+    /// The resume cursor set by [`Error::with_resume_cursor`], if it is a `T`.
+    pub(crate) fn resume_detail<T: Any>(&self) -> Option<&T> {
+        let detail: &dyn Any = self.inner.resume_cursor.as_deref()?;
+        detail.downcast_ref()
     }
 
-    /// For [`ErrorKind::CursorOtherChild`]: the child the refused cursor names, whole (the
-    /// message echoes at most `ECHO_CHARS_MAX` characters of it).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript};
-    /// let child = Transcript::new(ChildId::new("a")?);
-    /// let other = Cursor::start(&ChildId::new("b")?);
-    /// let err = child.read(&ReadRequest::new(Selector::Since(other), 1000)).unwrap_err();
-    /// assert_eq!(err.cursor_child().map(ChildId::as_str), Some("b"));
-    /// assert_eq!(err.resume_cursor(), Some(&child.start_cursor()));
-    /// # Ok::<(), parkline::Error>(())
-    /// ```
-    pub fn cursor_child(&self) -> Option<&crate::read::ChildId> {
-        self.inner.cursor_child.as_ref()
+    /// The child set by [`Error::with_cursor_child`], if it is a `T`.
+    pub(crate) fn child_detail<T: Any>(&self) -> Option<&T> {
+        let detail: &dyn Any = self.inner.cursor_child.as_deref()?;
+        detail.downcast_ref()
     }
 
     /// The same error with another context: for a caller that knows better what failed.
@@ -523,8 +504,8 @@ impl Error {
                     .map(|source| io::Error::new(source.kind(), source.to_string())),
                 needed_chars: inner.needed_chars,
                 line_index: inner.line_index,
-                resume_cursor: inner.resume_cursor.clone(),
-                cursor_child: inner.cursor_child.clone(),
+                resume_cursor: inner.resume_cursor.as_deref().map(Detail::boxed),
+                cursor_child: inner.cursor_child.as_deref().map(Detail::boxed),
             }),
         }
     }

@@ -14,7 +14,7 @@
 
 use std::fmt;
 
-use crate::{Attempt, BatchId};
+use crate::ids::{Attempt, BatchId};
 
 const HEADER_BATCH: &str = "[parkline batch ";
 const HEADER_ATTEMPT: &str = " attempt ";
@@ -35,7 +35,7 @@ const NUMBER_DIGITS_MAX: usize = 20;
 const ATTEMPT_DIGITS_MAX: usize = 10;
 
 /// The most characters the header and trailer of any turn text take together: every number at
-/// its widest and the repeat mark. What [`Budget::for_turn_chars`](crate::Budget::for_turn_chars)
+/// its widest and the repeat mark. What [`Budget::for_turn_chars`](crate::ids::Budget::for_turn_chars)
 /// sets aside, so that a repeat, whose header is longer than its first hand-over's, still fits
 /// the same limit (D12).
 ///
@@ -136,7 +136,7 @@ impl Frame<'_> {
 /// text. `lines` is walked twice (lengths first, then the copy), hence `Clone`.
 ///
 /// The text is meant for lines without `\n`, an `attempt` of at least 1 and `seen <= k` (what a
-/// [`Batch`](crate::Batch) holds); [`parse`] rejects a text rendered from anything else, since
+/// `Batch` holds); [`parse`] rejects a text rendered from anything else, since
 /// it could not be read back as the same lines.
 ///
 /// # Example

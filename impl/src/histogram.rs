@@ -20,7 +20,7 @@ const EDGES: [Duration; EDGES_LEN] = {
     edges
 };
 
-/// Fsync durations in fixed buckets, for percentiles: a field of [`Stats`](crate::Stats).
+/// Fsync durations in fixed buckets, for percentiles: a field of `Stats`.
 ///
 /// Bucket `i` below [`EDGES`](FsyncHistogram::EDGES)`.len()` counts the fsyncs that took more
 /// than `EDGES[i - 1]` (zero for the first) and at most `EDGES[i]`; the last bucket counts those

@@ -7,12 +7,21 @@
 //! carry fields, not prose; the event's name is its first word (`parkline::opened`), its target
 //! `parkline`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::group::Unit;
 use crate::mirror::MirrorState;
-use crate::storage::Storage;
 use crate::types::Batch;
+
+/// What knows the path of a file by its name: the mirror's storage, whose path an event builds
+/// only when it is emitted.
+pub(crate) trait Paths {
+    /// The path of the file `name`.
+    #[cfg_attr(
+        not(feature = "tracing"),
+        expect(dead_code, reason = "only an emitted event builds a path")
+    )]
+    fn path(&self, name: &str) -> PathBuf;
+}
 
 /// Where a line became a dead letter.
 #[cfg(feature = "tracing")]
@@ -25,7 +34,7 @@ pub(crate) enum DeadBy {
 }
 
 /// A mirror opened: what it holds (and, for an existing one, recovered), at info.
-pub(crate) fn opened<S: Storage>(
+pub(crate) fn opened<S: Paths + ?Sized>(
     storage: &S,
     name: &str,
     created: bool,
@@ -50,7 +59,12 @@ pub(crate) fn opened<S: Storage>(
 }
 
 /// A torn final append cut at `offset` (M7), at warn: a write was cut short by a crash.
-pub(crate) fn torn_tail_cut<S: Storage>(storage: &S, name: &str, offset: u64, torn_bytes: u64) {
+pub(crate) fn torn_tail_cut<S: Paths + ?Sized>(
+    storage: &S,
+    name: &str,
+    offset: u64,
+    torn_bytes: u64,
+) {
     #[cfg(feature = "tracing")]
     tracing::warn!(
         name: "parkline::torn_tail_cut",
@@ -64,7 +78,12 @@ pub(crate) fn torn_tail_cut<S: Storage>(storage: &S, name: &str, offset: u64, to
 }
 
 /// A mirror of an older version rewritten as the current one (M14), at info.
-pub(crate) fn upgraded<S: Storage>(storage: &S, name: &str, from_version: u64, to_version: u64) {
+pub(crate) fn upgraded<S: Paths + ?Sized>(
+    storage: &S,
+    name: &str,
+    from_version: u64,
+    to_version: u64,
+) {
     #[cfg(feature = "tracing")]
     tracing::info!(
         name: "parkline::upgraded",
@@ -79,7 +98,12 @@ pub(crate) fn upgraded<S: Storage>(storage: &S, name: &str, from_version: u64, t
 
 /// A compaction (M12): the log of `bytes_before` rewritten as a snapshot of `bytes_after`, at
 /// info.
-pub(crate) fn compacted<S: Storage>(storage: &S, name: &str, bytes_before: u64, bytes_after: u64) {
+pub(crate) fn compacted<S: Paths + ?Sized>(
+    storage: &S,
+    name: &str,
+    bytes_before: u64,
+    bytes_after: u64,
+) {
     #[cfg(feature = "tracing")]
     tracing::info!(
         name: "parkline::compacted",
@@ -94,7 +118,7 @@ pub(crate) fn compacted<S: Storage>(storage: &S, name: &str, bytes_before: u64, 
 
 /// A compaction abandoned for want of space (M10), the record appended instead, at warn: the
 /// disk or the descriptor table is full.
-pub(crate) fn compaction_deferred<S: Storage>(
+pub(crate) fn compaction_deferred<S: Paths + ?Sized>(
     storage: &S,
     name: &str,
     operation: &str,
@@ -113,7 +137,7 @@ pub(crate) fn compaction_deferred<S: Storage>(
 }
 
 /// The handle poisoned (M10): the `operation` that failed and why, at warn.
-pub(crate) fn poisoned<S: Storage>(
+pub(crate) fn poisoned<S: Paths + ?Sized>(
     storage: &S,
     name: &str,
     operation: &str,
@@ -209,16 +233,16 @@ pub(crate) fn lock_refused(lock_path: &Path) {
 }
 
 /// A group commit's write (D22): how many parks (`units`) and lines one record held, at debug.
-pub(crate) fn group_written(units: &[Unit]) {
+pub(crate) fn group_written(units: usize, lines: impl FnOnce() -> usize) {
     #[cfg(feature = "tracing")]
     tracing::debug!(
         name: "parkline::group_written",
         target: "parkline",
-        units = units.len(),
-        lines = units.iter().map(|unit| unit.lines.len()).sum::<usize>(),
+        units,
+        lines = lines(),
     );
     #[cfg(not(feature = "tracing"))]
-    let _ = units;
+    let _ = (units, lines);
 }
 
 /// An entered span, left when dropped; empty without the feature.
@@ -249,7 +273,11 @@ pub(crate) fn settle(batch: u64, outcomes: usize) -> Entered {
 }
 
 /// An operator request applied from the request file (M17), at info.
-pub(crate) fn request_applied<S: Storage>(storage: &S, name: &str, applied: &crate::ops::Applied) {
+pub(crate) fn request_applied<S: Paths + ?Sized>(
+    storage: &S,
+    name: &str,
+    applied: &crate::ops::request::Applied,
+) {
     #[cfg(feature = "tracing")]
     tracing::info!(
         name: "parkline::request_applied",
@@ -264,7 +292,7 @@ pub(crate) fn request_applied<S: Storage>(storage: &S, name: &str, applied: &cra
 }
 
 /// The request file could not be read or parsed (M17), at warn: none of it was applied.
-pub(crate) fn requests_unreadable<S: Storage>(storage: &S, name: &str, reason: &str) {
+pub(crate) fn requests_unreadable<S: Paths + ?Sized>(storage: &S, name: &str, reason: &str) {
     #[cfg(feature = "tracing")]
     tracing::warn!(
         name: "parkline::requests_unreadable",

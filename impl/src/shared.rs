@@ -22,11 +22,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::config::Config;
+use crate::engine::group::Unit;
 use crate::error::{Error, ErrorKind, Result};
-use crate::group::Unit;
+use crate::io::storage::{FsStorage, Storage};
 use crate::mirror::MirrorState;
 use crate::queue::{Queue, Stats};
-use crate::storage::{FsStorage, Storage};
 use crate::types::{Batch, BatchId, Budget, Item, Outcome, Parked, RequestId, Seq, Settlement};
 
 /// A [`Queue`] shared by many threads (`Clone`, `Send`, `Sync`): every call takes `&self`, and
@@ -507,7 +507,9 @@ impl<S: Storage> Shared<S> {
         // Every answer is handed over after `park_group` returned, so after the fsync that
         // covers its record: no member is acknowledged before it.
         let answers = queue.park_group(&units);
-        crate::observe::group_written(&units);
+        crate::observe::group_written(units.len(), || {
+            units.iter().map(|unit| unit.lines.len()).sum()
+        });
         std::mem::forget(leading);
         debug_assert_eq!(answers.len(), members.len(), "every member answered");
         let mut inner = self.lock();

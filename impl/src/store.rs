@@ -10,19 +10,20 @@
 //! every write made through it is fsynced, so no fsync goes through another descriptor than its
 //! write's (the one the kernel is sure to tell of a failed writeback).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
-use crate::lock::{MirrorLock, Mode};
+use crate::io::lock::{MirrorLock, Mode};
+use crate::io::pool::{Member, Pool, Sessions};
+use crate::io::storage::{self, DIR_LOCK, FsStorage};
 use crate::queue::Queue;
-use crate::storage::{self, DIR_LOCK, FsStorage, Handle};
 
 /// The file name suffix of a session's mirror in a store: session `s966` is `s966.mirror`.
 pub const SESSION_SUFFIX: &str = ".mirror";
@@ -109,9 +110,10 @@ impl Shared {
         // Every change to the map is one insert or remove, so it stays whole across a panic.
         self.members.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
 
-    /// Makes `name` a member held by a new id, unless a queue holds it already.
-    fn join(self: &Arc<Self>, name: &str) -> Result<Member> {
+impl Sessions for Shared {
+    fn join(self: Arc<Self>, name: &str) -> Result<Member> {
         let mut members = self.members();
         //= spec/mirror.md#m16-a-store-of-sessions
         //# A store MUST give out at most one queue of a session at a time: another request for
@@ -125,58 +127,15 @@ impl Shared {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         members.insert(name.to_owned(), id);
-        Ok(Member {
-            shared: Arc::clone(self),
-            name: name.to_owned(),
-            id,
-            moved: AtomicBool::new(false),
-        })
-    }
-}
-
-/// A session's membership of its store, held by its queue's [`FsStorage`]: the name is the
-/// queue's until this is dropped.
-#[derive(Debug)]
-pub(crate) struct Member {
-    shared: Arc<Shared>,
-    name: String,
-    id: u64,
-    /// Set when `again` handed the name to a new member, so dropping this one frees nothing.
-    moved: AtomicBool,
-}
-
-impl Member {
-    pub(crate) fn pool(&self) -> &Arc<Pool> {
-        &self.shared.pool
-    }
-
-    pub(crate) fn id(&self) -> u64 {
-        self.id
-    }
-
-    /// The session's storage for `Queue::reopen`: a new member takes the name over.
-    pub(crate) fn again(&self) -> Result<FsStorage> {
-        if !self.moved.swap(true, Ordering::AcqRel) {
-            self.leave();
-        }
-        let member = self.shared.join(&self.name)?;
-        Ok(session_storage(member))
-    }
-
-    fn leave(&self) {
-        let mut members = self.shared.members();
-        if members.get(&self.name) == Some(&self.id) {
-            members.remove(&self.name);
-        }
         drop(members);
-        drop(self.shared.pool.take(self.id));
+        let pool = Arc::clone(&self.pool);
+        Ok(Member::new(self, pool, name, id))
     }
-}
 
-impl Drop for Member {
-    fn drop(&mut self) {
-        if !self.moved.load(Ordering::Acquire) {
-            self.leave();
+    fn leave(&self, name: &str, id: u64) {
+        let mut members = self.members();
+        if members.get(name) == Some(&id) {
+            members.remove(name);
         }
     }
 }
@@ -185,14 +144,12 @@ fn mirror_name(name: &str) -> String {
     format!("{name}{SESSION_SUFFIX}")
 }
 
-fn session_storage(member: Member) -> FsStorage {
-    let dir = member.shared.dir.clone();
-    let name = mirror_name(&member.name);
-    FsStorage::of_session(dir, name, member)
+fn session_storage(dir: &Path, name: &str, member: Member) -> FsStorage {
+    FsStorage::of_session(dir.to_path_buf(), mirror_name(name), member)
 }
 
 /// A store's figures for a daemon's metrics; with the `serde` feature it serializes as a map of
-/// its fields, as [`Stats`](crate::Stats) does.
+/// its fields, as [`Stats`](crate::queue::Stats) does.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -356,8 +313,8 @@ impl Store {
         let path = self.dir().join(mirror_name(name));
         check_session_name(name).map_err(|e| e.with_path(&path))?;
         storage::check_mirror_entry(&path)?;
-        let member = self.shared.join(name)?;
-        let storage = session_storage(member);
+        let member = Arc::clone(&self.shared).join(name)?;
+        let storage = session_storage(self.dir(), name, member);
         let mirror = storage.mirror_name().to_owned();
         let queue = Queue::open_storage(storage, &mirror, self.shared.config.clone(), sync_dir)?;
         Ok(queue.with_clock(self.clock()))
@@ -494,7 +451,7 @@ impl Store {
 
     fn info(&self, name: &str, open: bool) -> Result<SessionInfo> {
         let path = self.dir().join(mirror_name(name));
-        let file = crate::input::open_read(&path)
+        let file = crate::io::input::open_read(&path)
             .map_err(|e| Error::io("cannot open the mirror to read it", e).with_path(&path))?;
         let decoded = crate::queue::decode_read(&path, |each| storage::read_file(&file, each))?
             .ok_or_else(|| Error::io("the mirror vanished", io::ErrorKind::NotFound.into()))?;
@@ -526,10 +483,10 @@ impl Store {
         let pool = &self.shared.pool;
         StoreStats {
             sessions_open: self.shared.members().len(),
-            descriptors_open: pool.open.load(Ordering::Acquire),
-            descriptors_max: pool.max_open,
-            evictions: pool.evictions.load(Ordering::Relaxed),
-            reopens: pool.reopens.load(Ordering::Relaxed),
+            descriptors_open: pool.open(),
+            descriptors_max: pool.max_open(),
+            evictions: pool.evictions(),
+            reopens: pool.reopens(),
             dir_fsyncs: self.shared.dir_fsyncs.load(Ordering::Relaxed),
         }
     }
@@ -548,111 +505,4 @@ fn check_session_name(name: &str) -> Result<()> {
         return refused("the session name is too long for a file name once suffixed");
     }
     storage::check_mirror_name(&mirror_name(name))
-}
-
-/// The pool of a store's session mirror descriptors (M16): the idle ones, least recently used
-/// first, and a count of every open one, idle or in a call.
-#[derive(Debug)]
-pub(crate) struct Pool {
-    max_open: usize,
-    open: AtomicUsize,
-    idle: Mutex<Idle>,
-    evictions: AtomicU64,
-    reopens: AtomicU64,
-}
-
-#[derive(Debug, Default)]
-struct Idle {
-    tick: u64,
-    /// By the tick of their return: the least recently used first.
-    handles: BTreeMap<u64, (u64, Handle)>,
-    /// Each member's tick in `handles`.
-    ticks: HashMap<u64, u64>,
-}
-
-impl Pool {
-    fn new(max_open: usize) -> Pool {
-        Pool {
-            max_open,
-            open: AtomicUsize::new(0),
-            idle: Mutex::new(Idle::default()),
-            evictions: AtomicU64::new(0),
-            reopens: AtomicU64::new(0),
-        }
-    }
-
-    fn idle(&self) -> MutexGuard<'_, Idle> {
-        // Every change keeps `handles` and `ticks` in step before it can panic.
-        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Counts a descriptor about to be opened; the `Handle` that holds it gives it back.
-    pub(crate) fn opening(self: &Arc<Self>) -> Arc<Pool> {
-        self.open.fetch_add(1, Ordering::AcqRel);
-        Arc::clone(self)
-    }
-
-    /// A counted descriptor was closed.
-    pub(crate) fn closed(&self) {
-        let before = self.open.fetch_sub(1, Ordering::AcqRel);
-        debug_assert!(before > 0, "a closed descriptor was counted");
-    }
-
-    pub(crate) fn reopened(&self) {
-        self.reopens.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Member `id`'s idle descriptor, taken out of the pool for a call.
-    pub(crate) fn take(&self, id: u64) -> Option<Handle> {
-        let mut idle = self.idle();
-        let tick = idle.ticks.remove(&id)?;
-        idle.handles.remove(&tick).map(|(_, handle)| handle)
-    }
-
-    /// Gives member `id`'s descriptor back, then closes the least recently used idle ones
-    /// while more than `max_open` are open.
-    pub(crate) fn put(&self, id: u64, handle: Handle) {
-        //= spec/mirror.md#m16-a-store-of-sessions
-        //# Between calls, a store MUST keep at most `max_open` session mirror descriptors open,
-        //# closing the least recently used idle one first; a session's next call MUST open its
-        //# mirror again and check that it is the file the session wrote (M8).
-        let evicted = {
-            let mut idle = self.idle();
-            idle.tick += 1;
-            let tick = idle.tick;
-            idle.handles.insert(tick, (id, handle));
-            let before = idle.ticks.insert(id, tick);
-            debug_assert!(before.is_none(), "a member has one mirror descriptor");
-            self.evict(&mut idle, self.max_open)
-        };
-        drop(evicted);
-    }
-
-    /// Before a descriptor is opened: closes idle ones until there is room for it.
-    pub(crate) fn make_room(&self) {
-        let evicted = self.evict(&mut self.idle(), self.max_open.saturating_sub(1));
-        drop(evicted);
-    }
-
-    /// The idle descriptors to close (after the pool's lock is released) so that at most
-    /// `keep` are open, as far as idle ones allow.
-    fn evict(&self, idle: &mut Idle, keep: usize) -> Vec<Handle> {
-        let mut evicted = Vec::new();
-        // Each handle counts itself open until it is dropped, after this loop.
-        while self
-            .open
-            .load(Ordering::Acquire)
-            .saturating_sub(evicted.len())
-            > keep
-        {
-            let Some((_, (id, handle))) = idle.handles.pop_first() else {
-                break;
-            };
-            idle.ticks.remove(&id);
-            evicted.push(handle);
-        }
-        self.evictions
-            .fetch_add(evicted.len() as u64, Ordering::Relaxed);
-        evicted
-    }
 }

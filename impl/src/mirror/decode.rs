@@ -45,7 +45,7 @@ pub struct Decoded {
 ///
 /// # Errors
 ///
-/// [`ErrorKind::Corrupt`](crate::ErrorKind::Corrupt) with the record number, byte offset and
+/// [`ErrorKind::Corrupt`](crate::error::ErrorKind::Corrupt) with the record number, byte offset and
 /// reason, for anything but a torn final segment: no header, an unknown format or version, a bad
 /// checksum, a JSON error, or an impossible record (M11).
 ///

@@ -14,7 +14,7 @@ use super::json::special_position;
 use super::record::Record;
 use super::state::MirrorState;
 use super::v3::RecordV3;
-use crate::ops::Answer;
+use crate::ops::request::Answer;
 use crate::types::{Item, Life, Seq};
 
 /// The width of a record's checksum and the space after it: `crc32 hex` then ` `.

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::line::Line;
-use crate::ops::{OpId, Verb};
+use crate::ops::request::{OpId, Verb};
 use crate::types::{Attempt, BatchId, Ended, RequestId, Seq};
 
 //= spec/mirror.md#m3-records-and-the-state-transition

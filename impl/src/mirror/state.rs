@@ -11,7 +11,7 @@ use super::json::newline_position;
 use super::record::{GroupItem, Record};
 use crate::crc64::crc64;
 use crate::line::Line;
-use crate::ops::{self, Answer, Applied, OpId, Verb};
+use crate::ops::request::{self as ops, Answer, Applied, OpId, Verb};
 use crate::types::{Attempt, Batch, BatchId, Ended, Item, Life, Remembered, RequestId, Seq};
 
 /// What a mirror holds: the durable state of one queue.
@@ -53,7 +53,7 @@ pub struct MirrorState {
     #[serde(default)]
     pub memory: u64,
     /// The operator requests applied, oldest first: the newest
-    /// [`APPLIED_MEMORY`](crate::ops::APPLIED_MEMORY) (M17).
+    /// [`APPLIED_MEMORY`](crate::ops::request::APPLIED_MEMORY) (M17).
     #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub ops: VecDeque<Applied>,
     /// The mirror's life (M17), from its header; `None` in a file of a version before 4.

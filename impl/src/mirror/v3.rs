@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::record::{GroupItem, Record};
 use super::state::MirrorState;
 use crate::line::Line;
-use crate::ops::{OpId, Verb};
+use crate::ops::request::{OpId, Verb};
 use crate::runs;
 use crate::types::{Attempt, BatchId, Ended, RequestId, Seq};
 

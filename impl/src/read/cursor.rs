@@ -6,9 +6,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::error_text::{RESUME, echo};
-use super::{ChildId, TurnRef, TurnSeq};
+use super::ids::{ChildId, TurnRef, TurnSeq};
 use crate::crc64::crc64;
-use crate::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind};
 
 /// Where a caller is in a child's transcript: the child, the sequence number of the last
 /// completed turn it has been given with a check of that turn's id, and how much of the partial
@@ -229,7 +229,7 @@ impl Cursor {
     /// [`ErrorKind::CursorDamaged`] when `text` is not exactly the text of a cursor (any
     /// changed, added or removed character; the check catches every single-character change).
     /// [`ErrorKind::CursorRetired`] for a cursor of the retired v1 form. A cursor of another
-    /// child parses; [`Transcript::read`](super::Transcript::read) rejects it.
+    /// child parses; `Transcript::read` rejects it.
     ///
     /// # Example
     ///
@@ -391,8 +391,8 @@ impl Cursor {
     /// The cursor of `child` just after `turn`: a `since` read with it returns the turns with a
     /// greater seq, and is refused with `CursorDiverged` by a transcript whose turn at that seq
     /// has another id (section 5.2). For a daemon that knows which turn the caller holds last
-    /// (see also [`Transcript::cursor_after`](super::Transcript::cursor_after) and
-    /// [`Selector::SinceTurn`](super::Selector::SinceTurn)).
+    /// (see also `Transcript::cursor_after` and
+    /// `Selector::SinceTurn`).
     ///
     /// # Example
     ///
@@ -495,6 +495,37 @@ impl<'de> serde::Deserialize<'de> for Cursor {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         Cursor::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// What a refused read carries: the cursor to resume with.
+impl Error {
+    /// For a refused read whose advice names a cursor: the cursor to resume following with,
+    /// whole, so that a daemon keeping the parent's cursor need not parse the message. For
+    /// [`ErrorKind::CursorAhead`] the cursor at the transcript's last turn; for
+    /// [`ErrorKind::CursorDiverged`], [`ErrorKind::CursorOtherChild`] and for
+    /// [`ErrorKind::UnknownTurn`] of a `since:turn:` read, the start cursor of the child read (for a caller that holds none of its turns).
+    /// `None` for the other kinds: a damaged or retired cursor does not say which child or turn
+    /// the caller holds (section 6 of spec/read.md).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{
+    ///     ChildId, Cursor, ReadRequest, Selector, Transcript, TurnId, TurnRef, TurnSeq,
+    /// };
+    /// let mut child = Transcript::new(ChildId::new("c")?);
+    /// child.push_turn(TurnId::new("t1")?, TurnSeq(1), "one")?;
+    /// let t9 = TurnRef { id: TurnId::new("t9")?, seq: TurnSeq(9) };
+    /// let ahead = Cursor::after(child.child(), &t9);
+    /// let err = child.read(&ReadRequest::new(Selector::Since(ahead), 1000)).unwrap_err();
+    /// let resume = err.resume_cursor().expect("CursorAhead names the cursor to resume with");
+    /// assert_eq!(resume.seq(), TurnSeq(1));
+    /// assert!(child.read(&ReadRequest::new(Selector::Since(resume.clone()), 1000)).is_ok());
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn resume_cursor(&self) -> Option<&Cursor> {
+        self.resume_detail()
     }
 }
 

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use super::error_text::echo;
-use crate::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind};
 
 /// The longest child id or turn id, in characters.
 pub const ID_CHARS_MAX: usize = 128;
@@ -142,7 +142,7 @@ impl fmt::Display for TurnId {
 }
 
 /// The sequence number of a completed turn in its child's transcript: strictly increasing, at
-/// least 1. (Not the [`Seq`](crate::Seq) of a parked line.)
+/// least 1. (Not the [`Seq`](crate::ids::Seq) of a parked line.)
 ///
 /// # Example
 ///
@@ -159,7 +159,7 @@ impl fmt::Display for TurnSeq {
 }
 
 /// One completed turn of a child, owned. The transcript stores its turns compactly and hands out
-/// [`TurnView`](super::TurnView)s; [`TurnView::to_turn`](super::TurnView::to_turn) makes one of
+/// `TurnView`s; `TurnView::to_turn` makes one of
 /// these.
 ///
 /// # Example
@@ -183,7 +183,7 @@ pub struct Turn {
     pub text: String,
 }
 
-/// A turn named in a [`Window`](super::Window): its id and sequence number.
+/// A turn named in a `Window`: its id and sequence number.
 ///
 /// # Example
 ///
@@ -200,4 +200,25 @@ pub struct TurnRef {
     pub id: TurnId,
     /// The turn's sequence number.
     pub seq: TurnSeq,
+}
+
+/// What a refused read carries: the child its cursor named.
+impl Error {
+    /// For [`ErrorKind::CursorOtherChild`]: the child the refused cursor names, whole (the
+    /// message echoes at most `ECHO_CHARS_MAX` characters of it).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use parkline::read::{ChildId, Cursor, ReadRequest, Selector, Transcript};
+    /// let child = Transcript::new(ChildId::new("a")?);
+    /// let other = Cursor::start(&ChildId::new("b")?);
+    /// let err = child.read(&ReadRequest::new(Selector::Since(other), 1000)).unwrap_err();
+    /// assert_eq!(err.cursor_child().map(ChildId::as_str), Some("b"));
+    /// assert_eq!(err.resume_cursor(), Some(&child.start_cursor()));
+    /// # Ok::<(), parkline::Error>(())
+    /// ```
+    pub fn cursor_child(&self) -> Option<&ChildId> {
+        self.child_detail()
+    }
 }

@@ -60,6 +60,7 @@ mod error_text;
 mod ids;
 mod plan;
 mod request;
+mod resolve;
 mod store;
 mod text;
 mod transcript;

@@ -2,12 +2,15 @@
 //! which requests fit in the one budget (R1, R3, R8, R10, R13, R15), decided before any text is
 //! built, and the next cursor that follows from it (R5, R11, R12).
 
+use super::cursor::Cursor;
 use super::cursor::{Seen, Version};
-use super::{
-    Cursor, Omitted, Partial, ReadRequest, RequestHistory, RequestState, Selector, Transcript,
-    TurnId, TurnRef, TurnSeq, TurnView,
-};
-use crate::{Error, ErrorKind, RequestId};
+use super::ids::{TurnId, TurnRef, TurnSeq};
+use super::request::{ReadRequest, RequestHistory, Selector};
+use super::store::TurnView;
+use super::transcript::Transcript;
+use super::window::{Omitted, Partial, RequestState};
+use crate::error::{Error, ErrorKind};
+use crate::ids::RequestId;
 
 /// The selected turns in allocation order, as a range of turn indices (never materialised, so
 /// selecting costs nothing).

@@ -3,7 +3,8 @@
 
 use std::fmt;
 
-use super::{Cursor, TurnId};
+use super::cursor::Cursor;
+use super::ids::TurnId;
 
 /// Which completed turns a read asks for.
 ///
@@ -29,7 +30,7 @@ pub enum Selector {
     /// (R4). The read for following a child without repeats.
     Since(Cursor),
     /// `since:turn:<id>`: the same read as `since` with the cursor just after turn `id`
-    /// ([`Transcript::cursor_after`](super::Transcript::cursor_after)): how a caller that holds
+    /// (`Transcript::cursor_after`): how a caller that holds
     /// turns up to a known one resumes following without a cursor (a lost or refused one, R16).
     SinceTurn(TurnId),
     /// `turn:<id>` from a character offset: one exact turn, or its rest. Exact location; it does

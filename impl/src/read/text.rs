@@ -5,8 +5,9 @@
 use std::fmt::Write as _;
 
 use super::plan::{Plan, Progress};
-use super::{Excerpt, Partial, RequestState, Selector, Window};
-use crate::RequestId;
+use super::request::Selector;
+use super::window::{Excerpt, Partial, RequestState, Window};
+use crate::ids::RequestId;
 
 impl Plan<'_> {
     pub(super) fn trailer(&self, progress: &Progress, text: &mut String) {

@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use super::{Cursor, Selector, TurnRef};
+use super::cursor::Cursor;
+use super::ids::TurnRef;
+use super::request::Selector;
 
 /// Part of one turn in a [`Window`]: characters `from..to` of `total`.
 ///
@@ -200,7 +202,7 @@ pub enum RequestState {
     /// Still running.
     Open,
     /// Finished; its record is history, attached only with
-    /// [`RequestHistory::All`](super::RequestHistory::All).
+    /// [`RequestHistory::All`](super::request::RequestHistory::All).
     Terminated,
 }
 

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::Settlement;
-use crate::core::Core;
+use crate::engine::core::Core;
 use crate::mirror::{MirrorState, Record};
 
 /// The bytes of every line the state holds: parked, in flight and dead letters.

@@ -6,7 +6,7 @@ use std::os::unix::fs::symlink;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
-use crate::lock::hook;
+use crate::io::lock::hook;
 
 /// How many times the lock seam below replaced the lock file, and how many more it may.
 static REPLACED: AtomicUsize = AtomicUsize::new(0);

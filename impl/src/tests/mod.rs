@@ -78,7 +78,7 @@ fn names_besides_dir_lock(dir: &Path) -> io::Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in fs::read_dir(dir)? {
         let name = entry?.file_name().to_string_lossy().into_owned();
-        if name != crate::storage::DIR_LOCK {
+        if name != crate::io::storage::DIR_LOCK {
             names.push(name);
         }
     }

@@ -495,7 +495,7 @@ fn m17_a_request_file_that_cannot_be_read_or_locked_is_left_alone() -> TestResul
     assert!(ops_path.is_dir());
     fs::remove_dir(&ops_path)?;
     let lock_path = path.with_file_name("s1.mirror.ops.lock");
-    let held = crate::lock::MirrorLock::acquire(&lock_path, crate::lock::Mode::Exclusive)
+    let held = crate::io::lock::MirrorLock::acquire(&lock_path, crate::io::lock::Mode::Exclusive)
         .map_err(|_| "the test takes the lock")?;
     let err = submit(&path, &asked).err().ok_or("locked")?;
     assert_eq!(err.kind(), ErrorKind::Locked);

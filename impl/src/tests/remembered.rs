@@ -376,7 +376,7 @@ fn d3_the_window_s_index_stays_within_twice_the_window() -> TestResult {
         memory: 3,
         ..mirror::MirrorState::default()
     };
-    let mut core = crate::core::Core::new(state, config);
+    let mut core = crate::engine::core::Core::new(state, config);
     let mut request = 0;
     for _ in 0..200 {
         for _ in 0..3 {

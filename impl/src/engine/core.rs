@@ -1,17 +1,17 @@
 //! The sans-I/O core: a deterministic state that turns the daemon's inputs (park, boundary,
 //! settle) into records to persist, and advances only once the driver says they are durable.
 //!
-//! The core never touches storage; [`crate::Queue`] writes its records through
-//! [`crate::Storage`] and then calls [`Core::commit`].
+//! The core never touches storage; `Queue` writes its records through
+//! `Storage` and then calls [`Core::commit`].
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::by_request::ByRequest;
 use crate::config::Config;
+use crate::engine::by_request::ByRequest;
 use crate::error::{Error, ErrorKind, Result};
 use crate::line::Line;
 use crate::mirror::{GroupItem, MirrorState, Record};
-use crate::ops::{self, OpId, Verb};
+use crate::ops::request::{self as ops, OpId, Verb};
 use crate::types::{
     Attempt, Batch, BatchId, Budget, Item, Life, Outcome, Parked, Remembered, RequestId, Seq,
     Settlement, split,

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::lock::{MirrorLock, Mode, Refused};
-use crate::store::{Member, Pool};
+use crate::io::lock::{MirrorLock, Mode, Refused};
+use crate::io::pool::{Handle, Key, Member, Pool};
 
 /// The files of one directory, named by plain file names.
 ///
@@ -252,7 +252,7 @@ impl Stamp {
 
 /// A real directory. Holds an exclusive lock on `<mirror>.lock` for as long as it lives, so a
 /// second handle or process opening the same mirror gets [`ErrorKind::Locked`] (M8), and a
-/// shared lock on the directory's lock file, so that no [`Store`](crate::Store) takes the
+/// shared lock on the directory's lock file, so that no `Store` takes the
 /// directory meanwhile (M16). Files it creates have mode 0600 (M9). Open file handles are
 /// cached, each with its file's device and inode, so [`Storage::identity`] knows the file behind
 /// the name; a rename moves the handle with the file. No file is opened through a symbolic link.
@@ -282,9 +282,6 @@ pub struct FsStorage {
     hold: Option<Hold>,
 }
 
-/// A file's identity: its device and inode.
-type Key = (u64, u64);
-
 /// What an [`FsStorage`] holds its mirror by.
 #[derive(Debug)]
 enum Hold {
@@ -298,23 +295,6 @@ enum Hold {
     Session(Member),
 }
 
-/// A cached descriptor and the identity (device, inode) of the file it was opened on; a store
-/// session's counts in its store's pool until it closes.
-#[derive(Debug)]
-pub(crate) struct Handle {
-    file: File,
-    key: Key,
-    counted: Option<Arc<Pool>>,
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        if let Some(pool) = &self.counted {
-            pool.closed();
-        }
-    }
-}
-
 /// Closes `handle` on a thread of its own. The last close of a file a rename replaced frees its
 /// blocks, and for the mirror a compaction replaces that is most of the compaction: 1.3 ms of
 /// 1.8 ms for a 4 MiB mirror (docs/performance.md, "The steady state"). Nothing waits on it: the
@@ -326,7 +306,13 @@ fn close_aside(handle: Handle) {
         .spawn(move || drop(handle));
 }
 
-/// The directory's lock file, beside its mirrors: a [`Store`](crate::Store) locks it exclusive,
+impl<S: Storage + ?Sized> crate::observe::Paths for S {
+    fn path(&self, name: &str) -> PathBuf {
+        Storage::path(self, name)
+    }
+}
+
+/// The directory's lock file, beside its mirrors: a `Store` locks it exclusive,
 /// every single-path handle shared (M16). No mirror derives the name: M8 reserves its stem.
 pub(crate) const DIR_LOCK: &str = ".parkline.lock";
 
@@ -347,14 +333,14 @@ pub(crate) fn lock_error(refused: Refused, path: &Path, holder: &str) -> Error {
 impl FsStorage {
     /// Opens the directory holding the mirror file `mirror` and takes the exclusive lock on the
     /// sibling file `<mirror>.lock` (created with mode 0600 if absent; removed only at a
-    /// session's end, or by a [`Queue::open`](crate::Queue::open) that created it and failed
+    /// session's end, or by a `Queue::open` that created it and failed
     /// where no mirror exists, M8), after a shared lock on the directory's lock file
     /// `.parkline.lock` (M16). The mirror itself is not touched.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Locked`] when another handle (in this or another process) holds the lock,
-    /// or a [`Store`](crate::Store) holds the directory;
+    /// or a `Store` holds the directory;
     /// [`ErrorKind::InvalidPath`], touching nothing, when the path has no file name, a name that
     /// is not UTF-8 or too long for the file system with `.lock` added, or is a link, a hard
     /// link or not a regular file; [`ErrorKind::Io`] when the directory cannot be resolved or
@@ -470,7 +456,11 @@ impl FsStorage {
     /// otherwise. Called after [`release`](FsStorage::release).
     pub(crate) fn reopened(&self) -> Result<FsStorage> {
         match &self.hold {
-            Some(Hold::Session(member)) => member.again(),
+            Some(Hold::Session(member)) => Ok(FsStorage::of_session(
+                self.dir.clone(),
+                self.mirror_name.clone(),
+                member.again()?,
+            )),
             _ => FsStorage::open(self.dir.join(&self.mirror_name)),
         }
     }
@@ -577,7 +567,7 @@ impl FsStorage {
             options.create_new(true).mode(0o600);
         }
         let counted = self.pool().map(|(pool, _)| pool.opening());
-        let file = crate::input::open_with_metadata(&self.dir.join(name), &mut options);
+        let file = crate::io::input::open_with_metadata(&self.dir.join(name), &mut options);
         let handle_of = |(file, meta): (File, fs::Metadata)| -> io::Result<Handle> {
             Ok(Handle {
                 file,
@@ -600,7 +590,7 @@ impl FsStorage {
 
     /// The identity of the entry `name` in the directory, read without following a link.
     fn entry_key(&self, name: &str) -> io::Result<Option<(u64, u64)>> {
-        crate::lock::key_of(&self.dir.join(name))
+        crate::io::lock::key_of(&self.dir.join(name))
     }
 }
 
@@ -754,7 +744,7 @@ impl Storage for FsStorage {
             self.checkin_mirror();
             return read;
         }
-        match crate::input::open_read(&self.dir.join(name)) {
+        match crate::io::input::open_read(&self.dir.join(name)) {
             Ok(file) => read_file(&file, each),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(e),
@@ -1044,7 +1034,7 @@ impl Storage for MemStorage {
         each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
     ) -> io::Result<bool> {
         if self.specials.contains(name) {
-            return Err(crate::input::not_regular("a FIFO"));
+            return Err(crate::io::input::not_regular("a FIFO"));
         }
         let Some(bytes) = self.files.get(name) else {
             return Ok(false);
@@ -1058,14 +1048,14 @@ impl Storage for MemStorage {
 
     fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
         if self.specials.contains(name) {
-            return Err(crate::input::not_regular("a FIFO"));
+            return Err(crate::io::input::not_regular("a FIFO"));
         }
         Ok(self.files.get(name).cloned())
     }
 
     fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
         if self.specials.contains(name) {
-            return Err(crate::input::not_regular("a FIFO"));
+            return Err(crate::io::input::not_regular("a FIFO"));
         }
         self.files
             .entry(name.to_owned())

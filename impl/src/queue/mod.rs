@@ -9,49 +9,17 @@ use std::time::{Duration, Instant};
 use crate::clock::Clock;
 
 use crate::config::Config;
-use crate::core::Core;
+use crate::engine::core::Core;
+use crate::engine::group::{self, Unit};
 use crate::error::{Error, ErrorKind, Result};
-use crate::group::{self, Unit};
 use crate::histogram::FsyncHistogram;
+use crate::io::storage::{Entry, FsStorage, Identity, Stamp, Storage};
 use crate::mirror::{self, Decoded, LogDecoder, MirrorState, Record};
 use crate::observe;
-use crate::ops;
-use crate::storage::{Entry, FsStorage, Identity, Stamp, Storage};
+use crate::ops::request as ops;
 use crate::types::{
     Batch, BatchId, Budget, Item, Life, Outcome, Parked, RequestId, Seq, Settlement,
 };
-
-/// The default of [`Config::compact_slack_bytes`]: the log is compacted when it is longer than
-/// twice its snapshot plus this many bytes (M12).
-///
-/// 4 MiB, the amount of log SQLite lets its write-ahead log reach before it checkpoints (1,000
-/// pages of 4 KiB). A compaction costs a temp file, its fsync, a rename and a directory fsync;
-/// with 64 KiB (the default until 2026-12-03) every boundary of more than about 240 completion
-/// lines paid it, and a 1,000-line boundary cost 2.8x its two fsyncs. At 4 MiB a boundary
-/// compacts once per 4 MiB of delivered records, and recovery reads at most 4 MiB more than
-/// twice the live state (about 5 ms here, at the recovery bench's 25 ms per 100,000 lines).
-pub const COMPACT_SLACK_BYTES: u64 = 4 * 1024 * 1024;
-
-/// The default of [`Config::rest_slack_bytes`]: a settle, redrive or discard that leaves the
-/// queue drained compacts when the log would be longer than the snapshot plus this many bytes
-/// (M12, at rest).
-///
-/// A drained session's mirror is what a daemon keeps for every idle session and reads whole at
-/// each open; the 4 MiB of [`COMPACT_SLACK_BYTES`] would leave it at up to 4 MiB of dead
-/// records. 64 KiB keeps it to 16 pages, and a queue that drains after every boundary
-/// compacts once per 64 KiB of records instead of once per 4 MiB.
-pub const REST_SLACK_BYTES: u64 = 64 * 1024;
-
-/// The default of [`Config::delivered_memory`]: how many delivered or discarded requests the
-/// mirror remembers (D3).
-///
-/// A retry after delivery comes from a daemon that lost a park's answer (a crash between the
-/// fsync and its own record of it) and parks the line again once it restarts. Between the two,
-/// the session delivers at most what it held plus what arrived meanwhile: the session's
-/// outstanding delegations, tens in a busy daemon. 256 covers that several times over; each
-/// entry is one `done` record of a snapshot, about 90 bytes (docs/performance.md), so a full
-/// window adds about 23 KiB to every snapshot, and to the start-up read of each idle session.
-pub const DELIVERED_MEMORY: u64 = 256;
 
 /// What `poisoned` holds after [`Queue::remove`]: the handle is closed, not failed.
 const REMOVED: &str = "removal";
@@ -369,7 +337,7 @@ impl<S: Storage> Queue<S> {
         sync_dir: bool,
     ) -> Result<Self> {
         config.validate()?;
-        crate::storage::check_mirror_name(name).map_err(|e| e.with_path(storage.path(name)))?;
+        crate::io::storage::check_mirror_name(name).map_err(|e| e.with_path(storage.path(name)))?;
         let tmp = format!("{name}.tmp");
         let tmp_path = storage.path(&tmp);
         //= spec/mirror.md#m5-whole-file-writes-temp-file-fsync-rename-directory-fsync
@@ -1312,7 +1280,7 @@ impl<S: Storage> Queue<S> {
         //# After any failed append, fsync, rename or directory fsync, the handle MUST refuse every
         //# further call with `Poisoned` until the mirror is reopened; it MUST NOT retry a failed
         //# fsync.
-        if crate::storage::is_reopen_failure(&e) {
+        if crate::io::storage::is_reopen_failure(&e) {
             //= spec/mirror.md#m16-a-store-of-sessions
             //# A session whose mirror cannot be opened again after its descriptor was closed
             //# MUST fail the call with `Reopen`, having written nothing, and stay usable.
@@ -1743,7 +1711,7 @@ pub(crate) fn state_to_apply(state: &MirrorState, record: &Record) -> MirrorStat
     }
     let in_flight = state.in_flight.as_ref().map(|batch| {
         // A planned settle lists its seqs in item order (D17): one merge walk.
-        let items = crate::core::named_in_order(&batch.items, delivered)
+        let items = crate::engine::core::named_in_order(&batch.items, delivered)
             .filter(|(_, named)| !named)
             .map(|(item, _)| item.clone())
             .collect();

@@ -1,6 +1,6 @@
 //! The mirror's lock (M8): a POSIX record lock on `<mirror>.lock`, plus the table of lock files
 //! this process holds. The same lock, shared or exclusive, on the directory's lock file is how a
-//! [`Store`](crate::Store) and single-path handles exclude each other (M16).
+//! `Store` and single-path handles exclude each other (M16).
 //!
 //! A record lock (`fcntl(F_SETLK)`) belongs to the process: a child forked while it is held does
 //! not share it, so a daemon that spawns processes never finds its own mirror locked by one of
@@ -220,7 +220,7 @@ fn open_lock_file(path: &Path, create: bool) -> io::Result<(File, std::fs::Metad
         .write(true)
         .create_new(create)
         .mode(0o600);
-    crate::input::open_with_metadata(path, &mut options)
+    crate::io::input::open_with_metadata(path, &mut options)
 }
 
 impl Drop for MirrorLock {

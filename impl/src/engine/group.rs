@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::Core;
+use crate::engine::core::Core;
 use crate::error::{Error, ErrorKind, Result};
 use crate::line::Line;
 use crate::mirror::{GroupItem, Record};
