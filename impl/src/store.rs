@@ -453,8 +453,9 @@ impl Store {
         let path = self.dir().join(mirror_name(name));
         let file = crate::io::input::open_read(&path)
             .map_err(|e| Error::io("cannot open the mirror to read it", e).with_path(&path))?;
-        let decoded = crate::queue::decode_read(&path, |each| storage::read_file(&file, each))?
-            .ok_or_else(|| Error::io("the mirror vanished", io::ErrorKind::NotFound.into()))?;
+        let decoded =
+            crate::queue::open::decode_read(&path, |each| storage::read_file(&file, each))?
+                .ok_or_else(|| Error::io("the mirror vanished", io::ErrorKind::NotFound.into()))?;
         let state = decoded.state;
         Ok(SessionInfo {
             name: name.to_owned(),

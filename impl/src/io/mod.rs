@@ -3,5 +3,6 @@
 
 pub(crate) mod input;
 pub(crate) mod lock;
+pub(crate) mod mem;
 pub(crate) mod pool;
 pub(crate) mod storage;

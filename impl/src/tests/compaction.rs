@@ -411,7 +411,7 @@ fn a_settle_is_applied_to_a_copy_without_its_delivered_lines() -> TestResult {
     let mut whole = core.state.clone();
     whole.apply_checked(&in_order);
     let record = &in_order;
-    let copy = crate::queue::state_to_apply(&core.state, record);
+    let copy = crate::queue::write::state_to_apply(&core.state, record);
     let kept: Vec<Seq> = copy
         .in_flight
         .iter()
@@ -436,7 +436,10 @@ fn a_settle_is_applied_to_a_copy_without_its_delivered_lines() -> TestResult {
         handed: 0,
         at: None,
     };
-    assert_eq!(crate::queue::state_to_apply(&core.state, &park), core.state);
+    assert_eq!(
+        crate::queue::write::state_to_apply(&core.state, &park),
+        core.state
+    );
     Ok(())
 }
 
