@@ -2,7 +2,9 @@
 //! with `crate::`, `super::` or `self::`, in a `use` line, inline or in a doc link, leads to a
 //! file on its own floor or one below, and no file reaches itself through others. The floors are
 //! read from ARCHITECTURE.md's `floors:` line, so the document and the check cannot disagree;
-//! the check is a plain function of the files' text, shown to fail on planted imports.
+//! the check is a plain function of the files' text, shown to fail on planted imports. Beside
+//! it, the one storage base: every `Storage` of the workspace is a real storage or `Seam`, the
+//! forwarding base the wrappers build on with their hooks.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -506,4 +508,85 @@ fn an_inline_module_a_group_and_a_child_resolve() {
     };
     assert_eq!(targets("b/d.rs"), ["a", "b", "b", "b/c", "b/d"]);
     assert_eq!(targets("b/mod.rs"), ["b/c"]);
+}
+
+/// The `Storage` implementations of the workspace: every `impl ... Storage for <type>` in the
+/// `.rs` files under `dirs`, by type, with the file it is in.
+fn storage_impls(files: &[(String, String)]) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (path, text) in files {
+        for line in text.lines() {
+            let code = line.trim_start();
+            if !code.starts_with("impl") {
+                continue;
+            }
+            let Some((_, after)) = code.split_once("Storage for ") else {
+                continue;
+            };
+            let ty: String = after
+                .chars()
+                .take_while(|&c| c.is_alphanumeric() || c == '_')
+                .collect();
+            found.push((ty, path.clone()));
+        }
+    }
+    found
+}
+
+/// The workspace's `.rs` files outside `target/`, by path from the root, with their text.
+fn workspace_files() -> Vec<(String, String)> {
+    fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).expect("list a folder").flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            if path.is_dir() && name != "target" && !name.starts_with('.') {
+                walk(&path, &format!("{prefix}{name}/"), out);
+            } else if name.ends_with(".rs") {
+                let text = std::fs::read_to_string(&path).expect("read a source file");
+                out.push((format!("{prefix}{name}"), text));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for dir in [
+        "impl", "harness", "benches", "tests", "src", "fuzz", "model",
+    ] {
+        walk(&root().join(dir), &format!("{dir}/"), &mut files);
+    }
+    files
+}
+
+/// The storages that implement `Storage` themselves: the real ones and the one forwarding base
+/// (`Seam`, in `impl/src/io/seam.rs`) that every wrapper builds on with its hooks.
+const STORAGES: [&str; 4] = ["FsStorage", "MemStorage", "SimDisk", "Seam"];
+
+/// The `Storage` implementations of `files` that are neither a real storage nor the base.
+fn by_hand(files: &[(String, String)]) -> Vec<(String, String)> {
+    storage_impls(files)
+        .into_iter()
+        .filter(|(ty, _)| !STORAGES.contains(&ty.as_str()))
+        .collect()
+}
+
+#[test]
+fn every_storage_wrapper_builds_on_the_one_base() {
+    let others = by_hand(&workspace_files());
+    assert!(others.is_empty(), "Storage implemented by hand: {others:?}");
+    let impls = storage_impls(&workspace_files());
+    let mut types: Vec<&str> = impls.iter().map(|(ty, _)| ty.as_str()).collect();
+    types.sort_unstable();
+    assert_eq!(types, ["FsStorage", "MemStorage", "Seam", "SimDisk"]);
+}
+
+#[test]
+fn a_storage_forwarding_by_hand_is_found() {
+    let mut files = workspace_files();
+    files.push((
+        "benches/src/planted.rs".to_owned(),
+        "impl<S: Storage> Storage for Planted<S> {}\n".to_owned(),
+    ));
+    assert_eq!(
+        by_hand(&files),
+        [("Planted".to_owned(), "benches/src/planted.rs".to_owned())]
+    );
 }

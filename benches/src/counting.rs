@@ -7,11 +7,10 @@
 //! so the first measured fsync does not also flush the fixture's bytes.
 
 use std::io;
-use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use parkline::Storage;
+use parkline::{Hooks, Seam, Storage};
 
 /// Shared counters of one [`Counting`] storage; cloning shares them.
 #[derive(Clone, Debug, Default)]
@@ -81,94 +80,38 @@ impl Counts {
     }
 }
 
-/// A [`Storage`] that forwards every call to `S` and counts syncs and appends.
-#[derive(Debug)]
-pub struct Counting<S> {
-    inner: S,
-    counts: Counts,
+/// A [`Storage`] that forwards every call to `S` and counts syncs and appends: the crate's
+/// forwarding base with [`Counts`] as its hooks.
+pub type Counting<S> = Seam<S, Counts>;
+
+/// `inner` behind a counting seam, and a handle on its counters.
+pub fn counting<S: Storage>(inner: S) -> (Counting<S>, Counts) {
+    let counts = Counts::default();
+    (Seam::new(inner, counts.clone()), counts)
 }
 
-impl<S: Storage> Counting<S> {
-    /// Wraps `inner`; returns the storage and a handle on its counters.
-    pub fn new(inner: S) -> (Self, Counts) {
-        let counts = Counts::default();
-        (
-            Counting {
-                inner,
-                counts: counts.clone(),
-            },
-            counts,
-        )
-    }
-
-    /// The wrapped storage.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
-}
-
-impl<S: Storage> Storage for Counting<S> {
-    fn read_chunks(
-        &mut self,
-        name: &str,
-        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
-    ) -> io::Result<bool> {
-        self.inner.read_chunks(name, each)
-    }
-
-    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
-        self.inner.read(name)
-    }
-
-    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        let i = &self.counts.inner;
+impl<S: Storage> Hooks<S> for Counts {
+    fn append(&mut self, inner: &mut S, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let i = &self.inner;
         i.appends.fetch_add(1, Ordering::Relaxed);
         i.appended_bytes
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        self.inner.append(name, bytes)
+        inner.append(name, bytes)
     }
 
-    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        self.inner.truncate(name, len)
-    }
-
-    fn sync(&mut self, name: &str) -> io::Result<()> {
-        if self.counts.skipping() {
+    fn sync(&mut self, inner: &mut S, name: &str) -> io::Result<()> {
+        if self.skipping() {
             return Ok(());
         }
-        self.counts.inner.syncs.fetch_add(1, Ordering::Relaxed);
-        self.inner.sync(name)
+        self.inner.syncs.fetch_add(1, Ordering::Relaxed);
+        inner.sync(name)
     }
 
-    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        self.inner.rename(from, to)
-    }
-
-    fn remove(&mut self, name: &str) -> io::Result<()> {
-        self.inner.remove(name)
-    }
-
-    fn sync_dir(&mut self) -> io::Result<()> {
-        if self.counts.skipping() {
+    fn sync_dir(&mut self, inner: &mut S) -> io::Result<()> {
+        if self.skipping() {
             return Ok(());
         }
-        self.counts.inner.dir_syncs.fetch_add(1, Ordering::Relaxed);
-        self.inner.sync_dir()
-    }
-
-    fn identity(&mut self, name: &str) -> io::Result<parkline::Identity> {
-        self.inner.identity(name)
-    }
-
-    fn entry(&mut self, name: &str) -> io::Result<Option<parkline::Entry>> {
-        self.inner.entry(name)
-    }
-
-    fn stamp(&mut self, name: &str) -> io::Result<Option<parkline::Stamp>> {
-        self.inner.stamp(name)
-    }
-
-    fn path(&self, name: &str) -> std::path::PathBuf {
-        self.inner.path(name)
+        self.inner.dir_syncs.fetch_add(1, Ordering::Relaxed);
+        inner.sync_dir()
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use parkline::{Config, FsStorage, Queue, RequestId};
 use tempfile::TempDir;
 
-use crate::counting::{Counting, Counts};
+use crate::counting::{Counting, Counts, counting};
 use crate::json_mirror::MirrorLine;
 
 /// Characters of a typical completion line (the seed's lines carry a request id, the answering
@@ -64,7 +64,7 @@ pub type CountedQueue = Queue<Counting<FsStorage>>;
 pub fn open_counted(mirror: &Path, config: Config) -> io::Result<(CountedQueue, Counts)> {
     let storage = FsStorage::open(mirror).map_err(io::Error::other)?;
     let name = storage.mirror_name().to_owned();
-    let (storage, counts) = Counting::new(storage);
+    let (storage, counts) = counting(storage);
     let queue = Queue::with_storage(storage, &name, config).map_err(io::Error::other)?;
     Ok((queue, counts))
 }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::delivery::view::state_without_times;
 use crate::delivery::{Effect, Handed, Member, OpClock, QueueOp, park_concurrently};
-use crate::known_bad::{Driver, DriverError, KnownBad, Seamed};
+use crate::known_bad::{Driver, DriverError, KnownBad, seamed};
 
 /// One op of the drive protocol (one JSON line on stdin): a queue op of the harness's
 /// vocabulary, spelt as it is there, or `state`.
@@ -148,7 +148,7 @@ pub fn serve(
     let clock = Arc::new(OpClock::default());
     let opened = FsStorage::open(mirror).and_then(|storage| {
         let name = storage.mirror_name().to_owned();
-        let queue = Queue::with_storage(Seamed::new(storage, known_bad), &name, config)?;
+        let queue = Queue::with_storage(seamed(storage, known_bad), &name, config)?;
         Ok(queue.with_clock(clock.clone()))
     });
     let mut queue = match opened {

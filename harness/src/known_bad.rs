@@ -34,15 +34,13 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
-use std::ops::ControlFlow;
-use std::path::PathBuf;
 use std::sync::{Barrier, mpsc};
 
 use parkline::mirror;
 use parkline::read::{Cursor, ReadRequest, Selector, Transcript, TurnSeq, Window};
 use parkline::{
-    Attempt, Batch, BatchId, Budget, Entry, ErrorKind, Identity, Outcome, Parked, Queue, RequestId,
-    Seq, Settlement, SharedQueue, Storage,
+    Attempt, Batch, BatchId, Budget, ErrorKind, Identity, Outcome, Parked, Queue, RequestId, Seq,
+    Settlement, SharedQueue, Storage,
 };
 
 /// A deliberately broken behaviour, by its kebab-case name (the same spelling in tests, the fuzz
@@ -248,119 +246,9 @@ impl fmt::Display for KnownBad {
 
 // ------------------------------------------------------------------------- the storage seam
 
-/// What a storage seam changes of the calls that write: each hook gets the storage it wraps and
-/// by default passes the call on. Reads, [`Storage::identity`], [`Storage::entry`] and
-/// [`Storage::path`] are not hooks: [`Seam`], the one base wrapper, forwards them, so no seam
-/// answers a safety check itself.
-pub trait Hooks<S: Storage> {
-    /// `append`, by default passed on.
-    ///
-    /// # Errors
-    ///
-    /// As [`Storage::append`].
-    fn append(&mut self, inner: &mut S, name: &str, bytes: &[u8]) -> io::Result<()> {
-        inner.append(name, bytes)
-    }
-
-    /// `truncate`, by default passed on.
-    ///
-    /// # Errors
-    ///
-    /// As [`Storage::truncate`].
-    fn truncate(&mut self, inner: &mut S, name: &str, len: u64) -> io::Result<()> {
-        inner.truncate(name, len)
-    }
-
-    /// `sync`, by default passed on.
-    ///
-    /// # Errors
-    ///
-    /// As [`Storage::sync`].
-    fn sync(&mut self, inner: &mut S, name: &str) -> io::Result<()> {
-        inner.sync(name)
-    }
-
-    /// `rename`, by default passed on.
-    ///
-    /// # Errors
-    ///
-    /// As [`Storage::rename`].
-    fn rename(&mut self, inner: &mut S, from: &str, to: &str) -> io::Result<()> {
-        inner.rename(from, to)
-    }
-
-    /// `remove`, by default passed on.
-    ///
-    /// # Errors
-    ///
-    /// As [`Storage::remove`].
-    fn remove(&mut self, inner: &mut S, name: &str) -> io::Result<()> {
-        inner.remove(name)
-    }
-
-    /// `sync_dir`, by default passed on.
-    ///
-    /// # Errors
-    ///
-    /// As [`Storage::sync_dir`].
-    fn sync_dir(&mut self, inner: &mut S) -> io::Result<()> {
-        inner.sync_dir()
-    }
-}
-
-/// The base wrapper every storage seam builds on: `inner` with `hooks` on its writing calls, and
-/// every other call forwarded as it is.
-#[derive(Clone, Debug)]
-pub struct Seam<S, H> {
-    /// The storage under the seam.
-    pub inner: S,
-    /// What the seam changes.
-    pub hooks: H,
-}
-
-impl<S: Storage, H: Hooks<S>> Storage for Seam<S, H> {
-    fn read_chunks(
-        &mut self,
-        name: &str,
-        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
-    ) -> io::Result<bool> {
-        self.inner.read_chunks(name, each)
-    }
-    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
-        self.inner.read(name)
-    }
-    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.hooks.append(&mut self.inner, name, bytes)
-    }
-    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        self.hooks.truncate(&mut self.inner, name, len)
-    }
-    fn sync(&mut self, name: &str) -> io::Result<()> {
-        self.hooks.sync(&mut self.inner, name)
-    }
-    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        self.hooks.rename(&mut self.inner, from, to)
-    }
-    fn remove(&mut self, name: &str) -> io::Result<()> {
-        self.hooks.remove(&mut self.inner, name)
-    }
-    fn sync_dir(&mut self) -> io::Result<()> {
-        self.hooks.sync_dir(&mut self.inner)
-    }
-    fn identity(&mut self, name: &str) -> io::Result<Identity> {
-        self.inner.identity(name)
-    }
-    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
-        self.inner.entry(name)
-    }
-
-    fn stamp(&mut self, name: &str) -> io::Result<Option<parkline::Stamp>> {
-        self.inner.stamp(name)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.inner.path(name)
-    }
-}
+/// The storage seams build on the crate's one forwarding base: a seam is [`Seam`] with the
+/// [`Hooks`] of its fault.
+pub use parkline::{Hooks, Seam};
 
 /// `no-dir-sync`: `sync_dir` returns `Ok` without syncing.
 #[derive(Clone, Copy, Debug, Default)]
@@ -541,6 +429,8 @@ pub enum StorageHooks {
     CompactAtRedrive(CompactAtRedrive),
     /// `no-discard-sync`.
     SkipDiscardSync(SkipDiscardSync),
+    /// `name-blind`.
+    NameBlind(NameBlind),
 }
 
 impl<S: Storage> Hooks<S> for StorageHooks {
@@ -548,14 +438,14 @@ impl<S: Storage> Hooks<S> for StorageHooks {
         match self {
             StorageHooks::CompactAtRedrive(hooks) => hooks.append(inner, name, bytes),
             StorageHooks::SkipDiscardSync(hooks) => hooks.append(inner, name, bytes),
-            StorageHooks::Sound | StorageHooks::SkipDirSync(_) => inner.append(name, bytes),
+            _ => inner.append(name, bytes),
         }
     }
     fn sync(&mut self, inner: &mut S, name: &str) -> io::Result<()> {
         match self {
             StorageHooks::CompactAtRedrive(hooks) => hooks.sync(inner, name),
             StorageHooks::SkipDiscardSync(hooks) => hooks.sync(inner, name),
-            StorageHooks::Sound | StorageHooks::SkipDirSync(_) => inner.sync(name),
+            _ => inner.sync(name),
         }
     }
     fn sync_dir(&mut self, inner: &mut S) -> io::Result<()> {
@@ -564,159 +454,43 @@ impl<S: Storage> Hooks<S> for StorageHooks {
             _ => inner.sync_dir(),
         }
     }
+    fn identity(&mut self, inner: &mut S, name: &str) -> io::Result<Identity> {
+        match self {
+            StorageHooks::NameBlind(hooks) => Hooks::<S>::identity(hooks, inner, name),
+            _ => inner.identity(name),
+        }
+    }
 }
 
-/// `name-blind`: every call forwarded except [`Storage::identity`], which answers
-/// [`Identity::Same`] whatever the name leads to, as the trait's old provided method did. The one
-/// storage seam outside [`Seam`]: answering the check itself is its fault.
-#[derive(Clone, Debug)]
-pub struct NameBlind<S>(pub S);
+/// `name-blind`: [`Storage::identity`] answers [`Identity::Same`] whatever the name leads to, as
+/// the trait's old provided method did; every other call is passed on. Answering the check
+/// itself is its fault.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NameBlind;
 
-impl<S: Storage> Storage for NameBlind<S> {
-    fn read_chunks(
-        &mut self,
-        name: &str,
-        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
-    ) -> io::Result<bool> {
-        self.0.read_chunks(name, each)
-    }
-    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.0.append(name, bytes)
-    }
-    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        self.0.truncate(name, len)
-    }
-    fn sync(&mut self, name: &str) -> io::Result<()> {
-        self.0.sync(name)
-    }
-    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        self.0.rename(from, to)
-    }
-    fn remove(&mut self, name: &str) -> io::Result<()> {
-        self.0.remove(name)
-    }
-    fn sync_dir(&mut self) -> io::Result<()> {
-        self.0.sync_dir()
-    }
-    fn identity(&mut self, _name: &str) -> io::Result<Identity> {
+impl<S: Storage> Hooks<S> for NameBlind {
+    fn identity(&mut self, _inner: &mut S, _name: &str) -> io::Result<Identity> {
         Ok(Identity::Same)
-    }
-    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
-        self.0.entry(name)
-    }
-
-    fn stamp(&mut self, name: &str) -> io::Result<Option<parkline::Stamp>> {
-        self.0.stamp(name)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.path(name)
     }
 }
 
 /// The storage a check runs the queue on: `S` behind the storage seam of the known-bad
 /// behaviour, or behind the sound one (one type for both, so the harness holds one kind of
 /// queue).
-#[derive(Clone, Debug)]
-pub enum Seamed<S> {
-    /// The base wrapper, with the hooks of a behaviour or none.
-    Hooked(Seam<S, StorageHooks>),
-    /// `name-blind`.
-    NameBlind(NameBlind<S>),
-}
+pub type Seamed<S> = Seam<S, StorageHooks>;
 
-impl<S: Storage> Seamed<S> {
-    /// `storage` behind the storage seam of `bad`, if it has one.
-    pub fn new(storage: S, bad: Option<KnownBad>) -> Self {
-        let hooks = match bad {
-            Some(KnownBad::NameBlind) => return Seamed::NameBlind(NameBlind(storage)),
-            Some(KnownBad::NoDirSync) => StorageHooks::SkipDirSync(SkipDirSync),
-            Some(KnownBad::CompactAtRedrive) => {
-                StorageHooks::CompactAtRedrive(CompactAtRedrive::default())
-            }
-            Some(KnownBad::NoDiscardSync) => {
-                StorageHooks::SkipDiscardSync(SkipDiscardSync::default())
-            }
-            _ => StorageHooks::Sound,
-        };
-        Seamed::Hooked(Seam {
-            inner: storage,
-            hooks,
-        })
-    }
-
-    /// The storage under the seam.
-    pub fn into_inner(self) -> S {
-        match self {
-            Seamed::Hooked(seam) => seam.inner,
-            Seamed::NameBlind(NameBlind(storage)) => storage,
+/// `storage` behind the storage seam of `bad`, if it has one.
+pub fn seamed<S: Storage>(storage: S, bad: Option<KnownBad>) -> Seamed<S> {
+    let hooks = match bad {
+        Some(KnownBad::NameBlind) => StorageHooks::NameBlind(NameBlind),
+        Some(KnownBad::NoDirSync) => StorageHooks::SkipDirSync(SkipDirSync),
+        Some(KnownBad::CompactAtRedrive) => {
+            StorageHooks::CompactAtRedrive(CompactAtRedrive::default())
         }
-    }
-
-    /// The storage under the seam, to fault it while the queue holds it.
-    pub fn inner_mut(&mut self) -> &mut S {
-        match self {
-            Seamed::Hooked(seam) => &mut seam.inner,
-            Seamed::NameBlind(NameBlind(storage)) => storage,
-        }
-    }
-
-    fn get(&mut self) -> &mut dyn Storage {
-        match self {
-            Seamed::Hooked(storage) => storage,
-            Seamed::NameBlind(storage) => storage,
-        }
-    }
-
-    fn get_ref(&self) -> &dyn Storage {
-        match self {
-            Seamed::Hooked(storage) => storage,
-            Seamed::NameBlind(storage) => storage,
-        }
-    }
-}
-
-impl<S: Storage> Storage for Seamed<S> {
-    fn read_chunks(
-        &mut self,
-        name: &str,
-        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
-    ) -> io::Result<bool> {
-        self.get().read_chunks(name, each)
-    }
-    fn read(&mut self, name: &str) -> io::Result<Option<Vec<u8>>> {
-        self.get().read(name)
-    }
-    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.get().append(name, bytes)
-    }
-    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        self.get().truncate(name, len)
-    }
-    fn sync(&mut self, name: &str) -> io::Result<()> {
-        self.get().sync(name)
-    }
-    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        self.get().rename(from, to)
-    }
-    fn remove(&mut self, name: &str) -> io::Result<()> {
-        self.get().remove(name)
-    }
-    fn sync_dir(&mut self) -> io::Result<()> {
-        self.get().sync_dir()
-    }
-    fn identity(&mut self, name: &str) -> io::Result<Identity> {
-        self.get().identity(name)
-    }
-    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
-        self.get().entry(name)
-    }
-
-    fn stamp(&mut self, name: &str) -> io::Result<Option<parkline::Stamp>> {
-        self.get().stamp(name)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.get_ref().path(name)
-    }
+        Some(KnownBad::NoDiscardSync) => StorageHooks::SkipDiscardSync(SkipDiscardSync::default()),
+        _ => StorageHooks::Sound,
+    };
+    Seam::new(storage, hooks)
 }
 
 // -------------------------------------------------------------------------- the driver seam
@@ -1211,7 +985,7 @@ mod tests {
     const MIRROR: &str = "m";
 
     fn open(disk: &SimDisk, bad: Option<KnownBad>) -> Result<Driver<Seamed<SimDisk>>, DriverError> {
-        let storage = Seamed::new(disk.clone(), bad);
+        let storage = seamed(disk.clone(), bad);
         let queue = Queue::with_storage(storage, MIRROR, Config::default())?;
         Ok(Driver::new(queue, bad))
     }
@@ -1305,7 +1079,7 @@ mod tests {
             let disk = SimDisk::new();
             let mut config = Config::default();
             config.failures_max = 1;
-            let storage = Seamed::new(disk.clone(), bad);
+            let storage = seamed(disk.clone(), bad);
             let mut queue = Queue::with_storage(storage, MIRROR, config.clone())?;
             queue.park(RequestId(1), "a")?;
             let batch = queue.boundary(Budget(100))?.ok_or("a batch")?;
@@ -1335,7 +1109,7 @@ mod tests {
             let disk = SimDisk::new();
             let mut config = Config::default();
             config.failures_max = 1;
-            let storage = Seamed::new(disk.clone(), bad);
+            let storage = seamed(disk.clone(), bad);
             let mut queue = Queue::with_storage(storage, MIRROR, config.clone())?;
             queue.park(RequestId(1), "a")?;
             let batch = queue.boundary(Budget(100))?.ok_or("a batch")?;
@@ -1409,9 +1183,9 @@ mod tests {
     /// acknowledged on it are gone after a power loss; without the seam the park survives.
     #[test]
     fn no_dir_sync_loses_an_acknowledged_park_in_a_power_loss() -> TestResult {
-        let storage = Seamed::new(MemStorage::new(), Some(KnownBad::NoDirSync));
+        let storage = seamed(MemStorage::new(), Some(KnownBad::NoDirSync));
         let queue = Queue::with_storage(storage, MIRROR, Config::default())?;
-        assert_eq!(queue.into_storage().into_inner().dir_syncs(), 0);
+        assert_eq!(queue.into_storage().inner.dir_syncs(), 0);
         let queue = Queue::with_storage(MemStorage::new(), MIRROR, Config::default())?;
         assert_eq!(queue.into_storage().dir_syncs(), 1);
         for (bad, parked) in [(None, 1), (Some(KnownBad::NoDirSync), 0)] {

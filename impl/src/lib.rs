@@ -161,7 +161,11 @@ pub use clock::{Clock, SystemClock};
 pub use config::{COMPACT_SLACK_BYTES, Config, DELIVERED_MEMORY, REST_SLACK_BYTES};
 pub use error::{Error, ErrorKind, Result};
 pub use histogram::FsyncHistogram;
+// The one forwarding base of `Storage`, for the unit tests, the benches and the harness: public
+// for them, hidden and outside the stable API.
 pub use io::mem::MemStorage;
+#[doc(hidden)]
+pub use io::seam::{Hooks, Seam};
 pub use io::storage::{Entry, FsStorage, Identity, Stamp, Storage};
 pub use line::Line;
 pub use queue::{Queue, Stats};

@@ -21,7 +21,7 @@ use super::view::{
     Effect, EndedIn, Member, SameLines, answer_of_ref, hand_over_of_ref, is_state_of, item_of_ref,
     parked_all, settlement_of_ref, state_is_ref, state_of_ref,
 };
-use crate::known_bad::{Driver, KnownBad, Seamed};
+use crate::known_bad::{Driver, KnownBad, Seamed, seamed};
 use crate::simdisk::{Full, Lost, SimDisk};
 
 /// A fault armed for the next op.
@@ -107,7 +107,7 @@ pub(super) struct Run {
 /// Opens (creates or recovers) the mirror on `disk` the way `setup` says: behind the storage seam
 /// and through the driver of its known-bad behaviour, if any, with `clock`.
 fn open(disk: &SimDisk, setup: &Setup, clock: &Arc<OpClock>) -> parkline::Result<Driven> {
-    let storage = Seamed::new(disk.clone(), setup.known_bad);
+    let storage = seamed(disk.clone(), setup.known_bad);
     if setup.known_bad == Some(KnownBad::ForgetAtReopen) && disk.live(MIRROR).is_some() {
         // The seam of `forget-at-reopen`: an open with no window empties it, and the one below
         // gives it its size back, empty.

@@ -5,4 +5,5 @@ pub(crate) mod input;
 pub(crate) mod lock;
 pub(crate) mod mem;
 pub(crate) mod pool;
+pub(crate) mod seam;
 pub(crate) mod storage;

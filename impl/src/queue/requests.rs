@@ -3,7 +3,6 @@
 
 use std::ops::ControlFlow;
 
-
 use crate::error::Result;
 use crate::io::storage::Storage;
 use crate::mirror::Record;

@@ -12,7 +12,7 @@ use std::thread::ThreadId;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
-use super::shared::{Answer, Ask, Gate, Gated, answered_within, ask};
+use super::shared::{Answer, Ask, Gate, Gated, answered_within, ask, gated};
 use super::*;
 use crate::AsyncQueue;
 
@@ -91,7 +91,7 @@ struct Burst {
 fn burst(first: Ask, rest: Vec<Ask>, fail_at: u64, through: Through) -> Burst {
     let (runtime, started) = counting_runtime();
     let gate = Arc::new(Gate::default());
-    let queue = Queue::with_storage(Gated::new(&gate), "m", Config::default()).expect("create");
+    let queue = Queue::with_storage(gated(&gate), "m", Config::default()).expect("create");
     let queue = AsyncQueue::new(queue);
     let fsyncs_before = queue.shared().stats().expect("stats").fsyncs;
     gate.syncs.store(0, Ordering::SeqCst);
@@ -260,11 +260,7 @@ fn d16_a_dropped_park_future_still_parks_its_line() -> TestResult {
     //# waited: only the answer is dropped.
     let (runtime, _) = counting_runtime();
     let gate = Arc::new(Gate::default());
-    let queue = AsyncQueue::new(Queue::with_storage(
-        Gated::new(&gate),
-        "m",
-        Config::default(),
-    )?);
+    let queue = AsyncQueue::new(Queue::with_storage(gated(&gate), "m", Config::default())?);
     gate.closed.store(true, Ordering::SeqCst);
     let leader = {
         let queue = queue.clone();
@@ -314,11 +310,7 @@ fn d16_a_dropped_park_future_still_parks_its_line() -> TestResult {
 fn a_panic_in_the_writer_fails_every_waiter() -> TestResult {
     let (runtime, _) = counting_runtime();
     let gate = Arc::new(Gate::default());
-    let queue = AsyncQueue::new(Queue::with_storage(
-        Gated::new(&gate),
-        "m",
-        Config::default(),
-    )?);
+    let queue = AsyncQueue::new(Queue::with_storage(gated(&gate), "m", Config::default())?);
     gate.syncs.store(0, Ordering::SeqCst);
     gate.panic_at.store(1, Ordering::SeqCst);
     gate.closed.store(true, Ordering::SeqCst);
@@ -412,11 +404,7 @@ fn the_async_calls_can_be_spawned() -> TestResult {
 fn a_boundary_waiting_for_a_group_goes_before_the_next() -> TestResult {
     let (runtime, _) = counting_runtime();
     let gate = Arc::new(Gate::default());
-    let queue = AsyncQueue::new(Queue::with_storage(
-        Gated::new(&gate),
-        "m",
-        Config::default(),
-    )?);
+    let queue = AsyncQueue::new(Queue::with_storage(gated(&gate), "m", Config::default())?);
     gate.closed.store(true, Ordering::SeqCst);
     let park = |request: u64| {
         let queue = queue.clone();

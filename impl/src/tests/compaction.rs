@@ -680,10 +680,12 @@ fn m12_a_drained_settle_on_a_full_disk_defers_the_rest_bound_to_the_next() -> Te
         ..Config::default()
     };
     let full = std::rc::Rc::new(std::cell::Cell::new(false));
-    let storage = fail_stop::FullTemp {
-        inner: MemStorage::new(),
-        full: std::rc::Rc::clone(&full),
-    };
+    let storage = Seam::new(
+        MemStorage::new(),
+        fail_stop::TempFull {
+            full: std::rc::Rc::clone(&full),
+        },
+    );
     let mut queue = Queue::with_storage(storage, "m", config)?.with_clock(fixed());
     let len = |queue: &Queue<fail_stop::FullTemp>| -> Result<u64, &'static str> {
         Ok(queue.storage().inner.file("m").ok_or("mirror")?.len() as u64)

@@ -3,16 +3,18 @@
 
 use super::*;
 
-/// A storage that fails the n-th call of one kind, then behaves (so a retry would "succeed":
-/// the queue must not retry).
+/// Hooks that fail the n-th call of one kind, then behave (so a retry would "succeed": the
+/// queue must not retry).
 #[derive(Debug)]
-struct FailingStorage {
-    inner: MemStorage,
+struct Failing {
     fail: &'static str,
     countdown: u32,
 }
 
-impl FailingStorage {
+/// A memory storage behind [`Failing`].
+type FailingStorage = Seam<MemStorage, Failing>;
+
+impl Failing {
     fn hit(&mut self, what: &str) -> io::Result<()> {
         if what == self.fail {
             if self.countdown == 0 {
@@ -25,45 +27,22 @@ impl FailingStorage {
     }
 }
 
-impl Storage for FailingStorage {
-    fn read_chunks(
-        &mut self,
-        name: &str,
-        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
-    ) -> io::Result<bool> {
-        self.inner.read_chunks(name, each)
-    }
-    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+impl Hooks<MemStorage> for Failing {
+    fn append(&mut self, inner: &mut MemStorage, name: &str, bytes: &[u8]) -> io::Result<()> {
         self.hit("append")?;
-        self.inner.append(name, bytes)
+        inner.append(name, bytes)
     }
-    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        self.inner.truncate(name, len)
-    }
-    fn sync(&mut self, name: &str) -> io::Result<()> {
+    fn sync(&mut self, inner: &mut MemStorage, name: &str) -> io::Result<()> {
         self.hit("sync")?;
-        self.inner.sync(name)
+        inner.sync(name)
     }
-    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+    fn rename(&mut self, inner: &mut MemStorage, from: &str, to: &str) -> io::Result<()> {
         self.hit("rename")?;
-        self.inner.rename(from, to)
+        inner.rename(from, to)
     }
-    fn remove(&mut self, name: &str) -> io::Result<()> {
-        self.inner.remove(name)
-    }
-    fn sync_dir(&mut self) -> io::Result<()> {
+    fn sync_dir(&mut self, inner: &mut MemStorage) -> io::Result<()> {
         self.hit("sync_dir")?;
-        self.inner.sync_dir()
-    }
-    fn identity(&mut self, name: &str) -> io::Result<Identity> {
-        self.inner.identity(name)
-    }
-    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
-        self.inner.entry(name)
-    }
-
-    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
-        self.inner.stamp(name)
+        inner.sync_dir()
     }
 }
 
@@ -81,11 +60,7 @@ fn failed_fsync_poisons_the_queue() -> TestResult {
     //# further call with `Poisoned` until the mirror is reopened; it MUST NOT retry a failed fsync.
     for fail in ["sync", "append"] {
         // Creating the mirror costs one sync and one append; fail the third park's.
-        let storage = FailingStorage {
-            inner: MemStorage::new(),
-            fail,
-            countdown: 3,
-        };
+        let storage = Seam::new(MemStorage::new(), Failing { fail, countdown: 3 });
         let mut queue = Queue::with_storage(storage, "m", Config::default())?;
         queue.park(RequestId(1), "a")?;
         queue.park(RequestId(2), "b")?;
@@ -107,11 +82,13 @@ fn failed_fsync_poisons_the_queue() -> TestResult {
         assert_ne!(storage.inner.file("m").map(<[u8]>::to_vec), Some(bytes));
     }
     // Every call after the failure is Poisoned and writes nothing.
-    let storage = FailingStorage {
-        inner: MemStorage::new(),
-        fail: "sync",
-        countdown: 2,
-    };
+    let storage = Seam::new(
+        MemStorage::new(),
+        Failing {
+            fail: "sync",
+            countdown: 2,
+        },
+    );
     let mut queue = Queue::with_storage(storage, "m", Config::default())?;
     queue.park(RequestId(1), "a")?;
     assert_eq!(
@@ -148,9 +125,9 @@ fn failed_fsync_poisons_the_queue() -> TestResult {
 fn poisoned_queue(
     mut storage: FailingStorage,
 ) -> Result<Queue<FailingStorage>, Box<dyn std::error::Error>> {
-    storage.fail = "sync";
+    storage.hooks.fail = "sync";
     // The open's own fsync of the mirror (M10) passes; the park's fails.
-    storage.countdown = 1;
+    storage.hooks.countdown = 1;
     let mut queue = Queue::with_storage(storage, "m", Config::default())?;
     assert_eq!(
         queue.park(RequestId(0), "z").map_err(|e| e.kind()),
@@ -174,11 +151,7 @@ fn failed_boundary_and_settle_writes_poison_the_queue() -> TestResult {
     //# After any failed append, fsync, rename or directory fsync, the handle MUST refuse every
     //# further call with `Poisoned` until the mirror is reopened; it MUST NOT retry a failed fsync.
     for (fail, countdown) in [("sync", 2u32), ("sync", 3u32)] {
-        let storage = FailingStorage {
-            inner: MemStorage::new(),
-            fail,
-            countdown,
-        };
+        let storage = Seam::new(MemStorage::new(), Failing { fail, countdown });
         let mut queue = Queue::with_storage(storage, "m", Config::default())?;
         queue.park(RequestId(1), "a")?; // sync 2
         let result = queue
@@ -193,54 +166,24 @@ fn failed_boundary_and_settle_writes_poison_the_queue() -> TestResult {
     Ok(())
 }
 
-/// A storage whose appends to temp files fail with "no space left on device" while `full`.
+/// Hooks whose appends to temp files fail with "no space left on device" while `full`.
 #[derive(Debug)]
-pub(super) struct FullTemp {
-    pub(super) inner: MemStorage,
+pub(super) struct TempFull {
     // Shared with the test, which frees the disk while the queue owns the storage.
     pub(super) full: std::rc::Rc<std::cell::Cell<bool>>,
 }
 
-impl Storage for FullTemp {
-    fn read_chunks(
-        &mut self,
-        name: &str,
-        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
-    ) -> io::Result<bool> {
-        self.inner.read_chunks(name, each)
-    }
-    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+/// A memory storage behind [`TempFull`].
+pub(super) type FullTemp = Seam<MemStorage, TempFull>;
+
+impl Hooks<MemStorage> for TempFull {
+    fn append(&mut self, inner: &mut MemStorage, name: &str, bytes: &[u8]) -> io::Result<()> {
         if self.full.get() && name.ends_with(".tmp") {
             // A real ENOSPC may have written part of the snapshot first.
-            self.inner.append(name, &bytes[..bytes.len() / 2])?;
+            inner.append(name, &bytes[..bytes.len() / 2])?;
             return Err(io::Error::new(io::ErrorKind::StorageFull, "no space left"));
         }
-        self.inner.append(name, bytes)
-    }
-    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        self.inner.truncate(name, len)
-    }
-    fn sync(&mut self, name: &str) -> io::Result<()> {
-        self.inner.sync(name)
-    }
-    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove(&mut self, name: &str) -> io::Result<()> {
-        self.inner.remove(name)
-    }
-    fn sync_dir(&mut self) -> io::Result<()> {
-        self.inner.sync_dir()
-    }
-    fn identity(&mut self, name: &str) -> io::Result<Identity> {
-        self.inner.identity(name)
-    }
-    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
-        self.inner.entry(name)
-    }
-
-    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
-        self.inner.stamp(name)
+        inner.append(name, bytes)
     }
 }
 
@@ -260,10 +203,12 @@ fn m10_a_full_disk_at_the_temp_file_still_settles() -> TestResult {
         ..Config::default()
     };
     let full = std::rc::Rc::new(std::cell::Cell::new(false));
-    let storage = FullTemp {
-        inner: MemStorage::new(),
-        full: std::rc::Rc::clone(&full),
-    };
+    let storage = Seam::new(
+        MemStorage::new(),
+        TempFull {
+            full: std::rc::Rc::clone(&full),
+        },
+    );
     let mut queue = Queue::with_storage(storage, "m", config.clone())?;
     queue.park(RequestId(1), "one")?;
     let batch = queue.boundary(Budget(100))?.ok_or("parked")?;

@@ -12,20 +12,18 @@ use super::*;
 /// A version 2 mirror (two parked lines), as the last version 2 build wrote it.
 const V2_MIRROR: &[u8] = include_bytes!("../../tests/fixtures/v2/mixed.mirror");
 
-/// A storage whose calls named `fail`, after the first `pass` of them, return the OS error
-/// `errno`, as a full descriptor table (`EMFILE`) or disk (`ENOSPC`) makes them.
+/// Hooks whose calls named `fail`, after the first `pass` of them, return the OS error `errno`,
+/// as a full descriptor table (`EMFILE`) or disk (`ENOSPC`) makes them.
 #[derive(Debug)]
 struct Exhausted {
-    inner: MemStorage,
     fail: &'static str,
     pass: u32,
     errno: Errno,
 }
 
 impl Exhausted {
-    fn new(inner: MemStorage, fail: &'static str, errno: Errno) -> Self {
+    fn new(fail: &'static str, errno: Errno) -> Self {
         Exhausted {
-            inner,
             fail,
             pass: 0,
             errno,
@@ -46,43 +44,14 @@ impl Exhausted {
     }
 }
 
-impl Storage for Exhausted {
-    fn read_chunks(
-        &mut self,
-        name: &str,
-        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
-    ) -> io::Result<bool> {
-        self.inner.read_chunks(name, each)
-    }
-    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+impl Hooks<MemStorage> for Exhausted {
+    fn append(&mut self, inner: &mut MemStorage, name: &str, bytes: &[u8]) -> io::Result<()> {
         self.hit("append")?;
-        self.inner.append(name, bytes)
+        inner.append(name, bytes)
     }
-    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        self.inner.truncate(name, len)
-    }
-    fn sync(&mut self, name: &str) -> io::Result<()> {
-        self.inner.sync(name)
-    }
-    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove(&mut self, name: &str) -> io::Result<()> {
-        self.inner.remove(name)
-    }
-    fn sync_dir(&mut self) -> io::Result<()> {
+    fn sync_dir(&mut self, inner: &mut MemStorage) -> io::Result<()> {
         self.hit("sync_dir")?;
-        self.inner.sync_dir()
-    }
-    fn identity(&mut self, name: &str) -> io::Result<Identity> {
-        self.inner.identity(name)
-    }
-    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
-        self.inner.entry(name)
-    }
-
-    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
-        self.inner.stamp(name)
+        inner.sync_dir()
     }
 }
 
@@ -117,7 +86,7 @@ fn m10_an_open_error_names_the_cause_and_no_refusing_queue() -> TestResult {
         if let Some(bytes) = before {
             inner.set_file("m", bytes.to_vec());
         }
-        let storage = Exhausted::new(inner, fail, errno);
+        let storage = Seam::new(inner, Exhausted::new(fail, errno));
         let err = Queue::with_storage(storage, "m", Config::default())
             .map(|_| ())
             .err()
@@ -134,10 +103,11 @@ fn m10_an_open_error_names_the_cause_and_no_refusing_queue() -> TestResult {
         assert!(text.contains(doing), "{text}");
     }
     // A write of an open queue still says the handle refuses work: that is true there.
-    let storage = Exhausted {
+    let hooks = Exhausted {
         pass: 1, // the create's temp file
-        ..Exhausted::new(MemStorage::new(), "append", Errno::NOSPC)
+        ..Exhausted::new("append", Errno::NOSPC)
     };
+    let storage = Seam::new(MemStorage::new(), hooks);
     let mut queue = Queue::with_storage(storage, "m", Config::default())?;
     let err = queue
         .park(RequestId(1), "one")

@@ -22,16 +22,17 @@ fn schedules() -> usize {
         .unwrap_or(2_000)
 }
 
-/// The files as written and as fsynced: a `MemStorage` whose `sync` records the length that is
-/// durable, and which can fail the fsync of one number.
+/// The files as fsynced, shared with the test while the queue owns the storage: each file's
+/// bytes as its last fsync left them (an empty file from its first append), and the number of
+/// the fsync to fail.
 #[derive(Debug, Default)]
 struct Disk {
-    live: MemStorage,
-    durable: BTreeMap<String, usize>,
+    durable: BTreeMap<String, Vec<u8>>,
     syncs: u64,
     fail_sync: Option<u64>,
 }
 
+/// Hooks over a `MemStorage` that keep its durable image in a [`Disk`].
 #[derive(Debug, Clone, Default)]
 struct Tracked(StdArc<StdMutex<Disk>>);
 
@@ -40,72 +41,47 @@ impl Tracked {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The mirror as a power loss now would leave it: each file cut to its fsynced length.
+    /// The mirror as a power loss now would leave it: each file as its last fsync left it.
     fn durable_image(&self) -> MemStorage {
-        let disk = self.disk();
         let mut image = MemStorage::new();
-        for name in disk.live.names() {
-            let bytes = disk.live.file(name).unwrap_or_default();
-            let len = disk
-                .durable
-                .get(name)
-                .copied()
-                .unwrap_or(0)
-                .min(bytes.len());
-            image.set_file(name, bytes[..len].to_vec());
+        for (name, bytes) in &self.disk().durable {
+            image.set_file(name, bytes.clone());
         }
         image
     }
 }
 
-impl Storage for Tracked {
-    fn read_chunks(
-        &mut self,
-        name: &str,
-        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
-    ) -> io::Result<bool> {
-        self.disk().live.read_chunks(name, each)
+impl Hooks<MemStorage> for Tracked {
+    fn append(&mut self, inner: &mut MemStorage, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.disk().durable.entry(name.to_owned()).or_default();
+        inner.append(name, bytes)
     }
-    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.disk().live.append(name, bytes)
+    fn truncate(&mut self, inner: &mut MemStorage, name: &str, len: u64) -> io::Result<()> {
+        if let Some(bytes) = self.disk().durable.get_mut(name) {
+            bytes.truncate(usize::try_from(len).unwrap_or(usize::MAX));
+        }
+        inner.truncate(name, len)
     }
-    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        self.disk().live.truncate(name, len)
-    }
-    fn sync(&mut self, name: &str) -> io::Result<()> {
+    fn sync(&mut self, inner: &mut MemStorage, name: &str) -> io::Result<()> {
         let mut disk = self.disk();
         disk.syncs += 1;
         if disk.fail_sync == Some(disk.syncs) {
             return Err(io::Error::other("injected fsync failure"));
         }
-        let len = disk.live.file(name).map_or(0, <[u8]>::len);
-        disk.durable.insert(name.to_owned(), len);
-        disk.live.sync(name)
+        let bytes = inner.file(name).unwrap_or_default().to_vec();
+        disk.durable.insert(name.to_owned(), bytes);
+        inner.sync(name)
     }
-    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+    fn rename(&mut self, inner: &mut MemStorage, from: &str, to: &str) -> io::Result<()> {
         let mut disk = self.disk();
-        if let Some(len) = disk.durable.remove(from) {
-            disk.durable.insert(to.to_owned(), len);
+        if let Some(bytes) = disk.durable.remove(from) {
+            disk.durable.insert(to.to_owned(), bytes);
         }
-        disk.live.rename(from, to)
+        inner.rename(from, to)
     }
-    fn remove(&mut self, name: &str) -> io::Result<()> {
-        let mut disk = self.disk();
-        disk.durable.remove(name);
-        disk.live.remove(name)
-    }
-    fn sync_dir(&mut self) -> io::Result<()> {
-        self.disk().live.sync_dir()
-    }
-    fn identity(&mut self, name: &str) -> io::Result<Identity> {
-        self.disk().live.identity(name)
-    }
-    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
-        self.disk().live.entry(name)
-    }
-
-    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
-        self.disk().live.stamp(name)
+    fn remove(&mut self, inner: &mut MemStorage, name: &str) -> io::Result<()> {
+        self.disk().durable.remove(name);
+        inner.remove(name)
     }
 }
 
@@ -115,7 +91,8 @@ impl Storage for Tracked {
 /// delivered), that no seq was given twice, and that a failed fsync poisoned the handle.
 fn parkers_beside_a_boundary(fail_sync: Option<u64>) {
     let tracked = Tracked::default();
-    let queue = Queue::with_storage(tracked.clone(), "m", Config::default()).expect("create");
+    let storage = Seam::new(MemStorage::new(), tracked.clone());
+    let queue = Queue::with_storage(storage, "m", Config::default()).expect("create");
     let created_syncs = tracked.disk().syncs;
     tracked.disk().fail_sync = fail_sync.map(|n| created_syncs + n);
     let queue = SharedQueue::new(queue);

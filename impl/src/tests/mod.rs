@@ -5,14 +5,13 @@
 
 use std::fs;
 use std::io;
-use std::ops::ControlFlow;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::mirror;
 use crate::{
-    Attempt, Batch, BatchId, Budget, Config, Entry, ErrorKind, Identity, Item, Line, MemStorage,
-    Outcome, Parked, Queue, RequestId, Seq, Stamp, Storage, split,
+    Attempt, Batch, BatchId, Budget, Config, ErrorKind, Hooks, Item, Line, MemStorage, Outcome,
+    Parked, Queue, RequestId, Seam, Seq, Storage, split,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;

@@ -10,7 +10,7 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
-use super::fail_stop::FullTemp;
+use super::fail_stop::TempFull;
 use super::*;
 use crate::{FsStorage, Settlement, SharedQueue};
 
@@ -203,10 +203,12 @@ fn a_deferred_compaction_is_a_warning_with_its_cause() -> TestResult {
         ..Config::default()
     };
     let full = std::rc::Rc::new(std::cell::Cell::new(false));
-    let storage = FullTemp {
-        inner: MemStorage::new(),
-        full: std::rc::Rc::clone(&full),
-    };
+    let storage = Seam::new(
+        MemStorage::new(),
+        TempFull {
+            full: std::rc::Rc::clone(&full),
+        },
+    );
     let mut queue = Queue::with_storage(storage, "m", config)?;
     queue.park(RequestId(1), "one")?;
     let batch = queue.boundary(Budget(100))?.ok_or("parked")?;

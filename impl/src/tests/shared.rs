@@ -13,19 +13,11 @@ use crate::SharedQueue;
 /// A `MemStorage` whose file fsyncs wait at a gate the test opens, so a group forms behind a
 /// leader deterministically; it can fail or panic the fsync of one group, and shows the test the
 /// threads that wrote and the files as fsynced.
-#[derive(Debug)]
-pub(super) struct Gated {
-    inner: MemStorage,
-    gate: Arc<Gate>,
-}
+pub(super) type Gated = Seam<MemStorage, Arc<Gate>>;
 
-impl Gated {
-    pub(super) fn new(gate: &Arc<Gate>) -> Gated {
-        Gated {
-            inner: MemStorage::new(),
-            gate: Arc::clone(gate),
-        }
-    }
+/// An empty `MemStorage` behind `gate`.
+pub(super) fn gated(gate: &Arc<Gate>) -> Gated {
+    Seam::new(MemStorage::new(), Arc::clone(gate))
 }
 
 #[derive(Debug, Default)]
@@ -67,59 +59,30 @@ impl Gate {
     }
 }
 
-impl Storage for Gated {
-    fn read_chunks(
-        &mut self,
-        name: &str,
-        each: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
-    ) -> io::Result<bool> {
-        self.inner.read_chunks(name, each)
+impl Hooks<MemStorage> for Arc<Gate> {
+    fn append(&mut self, inner: &mut MemStorage, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.wrote();
+        inner.append(name, bytes)
     }
-    fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.gate.wrote();
-        self.inner.append(name, bytes)
-    }
-    fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        self.inner.truncate(name, len)
-    }
-    fn sync(&mut self, name: &str) -> io::Result<()> {
-        self.gate.wrote();
-        while self.gate.closed.load(Ordering::SeqCst) {
-            self.gate.waiting.store(true, Ordering::SeqCst);
+    fn sync(&mut self, inner: &mut MemStorage, name: &str) -> io::Result<()> {
+        self.wrote();
+        while self.closed.load(Ordering::SeqCst) {
+            self.waiting.store(true, Ordering::SeqCst);
             std::thread::yield_now();
         }
-        let n = self.gate.syncs.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.gate.fail_at.load(Ordering::SeqCst) == n {
+        let n = self.syncs.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.fail_at.load(Ordering::SeqCst) == n {
             return Err(io::Error::other("injected fsync failure"));
         }
         assert_ne!(
-            self.gate.panic_at.load(Ordering::SeqCst),
+            self.panic_at.load(Ordering::SeqCst),
             n,
             "injected panic in fsync {n}"
         );
-        let bytes = self.inner.file(name).unwrap_or_default().to_vec();
-        let mut durable = self.gate.durable.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = inner.file(name).unwrap_or_default().to_vec();
+        let mut durable = self.durable.lock().unwrap_or_else(|e| e.into_inner());
         durable.insert(name.to_owned(), bytes);
-        self.inner.sync(name)
-    }
-    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove(&mut self, name: &str) -> io::Result<()> {
-        self.inner.remove(name)
-    }
-    fn sync_dir(&mut self) -> io::Result<()> {
-        self.inner.sync_dir()
-    }
-    fn identity(&mut self, name: &str) -> io::Result<Identity> {
-        self.inner.identity(name)
-    }
-    fn entry(&mut self, name: &str) -> io::Result<Option<Entry>> {
-        self.inner.entry(name)
-    }
-
-    fn stamp(&mut self, name: &str) -> io::Result<Option<Stamp>> {
-        self.inner.stamp(name)
+        inner.sync(name)
     }
 }
 
@@ -162,7 +125,7 @@ fn grouped(
     fail_at: u64,
 ) -> (Vec<Answer>, u64, Queue<Gated>) {
     let gate = Arc::new(Gate::default());
-    let queue = Queue::with_storage(Gated::new(&gate), "m", config).expect("create");
+    let queue = Queue::with_storage(gated(&gate), "m", config).expect("create");
     let queue = SharedQueue::new(queue.with_clock(fixed()));
     let fsyncs_before = queue.stats().expect("stats").fsyncs;
     gate.syncs.store(0, Ordering::SeqCst);
@@ -470,11 +433,7 @@ fn d1_a_park_acknowledged_before_a_boundary_is_in_it_or_behind_it() -> TestResul
 #[test]
 fn into_queue_gives_the_queue_back_from_the_last_handle() -> TestResult {
     let gate = Arc::new(Gate::default());
-    let shared = SharedQueue::new(Queue::with_storage(
-        Gated::new(&gate),
-        "m",
-        Config::default(),
-    )?);
+    let shared = SharedQueue::new(Queue::with_storage(gated(&gate), "m", Config::default())?);
     let other = shared.clone();
     std::thread::scope(|scope| {
         for request in 1..=4 {
@@ -506,11 +465,7 @@ fn into_queue_gives_the_queue_back_from_the_last_handle() -> TestResult {
 #[test]
 fn a_boundary_waiting_for_a_group_goes_before_the_next() -> TestResult {
     let gate = Arc::new(Gate::default());
-    let queue = SharedQueue::new(Queue::with_storage(
-        Gated::new(&gate),
-        "m",
-        Config::default(),
-    )?);
+    let queue = SharedQueue::new(Queue::with_storage(gated(&gate), "m", Config::default())?);
     gate.closed.store(true, Ordering::SeqCst);
     let park = |request: u64| {
         let queue = queue.clone();
