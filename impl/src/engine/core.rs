@@ -9,8 +9,8 @@ use std::collections::{BTreeSet, HashMap};
 use crate::config::Config;
 use crate::engine::by_request::ByRequest;
 use crate::error::{Error, ErrorKind, Result};
-use crate::line::Line;
-use crate::mirror::{GroupItem, MirrorState, Record};
+
+use crate::mirror::{MirrorState, Record};
 use crate::ops::request::{self as ops, OpId, Verb};
 use crate::types::{
     Attempt, Batch, BatchId, Budget, Item, Life, Outcome, Parked, Remembered, RequestId, Seq,
@@ -111,7 +111,7 @@ impl Core {
     /// D3: what the mirror already answers for a park of `line` for `request` (held, or
     /// remembered as delivered or discarded), an error for another line or a dead letter, and
     /// `None` for a new line.
-    fn known(&self, request: RequestId, line: &str) -> Result<Option<Parked>> {
+    pub(crate) fn known(&self, request: RequestId, line: &str) -> Result<Option<Parked>> {
         if let Some(held) = self.repeated_park(request, line) {
             return held.map(|seq| Some(Parked::Held(seq)));
         }
@@ -254,7 +254,7 @@ impl Core {
 
     /// D3: a line is one line; it is never rewritten to fit, so one with `\n` (or longer than
     /// `line_bytes_max`) is refused. `which` names the line in the error.
-    fn check_line(&self, which: &str, line: &str) -> Result<()> {
+    pub(crate) fn check_line(&self, which: &str, line: &str) -> Result<()> {
         //= spec/delivery.md#d3-items-verbatim
         //# A line that cannot be carried verbatim in the turn text (it contains `\n`, or exceeds
         //# the configured `line_bytes_max`) MUST be refused by `park` with an error (`InvalidLine`)
@@ -276,84 +276,6 @@ impl Core {
             ));
         }
         Ok(())
-    }
-
-    pub(crate) fn park(&self, request: RequestId, line: &str, now: u64) -> Result<Step<Parked>> {
-        self.check_line(&format!("line of request {request}"), line)?;
-        if let Some(known) = self.known(request, line)? {
-            return Ok(Step {
-                record: None,
-                value: known,
-            });
-        }
-        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-        //# A counter (`next` record, or the value after the last record) MAY be `u64::MAX`: it is
-        //# **exhausted**.
-        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
-        //# Then `park` (for the seq) and a `boundary` that would create a batch (for the batch id)
-        //# MUST fail with `Exhausted`, write nothing and leave the handle usable (not poisoned,
-        //# M10); a `boundary` with nothing parked still returns none, and a recovered batch is
-        //# still handed over.
-        // M6: u64::MAX is never a seq (no next seq would follow it), so a counter there means
-        // the mirror has no seq left; refusing writes nothing and leaves the handle usable.
-        //= spec/delivery.md#d17-order
-        //# `park` MUST assign seqs that strictly increase and are never reused within a mirror
-        //# (when none is left, it fails with `Exhausted` rather than wrap, D10 "Attempt ceiling").
-        let seq = self.state.next_seq;
-        if seq.0 == u64::MAX {
-            return Err(Error::new(
-                ErrorKind::Exhausted,
-                format!("no seq left for request {request}: the next seq is u64::MAX"),
-            ));
-        }
-        Ok(Step {
-            //= spec/delivery.md#d3-items-verbatim
-            //# Each item MUST keep the request id given at park.
-            record: Some(Record::Park {
-                seq,
-                request,
-                line: Line::from(line),
-                failures: 0,
-                handed: 0,
-                //= spec/delivery.md#d24-times
-                //# Each park MUST record the time it parked the line, from the queue's clock.
-                at: Some(now),
-            }),
-            value: Parked::Held(seq),
-        })
-    }
-
-    /// D22: every new line of the group in one `parks` record, or none of them; the others
-    /// answered line by line (D3).
-    pub(crate) fn park_all(
-        &self,
-        lines: &[(RequestId, &str)],
-        now: u64,
-    ) -> Result<Step<Vec<Parked>>> {
-        let mut answers = self.classify(lines)?;
-        let new: Vec<usize> = (0..answers.len())
-            .filter(|i| answers[*i].is_none())
-            .collect();
-        let first = self.state.next_seq;
-        let seqs = seqs_from(first, new.len())?;
-        let items = new
-            .iter()
-            .map(|i| GroupItem {
-                request: lines[*i].0,
-                line: Line::from(lines[*i].1),
-            })
-            .collect();
-        for (i, seq) in new.iter().zip(&seqs) {
-            answers[*i] = Some(Parked::Held(*seq));
-        }
-        Ok(Step {
-            record: (!new.is_empty()).then_some(Record::Parks {
-                seq: first,
-                at: Some(now),
-                items,
-            }),
-            value: answers.into_iter().flatten().collect(),
-        })
     }
 
     /// D22, D3: what the mirror already answers for each line of a group (`None`: a new line),
@@ -883,25 +805,6 @@ impl Core {
     pub(crate) fn settled(&mut self) {
         self.handed = false;
     }
-}
-
-/// `count` consecutive seqs from `first`, the last leaving a next seq (M6); `Exhausted`
-/// otherwise.
-fn seqs_from(first: Seq, count: usize) -> Result<Vec<Seq>> {
-    if count == 0 {
-        return Ok(Vec::new());
-    }
-    let last = u64::try_from(count - 1)
-        .ok()
-        .and_then(|extra| first.0.checked_add(extra))
-        .filter(|last| *last != u64::MAX);
-    let Some(last) = last else {
-        return Err(Error::new(
-            ErrorKind::Exhausted,
-            format!("no {count} seqs left from seq {first} for the group"),
-        ));
-    };
-    Ok((first.0..=last).map(Seq).collect())
 }
 
 /// D19, M6: the hand-over count of `item` after one more hand-over; at `u64::MAX` there is none,

@@ -1,5 +1,7 @@
-//! Group commit's planning (D22, D3): the parks of many callers, queued while one leader writes,
-//! turned into one record with an answer for each caller. Sans-I/O, like the core it reads.
+//! The one park planner (D3, D16, D22): the parks of many callers, queued while one leader
+//! writes, turned into one record with an answer for each caller. A `Queue::park` or
+//! `park_all` is a group of one unit (RocksDB's write thread: a write alone is a group of one).
+//! Sans-I/O, like the core it reads.
 
 use std::collections::BTreeMap;
 
@@ -51,12 +53,15 @@ struct Plan<'a> {
     next: Seq,
     items: Vec<GroupItem>,
     planned: BTreeMap<RequestId, (Seq, Line)>,
+    /// Whether a `park_all` gave the record a line.
+    whole: bool,
 }
 
 /// Every unit's answer (in the order given), and the one record that parks every new line, in
-/// the units' order with consecutive seqs, parked at `now`: a `park` record for one line, a
-/// `parks` record for more. A unit refused (a bad line, a conflicting or dead request, no seq
-/// left) writes nothing and leaves the others' lines in the record.
+/// the units' order with consecutive seqs, parked at `now`: a `park` record for one line of a
+/// `park`, a `parks` record for more, or for any line of a `park_all`. A unit refused (a bad
+/// line, a conflicting or dead request, no seq left) writes nothing and leaves the others' lines
+/// in the record.
 pub(crate) fn plan(
     core: &Core,
     units: &[Unit],
@@ -67,6 +72,7 @@ pub(crate) fn plan(
         next: core.state.next_seq,
         items: Vec::new(),
         planned: BTreeMap::new(),
+        whole: false,
     };
     let answers = units
         .iter()
@@ -75,14 +81,18 @@ pub(crate) fn plan(
                 plan.whole(&unit.lines)
             } else {
                 let (request, line) = &unit.lines[0];
-                plan.one(*request, line, now).map(|parked| vec![parked])
+                plan.one(*request, line).map(|parked| vec![parked])
             }
         })
         .collect();
     let first = core.state.next_seq;
+    //= spec/delivery.md#d24-times
+    //# Each park MUST record the time it parked the line, from the queue's clock.
     let record = match plan.items.len() {
         0 => None,
-        1 => plan.items.pop().map(|item| Record::Park {
+        //= spec/delivery.md#d3-items-verbatim
+        //# Each item MUST keep the request id given at park.
+        1 if !plan.whole => plan.items.pop().map(|item| Record::Park {
             seq: first,
             request: item.request,
             line: item.line,
@@ -100,23 +110,42 @@ pub(crate) fn plan(
 }
 
 impl Plan<'_> {
-    /// A `park`'s answer: as `Core::park`, and a request another unit of this group parks is
-    /// held by it (D3: the same line gets its seq, another is `RequestConflict`).
-    fn one(&mut self, request: RequestId, line: &Line, now: u64) -> Result<Parked> {
-        let step = self.core.park(request, line, now)?;
-        if step.record.is_none() {
-            return Ok(step.value);
+    /// A `park`'s answer (D3): a bad line refused, a line the mirror holds or remembers
+    /// answered as it stands, a request another unit of this group parks held by it (the same
+    /// line gets its seq, another is `RequestConflict`), else the next seq.
+    fn one(&mut self, request: RequestId, line: &Line) -> Result<Parked> {
+        self.core
+            .check_line(&format!("line of request {request}"), line)?;
+        if let Some(known) = self.core.known(request, line)? {
+            return Ok(known);
         }
         if let Some(answer) = self.planned_answer(request, line) {
             return answer.map(Parked::Held);
+        }
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# A counter (`next` record, or the value after the last record) MAY be `u64::MAX`: it is
+        //# **exhausted**.
+        //= spec/mirror.md#m6-seqs-and-batch-ids-are-never-reused
+        //# Then `park` (for the seq) and a `boundary` that would create a batch (for the batch id)
+        //# MUST fail with `Exhausted`, write nothing and leave the handle usable (not poisoned,
+        //# M10); a `boundary` with nothing parked still returns none, and a recovered batch is
+        //# still handed over.
+        // M6: u64::MAX is never a seq (no next seq would follow it), so a counter there means
+        // the mirror has no seq left; refusing writes nothing and leaves the handle usable.
+        if self.next.0 == u64::MAX {
+            return Err(Error::new(
+                ErrorKind::Exhausted,
+                format!("no seq left for request {request}: the next seq is u64::MAX"),
+            ));
         }
         self.give(&[(request, line.clone())])
             .map(|seqs| Parked::Held(seqs[0]))
     }
 
-    /// A `park_all`'s answer: as `Core::park_all`, line by line (D22), and a line whose request
-    /// another unit of this group parks is held by it: its seq for the same line, else the whole
-    /// unit is `RequestConflict`. The unit's other new lines get consecutive seqs.
+    /// A `park_all`'s answer (D22): its lines checked together, each answered as a park of it
+    /// alone would be, and a line whose request another unit of this group parks held by it:
+    /// its seq for the same line, else the whole unit is `RequestConflict`. The unit's new
+    /// lines get consecutive seqs.
     fn whole(&mut self, lines: &[(RequestId, Line)]) -> Result<Vec<Parked>> {
         let borrowed: Vec<(RequestId, &str)> = lines
             .iter()
@@ -135,6 +164,7 @@ impl Plan<'_> {
         }
         let fresh: Vec<(RequestId, Line)> = new.iter().map(|i| lines[*i].clone()).collect();
         let seqs = self.give(&fresh)?;
+        self.whole |= !seqs.is_empty();
         for (i, seq) in new.iter().zip(seqs) {
             answers[*i] = Some(Parked::Held(seq));
         }
@@ -157,12 +187,15 @@ impl Plan<'_> {
     /// Consecutive seqs for `lines`, added to the record; `Exhausted` when the last would reach
     /// `u64::MAX` (M6).
     fn give(&mut self, lines: &[(RequestId, Line)]) -> Result<Vec<Seq>> {
+        //= spec/delivery.md#d17-order
+        //# `park` MUST assign seqs that strictly increase and are never reused within a mirror
+        //# (when none is left, it fails with `Exhausted` rather than wrap, D10 "Attempt ceiling").
         let count = u64::try_from(lines.len()).unwrap_or(u64::MAX);
         // The last seq given is `after - 1`, never `u64::MAX`; `after` may be: exhausted.
         let Some(after) = self.next.0.checked_add(count) else {
             return Err(Error::new(
                 ErrorKind::Exhausted,
-                format!("no {count} seqs left from seq {} in this write", self.next),
+                format!("no {count} seqs left from seq {} for the group", self.next),
             ));
         };
         let seqs: Vec<Seq> = (self.next.0..after).map(Seq).collect();

@@ -367,13 +367,12 @@ impl<S: Storage> Queue<S> {
     /// # Ok(()) }
     /// ```
     pub fn park(&mut self, request: RequestId, line: &str) -> Result<Parked> {
-        self.check_poison()?;
         //= spec/delivery.md#d16-durable-park
         //# `park` MUST return `Ok` only once the line is durable: the file holding it fsynced, and
         //# the directory fsynced whenever a file was created, renamed or removed on the way.
-        let step = self.core.park(request, line, self.clock.now_ms())?;
-        self.append_checked(step.record.as_ref())?;
-        Ok(step.value)
+        let parked = self.park_unit(Unit::one(request, line))?;
+        debug_assert_eq!(parked.len(), 1, "a park answers one line");
+        Ok(parked[0])
     }
 
     /// Parks the new lines of `lines`, in order, with consecutive seqs, all or nothing: one record
@@ -410,10 +409,18 @@ impl<S: Storage> Queue<S> {
     /// # Ok(()) }
     /// ```
     pub fn park_all(&mut self, lines: &[(RequestId, &str)]) -> Result<Vec<Parked>> {
+        self.park_unit(Unit::whole(lines))
+    }
+
+    /// A group of one unit, through the planner every park goes through (D22); a failed write
+    /// is this call's own error.
+    fn park_unit(&mut self, unit: Unit) -> Result<Vec<Parked>> {
         self.check_poison()?;
-        let step = self.core.park_all(lines, self.clock.now_ms())?;
-        self.append_checked(step.record.as_ref())?;
-        Ok(step.value)
+        let units = [unit];
+        let (answers, record) = group::plan(&self.core, &units, self.clock.now_ms());
+        self.append_checked(record.as_ref())?;
+        let [answer] = <[_; 1]>::try_from(answers).unwrap_or_else(|_| unreachable!("one unit"));
+        answer
     }
 
     /// Group commit's write (D22, D3): every unit's answer, in order, for the lines of `units`

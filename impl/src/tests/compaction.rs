@@ -40,7 +40,7 @@ fn snapshot_floor_tracks_the_line_bytes_held() -> TestResult {
         assert!(expected <= mirror::encode(&core.state).len() as u64);
     };
     for (n, line) in ["abc", "de", "fghij", "é"].into_iter().enumerate() {
-        let step = core.park(RequestId(n as u64), line, 0)?;
+        let step = park_step(&core, RequestId(n as u64), line, 0)?;
         core.commit(step.record.as_ref().ok_or("a record")?);
     }
     check(&core, 3 + 2 + 5 + 2);
@@ -67,7 +67,7 @@ fn snapshot_floor_tracks_the_line_bytes_held() -> TestResult {
     check(&core, 9);
     // A group park adds every line of the group (kills deleting the `Parks` arm of
     // `Core::added_line_bytes`, found by `.ci/mutants --shard 0/80`).
-    let step = core.park_all(&[(RequestId(8), "klm"), (RequestId(9), "no")], 0)?;
+    let step = park_all_step(&core, &[(RequestId(8), "klm"), (RequestId(9), "no")], 0)?;
     core.commit(step.record.as_ref().ok_or("a record")?);
     check(&core, 9 + 3 + 2);
     // A core rebuilt from the state (reopen) starts from the same floor.
@@ -395,7 +395,7 @@ fn a_settle_is_applied_to_a_copy_without_its_delivered_lines() -> TestResult {
     };
     let mut core = Core::new(MirrorState::default(), config);
     for (n, line) in ["abc", "de", "fghij", "é", "k"].into_iter().enumerate() {
-        let step = core.park(RequestId(n as u64), line, 0)?;
+        let step = park_step(&core, RequestId(n as u64), line, 0)?;
         core.commit(step.record.as_ref().ok_or("a record")?);
     }
     let step = core.boundary(Budget(usize::MAX), 0)?;

@@ -223,3 +223,32 @@ mod shared;
 mod store;
 mod v2;
 mod v3;
+
+/// A park planned on `core` as the queue plans it, a group of one unit: the record and the
+/// answer, not yet committed.
+fn park_step(
+    core: &crate::engine::core::Core,
+    request: RequestId,
+    line: &str,
+    now: u64,
+) -> crate::Result<crate::engine::core::Step<Parked>> {
+    let unit = crate::engine::group::Unit::one(request, line);
+    let (mut answers, record) = crate::engine::group::plan(core, &[unit], now);
+    let value = answers.pop().expect("one answer per unit")?;
+    Ok(crate::engine::core::Step {
+        record,
+        value: value[0],
+    })
+}
+
+/// A `park_all` planned on `core` as the queue plans it, a group of one unit.
+fn park_all_step(
+    core: &crate::engine::core::Core,
+    lines: &[(RequestId, &str)],
+    now: u64,
+) -> crate::Result<crate::engine::core::Step<Vec<Parked>>> {
+    let unit = crate::engine::group::Unit::whole(lines);
+    let (mut answers, record) = crate::engine::group::plan(core, &[unit], now);
+    let value = answers.pop().expect("one answer per unit")?;
+    Ok(crate::engine::core::Step { record, value })
+}

@@ -381,7 +381,7 @@ fn d3_the_window_s_index_stays_within_twice_the_window() -> TestResult {
     for _ in 0..200 {
         for _ in 0..3 {
             request += 1;
-            let step = core.park(RequestId(request), "x", 0)?;
+            let step = park_step(&core, RequestId(request), "x", 0)?;
             core.commit(step.record.as_ref().ok_or("a park")?);
         }
         let step = core.boundary(Budget(usize::MAX), 0)?;
@@ -395,9 +395,9 @@ fn d3_the_window_s_index_stays_within_twice_the_window() -> TestResult {
         assert!(len <= 2 * 3 + 64 + 3, "{len}");
     }
     assert_eq!(core.state.remembered.len(), 3);
-    let forgotten = core.park(RequestId(1), "x", 0)?;
+    let forgotten = park_step(&core, RequestId(1), "x", 0)?;
     assert_eq!(forgotten.value, Parked::Held(core.state.next_seq));
-    let remembered = core.park(RequestId(request), "x", 0)?;
+    let remembered = park_step(&core, RequestId(request), "x", 0)?;
     assert!(remembered.record.is_none() && !remembered.value.is_held());
     Ok(())
 }
