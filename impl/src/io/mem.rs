@@ -68,7 +68,7 @@ impl MemStorage {
     }
 
     /// Puts something that is not a regular file (a FIFO, say) at `name`, replacing any file
-    /// there: every read of it is refused as [`FsStorage`] refuses one, without blocking, and
+    /// there: every read of it is refused as [`FsStorage`](super::storage::FsStorage) refuses one, without blocking, and
     /// [`Storage::entry`] says [`Entry::Other`]. For tests of files another process can write.
     ///
     /// # Example
