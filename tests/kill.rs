@@ -126,6 +126,9 @@ fn plan(
                 QueueOp::Settle { delivered },
                 Effect::Settled(settlement_of_ref(&settlement)),
             )
+        } else if roll == 6 && handed.is_none() && rng.upto(1) == 0 {
+            // M12 at rest: the idle call compacts a drained mirror; kills land inside it too.
+            (QueueOp::Idle, Effect::Idle)
         } else if handed.is_none() {
             let budget = [3, 12, 50, 4000][rng.upto(3)];
             let batch = now.boundary(budget).expect("planned boundary");
@@ -228,7 +231,7 @@ fn spawn(path: &Path) -> Child {
 const COMPACT_SLACK_BYTES: u64 = 512;
 
 /// The M12 rest slack of the child's queue: small, so that kills land inside the compactions of
-/// drained settles too; the 64 KiB default would take hundreds of these lines.
+/// idle calls too; the 64 KiB default would take hundreds of these lines.
 const REST_SLACK_BYTES: u64 = 256;
 
 /// The crate's configuration in the child and at every reopen: the reference's `failures_max`,

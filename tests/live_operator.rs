@@ -145,8 +145,8 @@ fn m17_operator_commands_beside_a_daemon_killed_with_9_apply_once() {
     //= type=test
     //# The holder of the mirror's lock MUST apply each request of the request file whose id
     //# the mirror's window (below) does not hold, in the file's order, when it opens the
-    //# mirror (after recovery, before the open returns) and at each `boundary`, before it
-    //# plans the batch.
+    //# mirror (after recovery, before the open returns) and at each `boundary` and idle call
+    //# (`Queue::idle`), before it plans the batch or compacts.
     let dir = tempfile::tempdir().expect("temp dir");
     let mirror = dir.path().join("live.mirror");
     let seed = crate::env_usize("PARKLINE_LIVE_OPERATOR_SEED", 0x4c17) as u64;

@@ -32,7 +32,7 @@ pub enum Command {
     /// Print the queue's state (changes nothing).
     State,
     /// `park`, `boundary`, `settle` (the batch of the last boundary), `hand_over_failed`,
-    /// `park_all`, `redrive` or `discard`.
+    /// `park_all`, `redrive`, `discard`, `idle` or `park_concurrently`.
     #[serde(untagged)]
     Queue(QueueOp),
 }
@@ -233,6 +233,7 @@ mod tests {
                 seqs: Some(vec![3, 5]),
             },
             QueueOp::Discard { seqs: None },
+            QueueOp::Idle,
             QueueOp::ParkConcurrently {
                 items: vec![(7, "r-7 done".to_owned()), (8, "r-8 done".to_owned())],
             },

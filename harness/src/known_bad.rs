@@ -93,9 +93,8 @@ pub enum KnownBad {
     /// `CursorDiverged` reads on from the turn now at its seq, so a transcript rebuilt shorter and
     /// grown back skips the turns that replaced the caller's (breaks R5). Read wrapper.
     TrustSeq,
-    /// A settle, redrive or discard that leaves the queue drained compacts only by the general
-    /// rule, so a drained mirror keeps up to twice its snapshot plus the slack of dead records
-    /// (breaks M12's bound at rest). Config seam: the crate opened with no rest slack's limit.
+    /// An idle call never compacts a drained queue, so a drained mirror keeps up to twice its
+    /// snapshot plus the slack of dead records (breaks M12's bound at rest). Config seam: the crate opened with no rest slack's limit.
     NeverCompactAtRest,
     /// Every reopen empties the remembered window, so a retry after delivery across a restart
     /// delivers its line again (breaks D3). Config seam: each reopen opens the mirror once with
@@ -693,6 +692,15 @@ impl<S: Storage> Driver<S> {
     /// The queue's.
     pub fn discard_all(&mut self) -> Result<Vec<Seq>, DriverError> {
         Ok(self.queue_mut().discard_all()?)
+    }
+
+    /// `Queue::idle`.
+    ///
+    /// # Errors
+    ///
+    /// The queue's.
+    pub fn idle(&mut self) -> Result<(), DriverError> {
+        Ok(self.queue_mut().idle()?)
     }
 
     /// `Queue::boundary`, or its broken form.

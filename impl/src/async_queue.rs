@@ -231,6 +231,15 @@ impl<S: Storage + Send + 'static> AsyncQueue<S> {
         self.exclusive(SharedQueue::discard_all).await
     }
 
+    /// As [`Queue::idle`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Queue::idle`].
+    pub async fn idle(&self) -> Result<()> {
+        self.exclusive(SharedQueue::idle).await
+    }
+
     /// The parked lines, in seq order.
     ///
     /// # Errors

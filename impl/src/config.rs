@@ -13,14 +13,13 @@ use crate::error::{Error, ErrorKind, Result};
 /// twice the live state (about 5 ms here, at the recovery bench's 25 ms per 100,000 lines).
 pub const COMPACT_SLACK_BYTES: u64 = 4 * 1024 * 1024;
 
-/// The default of [`Config::rest_slack_bytes`]: a settle, redrive or discard that leaves the
-/// queue drained compacts when the log would be longer than the snapshot plus this many bytes
-/// (M12, at rest).
+/// The default of [`Config::rest_slack_bytes`]: an idle call (`Queue::idle`) that finds the
+/// queue drained compacts when the log is longer than the snapshot plus this many bytes (M12,
+/// at rest).
 ///
 /// A drained session's mirror is what a daemon keeps for every idle session and reads whole at
 /// each open; the 4 MiB of [`COMPACT_SLACK_BYTES`] would leave it at up to 4 MiB of dead
-/// records. 64 KiB keeps it to 16 pages, and a queue that drains after every boundary
-/// compacts once per 64 KiB of records instead of once per 4 MiB.
+/// records. 64 KiB keeps it to 16 pages.
 pub const REST_SLACK_BYTES: u64 = 64 * 1024;
 
 /// The default of [`Config::delivered_memory`]: how many delivered or discarded requests the
@@ -74,9 +73,9 @@ pub struct Config {
     /// (4 MiB, as SQLite checkpoints its WAL), so a boundary rarely compacts; a smaller value trades more rewrites for a
     /// smaller file (tests use it to make compaction frequent). Any value is valid.
     pub compact_slack_bytes: u64,
-    /// M12 at rest: a settle, redrive or discard that leaves nothing parked, in flight or dead
-    /// compacts the mirror when the log would be longer than the new state's snapshot plus this
-    /// many bytes. Default [`REST_SLACK_BYTES`](REST_SLACK_BYTES) (64 KiB), so a drained
+    /// M12 at rest: an idle call (`Queue::idle`) that finds nothing parked, in flight or dead
+    /// compacts the mirror when the log is longer than the state's snapshot plus this many
+    /// bytes. Default [`REST_SLACK_BYTES`](REST_SLACK_BYTES) (64 KiB), so a drained
     /// session's mirror stays small and opens fast; tests use a smaller value to make it
     /// frequent. Any value is valid: it only decides when a compaction is due.
     pub rest_slack_bytes: u64,

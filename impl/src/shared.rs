@@ -320,6 +320,15 @@ impl<S: Storage> SharedQueue<S> {
         self.exclusive(Queue::discard_all)?
     }
 
+    /// As [`Queue::idle`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Queue::idle`].
+    pub fn idle(&self) -> Result<()> {
+        self.exclusive(Queue::idle)?
+    }
+
     /// The parked lines, in seq order.
     ///
     /// # Errors

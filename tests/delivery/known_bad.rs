@@ -151,14 +151,13 @@ fn m8_name_blind_is_caught_by_the_differential() {
 /// M12 at rest: `never-compact-at-rest` leaves a drained mirror as long as the rule of twice the
 /// snapshot plus the slack allows; the differential's check at rest finds it in random
 /// scenarios, and by hand: 10 lines parked, handed over and delivered leave a log over the
-/// generated rest slack, which the sound crate compacts and the broken one appends to.
+/// generated rest slack, which the sound crate's idle call compacts and the broken one's leaves.
 #[test]
 fn m12_never_compact_at_rest_is_caught_by_the_differential() {
     //= spec/mirror.md#m12-compaction
     //= type=test
-    //# So right after a settle, redrive or discard that leaves the state drained, `L <= S + rest
-    //# slack` (`L <= S + 64 KiB` by default), and opening a drained session's mirror reads at
-    //# most that.
+    //# So right after an idle call that finds the state drained, `L <= S + rest slack` (`L <= S +
+    //# 64 KiB` by default), and opening a drained session's mirror reads at most that.
     for bad in KnownBad::SIZE {
         let found = differential_finds(bad, 2000);
         let (tried, message) = found.unwrap_or_else(|| panic!("{bad}: no divergence found"));
@@ -173,10 +172,11 @@ fn m12_never_compact_at_rest_is_caught_by_the_differential() {
     ops.push(delivery::Op::Queue(delivery::QueueOp::Settle {
         delivered: vec![],
     }));
+    ops.push(delivery::Op::Queue(delivery::QueueOp::Idle));
     let report = check(&ops).unwrap_or_else(|d| panic!("{d}"));
     assert_eq!(report.settles, 1);
     let divergence = check_with(&ops, &setup(KnownBad::NeverCompactAtRest)).expect_err("caught");
-    assert_eq!(divergence.step, 11, "{divergence}");
+    assert_eq!(divergence.step, 12, "{divergence}");
     assert!(
         divergence
             .message

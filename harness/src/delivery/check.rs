@@ -17,8 +17,8 @@ use crate::known_bad::KnownBad;
 pub const GENERATED_COMPACT_SLACK_BYTES: u64 = 64 * 1024;
 
 /// The M12 rest slack of a generated check: 512 bytes, not the crate's 64 KiB default
-/// ([`parkline::REST_SLACK_BYTES`]), so that the drained settles of generated op sequences, whose
-/// lines are short, compact often and the bound at rest is checked on both of its paths.
+/// ([`parkline::REST_SLACK_BYTES`]), so that the idle calls of generated op sequences, whose lines
+/// are short, compact often and the bound at rest is checked on both of its paths.
 pub const GENERATED_REST_SLACK_BYTES: u64 = 512;
 
 /// How the crate is configured for a check.

@@ -44,10 +44,11 @@ mod tests {
     use crate::delivery::op::{BIG_LINE_CHARS, BUDGET_ALL, BUDGET_MAX, LINES, PARK_MANY_MAX};
 
     /// An op's first byte picks its kind as `int_in_range(0..=26)` did (the byte modulo 27),
-    /// except the three discard bytes and the two lost-name bytes: an input written before those
-    /// ops decodes as it did unless one of those bytes starts one of its ops.
+    /// except the three discard bytes, the two lost-name bytes, the FIFO byte and the two idle
+    /// bytes: an input written before those ops decodes as it did unless one of those bytes
+    /// starts one of its ops.
     #[test]
-    fn op_bytes_keep_their_decoding_but_the_discard_and_lost_name_bytes() {
+    fn op_bytes_keep_their_decoding_but_the_bytes_of_later_ops() {
         let tail = [5u8, 1, 9, 200, 3, 4, 0, 7];
         for byte in 0..=u8::MAX {
             let was = Unstructured::new(&[byte]).int_in_range(0u8..=26);
@@ -65,7 +66,9 @@ mod tests {
             assert_eq!(lost, [187, 241].contains(&byte), "byte {byte}: {op:?}");
             let fifo = matches!(op, Op::RequestFileFifo);
             assert_eq!(fifo, byte == 163, "byte {byte}: {op:?}");
-            if !discard && !lost && !fifo {
+            let idle = matches!(op, Op::Queue(QueueOp::Idle));
+            assert_eq!(idle, [190, 245].contains(&byte), "byte {byte}: {op:?}");
+            if !discard && !lost && !fifo && !idle {
                 let same =
                     Op::arbitrary(&mut Unstructured::new(&[&[byte % 27], &tail[..]].concat()));
                 assert_eq!(same.ok(), Some(op), "byte {byte}");
@@ -100,6 +103,7 @@ mod tests {
             ops.iter()
                 .any(|op| matches!(op, Op::Queue(QueueOp::Discard { .. })))
         );
+        assert!(ops.iter().any(|op| matches!(op, Op::Queue(QueueOp::Idle))));
         for op in &ops {
             match op {
                 Op::Queue(QueueOp::Park { request, line }) => {
@@ -126,7 +130,9 @@ mod tests {
                 Op::Queue(QueueOp::Redrive { seqs } | QueueOp::Discard { seqs }) => {
                     assert!(seqs.iter().flatten().all(|seq| (1..=12).contains(seq)));
                 }
-                Op::Queue(QueueOp::HandOverFailed) | Op::Crash { .. } | Op::Restart => {}
+                Op::Queue(QueueOp::HandOverFailed | QueueOp::Idle)
+                | Op::Crash { .. }
+                | Op::Restart => {}
                 // Threads in a fuzz exec would make its coverage the scheduler's: the decoder
                 // leaves group commit to the proptests and the kill -9 test.
                 Op::Queue(QueueOp::ParkConcurrently { .. }) => {

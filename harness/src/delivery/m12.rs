@@ -50,8 +50,8 @@ pub fn m12_bound(
     Ok(())
 }
 
-/// M12 at rest (spec/mirror.md): right after a settle, redrive or discard that left `state`
-/// drained without deferring a compaction, the mirror of `file_len` bytes is at most the state's
+/// M12 at rest (spec/mirror.md): right after an idle call that found `state` drained and wrote
+/// without a fault, the mirror of `file_len` bytes is at most the state's
 /// snapshot plus `rest_slack`. A state that is not drained passes.
 ///
 /// # Errors

@@ -96,6 +96,9 @@ pub enum QueueOp {
         /// The seqs, or `None` for every dead letter.
         seqs: Option<Vec<u64>>,
     },
+    /// The session is idle: apply waiting operator requests and compact a drained mirror to
+    /// rest (M12 at rest, M17). Changes no state.
+    Idle,
     /// Park each `(request, line)` from its own thread, all through one `SharedQueue`, released
     /// together so that they tend to share a group (D16 group commit): each member gets its own
     /// answer, and the seqs follow the order in which they joined, which no one chooses. At
@@ -193,6 +196,10 @@ impl QueueOp {
                     None => driver.discard_all()?,
                 },
             }),
+            QueueOp::Idle => {
+                driver.idle()?;
+                Ok(Effect::Idle)
+            }
             QueueOp::ParkConcurrently { items } => Ok(Effect::ParkedConcurrently {
                 answers: park_concurrently(driver, items, |_, _| {}),
             }),
@@ -337,6 +344,10 @@ const NAME_LOST_BYTES: [u8; 2] = [187, 241];
 /// modulo [`OP_KINDS`]) for the reason [`DISCARD_BYTES`] gives.
 const REQUEST_FILE_FIFO_BYTE: u8 = 163;
 
+/// The first bytes of an op that pick an idle call, taken from a park (190 and 245 are 1 and 2
+/// modulo [`OP_KINDS`]) for the reason [`DISCARD_BYTES`] gives.
+const IDLE_BYTES: [u8; 2] = [190, 245];
+
 /// The seqs a redrive or discard names: `None` (all dead letters) half the time, else up to two
 /// of the first twelve.
 fn arbitrary_seqs(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<Vec<u64>>> {
@@ -367,6 +378,9 @@ impl<'a> Arbitrary<'a> for Op {
         }
         if byte == REQUEST_FILE_FIFO_BYTE {
             return Ok(Op::RequestFileFifo);
+        }
+        if IDLE_BYTES.contains(&byte) {
+            return Ok(Op::Queue(QueueOp::Idle));
         }
         Ok(match byte % OP_KINDS {
             24 | 25 => {
@@ -449,6 +463,7 @@ pub fn op_strategy() -> impl Strategy<Value = Op> {
         3 => proptest::collection::vec(proptest::bool::weighted(0.7), 0..=6)
             .prop_map(|delivered| Op::Queue(QueueOp::Settle { delivered })),
         1 => Just(Op::Queue(QueueOp::HandOverFailed)),
+        1 => Just(Op::Queue(QueueOp::Idle)),
         1 => (0..=5u64).prop_map(|torn| Op::Crash { torn }),
         1 => (1..=3u64, 0..=5u64).prop_map(|(n, torn)| Op::CrashAtSync { n, torn }),
         1 => (1..=4u64).prop_map(|n| Op::IoError { n }),

@@ -97,6 +97,8 @@ pub(super) struct Run {
     deferring: bool,
     /// The last op was a settle, redrive or discard that wrote its record without a fault.
     clean_settle: bool,
+    /// The last op was an idle call that returned without a fault: M12's bound at rest holds.
+    clean_idle: bool,
     /// The crate's next seq before the last op: a park that returns a lower one repeated (D3).
     next_seq_before: Seq,
     /// The lines the crate and the reference were found to hold alike in this life.
@@ -147,6 +149,7 @@ impl Run {
             repeats_since_settle: 0,
             deferring: false,
             clean_settle: false,
+            clean_idle: false,
             next_seq_before: Seq(1),
             lines: SameLines::default(),
             report: Report::default(),
@@ -171,7 +174,7 @@ impl Run {
             self.repeats_since_settle,
         );
         let clean_settle = std::mem::take(&mut self.clean_settle);
-        if clean_settle {
+        if std::mem::take(&mut self.clean_idle) {
             // No fault, so no compaction was deferred: a drained queue is at rest.
             m12_rest_bound(len, queue.state(), self.setup.rest_slack_bytes)?;
         }
@@ -362,6 +365,7 @@ impl Run {
             ));
         }
         self.clean_settle = wrote_a_settling_record(&got);
+        self.clean_idle = matches!(got, Returned::Done(Effect::Idle));
         if let Returned::Error(kind) = &got
             && let Some(id) = refusal_requirement(kind)
         {
@@ -645,6 +649,8 @@ impl Run {
                     seqs: seqs.into_iter().map(Seq).collect(),
                 })
             }
+            // Requests and compaction change no state the reference holds.
+            QueueOp::Idle => Ok(Effect::Idle),
             // The members in item order: one of the orders they may join in.
             QueueOp::ParkConcurrently { items } => Ok(Effect::ParkedConcurrently {
                 answers: items

@@ -89,6 +89,8 @@ pub enum Effect {
         /// The seqs removed, in order.
         seqs: Vec<Seq>,
     },
+    /// `idle` returned: what it wrote, if anything, is durable.
+    Idle,
     /// Every park of a `park_concurrently` returned: each member's answer, in item order.
     ParkedConcurrently {
         /// The members' answers, in the order of the op's items.

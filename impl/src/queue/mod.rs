@@ -594,8 +594,8 @@ impl<S: Storage> Queue<S> {
         //= spec/mirror.md#m17-operator-requests-to-a-live-session
         //# The holder of the mirror's lock MUST apply each request of the request file whose id
         //# the mirror's window (below) does not hold, in the file's order, when it opens the
-        //# mirror (after recovery, before the open returns) and at each `boundary`, before it
-        //# plans the batch.
+        //# mirror (after recovery, before the open returns) and at each `boundary` and idle call
+        //# (`Queue::idle`), before it plans the batch or compacts.
         self.take_requests(false)?;
         let now = self.clock.now_ms();
         let mut step = self.core.boundary(budget, now)?;
@@ -627,10 +627,9 @@ impl<S: Storage> Queue<S> {
     /// Records the outcome of each item of the handed-over batch `batch`, in item order:
     /// delivered items leave the mirror; failed ones stay parked with one more failure, or move to
     /// the dead letters at `failures_max` (D6, D7, D8). One append and one fsync, or, when the log
-    /// has grown past twice its live size plus [`Config::compact_slack_bytes`] (or, when the
-    /// settle leaves nothing parked, in flight or dead, past that size plus
-    /// [`Config::rest_slack_bytes`]), one snapshot written through a temp file, fsync, rename and
-    /// directory fsync instead (M12).
+    /// has grown past twice its live size plus [`Config::compact_slack_bytes`], one snapshot
+    /// written through a temp file, fsync, rename and directory fsync instead (M12). A settle
+    /// that drains the queue leaves its log to the next [`idle`](Queue::idle) call.
     ///
     /// # Errors
     ///
@@ -667,6 +666,43 @@ impl<S: Storage> Queue<S> {
         observe::dead_after_settle(&self.core.state, &step.value.dead);
         self.core.settled();
         Ok(step.value)
+    }
+
+    /// The session is idle (its parent between turns, nothing to hand over): applies the
+    /// operator requests waiting in the request file (M17), then, when the queue holds nothing
+    /// parked, in flight or dead and its log is longer than its snapshot plus
+    /// [`Config::rest_slack_bytes`], writes the snapshot through a temp file, fsync, rename and
+    /// directory fsync (M12 at rest). Writes nothing otherwise. Call it when a session has been
+    /// idle for a while, off the turn boundary, so that the mirror a start-up reads is small;
+    /// a full disk defers the compaction to the next call.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] when a write fails (then poisoned); [`ErrorKind::Poisoned`];
+    /// [`ErrorKind::Internal`] for a bug in parkline (nothing written, then poisoned).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> parkline::Result<()> {
+    /// use parkline::{Budget, Config, MemStorage, Outcome, Queue, RequestId};
+    /// let config = Config { rest_slack_bytes: 0, ..Config::default() };
+    /// let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
+    /// queue.park(RequestId(1), "one")?;
+    /// let batch = queue.boundary(Budget(100))?.expect("one parked");
+    /// queue.settle(batch.id, &[Outcome::Delivered])?;
+    /// assert_eq!(queue.stats().compactions, 0);
+    /// queue.idle()?;
+    /// assert_eq!(queue.stats().compactions, 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn idle(&mut self) -> Result<()> {
+        self.check_poison()?;
+        //= spec/mirror.md#m17-operator-requests-to-a-live-session
+        //# and at each `boundary` and idle call (`Queue::idle`), before it plans the batch or
+        //# compacts.
+        self.take_requests(false)?;
+        self.compact_at_rest()
     }
 
     /// The operator requests the mirror applied from its request file, oldest first: the newest

@@ -98,8 +98,10 @@ impl<S: Storage> Queue<S> {
     /// record being `grown` bytes and the new state's lines `floor` bytes; `None` when the record
     /// is to be appended.
     pub(super) fn snapshot_due(&self, record: &Record, grown: u64, floor: u64) -> Option<Vec<u8>> {
-        let config = &self.core.config;
-        let (slack, rest_slack) = (config.compact_slack_bytes, config.rest_slack_bytes);
+        //= spec/mirror.md#m12-compaction
+        //# A `settle`, `redrive` or `discard` MUST NOT compact for this rule: the turn boundary
+        //# pays only for the rule above.
+        let slack = self.core.config.compact_slack_bytes;
         // The floor of the state after the record never exceeds its snapshot, so this skips
         // only records the exact rule below would not compact either, without encoding the
         // state every time. It must be the state after: the state before a settle still holds
@@ -108,10 +110,7 @@ impl<S: Storage> Queue<S> {
         //# (An implementation MAY skip computing the exact snapshot when a lower bound of the new
         //# snapshot's length already shows no compaction is due; parkline uses the bytes of the
         //# lines the new state holds.)
-        let over_slack = grown > floor.saturating_mul(2).saturating_add(slack);
-        // A drained state holds no line, so only a floor of 0 can be one.
-        let may_rest = floor == 0 && grown > rest_slack;
-        if !over_slack && !may_rest {
+        if grown <= floor.saturating_mul(2).saturating_add(slack) {
             return None;
         }
         //= spec/mirror.md#m12-compaction
@@ -120,39 +119,63 @@ impl<S: Storage> Queue<S> {
         let mut next = state_to_apply(&self.core.state, record);
         next.apply_checked(record);
         let bytes = mirror::encode(&next);
-        let snapshot = bytes.len() as u64;
         //= spec/mirror.md#m12-compaction
         //# At a `settle` (and a `redrive`, below), when the log with the new record would be
         //# longer than twice the snapshot of the **new state** (the state after the settle)
         //# plus the slack (`Config::compact_slack_bytes`, default `COMPACT_SLACK_BYTES`, 4
         //# MiB), the queue MUST write that snapshot instead of appending the settle record,
         //# through M5 (temp file, fsync, rename, directory fsync).
-        let due = grown > snapshot.saturating_mul(2).saturating_add(slack);
-        // A drained session's mirror is read whole by every open while it idles: keep it near
-        // its snapshot rather than up to twice it plus 4 MiB.
+        let due = grown > (bytes.len() as u64).saturating_mul(2).saturating_add(slack);
+        due.then_some(bytes)
+    }
+
+    /// M12 at rest: when the state is drained and the log is longer than its snapshot plus the
+    /// rest slack, the snapshot written through M5; a full disk defers it (M10). Writes nothing
+    /// otherwise.
+    pub(super) fn compact_at_rest(&mut self) -> Result<()> {
+        let rest_slack = self.core.config.rest_slack_bytes;
+        // A snapshot is never empty, so a log within the rest slack needs no encoding.
+        if !self.core.state.is_drained() || self.log_bytes <= rest_slack {
+            return Ok(());
+        }
+        let bytes = mirror::encode(&self.core.state);
         //= spec/mirror.md#m12-compaction
-        //# At a `settle`, a `redrive` or a `discard` whose new state is drained, when the log
-        //# with the new record would be longer than the snapshot of the new state plus the rest
-        //# slack (`Config::rest_slack_bytes`, default `REST_SLACK_BYTES`, 64 KiB), the queue
-        //# MUST write that snapshot instead of appending the record, through M5, whatever the
-        //# rule above decides.
-        let due_at_rest = next.is_drained() && grown > snapshot.saturating_add(rest_slack);
-        (due || due_at_rest).then_some(bytes)
+        //# At an idle call (`Queue::idle`) that finds the state drained, when the log is longer
+        //# than the snapshot of the state plus the rest slack (`Config::rest_slack_bytes`,
+        //# default `REST_SLACK_BYTES`, 64 KiB), the queue MUST write that snapshot through M5.
+        let over = self.log_bytes > (bytes.len() as u64).saturating_add(rest_slack);
+        if over && self.compact(&bytes)? {
+            debug_assert_eq!(self.log_bytes, bytes.len() as u64);
+        }
+        Ok(())
     }
 
     /// Writes the snapshot `bytes` through M5, or, when the temp file cannot be written or
     /// fsynced (a full disk), abandons the compaction and appends the record `encoded` instead.
     pub(super) fn compact_or_defer(&mut self, bytes: &[u8], encoded: &[u8]) -> Result<()> {
+        if self.compact(bytes)? {
+            return Ok(());
+        }
         //= spec/mirror.md#m10-fail-stop
         //# A compaction whose temp file cannot be written or fsynced MUST be abandoned without
         //# poisoning the handle: the temp file removed (a failed removal poisons), then the
         //# record appended to the mirror as if no compaction were due.
+        let len_before = self.log_bytes;
+        self.append_durable(encoded)?;
+        debug_assert_eq!(self.log_bytes, len_before + encoded.len() as u64);
+        Ok(())
+    }
+
+    /// Writes the snapshot `bytes` through M5: `true` once the mirror is `bytes`, `false` when
+    /// the compaction was abandoned for want of space (the temp file removed, nothing else
+    /// touched).
+    fn compact(&mut self, bytes: &[u8]) -> Result<bool> {
         let Err((what, e)) = self.write_temp(bytes) else {
             let bytes_before = self.log_bytes;
             self.rename_temp(bytes)?;
             self.stats.compactions += 1;
             observe::compacted(&self.storage, &self.name, bytes_before, self.log_bytes);
-            return Ok(());
+            return Ok(true);
         };
         let tmp = self.tmp.clone();
         //= spec/mirror.md#m10-fail-stop
@@ -170,10 +193,7 @@ impl<S: Storage> Queue<S> {
         }
         self.stats.compactions_deferred += 1;
         observe::compaction_deferred(&self.storage, &self.name, what, &e);
-        let len_before = self.log_bytes;
-        self.append_durable(encoded)?;
-        debug_assert_eq!(self.log_bytes, len_before + encoded.len() as u64);
-        Ok(())
+        Ok(false)
     }
 
     /// A planned record the mirror rules reject poisons the handle: the plan came from a state

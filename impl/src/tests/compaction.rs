@@ -92,9 +92,9 @@ fn settle_record(batch: &Batch, settlement: &Settlement) -> Record {
 }
 
 /// Settles `batch` and checks M12 exactly: the settle compacts if and only if the log with
-/// the settle record would be longer than twice the new snapshot plus the slack, or, when the
-/// new state is drained, longer than the snapshot plus the rest slack; then the file is that
-/// snapshot, else it is the old log plus the settle record. Returns whether it compacted.
+/// the settle record would be longer than twice the new snapshot plus the slack, whatever the
+/// rest slack; then the file is that snapshot, else it is the old log plus the settle record.
+/// Returns whether it compacted.
 fn settle_and_check_m12(
     queue: &mut Queue<MemStorage>,
     batch: &Batch,
@@ -107,8 +107,7 @@ fn settle_and_check_m12(
     let snapshot = mirror::encode(queue.state());
     let grown = before.len() as u64 + record_len(&record);
     let (len, config) = (snapshot.len() as u64, queue.config());
-    let due = grown > 2 * len + config.compact_slack_bytes
-        || (queue.state().is_drained() && grown > len.saturating_add(config.rest_slack_bytes));
+    let due = grown > 2 * len + config.compact_slack_bytes;
     let after = queue.storage().file("m").ok_or("mirror")?;
     if due {
         assert_eq!(
@@ -554,19 +553,22 @@ fn round_of<S: Storage>(
     Ok(())
 }
 
-/// M12 at rest: with the default slacks (4 MiB, 64 KiB), every settle that leaves the queue
-/// drained leaves the mirror at most its snapshot plus 64 KiB, compacting exactly when the log
-/// would be longer; a round of 100 lines of 1,000 bytes is over it, one of 10 lines is not. The
-/// 4 MiB rule alone would have left the file at 1.4 MB after the 13 rounds.
+/// M12 at rest: with the default slacks (4 MiB, 64 KiB), a settle that drains the queue never
+/// compacts for the rest bound, and the idle call after it leaves the mirror at most its
+/// snapshot plus 64 KiB, compacting exactly when the log is longer; a round of 100 lines of
+/// 1,000 bytes is over it, one of 10 lines is not. The 4 MiB rule alone would have left the file
+/// at 1.4 MB after the 13 rounds.
 #[test]
-fn m12_a_drained_settle_leaves_at_most_the_snapshot_plus_64_kib() -> TestResult {
+fn m12_an_idle_call_leaves_a_drained_mirror_at_most_its_snapshot_plus_64_kib() -> TestResult {
     //= spec/mirror.md#m12-compaction
     //= type=test
-    //# At a `settle`, a `redrive` or a `discard` whose new state is drained, when the log with
-    //# the new record would be longer than the snapshot of the new state plus the rest slack
-    //# (`Config::rest_slack_bytes`, default `REST_SLACK_BYTES`, 64 KiB), the queue MUST write
-    //# that snapshot instead of appending the record, through M5, whatever the rule above
-    //# decides.
+    //# At an idle call (`Queue::idle`) that finds the state drained, when the log is longer
+    //# than the snapshot of the state plus the rest slack (`Config::rest_slack_bytes`, default
+    //# `REST_SLACK_BYTES`, 64 KiB), the queue MUST write that snapshot through M5.
+    //= spec/mirror.md#m12-compaction
+    //= type=test
+    //# A `settle`, `redrive` or `discard` MUST NOT compact for this rule: the turn boundary
+    //# pays only for the rule above.
     assert_eq!(crate::REST_SLACK_BYTES, 64 << 10);
     assert_eq!(Config::default().rest_slack_bytes, crate::REST_SLACK_BYTES);
     let forgetful = Config {
@@ -582,12 +584,15 @@ fn m12_a_drained_settle_leaves_at_most_the_snapshot_plus_64_kib() -> TestResult 
             queue.park(RequestId(request), &line)?;
         }
         let batch = queue.boundary(Budget(usize::MAX))?.ok_or("parked")?;
-        compacted.push(settle_and_check_m12(
-            &mut queue,
-            &batch,
-            &vec![Outcome::Delivered; batch.items.len()],
-        )?);
+        let outcomes = vec![Outcome::Delivered; batch.items.len()];
+        assert!(!settle_and_check_m12(&mut queue, &batch, &outcomes)?);
+        assert!(queue.boundary(Budget(usize::MAX))?.is_none());
+        let (log, compactions) = (file(&queue).len() as u64, queue.stats().compactions);
+        queue.idle()?;
         let snapshot = mirror::encode(queue.state()).len() as u64;
+        let due = log > snapshot + crate::REST_SLACK_BYTES;
+        assert_eq!(queue.stats().compactions, compactions + u64::from(due));
+        compacted.push(due);
         assert!(file(&queue).len() as u64 <= snapshot + crate::REST_SLACK_BYTES);
     }
     let yes = |n: usize| vec![true; n];
@@ -600,18 +605,13 @@ fn m12_a_drained_settle_leaves_at_most_the_snapshot_plus_64_kib() -> TestResult 
     Ok(())
 }
 
-/// M12 at rest: "longer than" is strict, at the rest slack too: a drained settle that brings the
-/// log to exactly the snapshot plus the rest slack appends, one byte more compacts. Kills `>`
-/// with `>=` in the rest rule of `Queue::snapshot_due`.
+/// M12 at rest: "longer than" is strict, at the rest slack too: an idle call that finds the
+/// log exactly the snapshot plus the rest slack writes nothing, one byte more compacts. Kills `>`
+/// with `>=` in `Queue::compact_at_rest`.
 #[test]
-fn m12_a_drained_settle_compacts_only_past_the_rest_slack() -> TestResult {
-    // The log with the settle record and the snapshot after it, from a queue that never
-    // compacts at rest: the same ops on a fresh storage write the same bytes.
-    let never = Config {
-        rest_slack_bytes: u64::MAX,
-        ..Config::default()
-    };
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", never)?.with_clock(fixed());
+fn m12_an_idle_call_compacts_only_past_the_rest_slack() -> TestResult {
+    let mut queue =
+        Queue::with_storage(MemStorage::new(), "m", Config::default())?.with_clock(fixed());
     round_of(&mut queue, 1, 20, 100, Outcome::Delivered)?;
     let grown = file(&queue).len() as u64;
     let snapshot = mirror::encode(queue.state()).len() as u64;
@@ -623,6 +623,12 @@ fn m12_a_drained_settle_compacts_only_past_the_rest_slack() -> TestResult {
         let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?.with_clock(fixed());
         round_of(&mut queue, 1, 20, 100, Outcome::Delivered)?;
         assert_eq!(
+            file(&queue).len() as u64,
+            grown,
+            "a settle never compacts at rest"
+        );
+        queue.idle()?;
+        assert_eq!(
             queue.stats().compactions,
             u64::from(compacts),
             "{rest_slack_bytes}"
@@ -633,48 +639,58 @@ fn m12_a_drained_settle_compacts_only_past_the_rest_slack() -> TestResult {
     Ok(())
 }
 
-/// M12 at rest: a discard that leaves the queue drained compacts like a settle; a settle that
-/// leaves dead letters, and a redrive (which parks what it moves), are not at rest and append.
+/// M12 at rest: a discard that drains the queue appends, and the idle call after it compacts;
+/// an idle call while dead letters (or parked lines) remain is not at rest and writes nothing.
 #[test]
-fn m12_a_drained_discard_leaves_at_most_the_snapshot_plus_the_rest_slack() -> TestResult {
+fn m12_an_idle_call_after_a_draining_discard_leaves_at_most_the_snapshot_plus_the_rest_slack()
+-> TestResult {
     //= spec/mirror.md#m12-compaction
     //= type=test
-    //# So right after a settle, redrive or discard that leaves the state drained, `L <= S + rest
-    //# slack` (`L <= S + 64 KiB` by default), and opening a drained session's mirror reads at
-    //# most that.
+    //# So right after an idle call that finds the state drained, `L <= S + rest slack` (`L <= S +
+    //# 64 KiB` by default), and opening a drained session's mirror reads at most that.
     let config = Config {
         failures_max: 1,
         rest_slack_bytes: 1_000,
         ..Config::default()
     };
-    let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?.with_clock(fixed());
+    let mut queue =
+        Queue::with_storage(MemStorage::new(), "m", config.clone())?.with_clock(fixed());
     round_of(&mut queue, 1, 20, 100, Outcome::Failed)?;
     assert_eq!(queue.dead_letters().len(), 20);
     let redriven = queue.redrive_all()?;
     assert_eq!(redriven.len(), 20);
+    queue.idle()?;
     let batch = queue.boundary(Budget(usize::MAX))?.ok_or("redriven")?;
     queue.settle(batch.id, &[Outcome::Failed; 20])?;
+    queue.idle()?;
     assert_eq!(queue.stats().compactions, 0, "never drained");
     let before = file(&queue).len() as u64;
     assert!(before > 4_000, "{before} bytes");
     assert_eq!(queue.discard_all()?.len(), 20);
+    assert_eq!(
+        queue.stats().compactions,
+        0,
+        "a discard never compacts at rest"
+    );
+    assert!(file(&queue).len() as u64 > before);
+    queue.idle()?;
     assert_eq!(queue.stats().compactions, 1);
     let snapshot = mirror::encode(queue.state());
     assert_eq!(file(&queue), snapshot);
     assert!(queue.state().is_drained());
+    // Reopened, the drained mirror is read as it is: nothing more to compact.
+    let storage = queue.into_storage();
+    let mut queue = Queue::with_storage(storage, "m", config)?.with_clock(fixed());
+    queue.idle()?;
+    assert_eq!((queue.stats().compactions, file(&queue)), (0, snapshot));
     Ok(())
 }
 
-/// M10, M12 at rest: a drained settle whose compaction finds the disk full appends its record
-/// and stays over the rest bound; the next drained settle that can write its temp file
-/// compacts and brings the file back within it.
+/// M10, M12 at rest: an idle call whose compaction finds the disk full writes nothing and stays
+/// over the rest bound, unpoisoned; the next idle call that can write its temp file compacts and
+/// brings the file back within it.
 #[test]
-fn m12_a_drained_settle_on_a_full_disk_defers_the_rest_bound_to_the_next() -> TestResult {
-    //= spec/mirror.md#m12-compaction
-    //= type=test
-    //# A compaction this rule makes due and a full disk abandons (M10) defers this bound like
-    //# the one below: the record is appended, and the next settle, redrive or discard that
-    //# leaves the state drained and can write its temp file compacts.
+fn m12_an_idle_call_on_a_full_disk_defers_the_rest_bound_to_the_next() -> TestResult {
     let config = Config {
         rest_slack_bytes: 1_000,
         ..Config::default()
@@ -687,29 +703,24 @@ fn m12_a_drained_settle_on_a_full_disk_defers_the_rest_bound_to_the_next() -> Te
         },
     );
     let mut queue = Queue::with_storage(storage, "m", config)?.with_clock(fixed());
-    let len = |queue: &Queue<fail_stop::FullTemp>| -> Result<u64, &'static str> {
-        Ok(queue.storage().inner.file("m").ok_or("mirror")?.len() as u64)
+    let bytes = |queue: &Queue<fail_stop::FullTemp>| -> Result<Vec<u8>, &'static str> {
+        Ok(queue.storage().inner.file("m").ok_or("mirror")?.to_vec())
     };
-    full.set(true);
     round_of(&mut queue, 1, 20, 100, Outcome::Delivered)?;
+    let drained = bytes(&queue)?;
+    full.set(true);
+    queue.idle()?;
     assert!(!queue.is_poisoned());
     assert_eq!(queue.stats().compactions_deferred, 1);
-    // The record was appended: the file is what a queue that never compacts at rest writes.
-    let never = Config {
-        rest_slack_bytes: u64::MAX,
-        ..Config::default()
-    };
-    let mut twin = Queue::with_storage(MemStorage::new(), "m", never)?.with_clock(fixed());
-    round_of(&mut twin, 1, 20, 100, Outcome::Delivered)?;
-    let records = |bytes: Option<&[u8]>| bytes.map(after_header);
-    assert_eq!(
-        records(queue.storage().inner.file("m")),
-        records(twin.storage().file("m"))
+    assert_eq!(bytes(&queue)?, drained, "nothing written");
+    assert!(
+        queue.storage().inner.file("m.tmp").is_none(),
+        "temp removed"
     );
-    assert!(len(&queue)? > mirror::encode(queue.state()).len() as u64 + 1_000);
+    assert!(drained.len() as u64 > mirror::encode(queue.state()).len() as u64 + 1_000);
     full.set(false);
-    round_of(&mut queue, 21, 1, 10, Outcome::Delivered)?;
+    queue.idle()?;
     assert_eq!(queue.stats().compactions, 1);
-    assert_eq!(len(&queue)?, mirror::encode(queue.state()).len() as u64);
+    assert_eq!(bytes(&queue)?, mirror::encode(queue.state()));
     Ok(())
 }

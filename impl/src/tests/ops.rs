@@ -65,8 +65,8 @@ fn m17_a_request_is_applied_at_the_next_boundary_and_never_again() -> TestResult
     //= type=test
     //# The holder of the mirror's lock MUST apply each request of the request file whose id
     //# the mirror's window (below) does not hold, in the file's order, when it opens the
-    //# mirror (after recovery, before the open returns) and at each `boundary`, before it
-    //# plans the batch.
+    //# mirror (after recovery, before the open returns) and at each `boundary` and idle call
+    //# (`Queue::idle`), before it plans the batch or compacts.
     let (_dir, path) = temp_mirror()?;
     let (mut queue, clock) = with_dead(&path, 3)?;
     let redrive = request("r1", Verb::Redrive, Which::Seqs(vec![Seq(1), Seq(3)]))?;
@@ -112,6 +112,33 @@ fn m17_a_request_is_applied_at_the_next_boundary_and_never_again() -> TestResult
     let queue = Queue::open(&path)?;
     assert_eq!(queue.stats().requests_applied, 0, "the window holds it");
     assert_eq!(queue.dead_letters().len(), 1);
+    Ok(())
+}
+
+/// M17: an idle session applies a waiting request at its idle call, with no boundary, once.
+#[test]
+fn m17_an_idle_call_applies_a_waiting_request() -> TestResult {
+    //= spec/mirror.md#m17-operator-requests-to-a-live-session
+    //= type=test
+    //# and at each `boundary` and idle call (`Queue::idle`), before it plans the batch or
+    //# compacts.
+    let (_dir, path) = temp_mirror()?;
+    let (mut queue, clock) = with_dead(&path, 3)?;
+    let discard = request("d1", Verb::Discard, Which::All)?;
+    assert_eq!(submit(&path, &discard)?, Submitted::Added(id("d1")));
+    clock.0.fetch_add(ops::REREAD_MS * 5, Ordering::SeqCst);
+    let before = fs::metadata(&path)?.len();
+    queue.idle()?;
+    assert_eq!(queue.stats().requests_applied, 1);
+    assert!(queue.dead_letters().is_empty());
+    let applied = ops::answer(&path, &id("d1"))?.ok_or("answered")?;
+    assert_eq!(applied.answer, Answer::Moved(3));
+    assert!(queue.state().is_drained());
+    // The default rest slack is 64 KiB: this log is under it, so nothing was compacted.
+    assert_eq!(queue.stats().compactions, 0);
+    assert!(fs::metadata(&path)?.len() > before);
+    queue.idle()?;
+    assert_eq!(queue.stats().requests_applied, 1, "never applied twice");
     Ok(())
 }
 
