@@ -34,6 +34,9 @@
 //!   facade's bound: 1.2x);
 //! - a group of N lines parked by one `park_all` / by N `park` calls, and / the floor (one
 //!   `write` + `fsync` of the N lines), at N = 13 and 100 (D22);
+//! - a drained session's idle call after a boundary of 1,000 lines (the compaction to rest) /
+//!   the floor of a whole-file write of the snapshot's bytes (write, fsync, rename, directory
+//!   fsync);
 //! - start-up: `Store::open_all` of 1,000 idle sessions (two lines parked in each) / the floor
 //!   of opening, reading and fsyncing the same 1,000 files plus one directory fsync, and
 //!   1,000 `Queue::open` calls (each fsyncing its mirror and the directory) / the same floor.
@@ -849,6 +852,66 @@ fn steady_boundary_row(n: u64) -> Row {
     }
 }
 
+/// A drained session's idle call (M12 at rest): a fresh queue whose `n` lines were handed over
+/// and delivered (untimed), then one `idle` that compacts its log to the snapshot / the floor of
+/// any whole-file write of the same bytes: a new file written, fsynced, renamed over the old one
+/// and the directory fsynced. The cost a settle paid when it compacted at rest, moved off the
+/// turn boundary.
+fn idle_row(n: u64) -> Row {
+    let rounds = interleave::rounds(40);
+    // The log before the idle call and the snapshot after it, in bytes: the floor writes as many.
+    let sizes = std::cell::Cell::new((0u64, 0u64));
+    let mut parkline = || {
+        let dir = bench_dir().expect("temporary directory");
+        let mirror = dir.path().join(MIRROR);
+        let (mut queue, counts) = fixture::parked_queue(&mirror, n).expect("fixture");
+        boundary::parkline(&mut queue, &mut String::new());
+        fixture::sync_dir_tree(dir.path()).expect("sync the fixture");
+        let log_bytes = std::fs::metadata(&mirror).expect("the mirror").len();
+        let before = counts.snapshot();
+        let start = Instant::now();
+        queue.idle().expect("idle");
+        let elapsed = start.elapsed();
+        assert_eq!(
+            counts.snapshot().since(before).dir_syncs,
+            1,
+            "one compaction"
+        );
+        let snapshot_bytes = std::fs::metadata(&mirror).expect("the mirror").len();
+        sizes.set((log_bytes, snapshot_bytes));
+        drop(queue);
+        fixture::discard(dir).expect("sync the deletion");
+        elapsed
+    };
+    let mut floor = || {
+        let dir = bench_dir().expect("temporary directory");
+        let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+        std::fs::write(&old, b"old").expect("old file");
+        fixture::sync_dir_tree(dir.path()).expect("sync the fixture");
+        let bytes = vec![b'x'; sizes.get().1.max(1) as usize];
+        let start = Instant::now();
+        floor::replace_durable(&new, &old, &bytes).expect("write, fsync, rename, fsync");
+        let elapsed = start.elapsed();
+        fixture::discard(dir).expect("sync the deletion");
+        elapsed
+    };
+    let t = interleave::samples(rounds, &mut [&mut parkline, &mut floor]);
+    let (log_bytes, snapshot_bytes) = sizes.get();
+    Row::timed(
+        format!(
+            "idle call after a drained boundary of {} ({} → {} bytes) / floor (write, fsync, \
+             rename, directory fsync of the snapshot's bytes)",
+            thousands(n),
+            thousands(log_bytes),
+            thousands(snapshot_bytes)
+        ),
+        "floor",
+        rounds,
+        &t[0],
+        &t[1],
+    )
+}
+
 fn per_line_text(us: f64) -> String {
     if us >= 1.0 {
         time(us)
@@ -970,19 +1033,42 @@ fn main() {
         return;
     }
     let start = Instant::now();
+    let runs: usize = std::env::var("PARKLINE_TABLE_RUNS")
+        .ok()
+        .and_then(|runs| runs.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let tables: Vec<Vec<Row>> = (1..=runs)
+        .map(|run| {
+            eprintln!("table: run {run} of {runs}");
+            one_run()
+        })
+        .collect();
+    let full = std::env::vars_os()
+        .all(|(name, _)| !name.to_string_lossy().starts_with("PARKLINE_TABLE_ONLY_"));
+    if full {
+        parks_per_second_chart();
+    }
+    let summaries = summarize(&tables);
+    print_rows(&summaries, runs, start);
+    if let Some(path) = std::env::var_os("PARKLINE_TABLE_RESULTS") {
+        write_results(Path::new(&path), &summaries, runs);
+    }
+}
+
+/// One pass over every row (or the rows a `PARKLINE_TABLE_ONLY_*` variable selects).
+fn one_run() -> Vec<Row> {
     let mut rows = Vec::new();
     if std::env::var_os("PARKLINE_TABLE_ONLY_STARTUP").is_some() {
         rows.extend(startup_rows());
-        print_rows(&rows, start);
-        return;
+        return rows;
     }
     if std::env::var_os("PARKLINE_TABLE_ONLY_STEADY").is_some() {
         for n in [1_000, 10_000] {
             rows.push(steady_boundary_row(n));
             eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
         }
-        print_rows(&rows, start);
-        return;
+        return rows;
     }
     for n in [0, 1_000] {
         rows.push(park_row(n));
@@ -995,9 +1081,7 @@ fn main() {
     rows.push(loop_row(8, 50));
     eprintln!("table: many threads");
     if std::env::var_os("PARKLINE_TABLE_ONLY_THREADS").is_some() {
-        parks_per_second_chart();
-        print_rows(&rows, start);
-        return;
+        return rows;
     }
     for n in [13, 100] {
         rows.extend(group_rows(n));
@@ -1013,25 +1097,169 @@ fn main() {
         rows.push(steady_boundary_row(n));
         eprintln!("table: {}", rows.last().map_or("", |r| r.what.as_str()));
     }
+    rows.push(idle_row(1_000));
+    eprintln!("table: idle call");
     rows.extend(startup_rows());
     eprintln!("table: start-up");
-    parks_per_second_chart();
-    print_rows(&rows, start);
+    rows
 }
 
-fn print_rows(rows: &[Row], start: Instant) {
+// ---- the runs summarized ----
+
+/// A row over every run: the run whose ratio is the median's figures, and the range of the
+/// runs' ratios.
+struct Summary {
+    row: Row,
+    min: f64,
+    max: f64,
+}
+
+impl Summary {
+    /// The ratio as README shows it: the median of the runs, their range beside it.
+    fn ratio_text(&self) -> String {
+        format!(
+            "{:.2}x ({:.2}-{:.2}x)",
+            self.row.ratio.median, self.min, self.max
+        )
+    }
+}
+
+/// A row's name across runs: its text without the parenthesised figures a run measures
+/// (fsyncs, compactions, bytes), which differ from run to run.
+fn key_of(what: &str) -> String {
+    let mut key = String::new();
+    let mut depth = 0usize;
+    for c in what.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => key.push(c),
+            _ => {}
+        }
+    }
+    key.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Each row of the first run with the same row of every run: the median run's row (the lower
+/// of the two middle ones for an even count) and the smallest and largest ratio.
+fn summarize(tables: &[Vec<Row>]) -> Vec<Summary> {
+    let Some((first, rest)) = tables.split_first() else {
+        return Vec::new();
+    };
+    let mut summaries = Vec::new();
+    for row in first {
+        let key = key_of(&row.what);
+        let mut same: Vec<&Row> = std::iter::once(row)
+            .chain(
+                rest.iter()
+                    .filter_map(|run| run.iter().find(|r| key_of(&r.what) == key)),
+            )
+            .collect();
+        assert_eq!(same.len(), tables.len(), "row {key} in every run");
+        same.sort_by(|a, b| a.ratio.median.total_cmp(&b.ratio.median));
+        let median = same[(same.len() - 1) / 2];
+        summaries.push(Summary {
+            row: Row {
+                what: median.what.clone(),
+                parkline: median.parkline.clone(),
+                baseline: median.baseline.clone(),
+                ratio: median.ratio,
+                rounds: median.rounds,
+            },
+            min: same[0].ratio.median,
+            max: same[same.len() - 1].ratio.median,
+        });
+    }
+    summaries
+}
+
+/// The label README's performance table gives a row, for the rows it shows.
+fn readme_label(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "durable park, 0 parked / floor" => "durable park / one write + fsync",
+        "group park of 100 lines, `park_all` / 100 x `park`" => {
+            "group park of 100 lines (`park_all`) / 100 x `park`"
+        }
+        "boundary of 1 / floor" => "boundary of 1 line / two writes + fsyncs",
+        "boundary of 1,000 / floor" => "boundary of 1,000 lines / two writes + fsyncs",
+        "boundary of 10,000 / floor" => "boundary of 10,000 lines / two writes + fsyncs",
+        "boundary of 1,000 in steady state / floor, ratio of the totals" => {
+            "boundary of 1,000 lines, steady state / two writes + fsyncs"
+        }
+        "boundary of 10,000 in steady state / floor, ratio of the totals" => {
+            "boundary of 10,000 lines, steady state / two writes + fsyncs"
+        }
+        "idle call after a drained boundary of 1,000 / floor" => {
+            "idle call of a drained session, compacting to rest / one whole-file write"
+        }
+        "recovery of 100,000 parked / JSON mirror load" => {
+            "recovery of 100,000 lines / serde_json loading the same lines"
+        }
+        "recovery of 100,000 parked: heap peak / line bytes" => {
+            "recovery of 100,000 lines: heap peak / the lines' bytes"
+        }
+        "8 threads x 50 parks through a `SharedQueue` / through `Arc<Mutex<Queue>>`" => {
+            "8 threads x 50 parks through a `SharedQueue` / through `Arc<Mutex<Queue>>`"
+        }
+        "200 threads, one park each, released at once / the lines handed to one thread that \
+         calls `park_all`" => {
+            "200 threads released at once, one park each / the lines handed to one thread's `park_all`"
+        }
+        "start-up: Store::open_all of 1,000 idle sessions / the floor" => {
+            "`Store::open_all` of 1,000 idle sessions / open, read and fsync each file"
+        }
+        _ => return None,
+    })
+}
+
+/// Writes the summaries to `path` as JSON: what README's performance table shows, row by row
+/// (`tests/drift.rs` compares the two).
+fn write_results(path: &Path, summaries: &[Summary], runs: usize) {
+    let rows: Vec<serde_json::Value> = summaries
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "row": s.row.what,
+                "readme": readme_label(&key_of(&s.row.what)),
+                "parkline": s.row.parkline,
+                "baseline": s.row.baseline,
+                "ratio": s.ratio_text(),
+                "median": s.row.ratio.median,
+                "min": s.min,
+                "max": s.max,
+                "rounds": s.row.rounds,
+            })
+        })
+        .collect();
+    let results = serde_json::json!({
+        "measured": plot::utc_date_today(),
+        "command": "PARKLINE_TABLE_RUNS=5 cargo bench -p parkline-benches --bench table",
+        "runs": runs,
+        "rows": rows,
+    });
+    let text = serde_json::to_string_pretty(&results).expect("JSON") + "\n";
+    std::fs::write(path, text).expect("write the results file");
+    eprintln!("table: wrote {}", path.display());
+}
+
+fn print_rows(summaries: &[Summary], runs: usize, start: Instant) {
     println!(
-        "\nMeasured {} (UTC), `nice -n 5 cargo bench -p parkline-benches --bench table`, {:.0} s; \
-         ratio = median of per-round ratios (interleaved rounds), quartiles beside it.\n",
+        "\nMeasured {} (UTC), `cargo bench -p parkline-benches --bench table`, {runs} run(s), \
+         {:.0} s; ratio = median of per-round ratios (interleaved rounds), the median of the runs \
+         and their range beside it.\n",
         plot::utc_date_today(),
         start.elapsed().as_secs_f64()
     );
-    println!("| row | parkline | same-run baseline | ratio | quartiles | rounds |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
-    for r in rows {
+    println!("| row | parkline | same-run baseline | ratio (range of the runs) | rounds |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
+    for s in summaries {
         println!(
-            "| {} | {} | {} | **{:.2}x** | {:.2}-{:.2}x | {} |",
-            r.what, r.parkline, r.baseline, r.ratio.median, r.ratio.q1, r.ratio.q3, r.rounds
+            "| {} | {} | {} | **{}** | {} |",
+            s.row.what,
+            s.row.parkline,
+            s.row.baseline,
+            s.ratio_text(),
+            s.row.rounds
         );
     }
 }

@@ -65,6 +65,23 @@ impl AppendFloor {
     }
 }
 
+/// The floor of any whole-file write (M5): `bytes` written to a new file at `new`, fsynced,
+/// renamed over `old`, and the directory fsynced.
+///
+/// # Errors
+///
+/// Any I/O error of the steps.
+pub fn replace_durable(new: &Path, old: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().create_new(true).write(true).open(new)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(new, old)?;
+    match old.parent() {
+        Some(dir) => File::open(dir)?.sync_all(),
+        None => Ok(()),
+    }
+}
+
 /// The floor of a recovery: read the whole file at `path` into memory and CRC every byte of it
 /// (`crc32fast`, the checksum the mirror's records carry). Returns the bytes read and the CRC.
 ///
