@@ -275,3 +275,103 @@ fn drift_a_made_up_document_is_caught() {
         .collect::<Vec<_>>()
     );
 }
+
+/// The bench's results file, which the table bench writes (`PARKLINE_TABLE_RESULTS`).
+const RESULTS: &str = "benches/table-results.json";
+
+/// The cells of the Markdown table row of `text` whose first cell is `label`, after it.
+fn table_row<'a>(text: &'a str, label: &str) -> Option<Vec<&'a str>> {
+    text.lines().find_map(|line| {
+        let cells: Vec<&str> = line.trim().strip_prefix('|')?.split(" | ").collect();
+        (cells.first()?.trim() == label).then(|| {
+            cells[1..]
+                .iter()
+                .map(|c| c.trim_matches([' ', '|']))
+                .collect()
+        })
+    })
+}
+
+/// What in README's performance section is not the bench's results: a row the results give a
+/// label that README does not show with the same figures, or a ratio README shows for a label
+/// the results do not have.
+fn figures_drift(readme: &str, results: &serde_json::Value) -> Vec<String> {
+    let performance = readme
+        .split("\n## ")
+        .find(|section| section.starts_with("Performance"))
+        .unwrap_or_default();
+    let rows = results["rows"].as_array().cloned().unwrap_or_default();
+    let mut found = Vec::new();
+    let mut labels = BTreeSet::new();
+    for row in &rows {
+        let Some(label) = row["readme"].as_str() else {
+            continue;
+        };
+        labels.insert(label.to_owned());
+        let expected: Vec<&str> = ["parkline", "baseline", "ratio"]
+            .iter()
+            .map(|field| row[*field].as_str().unwrap_or_default())
+            .collect();
+        match table_row(performance, label) {
+            Some(cells) if cells.starts_with(&expected) => {}
+            Some(cells) => found.push(format!(
+                "README.md: `{label}` shows {cells:?}, the bench's results {expected:?}"
+            )),
+            None => found.push(format!(
+                "README.md: no row `{label}` of the bench's results"
+            )),
+        }
+    }
+    for line in performance.lines() {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let ratio = cells.last().is_some_and(|cell| cell.contains("x ("));
+        let label = cells.first().map(|cell| cell.trim_start_matches("| "));
+        if let Some(label) = label.filter(|label| ratio && !labels.contains(*label)) {
+            found.push(format!(
+                "README.md: `{label}` is no row of the bench's results"
+            ));
+        }
+    }
+    found
+}
+
+/// README's performance figures are the bench's: every row of `benches/table-results.json`
+/// that README shows, with the same times and ratios, and no ratio of its own.
+#[test]
+fn drift_readme_figures_are_the_bench_results() {
+    let text = std::fs::read_to_string(root().join(RESULTS)).expect("the results file");
+    let results: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert!(results["runs"].as_u64().is_some_and(|runs| runs >= 5));
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let found = figures_drift(&readme, &results);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The figures check fails on a changed ratio, a missing row and a row of README's own.
+#[test]
+fn drift_a_made_up_figure_is_caught() {
+    let results = serde_json::json!({"runs": 5, "rows": [
+        {"readme": "park", "parkline": "1 µs", "baseline": "2 µs", "ratio": "0.50x (0.40-0.60x)"},
+        {"readme": "boundary", "parkline": "3 µs", "baseline": "2 µs", "ratio": "1.50x (1.40-1.60x)"},
+        {"readme": null, "parkline": "9 µs", "baseline": "1 µs", "ratio": "9.00x (8.00-9.00x)"},
+    ]});
+    let sound = "# x\n\n## Performance\n\n| op | p | b | r |\n| --- | --- | --- | --- |\n\
+                 | park | 1 µs | 2 µs | 0.50x (0.40-0.60x) |\n\
+                 | boundary | 3 µs | 2 µs | 1.50x (1.40-1.60x) |\n\n## License\n";
+    assert_eq!(figures_drift(sound, &results), Vec::<String>::new());
+    let changed = sound.replace("0.50x (0.40", "0.45x (0.40");
+    let missing = sound.replace("| boundary | 3 µs | 2 µs | 1.50x (1.40-1.60x) |\n", "");
+    let own = sound.replace(
+        "## License",
+        "| mine | 1 µs | 1 µs | 1.00x (1.00-1.00x) |\n## License",
+    );
+    assert_eq!(figures_drift(&changed, &results).len(), 1);
+    assert_eq!(
+        figures_drift(&missing, &results),
+        ["README.md: no row `boundary` of the bench's results"]
+    );
+    assert_eq!(
+        figures_drift(&own, &results),
+        ["README.md: `mine` is no row of the bench's results"]
+    );
+}
