@@ -11,7 +11,9 @@
 //! profile read-crc DIR           # the floor of a recovery: read the mirror, CRC every record
 //! profile boundary N             # one boundary + text + notified + settle of N parked lines
 //! profile boundary-phases N R    # R rounds: each phase of a boundary of N lines timed apart,
-//!                                # beside the floor and a floor writing the records' bytes
+//!                                # beside the floor and a floor writing the records' bytes;
+//!                                # PARKLINE_PROFILE_NO_SYNC=1 skips the queue's fsyncs, so
+//!                                # each phase shows its CPU alone
 //! profile steady N R             # R rounds on one queue: N parked (not timed), then one
 //!                                # boundary timed by phase, the rounds that compact apart
 //! profile park N REPS            # REPS parks (fsynced) into a queue of N parked lines
@@ -201,6 +203,7 @@ fn boundary_phases(n: u64, rounds: usize) {
         let (mut queue, counts) =
             fixture::parked_queue(&dir.path().join(MIRROR), n).expect("fixture");
         let before = counts.snapshot();
+        counts.set_skip_syncs(std::env::var_os("PARKLINE_PROFILE_NO_SYNC").is_some());
         let f0 = minor_faults();
         let t0 = Instant::now();
         let batch = queue
