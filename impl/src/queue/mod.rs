@@ -686,7 +686,8 @@ impl<S: Storage> Queue<S> {
     /// ```
     /// # fn main() -> parkline::Result<()> {
     /// use parkline::{Budget, Config, MemStorage, Outcome, Queue, RequestId};
-    /// let config = Config { rest_slack_bytes: 0, ..Config::default() };
+    /// let mut config = Config::default();
+    /// config.rest_slack_bytes = 0;
     /// let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?;
     /// queue.park(RequestId(1), "one")?;
     /// let batch = queue.boundary(Budget(100))?.expect("one parked");
