@@ -2,12 +2,19 @@
 //! every known-bad read protocol caught by the same replay.
 
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
 use parkline_harness::known_bad::KnownBad;
 use parkline_harness::read as read_harness;
 
-/// Every transcript the read model reaches at its default bounds.
-fn model_transcripts() -> Vec<parkline_model::read::RefTranscript> {
+/// Every transcript the read model reaches at its default bounds, searched once for every test
+/// of this file (the search was most of each known-bad switch's replay).
+fn model_transcripts() -> &'static [parkline_model::read::RefTranscript] {
+    static TRANSCRIPTS: OnceLock<Vec<parkline_model::read::RefTranscript>> = OnceLock::new();
+    TRANSCRIPTS.get_or_init(search_transcripts)
+}
+
+fn search_transcripts() -> Vec<parkline_model::read::RefTranscript> {
     use parkline_model::read::ReadModel;
     use stateright::Model;
 
@@ -48,7 +55,7 @@ fn exhaustive(known_bad: Option<KnownBad>) -> Result<(usize, usize, usize), Stri
     };
     let transcripts = model_transcripts();
     let (mut reads, mut answered) = (0, 0);
-    for t in &transcripts {
+    for t in transcripts {
         let transcript = read_harness::transcript_of(t)?;
         let latest = t.turns.last().map_or(0, |turn| turn.seq);
         let mut selectors: Vec<RefSelector> = (0..=latest + 1)

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use super::model::resumed_elsewhere;
 use super::*;
 use crate::test_support::state_after;
-use stateright::{Checker, Model};
+use stateright::{Checker, HasDiscoveries, Model};
 
 const ALWAYS: [&str; 7] = [R1, R5, R6, R7, R8, R15, R16];
 const SOMETIMES: [&str; 7] = [
@@ -38,20 +38,25 @@ fn correct_model_holds_every_property_at_default_bounds() {
     }
 }
 
+/// Each search stops at its variant's first counterexample, as the ops model's does: the
+/// question is whether the property catches it, which the first one answers. The correct model's
+/// whole search is `correct_model_holds_every_property_at_default_bounds`.
 #[test]
 fn every_known_bad_variant_is_caught_for_its_property() {
     for variant in ReadVariant::ALL {
+        let Some(name) = variant.breaks() else {
+            assert_eq!(variant, ReadVariant::Correct);
+            continue;
+        };
         let checker = ReadModel::new(ReadBounds::default(), variant)
             .checker()
+            .finish_when(HasDiscoveries::AnyOf([name].into()))
             .spawn_bfs()
             .join();
-        match variant.breaks() {
-            None => assert!(ALWAYS.iter().all(|n| checker.discovery(n).is_none())),
-            Some(name) => assert!(
-                checker.discovery(name).is_some(),
-                "{variant:?}: no counterexample for {name:?}"
-            ),
-        }
+        assert!(
+            checker.discovery(name).is_some(),
+            "{variant:?}: no counterexample for {name:?}"
+        );
     }
 }
 
