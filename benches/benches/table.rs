@@ -1205,6 +1205,10 @@ fn readme_label(key: &str) -> Option<&'static str> {
          calls `park_all`" => {
             "200 threads released at once, one park each / the lines handed to one thread's `park_all`"
         }
+        "200 tasks, one park each through an `AsyncQueue`, released at once / 200 threads \
+         through a `SharedQueue`" => {
+            "200 tasks released at once, one park each through an `AsyncQueue` / 200 threads through a `SharedQueue`"
+        }
         "start-up: Store::open_all of 1,000 idle sessions / the floor" => {
             "`Store::open_all` of 1,000 idle sessions / open, read and fsync each file"
         }
@@ -1233,7 +1237,11 @@ fn write_results(path: &Path, summaries: &[Summary], runs: usize) {
         .collect();
     let results = serde_json::json!({
         "measured": plot::utc_date_today(),
-        "command": "PARKLINE_TABLE_RUNS=5 cargo bench -p parkline-benches --bench table",
+        "command": if cfg!(feature = "tokio") {
+            "PARKLINE_TABLE_RUNS=5 cargo bench -p parkline-benches --bench table --features tokio"
+        } else {
+            "PARKLINE_TABLE_RUNS=5 cargo bench -p parkline-benches --bench table"
+        },
         "runs": runs,
         "rows": rows,
     });
