@@ -686,6 +686,27 @@ fn m12_an_idle_call_after_a_draining_discard_leaves_at_most_the_snapshot_plus_th
     Ok(())
 }
 
+/// M12 at rest: an idle call compacts only a drained queue. A log far over the rest slack with
+/// one line still parked is left as it is (the 4 MiB rule's to decide at a settle). Kills `||`
+/// with `&&` in `Queue::compact_at_rest`.
+#[test]
+fn m12_an_idle_call_leaves_a_queue_that_holds_a_line_as_it_is() -> TestResult {
+    let config = Config {
+        rest_slack_bytes: 1_000,
+        ..Config::default()
+    };
+    let mut queue = Queue::with_storage(MemStorage::new(), "m", config)?.with_clock(fixed());
+    round_of(&mut queue, 1, 20, 100, Outcome::Delivered)?;
+    queue.park(RequestId(100), "still parked")?;
+    let before = file(&queue).to_vec();
+    let snapshot = mirror::encode(queue.state()).len();
+    assert!(before.len() > snapshot + 1_000, "{} bytes", before.len());
+    queue.idle()?;
+    assert_eq!(queue.stats().compactions, 0);
+    assert_eq!(file(&queue), before);
+    Ok(())
+}
+
 /// M10, M12 at rest: an idle call whose compaction finds the disk full writes nothing and stays
 /// over the rest bound, unpoisoned; the next idle call that can write its temp file compacts and
 /// brings the file back within it.
