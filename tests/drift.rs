@@ -279,17 +279,19 @@ fn drift_a_made_up_document_is_caught() {
 /// The bench's results file, which the table bench writes (`PARKLINE_TABLE_RESULTS`).
 const RESULTS: &str = "benches/table-results.json";
 
+/// The cells of a Markdown table row, trimmed; `None` for a line that is not one.
+fn cells(line: &str) -> Option<Vec<&str>> {
+    let inner = line.trim().strip_prefix('|')?;
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    Some(inner.split(" | ").map(str::trim).collect())
+}
+
 /// The cells of the Markdown table row of `text` whose first cell is `label`, after it.
 fn table_row<'a>(text: &'a str, label: &str) -> Option<Vec<&'a str>> {
-    text.lines().find_map(|line| {
-        let cells: Vec<&str> = line.trim().strip_prefix('|')?.split(" | ").collect();
-        (cells.first()?.trim() == label).then(|| {
-            cells[1..]
-                .iter()
-                .map(|c| c.trim_matches([' ', '|']))
-                .collect()
-        })
-    })
+    text.lines()
+        .filter_map(cells)
+        .find(|cells| cells.first() == Some(&label))
+        .map(|cells| cells[1..].to_vec())
 }
 
 /// What in README's performance section is not the bench's results: a row the results give a
@@ -300,10 +302,10 @@ fn figures_drift(readme: &str, results: &serde_json::Value) -> Vec<String> {
         .split("\n## ")
         .find(|section| section.starts_with("Performance"))
         .unwrap_or_default();
-    let rows = results["rows"].as_array().cloned().unwrap_or_default();
+    let rows = results["rows"].as_array().map_or(&[][..], Vec::as_slice);
     let mut found = Vec::new();
     let mut labels = BTreeSet::new();
-    for row in &rows {
+    for row in rows {
         let Some(label) = row["readme"].as_str() else {
             continue;
         };
@@ -322,11 +324,12 @@ fn figures_drift(readme: &str, results: &serde_json::Value) -> Vec<String> {
             )),
         }
     }
-    for line in performance.lines() {
-        let cells: Vec<&str> = line.split(" | ").collect();
+    for cells in performance.lines().filter_map(cells) {
         let ratio = cells.last().is_some_and(|cell| cell.contains("x ("));
-        let label = cells.first().map(|cell| cell.trim_start_matches("| "));
-        if let Some(label) = label.filter(|label| ratio && !labels.contains(*label)) {
+        if let Some(label) = cells
+            .first()
+            .filter(|label| ratio && !labels.contains(**label))
+        {
             found.push(format!(
                 "README.md: `{label}` is no row of the bench's results"
             ));

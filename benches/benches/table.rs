@@ -71,6 +71,7 @@ const IN_FLIGHT: u64 = 13;
 const SLACK: u64 = 16;
 
 /// One row of the table.
+#[derive(Clone)]
 struct Row {
     what: String,
     parkline: String,
@@ -1159,13 +1160,7 @@ fn summarize(tables: &[Vec<Row>]) -> Vec<Summary> {
         same.sort_by(|a, b| a.ratio.median.total_cmp(&b.ratio.median));
         let median = same[(same.len() - 1) / 2];
         summaries.push(Summary {
-            row: Row {
-                what: median.what.clone(),
-                parkline: median.parkline.clone(),
-                baseline: median.baseline.clone(),
-                ratio: median.ratio,
-                rounds: median.rounds,
-            },
+            row: median.clone(),
             min: same[0].ratio.median,
             max: same[same.len() - 1].ratio.median,
         });

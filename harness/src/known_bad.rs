@@ -94,7 +94,8 @@ pub enum KnownBad {
     /// grown back skips the turns that replaced the caller's (breaks R5). Read wrapper.
     TrustSeq,
     /// An idle call never compacts a drained queue, so a drained mirror keeps up to twice its
-    /// snapshot plus the slack of dead records (breaks M12's bound at rest). Config seam: the crate opened with no rest slack's limit.
+    /// snapshot plus the slack of dead records (breaks M12's bound at rest). Config seam: the
+    /// crate opened with no rest slack's limit.
     NeverCompactAtRest,
     /// Every reopen empties the remembered window, so a retry after delivery across a restart
     /// delivers its line again (breaks D3). Config seam: each reopen opens the mirror once with

@@ -17,8 +17,9 @@
 //! mistake shared by the crate and the reference is still caught: D9 no loss (every acknowledged
 //! park is parked, in flight, delivered, dead, or discarded by a discard op), D8 a discard removes
 //! exactly the dead letters it names, D10 repeat recognisable, D6 independence, D11/D12 split
-//! and budget, D17 order, D4 framing, and after every op the M12 file-size bound ([`m12_bound`]), and after every idle call that
-//! finds the queue drained its bound at rest ([`m12_rest_bound`]).
+//! and budget, D17 order, D4 framing, and after every op the M12 file-size bound
+//! ([`m12_bound`]), and after every idle call that finds the queue drained its bound at rest
+//! ([`m12_rest_bound`]).
 //!
 //! The ops reach the extremes too: [`Op::ParkMany`] and the whole-queue budget [`BUDGET_ALL`]
 //! build multi-megabyte batches (so compaction runs at the default slack), and [`Op::Craft`]
