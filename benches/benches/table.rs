@@ -977,6 +977,99 @@ fn open_read_fsync_all(dir: &Path) -> Duration {
     start.elapsed()
 }
 
+// ---- a store under load ----
+
+/// The sessions, producer threads and parks a round of the store row.
+const LOAD_SESSIONS: usize = 300;
+const LOAD_THREADS: usize = 50;
+const LOAD_PARKS: usize = 6;
+
+/// A store of [`LOAD_SESSIONS`] sessions, each a `SharedQueue`, for many threads to park into.
+struct LoadedStore {
+    dir: TempDir,
+    sessions: Vec<SharedQueue>,
+    store: Store,
+    request: u64,
+}
+
+impl LoadedStore {
+    fn new(max_open: usize) -> LoadedStore {
+        let dir = bench_dir().expect("temporary directory");
+        let mut options = parkline::StoreOptions::default();
+        options.max_open = max_open;
+        let store =
+            Store::open_with(dir.path(), options, parkline::Config::default()).expect("store");
+        let sessions = (0..LOAD_SESSIONS)
+            .map(|s| SharedQueue::new(store.session(&format!("s{s}")).expect("session")))
+            .collect();
+        LoadedStore {
+            dir,
+            sessions,
+            store,
+            request: 0,
+        }
+    }
+
+    /// One round: [`LOAD_THREADS`] threads released at once, each parking [`LOAD_PARKS`] lines
+    /// into sessions spread over all of them.
+    fn round(&mut self) -> Duration {
+        let first = self.request;
+        self.request += (LOAD_THREADS * LOAD_PARKS) as u64;
+        let barrier = std::sync::Barrier::new(LOAD_THREADS + 1);
+        let sessions = &self.sessions;
+        std::thread::scope(|scope| {
+            for t in 0..LOAD_THREADS {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    barrier.wait();
+                    for k in 0..LOAD_PARKS {
+                        let request = first + (t * LOAD_PARKS + k) as u64;
+                        let session = &sessions[(t * 7 + k * 13 + first as usize) % LOAD_SESSIONS];
+                        session
+                            .park(RequestId(request), &completion_line(request))
+                            .expect("park");
+                    }
+                });
+            }
+            barrier.wait();
+            let start = Instant::now();
+            // The scope joins every producer before it returns.
+            start
+        })
+        .elapsed()
+    }
+}
+
+/// 50 threads parking into 300 sessions through a store of `max_open` 32 / the same through a
+/// store of `max_open` 320, where every session keeps its descriptor: what the bound on the
+/// store's descriptors (M16) costs a busy daemon.
+fn store_load_row() -> Row {
+    let rounds = interleave::rounds(30);
+    let mut bounded = LoadedStore::new(32);
+    let mut roomy = LoadedStore::new(320);
+    let t = interleave::samples(
+        rounds,
+        &mut [&mut || bounded.round(), &mut || roomy.round()],
+    );
+    let stats = bounded.store.stats();
+    let row = Row::timed(
+        format!(
+            "{LOAD_THREADS} threads x {LOAD_PARKS} parks over {LOAD_SESSIONS} sessions, store of `max_open` 32 ({} waits, {} evictions) / `max_open` 320",
+            stats.descriptor_waits, stats.evictions
+        ),
+        "max_open 320",
+        rounds,
+        &t[0],
+        &t[1],
+    );
+    for loaded in [bounded, roomy] {
+        drop(loaded.sessions);
+        drop(loaded.store);
+        fixture::discard(loaded.dir).expect("sync the deletion");
+    }
+    row
+}
+
 /// Start-up of [`SESSIONS`] idle sessions: `Store::open_all` and one `Queue::open` per session,
 /// each against the floor of opening, reading and fsyncing the files plus one directory fsync.
 fn startup_rows() -> Vec<Row> {
@@ -1064,6 +1157,10 @@ fn one_run() -> Vec<Row> {
         rows.extend(startup_rows());
         return rows;
     }
+    if std::env::var_os("PARKLINE_TABLE_ONLY_STORE").is_some() {
+        rows.push(store_load_row());
+        return rows;
+    }
     if std::env::var_os("PARKLINE_TABLE_ONLY_STEADY").is_some() {
         for n in [1_000, 10_000] {
             rows.push(steady_boundary_row(n));
@@ -1102,6 +1199,8 @@ fn one_run() -> Vec<Row> {
     eprintln!("table: idle call");
     rows.extend(startup_rows());
     eprintln!("table: start-up");
+    rows.push(store_load_row());
+    eprintln!("table: a store under load");
     rows
 }
 

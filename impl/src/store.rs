@@ -102,6 +102,9 @@ struct Shared {
     dir_fsyncs: AtomicU64,
     /// The clock every session opened from now on stamps its times with (D24).
     clock: Mutex<Arc<dyn Clock>>,
+    /// The directory, open for its fsyncs: one descriptor for every session's, so that a
+    /// session's fsync of it needs no slot and cannot find the descriptor table full (M16).
+    dir_file: fs::File,
     _lock: MirrorLock,
 }
 
@@ -138,6 +141,10 @@ impl Sessions for Shared {
             members.remove(name);
         }
     }
+
+    fn sync_dir(&self) -> io::Result<()> {
+        self.dir_file.sync_all()
+    }
 }
 
 fn mirror_name(name: &str) -> String {
@@ -156,7 +163,7 @@ fn session_storage(dir: &Path, name: &str, member: Member) -> FsStorage {
 pub struct StoreStats {
     /// Sessions whose queue is given out.
     pub sessions_open: usize,
-    /// Session mirror descriptors open now, in the pool or in a call.
+    /// Session descriptors open now, idle in the pool or in a call: at most `descriptors_max`.
     pub descriptors_open: usize,
     /// [`StoreOptions::max_open`].
     pub descriptors_max: usize,
@@ -164,6 +171,8 @@ pub struct StoreStats {
     pub evictions: u64,
     /// Mirrors opened again after their descriptor was closed.
     pub reopens: u64,
+    /// Calls that waited for a descriptor, every one of the `max_open` in another call.
+    pub descriptor_waits: u64,
     /// Directory fsyncs of [`Store::open_all`].
     pub dir_fsyncs: u64,
 }
@@ -255,6 +264,8 @@ impl Store {
                 "a store or a single-path handle of a mirror in it holds this directory",
             )
         })?;
+        let dir_file = fs::File::open(&dir)
+            .map_err(|e| Error::io("cannot open the store's directory", e).with_path(&dir))?;
         Ok(Store {
             shared: Arc::new(Shared {
                 dir,
@@ -264,6 +275,7 @@ impl Store {
                 next_id: AtomicU64::new(0),
                 dir_fsyncs: AtomicU64::new(0),
                 clock: Mutex::new(crate::clock::system()),
+                dir_file,
                 _lock: lock,
             }),
         })
@@ -372,7 +384,7 @@ impl Store {
         //# `Store::open_all` MUST instead fsync each mirror it opens, and then the directory once
         //# for all of them, before it returns any queue.
         if opened.values().any(Result::is_ok) {
-            let synced = fs::File::open(self.dir()).and_then(|dir| dir.sync_all());
+            let synced = self.shared.sync_dir();
             self.shared.dir_fsyncs.fetch_add(1, Ordering::Relaxed);
             synced.map_err(|e| {
                 Error::io("cannot fsync the store's directory", e).with_path(self.dir())
@@ -451,6 +463,7 @@ impl Store {
 
     fn info(&self, name: &str, open: bool) -> Result<SessionInfo> {
         let path = self.dir().join(mirror_name(name));
+        let _slot = self.shared.pool.acquire();
         let file = crate::io::input::open_read(&path)
             .map_err(|e| Error::io("cannot open the mirror to read it", e).with_path(&path))?;
         let decoded =
@@ -488,6 +501,7 @@ impl Store {
             descriptors_max: pool.max_open(),
             evictions: pool.evictions(),
             reopens: pool.reopens(),
+            descriptor_waits: pool.waits(),
             dir_fsyncs: self.shared.dir_fsyncs.load(Ordering::Relaxed),
         }
     }

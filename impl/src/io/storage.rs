@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::lock::{MirrorLock, Mode, Refused};
-use crate::io::pool::{Handle, Key, Member, Pool};
+use crate::io::pool::{Handle, Key, Member, Pool, Slot};
 
 /// The files of one directory, named by plain file names.
 ///
@@ -516,7 +516,9 @@ impl FsStorage {
         if let Some(handle) = pool.take(id) {
             return Ok(handle);
         }
-        pool.make_room();
+        //= spec/mirror.md#m16-a-store-of-sessions
+        //# A session's next call after its idle descriptor was closed MUST open its
+        //# mirror again and check that it is the file the session wrote (M8).
         let reopen = self.mirror_key.is_some();
         let handle = match self.open_handle(&self.mirror_name) {
             Ok(handle) => handle,
@@ -566,26 +568,36 @@ impl FsStorage {
             //# mode 0600 (before the umask).
             options.create_new(true).mode(0o600);
         }
-        let counted = self.pool().map(|(pool, _)| pool.opening());
-        let file = crate::io::input::open_with_metadata(&self.dir.join(name), &mut options);
-        let handle_of = |(file, meta): (File, fs::Metadata)| -> io::Result<Handle> {
-            Ok(Handle {
-                file,
-                key: (meta.dev(), meta.ino()),
-                counted: None,
-            })
-        };
-        let mut handle = match file.and_then(handle_of) {
-            Ok(handle) => handle,
-            Err(e) => {
-                if let Some(pool) = counted {
-                    pool.closed();
-                }
-                return Err(e);
-            }
-        };
-        handle.counted = counted;
-        Ok(handle)
+        // A failed open gives the slot back as it is dropped.
+        let slot = self.acquire_slot();
+        let (file, meta) =
+            crate::io::input::open_with_metadata(&self.dir.join(name), &mut options)?;
+        Ok(Handle {
+            file,
+            key: (meta.dev(), meta.ino()),
+            slot,
+        })
+    }
+
+    /// A store session's slot for a descriptor it is about to open (M16); `None` otherwise.
+    fn acquire_slot(&self) -> Option<Slot> {
+        let (pool, _) = self.pool()?;
+        // The pool's wait ends only because no caller waits while it holds a slot.
+        debug_assert!(
+            self.handles.is_empty(),
+            "a session holds one descriptor of its own at a time"
+        );
+        Some(pool.acquire())
+    }
+
+    /// After a write, fsync or rename of `name` that failed (M10 poisons the handle, so no fsync
+    /// of it follows): a store session closes the file's descriptor and gives its slot back, so
+    /// that a poisoned session holds none of the pool's while it waits to be reopened (M16).
+    fn close_on_failure<T>(&mut self, name: &str, result: io::Result<T>) -> io::Result<T> {
+        if result.is_err() && self.pool().is_some() {
+            self.handles.remove(name);
+        }
+        result
     }
 
     /// The identity of the entry `name` in the directory, read without following a link.
@@ -744,6 +756,7 @@ impl Storage for FsStorage {
             self.checkin_mirror();
             return read;
         }
+        let _slot = self.acquire_slot();
         match crate::io::input::open_read(&self.dir.join(name)) {
             Ok(file) => read_file(&file, each),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -752,15 +765,18 @@ impl Storage for FsStorage {
     }
 
     fn append(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.handle(name)?.write_all(bytes)
+        let written = self.handle(name)?.write_all(bytes);
+        self.close_on_failure(name, written)
     }
 
     fn truncate(&mut self, name: &str, len: u64) -> io::Result<()> {
-        self.handle(name)?.set_len(len)
+        let cut = self.handle(name)?.set_len(len);
+        self.close_on_failure(name, cut)
     }
 
     fn sync(&mut self, name: &str) -> io::Result<()> {
-        self.handle(name)?.sync_all()?;
+        let synced = self.handle(name)?.sync_all();
+        self.close_on_failure(name, synced)?;
         //= spec/mirror.md#m16-a-store-of-sessions
         //# A session's mirror descriptor MUST NOT be closed between a write through it and that
         //# write's fsync: the fsync goes through the descriptor the write used, which alone is
@@ -772,7 +788,8 @@ impl Storage for FsStorage {
     }
 
     fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        fs::rename(self.dir.join(from), self.dir.join(to))?;
+        let renamed = fs::rename(self.dir.join(from), self.dir.join(to));
+        self.close_on_failure(from, renamed)?;
         // The open handle follows the inode, so it now writes to `to`; the old `to` is gone.
         if let Some(replaced) = self.handles.remove(to) {
             close_aside(replaced);
@@ -807,7 +824,15 @@ impl Storage for FsStorage {
     }
 
     fn sync_dir(&mut self) -> io::Result<()> {
-        File::open(&self.dir)?.sync_all()
+        match &self.hold {
+            //= spec/mirror.md#m16-a-store-of-sessions
+            //# A session's fsync of the directory MUST go through the store's own descriptor of it,
+            //# opened with the store: so a store holds at most `max_open` + 2 descriptors in its
+            //# directory (with its lock file), and a full descriptor table cannot fail the directory
+            //# fsync after a compaction's rename.
+            Some(Hold::Session(member)) => member.sync_dir(),
+            _ => File::open(&self.dir)?.sync_all(),
+        }
     }
 
     fn identity(&mut self, name: &str) -> io::Result<Identity> {
