@@ -61,6 +61,13 @@ impl FsyncHistogram {
         self.buckets[at] = self.buckets[at].saturating_add(1);
     }
 
+    /// Adds `other`'s counts to this one's, bucket by bucket.
+    pub(crate) fn merge(&mut self, other: &FsyncHistogram) {
+        for (mine, theirs) in self.buckets.iter_mut().zip(other.buckets) {
+            *mine = mine.saturating_add(theirs);
+        }
+    }
+
     /// The count of each bucket, the overflow bucket last.
     pub fn buckets(&self) -> &[u64] {
         &self.buckets

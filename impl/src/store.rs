@@ -15,7 +15,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use crate::clock::Clock;
 use crate::config::Config;
@@ -23,7 +23,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::io::lock::{MirrorLock, Mode};
 use crate::io::pool::{Member, Pool, Sessions};
 use crate::io::storage::{self, DIR_LOCK, FsStorage};
-use crate::queue::Queue;
+use crate::queue::figures::{self, Figures};
+use crate::queue::{Queue, Stats};
 
 /// The file name suffix of a session's mirror in a store: session `s966` is `s966.mirror`.
 pub const SESSION_SUFFIX: &str = ".mirror";
@@ -102,6 +103,9 @@ struct Shared {
     dir_fsyncs: AtomicU64,
     /// The clock every session opened from now on stamps its times with (D24).
     clock: Mutex<Arc<dyn Clock>>,
+    /// Every session's published figures, and the counters of the sessions' ended lives.
+    figures: Mutex<Vec<Weak<Figures>>>,
+    retired: Arc<Mutex<Stats>>,
     /// The directory, open for its fsyncs: one descriptor for every session's, so that a
     /// session's fsync of it needs no slot and cannot find the descriptor table full (M16).
     dir_file: fs::File,
@@ -112,6 +116,36 @@ impl Shared {
     fn members(&self) -> MutexGuard<'_, BTreeMap<String, u64>> {
         // Every change to the map is one insert or remove, so it stays whole across a panic.
         self.members.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Shared {
+    fn clock(&self) -> Arc<dyn Clock> {
+        self.clock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn figures(&self) -> MutexGuard<'_, Vec<Weak<Figures>>> {
+        // Every change is one push or one `retain`.
+        self.figures.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The sessions' figures summed: the ended lives' counters, and each live session's last
+    /// published stats. No session's lock is taken.
+    fn sessions_stats(&self) -> Stats {
+        let mut figures = self.figures();
+        figures.retain(|weak| weak.strong_count() > 0);
+        // Held while the live ones are added: a session that ends meanwhile waits to retire
+        // its counters, so none is counted twice.
+        let now_ms = self.clock().now_ms();
+        let retired = figures::lock(&self.retired);
+        let mut sum = retired.clone();
+        for live in figures.iter().filter_map(Weak::upgrade) {
+            live.add_to(&mut sum, now_ms);
+        }
+        sum
     }
 }
 
@@ -175,6 +209,11 @@ pub struct StoreStats {
     pub descriptor_waits: u64,
     /// Directory fsyncs of [`Store::open_all`].
     pub dir_fsyncs: u64,
+    /// The sessions' [`Stats`] summed: each live session's as of its last write, with the
+    /// counters (fsyncs and their histogram, appends, compactions, requests) of every session
+    /// the store gave out since it opened; the gauges (parked, in flight, dead letters, mirror
+    /// bytes) summed over the live ones, and the oldest ages and slowest fsync of any.
+    pub sessions: Stats,
 }
 
 /// What one session's mirror holds, read lock-free (M13) by [`Store::list`].
@@ -275,6 +314,8 @@ impl Store {
                 next_id: AtomicU64::new(0),
                 dir_fsyncs: AtomicU64::new(0),
                 clock: Mutex::new(crate::clock::system()),
+                figures: Mutex::new(Vec::new()),
+                retired: Arc::new(Mutex::new(Stats::default())),
                 dir_file,
                 _lock: lock,
             }),
@@ -329,7 +370,9 @@ impl Store {
         let storage = session_storage(self.dir(), name, member);
         let mirror = storage.mirror_name().to_owned();
         let queue = Queue::open_storage(storage, &mirror, self.shared.config.clone(), sync_dir)?;
-        Ok(queue.with_clock(self.clock()))
+        let figures = Arc::new(Figures::new(Arc::clone(&self.shared.retired)));
+        self.shared.figures().push(Arc::downgrade(&figures));
+        Ok(queue.with_clock(self.clock()).with_figures(figures))
     }
 
     /// The clock the sessions opened from now on stamp their times with (D24); the system
@@ -344,11 +387,7 @@ impl Store {
 
     /// The clock sessions opened now get.
     pub fn clock(&self) -> Arc<dyn Clock> {
-        self.shared
-            .clock
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.shared.clock()
     }
 
     /// Opens every session of the directory (start-up after a restart): each mirror recovered
@@ -503,6 +542,7 @@ impl Store {
             reopens: pool.reopens(),
             descriptor_waits: pool.waits(),
             dir_fsyncs: self.shared.dir_fsyncs.load(Ordering::Relaxed),
+            sessions: self.shared.sessions_stats(),
         }
     }
 }

@@ -18,6 +18,7 @@ use crate::observe;
 use crate::ops::request as ops;
 use crate::types::{Batch, BatchId, Budget, Item, Outcome, Parked, RequestId, Seq, Settlement};
 
+pub(crate) mod figures;
 pub(crate) mod open;
 mod requests;
 pub(crate) mod write;
@@ -60,6 +61,8 @@ pub struct Queue<S: Storage = FsStorage> {
     clock: Arc<dyn Clock>,
     /// The request file as this handle last read it (M17).
     requests: Watch,
+    /// Where a store session publishes its stats for the store's sum (M16).
+    figures: Option<Arc<figures::Figures>>,
 }
 
 /// The request file's stamp when the queue last read it, and when (by its clock): an unchanged
@@ -86,8 +89,9 @@ struct Watch {
 /// # Ok(()) }
 /// ```
 ///
-/// With the `serde` feature, `Stats` serializes as a map of its fields (durations as serde
-/// writes a `Duration`, `{"secs", "nanos"}`).
+/// With the `serde` feature, `Stats` serializes as a map of its fields, each duration a number
+/// with its unit in the field's name (`fsync_last_us`, `fsync_max_us`, `oldest_parked_age_ms`,
+/// `oldest_dead_age_ms`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -99,8 +103,16 @@ pub struct Stats {
     /// Directory fsyncs.
     pub dir_fsyncs: u64,
     /// How long the last file or directory fsync took.
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "fsync_last_us", serialize_with = "units::micros")
+    )]
     pub fsync_last: Duration,
     /// How long the slowest file or directory fsync took.
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "fsync_max_us", serialize_with = "units::micros")
+    )]
     pub fsync_max: Duration,
     /// How long each file or directory fsync took, in fixed buckets: one table for both, as in
     /// `fsync_last` and `fsync_max`, since the caller waits for either and directory fsyncs
@@ -126,10 +138,66 @@ pub struct Stats {
     pub requests_unreadable: u64,
     /// How long the oldest live line (parked or in flight) has waited, by the queue's clock
     /// (D24); `None` when none is live, or for a line parked before mirror format 4.
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "oldest_parked_age_ms", serialize_with = "units::millis")
+    )]
     pub oldest_parked_age: Option<Duration>,
     /// How long ago the first of the dead letters died (D24); `None` when there is none whose
     /// time of death the mirror knows.
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "oldest_dead_age_ms", serialize_with = "units::millis")
+    )]
     pub oldest_dead_age: Option<Duration>,
+}
+
+/// Durations as numbers for a daemon's metrics, the unit in the field's name.
+#[cfg(feature = "serde")]
+mod units {
+    use std::time::Duration;
+
+    pub(super) fn micros<S: serde::Serializer>(d: &Duration, out: S) -> Result<S::Ok, S::Error> {
+        out.serialize_u64(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+    }
+
+    pub(super) fn millis<S: serde::Serializer>(
+        d: &Option<Duration>,
+        out: S,
+    ) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => out.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            None => out.serialize_none(),
+        }
+    }
+}
+
+impl Stats {
+    /// Adds `other`'s counters to these (histograms merged, the slowest fsync kept).
+    pub(crate) fn absorb_counters(&mut self, other: &Stats) {
+        self.appends += other.appends;
+        self.fsyncs += other.fsyncs;
+        self.dir_fsyncs += other.dir_fsyncs;
+        self.fsync_max = self.fsync_max.max(other.fsync_max);
+        self.fsync_durations.merge(&other.fsync_durations);
+        self.compactions += other.compactions;
+        self.compactions_deferred += other.compactions_deferred;
+        self.requests_applied += other.requests_applied;
+        self.requests_unreadable += other.requests_unreadable;
+    }
+
+    /// Adds another session's figures to these: counters and gauges summed, the oldest ages
+    /// and the slowest fsync kept, the last fsync the latest seen.
+    pub(crate) fn absorb(&mut self, other: &Stats) {
+        self.absorb_counters(other);
+        self.fsync_last = other.fsync_last;
+        self.parked += other.parked;
+        self.in_flight += other.in_flight;
+        self.dead_letters += other.dead_letters;
+        self.mirror_bytes += other.mirror_bytes;
+        self.oldest_parked_age = self.oldest_parked_age.max(other.oldest_parked_age);
+        self.oldest_dead_age = self.oldest_dead_age.max(other.oldest_dead_age);
+    }
 }
 
 impl Queue<FsStorage> {
@@ -230,7 +298,15 @@ impl Queue<FsStorage> {
             created.remove_unless_mirror();
         }
         let clock = self.clock.clone();
-        *self = opened?.with_clock(clock);
+        let figures = self.figures.take();
+        let reopened = opened?.with_clock(clock);
+        *self = match figures {
+            Some(figures) => {
+                figures.retire();
+                reopened.with_figures(figures)
+            }
+            None => reopened,
+        };
         debug_assert!(!self.is_poisoned());
         Ok(())
     }
@@ -879,6 +955,11 @@ impl<S: Storage> Queue<S> {
     /// D24: the age of the live line with the lowest seq (parked or in flight), the oldest one
     /// unless the clock went back; `None` when no line is live or the mirror has no time for it.
     fn oldest_parked_age(&self) -> Option<Duration> {
+        self.age(self.oldest_parked_at()?)
+    }
+
+    /// D24: when the live line with the lowest seq was parked, if the mirror knows.
+    fn oldest_parked_at(&self) -> Option<u64> {
         let state = &self.core.state;
         let in_flight = state
             .in_flight
@@ -892,19 +973,19 @@ impl<S: Storage> Queue<S> {
             }),
             (one, other) => one.or(other),
         };
-        self.age(oldest?.parked_at?)
+        oldest?.parked_at
     }
 
     /// D24: the age of the dead letter that died first, among those whose time of death the
     /// mirror knows: one pass over the dead letters, which are few.
     fn oldest_dead_age(&self) -> Option<Duration> {
-        let died = self
-            .core
-            .state
-            .dead_letters
-            .iter()
-            .filter_map(Item::died_at);
-        self.age(died.min()?)
+        self.age(self.oldest_died_at()?)
+    }
+
+    /// D24: when the first of the dead letters died, among those whose time the mirror knows.
+    fn oldest_died_at(&self) -> Option<u64> {
+        let state = &self.core.state;
+        state.dead_letters.iter().filter_map(Item::died_at).min()
     }
 
     /// How long ago `at` was by the queue's clock; 0 for a time ahead of it (a clock that went
@@ -940,6 +1021,21 @@ impl<S: Storage> Queue<S> {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
+    }
+
+    /// A store session's queue, publishing its stats to `figures` after every write.
+    pub(crate) fn with_figures(mut self, figures: Arc<figures::Figures>) -> Self {
+        self.figures = Some(figures);
+        self.publish();
+        self
+    }
+
+    /// Publishes the stats for the store's sum, if a store session.
+    pub(super) fn publish(&self) {
+        if let Some(figures) = &self.figures {
+            let oldest = [self.oldest_parked_at(), self.oldest_died_at()];
+            figures.publish(self.stats(), oldest);
+        }
     }
 
     /// The clock this handle stamps times with (D24).

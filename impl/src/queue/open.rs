@@ -122,6 +122,7 @@ impl<S: Storage> Queue<S> {
             stats: Stats::default(),
             clock: crate::clock::system(),
             requests: Watch::default(),
+            figures: None,
         }
     }
 

@@ -86,6 +86,7 @@ impl<S: Storage> Queue<S> {
             if let Some(applied) = self.core.state.ops.back() {
                 observe::request_applied(&self.storage, &self.name, applied);
             }
+            self.publish();
         }
         Ok(())
     }
@@ -97,6 +98,7 @@ impl<S: Storage> Queue<S> {
         //# applied and the failure is reported (tracing, `Stats::requests_unreadable`).
         self.stats.requests_unreadable += 1;
         observe::requests_unreadable(&self.storage, name, reason);
+        self.publish();
     }
 
     /// D3: a mirror whose remembered window is not the size the config asks for gets a `next`

@@ -55,6 +55,7 @@ impl<S: Storage> Queue<S> {
         }
         observe::poisoned(&self.storage, name, what, &e);
         self.poisoned = Some(what.to_owned());
+        self.publish();
         Error::io(
             format!("{what} failed; the queue refuses further work until reopened"),
             e,
@@ -72,6 +73,7 @@ impl<S: Storage> Queue<S> {
         self.check_planned(record)?;
         self.append_durable(&mirror::encode_record(record))?;
         self.core.commit(record);
+        self.publish();
         Ok(())
     }
 
@@ -91,6 +93,7 @@ impl<S: Storage> Queue<S> {
             None => self.append_durable(&encoded)?,
         }
         self.core.commit_with_floor(record, floor);
+        self.publish();
         Ok(())
     }
 
@@ -175,6 +178,7 @@ impl<S: Storage> Queue<S> {
             self.rename_temp(bytes)?;
             self.stats.compactions += 1;
             observe::compacted(&self.storage, &self.name, bytes_before, self.log_bytes);
+            self.publish();
             return Ok(true);
         };
         let tmp = self.tmp.clone();
@@ -193,6 +197,7 @@ impl<S: Storage> Queue<S> {
         }
         self.stats.compactions_deferred += 1;
         observe::compaction_deferred(&self.storage, &self.name, what, &e);
+        self.publish();
         Ok(false)
     }
 

@@ -57,7 +57,18 @@ fn stats_serialize_with_the_fsync_histogram_and_its_edges() -> TestResult {
     assert_eq!(json["dir_fsyncs"], 1);
     assert_eq!(json["parked"], 1);
     assert_eq!(json["mirror_bytes"], stats.mirror_bytes);
-    assert!(json["fsync_max"]["nanos"].is_u64(), "{json}");
+    let micros = u64::try_from(stats.fsync_max.as_micros())?;
+    assert_eq!(
+        json["fsync_max_us"], micros,
+        "a number, the unit in its name: {json}"
+    );
+    assert!(json["fsync_last_us"].is_u64(), "{json}");
+    assert!(json.get("fsync_max").is_none(), "{json}");
+    assert!(json["oldest_parked_age_ms"].is_u64(), "{json}");
+    assert!(
+        json["oldest_dead_age_ms"].is_null(),
+        "no dead letter: {json}"
+    );
     let histogram = &json["fsync_durations"];
     assert_eq!(histogram["edges_us"][0], 16);
     assert_eq!(histogram["edges_us"][16], 1 << 20);
@@ -91,5 +102,10 @@ fn store_options_read_and_store_stats_serialize() -> TestResult {
         ),
         (Some(1), Some(8))
     );
+    assert_eq!(
+        json["sessions"]["dir_fsyncs"], 1,
+        "the session's create: {json}"
+    );
+    assert!(json["sessions"]["fsync_max_us"].is_u64(), "{json}");
     Ok(())
 }
