@@ -152,6 +152,34 @@ impl<S: Storage + Send + 'static> AsyncQueue<S> {
         &self.queue
     }
 
+    /// Resolves once the queue holds a parked line (at once when it holds one now), holding no
+    /// thread while it waits: a session's task awaits it between turns, woken by the park that
+    /// gives it work.
+    ///
+    /// # Errors
+    ///
+    /// As [`SharedQueue::wait_parked`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use parkline::{AsyncQueue, RequestId};
+    /// let dir = tempfile::tempdir()?;
+    /// let queue = AsyncQueue::open(dir.path().join("s1.mirror")).await?;
+    /// let waiting = tokio::spawn({
+    ///     let queue = queue.clone();
+    ///     async move { queue.wait_parked().await }
+    /// });
+    /// queue.park(RequestId(1), "done").await?;
+    /// waiting.await??;
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_parked(&self) -> Result<()> {
+        std::future::poll_fn(|cx| self.queue.poll_parked(cx)).await
+    }
+
     /// Parks `line` for `request` as [`SharedQueue::park`] does; returns once the line is
     /// durable (D16), holding no thread while it waits.
     ///

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
 #[cfg(not(shuttle))]
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 #[cfg(shuttle)]
 use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -95,6 +97,8 @@ struct Inner<S: Storage> {
     writing: bool,
     /// A leader panicked while it held the queue: every call fails.
     lost: bool,
+    /// Tasks awaiting a parked line ([`SharedQueue::poll_parked`]), woken after every call.
+    wakers: Vec<Waker>,
 }
 
 /// A caller's unit waiting for a group, and where its answer goes.
@@ -207,6 +211,7 @@ impl<S: Storage> SharedQueue<S> {
                     #[cfg(feature = "tokio")]
                     writing: false,
                     lost: false,
+                    wakers: Vec::new(),
                 }),
                 turn: Condvar::new(),
             }),
@@ -401,6 +406,72 @@ impl<S: Storage> SharedQueue<S> {
         self.exclusive(|queue| queue.path())
     }
 
+    /// Waits until the queue holds a parked line, for at most `timeout`: `true` once it does (at
+    /// once when it holds one now), `false` when the time ran out. A daemon's session loop
+    /// waits here between turns, woken by the park that gives it work, instead of polling.
+    ///
+    /// # Errors
+    ///
+    /// `Internal` when a call panicked while it held the queue.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use parkline::{RequestId, SharedQueue};
+    /// use std::time::Duration;
+    /// let dir = tempfile::tempdir()?;
+    /// let queue = SharedQueue::open(dir.path().join("s1.mirror"))?;
+    /// assert!(!queue.wait_parked(Duration::from_millis(1))?);
+    /// std::thread::scope(|scope| {
+    ///     scope.spawn(|| queue.park(RequestId(1), "done"));
+    ///     assert!(queue.wait_parked(Duration::from_secs(60)).unwrap());
+    /// });
+    /// # Ok(()) }
+    /// ```
+    pub fn wait_parked(&self, timeout: Duration) -> Result<bool> {
+        let deadline = Instant::now() + timeout;
+        let mut inner = self.shared.lock();
+        loop {
+            if inner.lost {
+                return Err(lost());
+            }
+            if inner.holds_parked() {
+                return Ok(true);
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return Ok(false);
+            };
+            inner = self
+                .shared
+                .turn
+                .wait_timeout(inner, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Ready once the queue holds a parked line (the future of `AsyncQueue::wait_parked`);
+    /// otherwise `cx`'s waker is woken after the next call or group.
+    pub(crate) fn poll_parked(&self, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        let mut inner = self.shared.lock();
+        if inner.lost {
+            return Poll::Ready(Err(lost()));
+        }
+        if inner.holds_parked() {
+            return Poll::Ready(Ok(()));
+        }
+        if !inner.wakers.iter().any(|waker| waker.will_wake(cx.waker())) {
+            inner.wakers.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+
+    /// A handle that does not keep the queue alive: the store's, for its idle calls.
+    pub(crate) fn downgrade(&self) -> WeakSharedQueue<S> {
+        WeakSharedQueue(Arc::downgrade(&self.shared))
+    }
+
     /// How many units wait for a leader (the tests' view of a group forming).
     #[cfg(test)]
     pub(crate) fn pending(&self) -> usize {
@@ -434,7 +505,7 @@ impl<S: Storage> SharedQueue<S> {
             if let Some(queue) = inner.queue.as_mut() {
                 let value = call(queue);
                 // Parks that queued during the call wait for a leader: wake one.
-                self.shared.turn.notify_all();
+                self.shared.signal(&mut inner);
                 return Ok(value);
             }
             if !waited {
@@ -475,7 +546,25 @@ impl<S: Storage> SharedQueue<S> {
     }
 }
 
+/// A [`SharedQueue`] that does not keep it alive.
+#[derive(Debug)]
+pub(crate) struct WeakSharedQueue<S: Storage>(std::sync::Weak<Shared<S>>);
+
+impl<S: Storage> WeakSharedQueue<S> {
+    /// The queue, while a handle of it lives.
+    pub(crate) fn upgrade(&self) -> Option<SharedQueue<S>> {
+        self.0.upgrade().map(|shared| SharedQueue { shared })
+    }
+}
+
 impl<S: Storage> Inner<S> {
+    /// Whether the queue, not in a leader's hands, holds a parked line.
+    fn holds_parked(&self) -> bool {
+        self.queue
+            .as_ref()
+            .is_some_and(|queue| !queue.parked().is_empty())
+    }
+
     /// Queues `unit` for the next group; its ticket.
     fn join(&mut self, unit: Unit, reply: Reply) -> u64 {
         let ticket = self.next_ticket;
@@ -538,12 +627,21 @@ impl<S: Storage> Shared<S> {
             }
         }
         inner.queue = Some(queue);
-        self.turn.notify_all();
+        self.signal(&mut inner);
         let replies = Replies {
             #[cfg(feature = "tokio")]
             sends,
         };
         (inner, replies)
+    }
+
+    /// The queue is back after a call or a group: every thread waiting on the lock's condition
+    /// and every task awaiting a parked line looks again.
+    fn signal(&self, inner: &mut Inner<S>) {
+        self.turn.notify_all();
+        for waker in inner.wakers.drain(..) {
+            waker.wake();
+        }
     }
 
     fn lock(&self) -> Guard<'_, S> {

@@ -10,7 +10,7 @@
 //! every write made through it is fsynced, so no fsync goes through another descriptor than its
 //! write's (the one the kernel is sure to tell of a failed writeback).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -25,6 +25,7 @@ use crate::io::pool::{Member, Pool, Sessions};
 use crate::io::storage::{self, DIR_LOCK, FsStorage};
 use crate::queue::figures::{self, Figures};
 use crate::queue::{Queue, Stats};
+use crate::shared::{SharedQueue, WeakSharedQueue};
 
 /// The file name suffix of a session's mirror in a store: session `s966` is `s966.mirror`.
 pub const SESSION_SUFFIX: &str = ".mirror";
@@ -103,6 +104,8 @@ struct Shared {
     dir_fsyncs: AtomicU64,
     /// The clock every session opened from now on stamps its times with (D24).
     clock: Mutex<Arc<dyn Clock>>,
+    /// The sessions given out shared, which the idle call walks.
+    reached: Mutex<Vec<(String, WeakSharedQueue<FsStorage>)>>,
     /// Every session's published figures, and the counters of the sessions' ended lives.
     figures: Mutex<Vec<Weak<Figures>>>,
     retired: Arc<Mutex<Stats>>,
@@ -125,6 +128,11 @@ impl Shared {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    fn reached(&self) -> MutexGuard<'_, Vec<(String, WeakSharedQueue<FsStorage>)>> {
+        // Every change is one push or one `retain`.
+        self.reached.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn figures(&self) -> MutexGuard<'_, Vec<Weak<Figures>>> {
@@ -207,7 +215,7 @@ pub struct StoreStats {
     pub reopens: u64,
     /// Calls that waited for a descriptor, every one of the `max_open` in another call.
     pub descriptor_waits: u64,
-    /// Directory fsyncs of [`Store::open_all`].
+    /// Directory fsyncs of [`Store::open_all`] and [`Store::start`].
     pub dir_fsyncs: u64,
     /// The sessions' [`Stats`] summed: each live session's as of its last write, with the
     /// counters (fsyncs and their histogram, appends, compactions, requests) of every session
@@ -314,6 +322,7 @@ impl Store {
                 next_id: AtomicU64::new(0),
                 dir_fsyncs: AtomicU64::new(0),
                 clock: Mutex::new(crate::clock::system()),
+                reached: Mutex::new(Vec::new()),
                 figures: Mutex::new(Vec::new()),
                 retired: Arc::new(Mutex::new(Stats::default())),
                 dir_file,
@@ -414,8 +423,105 @@ impl Store {
     /// # Ok(()) }
     /// ```
     pub fn open_all(&self) -> Result<BTreeMap<String, Result<Queue>>> {
+        self.open_many(self.names()?)
+    }
+
+    /// Start-up as a daemon runs it: opens every session of the directory and creates each
+    /// name of `expected` it does not hold, with one directory fsync for all (M10, M16), and
+    /// gives each out shared, reached by the store's [`idle`](Store::idle) call (an
+    /// `AsyncQueue` is `AsyncQueue::from` it). A session that fails to open is an `Err` in the
+    /// map; the others open.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::open_all`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use parkline::{RequestId, Store};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path())?;
+    /// store.session("a")?.park(RequestId(1), "one")?;
+    /// let sessions = store.start(["b", "c"])?;
+    /// assert_eq!(sessions.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
+    /// assert_eq!(store.stats().dir_fsyncs, 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn start<'a>(
+        &self,
+        expected: impl IntoIterator<Item = &'a str>,
+    ) -> Result<BTreeMap<String, Result<SharedQueue>>> {
+        let mut names: BTreeSet<String> = self.names()?.into_iter().collect();
+        names.extend(expected.into_iter().map(str::to_owned));
+        let opened = self.open_many(names)?;
+        Ok(opened
+            .into_iter()
+            .map(|(name, queue)| {
+                let shared = queue.map(|queue| self.reach(&name, queue));
+                (name, shared)
+            })
+            .collect())
+    }
+
+    /// Session `name` shared ([`Store::session`] otherwise), reached by the store's
+    /// [`idle`](Store::idle) call while a handle of it lives.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::session`].
+    pub fn shared_session(&self, name: &str) -> Result<SharedQueue> {
+        let queue = self.session(name)?;
+        Ok(self.reach(name, queue))
+    }
+
+    /// `queue` shared, its handle in the list the idle call walks.
+    fn reach(&self, name: &str, queue: Queue) -> SharedQueue {
+        let shared = SharedQueue::new(queue);
+        self.shared
+            .reached()
+            .push((name.to_owned(), shared.downgrade()));
+        shared
+    }
+
+    /// The daemon's tick, one call: the idle call ([`Queue::idle`]) of every session this store
+    /// gave out shared ([`Store::start`], [`Store::shared_session`]) that is still held, which
+    /// applies its waiting operator requests (M17) and compacts a drained mirror to rest (M12).
+    /// Each session's failure is returned beside its name; the others go on.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = parkline::Store::open(dir.path())?;
+    /// let sessions = store.start(["s1"])?;
+    /// assert!(store.idle().is_empty());
+    /// # drop(sessions); Ok(()) }
+    /// ```
+    pub fn idle(&self) -> Vec<(String, Error)> {
+        let live: Vec<(String, SharedQueue)> = {
+            let mut reached = self.shared.reached();
+            reached.retain(|(_, weak)| weak.upgrade().is_some());
+            reached
+                .iter()
+                .filter_map(|(name, weak)| Some((name.clone(), weak.upgrade()?)))
+                .collect()
+        };
+        live.into_iter()
+            .filter_map(|(name, session)| session.idle().err().map(|e| (name, e)))
+            .collect()
+    }
+
+    /// Opens the sessions `names` (creating those without a mirror) with one directory fsync
+    /// for all.
+    fn open_many(
+        &self,
+        names: impl IntoIterator<Item = String>,
+    ) -> Result<BTreeMap<String, Result<Queue>>> {
         let mut opened = BTreeMap::new();
-        for name in self.names()? {
+        for name in names {
             let queue = self.open_session(&name, false);
             opened.insert(name, queue);
         }

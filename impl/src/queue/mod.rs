@@ -636,6 +636,11 @@ impl<S: Storage> Queue<S> {
     /// remaining, attempt + 1 (D10). Otherwise the batch is the split of every parked line under
     /// `budget` (D1, D11, D12) with attempt 1.
     ///
+    /// Before it plans the batch, it applies the operator requests waiting in the session's
+    /// request file (`parkline redrive` or `discard` on the live session, M17), as an open and
+    /// an [`idle`](Queue::idle) call do: a session with no turn ending gets them from its idle
+    /// call (`Store::idle` for a store's sessions).
+    ///
     /// # Errors
     ///
     /// [`ErrorKind::BatchInFlight`] while a batch of this life is unsettled; [`ErrorKind::Io`]

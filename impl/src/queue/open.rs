@@ -84,7 +84,10 @@ impl<S: Storage> Queue<S> {
             let mut queue = Queue::unopened(storage, name, state, 0, config);
             // M5: the mirror appears whole (header and counters) or not at all.
             let bytes = mirror::encode(&queue.core.state);
-            if let Err(e) = queue.replace_durable(&bytes) {
+            //= spec/mirror.md#m16-a-store-of-sessions
+            //# `Store::start` MUST create each session the daemon expects that the directory does not
+            //# hold under the same one directory fsync, and no created session's own.
+            if let Err(e) = queue.replace_durable(&bytes, sync_dir) {
                 return Err(queue.not_opened("cannot create the mirror", e));
             }
             let (state, bytes) = (&queue.core.state, queue.log_bytes);
@@ -189,7 +192,7 @@ impl<S: Storage> Queue<S> {
             state.life = Some(Life::fresh());
             queue.core = Core::new(state, queue.core.config.clone());
             let bytes = mirror::encode(&queue.core.state);
-            if let Err(e) = queue.replace_durable(&bytes) {
+            if let Err(e) = queue.replace_durable(&bytes, true) {
                 let doing = format!("cannot upgrade the version {version} mirror");
                 return Err(queue.not_opened(&doing, e));
             }

@@ -175,7 +175,7 @@ impl<S: Storage> Queue<S> {
     fn compact(&mut self, bytes: &[u8]) -> Result<bool> {
         let Err((what, e)) = self.write_temp(bytes) else {
             let bytes_before = self.log_bytes;
-            self.rename_temp(bytes)?;
+            self.rename_temp(bytes, true)?;
             self.stats.compactions += 1;
             observe::compacted(&self.storage, &self.name, bytes_before, self.log_bytes);
             self.publish();
@@ -287,8 +287,10 @@ impl<S: Storage> Queue<S> {
         result
     }
 
-    /// Replaces the mirror by `bytes`: temp file, fsync, rename, directory fsync (M5).
-    pub(super) fn replace_durable(&mut self, bytes: &[u8]) -> Result<()> {
+    /// Replaces the mirror by `bytes`: temp file, fsync, rename, directory fsync (M5); without
+    /// the directory fsync when `sync_dir` is false, for a caller that makes one for many
+    /// creates before it hands any queue out (`Store::start`, M16).
+    pub(super) fn replace_durable(&mut self, bytes: &[u8], sync_dir: bool) -> Result<()> {
         //= spec/delivery.md#d16-durable-park
         //# and the directory fsynced whenever a file was created, renamed or removed on the way.
         //= spec/mirror.md#m4-durability-only-through-fsync-one-fsync-per-operation
@@ -302,7 +304,7 @@ impl<S: Storage> Queue<S> {
             let tmp = self.tmp.clone();
             return Err(self.poison(what, &tmp, e));
         }
-        self.rename_temp(bytes)
+        self.rename_temp(bytes, sync_dir)
     }
 
     /// Writes `bytes` to the temp file and fsyncs it: the half of M5 that touches nothing the
@@ -321,12 +323,12 @@ impl<S: Storage> Queue<S> {
 
     /// Renames the written temp file over the mirror and fsyncs the directory: the half of M5
     /// after which the mirror is `bytes`.
-    pub(super) fn rename_temp(&mut self, bytes: &[u8]) -> Result<()> {
+    pub(super) fn rename_temp(&mut self, bytes: &[u8], sync_dir: bool) -> Result<()> {
         let (name, tmp) = (self.name.clone(), self.tmp.clone());
         if let Err(e) = self.storage.rename(&tmp, &name) {
             return Err(self.poison("rename", &name, e));
         }
-        if let Err(e) = self.timed(|storage| storage.sync_dir(), true) {
+        if sync_dir && let Err(e) = self.timed(|storage| storage.sync_dir(), true) {
             return Err(self.poison("directory fsync", &name, e));
         }
         self.check_identity()?;

@@ -600,3 +600,43 @@ fn a_shared_handle_reports_poison_reopens_and_removes() -> TestResult {
     assert!(!path.exists(), "the mirror is removed");
     Ok(())
 }
+
+/// A session's loop waits for work: `wait_parked` answers at once while a line is parked, wakes
+/// at the park that gives it one (a thread here, a task through `AsyncQueue`), and times out
+/// once the boundary took them all.
+#[test]
+fn a_waiting_session_wakes_at_a_park_and_times_out_without_one() -> TestResult {
+    let queue = SharedQueue::new(Queue::with_storage(
+        MemStorage::new(),
+        "m",
+        Config::default(),
+    )?);
+    assert!(!queue.wait_parked(Duration::from_millis(5))?);
+    std::thread::scope(|scope| -> TestResult {
+        let waiting = scope.spawn(|| queue.wait_parked(Duration::from_secs(600)));
+        queue.park(RequestId(1), "done")?;
+        assert!(waiting.join().map_err(|_| "the waiter panicked")??);
+        Ok(())
+    })?;
+    assert!(queue.wait_parked(Duration::ZERO)?, "parked now");
+    let batch = queue.boundary(Budget(1_000))?.ok_or("one line")?;
+    assert!(!queue.wait_parked(Duration::from_millis(5))?);
+    queue.settle(batch.id, &[Outcome::Delivered])?;
+    #[cfg(feature = "tokio")]
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+        let handle = crate::AsyncQueue::from(queue.clone());
+        runtime.block_on(async {
+            let waiting = tokio::spawn({
+                let handle = handle.clone();
+                async move { handle.wait_parked().await }
+            });
+            tokio::task::yield_now().await;
+            assert!(!waiting.is_finished(), "nothing parked yet");
+            handle.park(RequestId(2), "two").await?;
+            waiting.await??;
+            Ok::<(), Box<dyn std::error::Error>>(())
+        })?;
+    }
+    Ok(())
+}

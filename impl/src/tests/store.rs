@@ -1005,3 +1005,56 @@ fn m16_the_store_sums_its_sessions_without_their_locks() -> TestResult {
     assert!(reopened.fsyncs > fsyncs_before, "the reopen's fsyncs added");
     Ok(())
 }
+
+/// M16: start-up creates the sessions a daemon expects beside those the directory holds, under
+/// the one directory fsync of the open (no create fsyncs the directory itself).
+#[test]
+fn m16_start_creates_the_expected_sessions_under_one_directory_fsync() -> TestResult {
+    //= spec/mirror.md#m16-a-store-of-sessions
+    //= type=test
+    //# `Store::start` MUST create each session the daemon expects that the directory does not
+    //# hold under the same one directory fsync, and no created session's own.
+    let dir = tempfile::tempdir()?;
+    {
+        let store = store_with(dir.path(), 4)?;
+        store.session("a")?.park(RequestId(1), "one")?;
+    }
+    let store = store_with(dir.path(), 4)?;
+    let sessions = store.start(["b", "c", "a"])?;
+    assert_eq!(sessions.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
+    let stats = store.stats();
+    assert_eq!((stats.dir_fsyncs, stats.sessions.dir_fsyncs), (1, 0));
+    let a = sessions["a"].as_ref().map_err(ToString::to_string)?;
+    assert_eq!(a.parked()?.len(), 1);
+    assert_eq!(store.names()?, ["a", "b", "c"]);
+    Ok(())
+}
+
+/// M12 and M17 through the store: one idle call reaches every session given out shared and
+/// still held, and compacts each drained one to rest; a dropped one is skipped.
+#[test]
+fn m16_the_stores_idle_call_reaches_every_shared_session() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let config = Config {
+        rest_slack_bytes: 0,
+        ..Config::default()
+    };
+    let store = Store::open_with(dir.path(), StoreOptions { max_open: 2 }, config)?;
+    let sessions: Vec<crate::SharedQueue> = store
+        .start(["a", "b", "c"])?
+        .into_values()
+        .collect::<Result<_, _>>()?;
+    for (request, session) in (1..).zip(&sessions) {
+        session.park(RequestId(request), "done")?;
+        let batch = session.boundary(Budget(1_000))?.ok_or("one line")?;
+        session.settle(batch.id, &[Outcome::Delivered])?;
+    }
+    let dropped = store.shared_session("d")?;
+    drop(dropped);
+    assert!(store.idle().is_empty());
+    for session in &sessions {
+        assert_eq!(session.stats()?.compactions, 1, "{:?}", session.path()?);
+    }
+    assert_eq!(store.stats().sessions.compactions, 3);
+    Ok(())
+}
