@@ -1,7 +1,8 @@
 //! The `tracing` events and spans an operator reads in the daemon's log, one function each.
 //!
 //! Every function takes what its event names by reference or by copy (the mirror as its storage
-//! and name, its path built only for an event) and, without the `tracing` feature, does nothing
+//! and name, its path built only for an event; every event and span of a mirror carries its path
+//! and its session's name) and, without the `tracing` feature, does nothing
 //! with it, so the protocol code calls the same functions either way and
 //! compiles to the same thing: the feature adds events, never a branch of the protocol. Events
 //! carry fields, not prose; the event's name is its first word (`parkline::opened`), its target
@@ -21,6 +22,16 @@ pub(crate) trait Paths {
         expect(dead_code, reason = "only an emitted event builds a path")
     )]
     fn path(&self, name: &str) -> PathBuf;
+}
+
+/// The file name suffix of a store session's mirror: session `s966` is `s966.mirror` (M16).
+pub(crate) const SESSION_SUFFIX: &str = ".mirror";
+
+/// The name of the session whose mirror is `name`: a store session's name, or the mirror's file
+/// name less its `.mirror`.
+#[cfg(feature = "tracing")]
+fn session_of(name: &str) -> &str {
+    name.strip_suffix(SESSION_SUFFIX).unwrap_or(name)
 }
 
 /// Where a line became a dead letter.
@@ -47,6 +58,7 @@ pub(crate) fn opened<S: Paths + ?Sized>(
         name: "parkline::opened",
         target: "parkline",
         path = %storage.path(name).display(),
+        session = session_of(name),
         created,
         version,
         parked = state.parked.len(),
@@ -70,6 +82,7 @@ pub(crate) fn torn_tail_cut<S: Paths + ?Sized>(
         name: "parkline::torn_tail_cut",
         target: "parkline",
         path = %storage.path(name).display(),
+        session = session_of(name),
         offset,
         torn_bytes,
     );
@@ -89,6 +102,7 @@ pub(crate) fn upgraded<S: Paths + ?Sized>(
         name: "parkline::upgraded",
         target: "parkline",
         path = %storage.path(name).display(),
+        session = session_of(name),
         from_version,
         to_version,
     );
@@ -109,6 +123,7 @@ pub(crate) fn compacted<S: Paths + ?Sized>(
         name: "parkline::compacted",
         target: "parkline",
         path = %storage.path(name).display(),
+        session = session_of(name),
         bytes_before,
         bytes_after,
     );
@@ -129,6 +144,7 @@ pub(crate) fn compaction_deferred<S: Paths + ?Sized>(
         name: "parkline::compaction_deferred",
         target: "parkline",
         path = %storage.path(name).display(),
+        session = session_of(name),
         operation,
         cause = %cause,
     );
@@ -136,7 +152,7 @@ pub(crate) fn compaction_deferred<S: Paths + ?Sized>(
     let _ = (storage, name, operation, cause);
 }
 
-/// The handle poisoned (M10): the `operation` that failed and why, at warn.
+/// The handle poisoned (M10): the `operation` that failed and why, at error.
 pub(crate) fn poisoned<S: Paths + ?Sized>(
     storage: &S,
     name: &str,
@@ -144,12 +160,15 @@ pub(crate) fn poisoned<S: Paths + ?Sized>(
     cause: &dyn std::fmt::Display,
 ) {
     #[cfg(feature = "tracing")]
-    tracing::warn!(
+    tracing::error!(
         name: "parkline::poisoned",
         target: "parkline",
         path = %storage.path(name).display(),
+        session = session_of(name),
         operation,
         cause = %cause,
+        "the session's {operation} failed: it refuses every call until it is reopened, which \
+         reads what the mirror kept",
     );
     #[cfg(not(feature = "tracing"))]
     let _ = (storage, name, operation, cause);
@@ -174,49 +193,73 @@ impl Closing {
         }
     }
 
-    /// The batch closed (D10), at warn, and its single line, if it held one, dead-lettered.
-    pub(crate) fn closed(self) {
+    /// The batch closed (D10) in the mirror `name`, at warn, and its single line, if it held
+    /// one, dead-lettered.
+    pub(crate) fn closed<S: Paths + ?Sized>(self, storage: &S, name: &str) {
         #[cfg(feature = "tracing")]
         if let Some((batch, repeats_max)) = self.batch {
             tracing::warn!(
                 name: "parkline::batch_closed",
                 target: "parkline",
+                path = %storage.path(name).display(),
+                session = session_of(name),
                 batch = batch.id.0,
                 attempt = batch.attempt.0,
                 repeats_max,
                 items = batch.items.len(),
+                "a batch was handed over {repeats_max} times without a settle: closed",
             );
             if let [item] = batch.items.as_slice() {
-                dead_lettered(item, DeadBy::Repeats);
+                dead_lettered(storage, name, item, DeadBy::Repeats);
             }
         }
+        #[cfg(not(feature = "tracing"))]
+        let _ = (storage, name);
     }
 }
 
-/// Each of `seqs` that is a dead letter of `state` now, dead-lettered by a settle.
-pub(crate) fn dead_after_settle(state: &MirrorState, seqs: &[crate::types::Seq]) {
+/// Each of `seqs` that is a dead letter of `state` now, dead-lettered by a settle in the mirror
+/// `name`.
+pub(crate) fn dead_after_settle<S: Paths + ?Sized>(
+    storage: &S,
+    name: &str,
+    state: &MirrorState,
+    seqs: &[crate::types::Seq],
+) {
     #[cfg(feature = "tracing")]
     for seq in seqs {
         let dead = &state.dead_letters;
         if let Ok(at) = dead.binary_search_by_key(seq, |item| item.seq) {
-            dead_lettered(&dead[at], DeadBy::Failures);
+            dead_lettered(storage, name, &dead[at], DeadBy::Failures);
         }
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (state, seqs);
+    let _ = (storage, name, state, seqs);
 }
 
 /// A line moved to the dead letters (D8), at warn: it needs an operator's redrive or discard.
 #[cfg(feature = "tracing")]
-fn dead_lettered(item: &crate::types::Item, by: DeadBy) {
+fn dead_lettered<S: Paths + ?Sized>(
+    storage: &S,
+    name: &str,
+    item: &crate::types::Item,
+    by: DeadBy,
+) {
+    let session = session_of(name);
     tracing::warn!(
         name: "parkline::dead_lettered",
         target: "parkline",
+        path = %storage.path(name).display(),
+        session,
         seq = item.seq.0,
         request = item.request.0,
         failures = item.failures,
         handed = item.handed,
         by = ?by,
+        "request {} of session {session} is a dead letter (seq {}); `parkline redrive` or \
+         `parkline discard` it",
+        item.request.0,
+        item.seq.0,
     );
 }
 
@@ -232,17 +275,25 @@ pub(crate) fn lock_refused(lock_path: &Path) {
     let _ = lock_path;
 }
 
-/// A group commit's write (D22): how many parks (`units`) and lines one record held, at debug.
-pub(crate) fn group_written(units: usize, lines: impl FnOnce() -> usize) {
+/// A group commit's write (D22) to the mirror `name`: how many parks (`units`) and lines one
+/// record held, at debug.
+pub(crate) fn group_written<S: Paths + ?Sized>(
+    storage: &S,
+    name: &str,
+    units: usize,
+    lines: impl FnOnce() -> usize,
+) {
     #[cfg(feature = "tracing")]
     tracing::debug!(
         name: "parkline::group_written",
         target: "parkline",
+        path = %storage.path(name).display(),
+        session = session_of(name),
         units,
         lines = lines(),
     );
     #[cfg(not(feature = "tracing"))]
-    let _ = (units, lines);
+    let _ = (storage, name, units, lines);
 }
 
 /// An entered span, left when dropped; empty without the feature.
@@ -252,23 +303,43 @@ pub(crate) struct Entered {
     _span: tracing::span::EnteredSpan,
 }
 
-/// The span of one `boundary` call, at debug.
-pub(crate) fn boundary(budget: usize) -> Entered {
+/// The span of one `boundary` call on the mirror `name`, at debug.
+pub(crate) fn boundary<S: Paths + ?Sized>(storage: &S, name: &str, budget: usize) -> Entered {
     #[cfg(not(feature = "tracing"))]
-    let _ = budget;
+    let _ = (storage, name, budget);
     Entered {
         #[cfg(feature = "tracing")]
-        _span: tracing::debug_span!(target: "parkline", "boundary", budget).entered(),
+        _span: tracing::debug_span!(
+            target: "parkline",
+            "boundary",
+            path = %storage.path(name).display(),
+            session = session_of(name),
+            budget
+        )
+        .entered(),
     }
 }
 
-/// The span of one `settle` call, at debug.
-pub(crate) fn settle(batch: u64, outcomes: usize) -> Entered {
+/// The span of one `settle` call on the mirror `name`, at debug.
+pub(crate) fn settle<S: Paths + ?Sized>(
+    storage: &S,
+    name: &str,
+    batch: u64,
+    outcomes: usize,
+) -> Entered {
     #[cfg(not(feature = "tracing"))]
-    let _ = (batch, outcomes);
+    let _ = (storage, name, batch, outcomes);
     Entered {
         #[cfg(feature = "tracing")]
-        _span: tracing::debug_span!(target: "parkline", "settle", batch, outcomes).entered(),
+        _span: tracing::debug_span!(
+            target: "parkline",
+            "settle",
+            path = %storage.path(name).display(),
+            session = session_of(name),
+            batch,
+            outcomes
+        )
+        .entered(),
     }
 }
 
@@ -283,6 +354,7 @@ pub(crate) fn request_applied<S: Paths + ?Sized>(
         name: "parkline::request_applied",
         target: "parkline",
         path = %storage.path(name).display(),
+        session = session_of(name),
         id = %applied.id,
         verb = applied.verb.name(),
         answer = ?applied.answer,
@@ -298,6 +370,7 @@ pub(crate) fn requests_unreadable<S: Paths + ?Sized>(storage: &S, name: &str, re
         name: "parkline::requests_unreadable",
         target: "parkline",
         path = %storage.path(name).display(),
+        session = session_of(name),
         reason,
     );
     #[cfg(not(feature = "tracing"))]

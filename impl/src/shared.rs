@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
 #[cfg(not(shuttle))]
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::task::{Context, Poll, Waker};
+use std::task::Waker;
 use std::time::{Duration, Instant};
 
 #[cfg(shuttle)]
@@ -453,7 +453,12 @@ impl<S: Storage> SharedQueue<S> {
 
     /// Ready once the queue holds a parked line (the future of `AsyncQueue::wait_parked`);
     /// otherwise `cx`'s waker is woken after the next call or group.
-    pub(crate) fn poll_parked(&self, cx: &mut Context<'_>) -> Poll<Result<()>> {
+    #[cfg(feature = "tokio")]
+    pub(crate) fn poll_parked(
+        &self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<()>> {
+        use std::task::Poll;
         let mut inner = self.shared.lock();
         if inner.lost {
             return Poll::Ready(Err(lost()));
@@ -605,7 +610,7 @@ impl<S: Storage> Shared<S> {
         // Every answer is handed over after `park_group` returned, so after the fsync that
         // covers its record: no member is acknowledged before it.
         let answers = queue.park_group(&units);
-        crate::observe::group_written(units.len(), || {
+        crate::observe::group_written(queue.storage(), queue.mirror_name(), units.len(), || {
             units.iter().map(|unit| unit.lines.len()).sum()
         });
         std::mem::forget(leading);

@@ -28,7 +28,7 @@ use crate::queue::{Queue, Stats};
 use crate::shared::{SharedQueue, WeakSharedQueue};
 
 /// The file name suffix of a session's mirror in a store: session `s966` is `s966.mirror`.
-pub const SESSION_SUFFIX: &str = ".mirror";
+pub const SESSION_SUFFIX: &str = crate::observe::SESSION_SUFFIX;
 
 /// How many mirror descriptors a store keeps open between calls by default.
 pub const MAX_OPEN_DEFAULT: usize = 32;

@@ -664,7 +664,7 @@ impl<S: Storage> Queue<S> {
     /// # Ok(()) }
     /// ```
     pub fn boundary(&mut self, budget: Budget) -> Result<Option<Batch>> {
-        let _span = observe::boundary(budget.0);
+        let _span = observe::boundary(&self.storage, &self.name, budget.0);
         self.check_poison()?;
         //= spec/delivery.md#d10-repeat-recognisable
         //# `boundary` MUST return a batch only after the batch is durable, and the daemon MUST NOT
@@ -692,7 +692,7 @@ impl<S: Storage> Queue<S> {
             let repeats_max = self.core.config.repeats_max;
             let closing = observe::Closing::of(self.core.state.in_flight.as_ref(), repeats_max);
             self.append_checked(Some(&close))?;
-            closing.closed();
+            closing.closed(&self.storage, &self.name);
             step = self.core.boundary(budget, now)?;
         }
         self.append_checked(step.record.as_ref())?;
@@ -736,7 +736,7 @@ impl<S: Storage> Queue<S> {
     /// # Ok(()) }
     /// ```
     pub fn settle(&mut self, batch: BatchId, outcomes: &[Outcome]) -> Result<Settlement> {
-        let _span = observe::settle(batch.0, outcomes.len());
+        let _span = observe::settle(&self.storage, &self.name, batch.0, outcomes.len());
         self.check_poison()?;
         //= spec/delivery.md#d16-durable-park
         //# `boundary` and `settle` MUST likewise return only once their record is durable.
@@ -744,7 +744,12 @@ impl<S: Storage> Queue<S> {
         if let Some(record) = &step.record {
             self.append_or_compact(record)?;
         }
-        observe::dead_after_settle(&self.core.state, &step.value.dead);
+        observe::dead_after_settle(
+            &self.storage,
+            &self.name,
+            &self.core.state,
+            &step.value.dead,
+        );
         self.core.settled();
         Ok(step.value)
     }
@@ -1078,6 +1083,11 @@ impl<S: Storage> Queue<S> {
     /// ```
     pub fn storage(&self) -> &S {
         &self.storage
+    }
+
+    /// The mirror's name in its storage.
+    pub(crate) fn mirror_name(&self) -> &str {
+        &self.name
     }
 
     /// Gives the storage back (closing the queue; an [`FsStorage`] keeps the lock until dropped).

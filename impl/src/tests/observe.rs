@@ -2,6 +2,7 @@
 //! fields, seen by a subscriber that records them (`Recorder`), and the spans of `boundary` and
 //! `settle`.
 
+use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -226,15 +227,21 @@ fn a_deferred_compaction_is_a_warning_with_its_cause() -> TestResult {
 }
 
 #[test]
-fn a_poisoning_is_a_warning_with_the_failed_operation_and_its_cause() -> TestResult {
+fn a_poisoning_is_an_error_with_the_failed_operation_and_its_cause() -> TestResult {
     let (_dir, path) = temp_mirror()?;
     let mut queue = Queue::open(&path)?;
     fs::remove_file(&path)?;
     let (parked, seen) = record(|| queue.park(RequestId(1), "one"));
     assert_eq!(parked.map_err(|e| e.kind()), Err(ErrorKind::Io));
     let poisoned = one(&seen, "parkline::poisoned")?;
-    assert_eq!(poisoned.level, Level::WARN);
+    assert_eq!(poisoned.level, Level::ERROR);
     assert_eq!(poisoned.field("operation"), Some("identity check"));
+    assert!(
+        poisoned
+            .field("message")
+            .is_some_and(|m| m.contains("refuses every call until it is reopened")),
+        "{poisoned:?}"
+    );
     assert!(
         poisoned
             .field("cause")
@@ -343,4 +350,56 @@ fn boundary_and_settle_run_in_spans_named_after_them() -> TestResult {
 
 fn internal() -> crate::Error {
     crate::Error::new(ErrorKind::Internal, "nothing parked")
+}
+
+/// M16: every event and span of a store session's life (open, parks in a group, a boundary, a
+/// settle that dead-letters a line, a compaction, a poisoning) names the session and the
+/// mirror's path; the dead letter and the poisoning say in words what to do.
+#[test]
+fn every_event_and_span_of_a_store_session_names_it() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let config = Config {
+        failures_max: 1,
+        rest_slack_bytes: 0,
+        ..Config::default()
+    };
+    let store = crate::Store::open_with(dir.path(), crate::StoreOptions::default(), config)?;
+    let mirror = store.dir().join("s1.mirror");
+    let (lived, seen) = record(|| -> TestResult {
+        let sessions = store.start(["s1"])?;
+        let session = sessions["s1"].as_ref().map_err(ToString::to_string)?;
+        session.park_all(&[(RequestId(1), "one"), (RequestId(2), "two")])?;
+        let batch = session.boundary(Budget(100))?.ok_or("parked")?;
+        session.settle(batch.id, &[Outcome::Failed, Outcome::Delivered])?;
+        session.discard_all()?;
+        session.idle()?;
+        fs::remove_file(&mirror)?;
+        assert!(session.park(RequestId(3), "three").is_err());
+        Ok(())
+    });
+    lived?;
+    let names: BTreeSet<&str> = seen.iter().map(|s| s.name.as_str()).collect();
+    for expected in [
+        "parkline::opened",
+        "parkline::group_written",
+        "boundary",
+        "settle",
+        "parkline::dead_lettered",
+        "parkline::compacted",
+        "parkline::poisoned",
+    ] {
+        assert!(names.contains(expected), "{expected} in {names:?}");
+    }
+    let path = mirror.display().to_string();
+    for each in &seen {
+        assert_eq!(each.field("session"), Some("s1"), "{each:?}");
+        assert_eq!(each.field("path"), Some(path.as_str()), "{each:?}");
+    }
+    let dead = one(&seen, "parkline::dead_lettered")?;
+    assert!(
+        dead.field("message")
+            .is_some_and(|m| m.contains("session s1") && m.contains("parkline redrive")),
+        "{dead:?}"
+    );
+    Ok(())
 }
