@@ -956,6 +956,156 @@ fn sessions_fixture() -> TempDir {
     dir
 }
 
+/// A store's directory of [`SESSIONS`] sessions as a daemon leaves them after traffic: each
+/// delivered a full remembered window of requests (`DELIVERED_MEMORY`, 256) and was compacted to
+/// rest by its idle call. Also the bytes one such mirror holds.
+fn traffic_fixture() -> (TempDir, u64) {
+    let dir = bench_dir().expect("temporary directory");
+    let store = Store::open(dir.path()).expect("store");
+    let window = parkline::DELIVERED_MEMORY;
+    let sessions = store
+        .start(
+            (0..SESSIONS)
+                .map(|s| format!("s{s}"))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(String::as_str),
+        )
+        .expect("start");
+    for (s, session) in (0..).zip(sessions.values()) {
+        let session = session.as_ref().expect("session");
+        let lines: Vec<(RequestId, String)> = (0..window)
+            .map(|r| {
+                let request = s * window + r;
+                (RequestId(request), completion_line(request))
+            })
+            .collect();
+        let group: Vec<(RequestId, &str)> = lines.iter().map(|(r, l)| (*r, l.as_str())).collect();
+        session.park_all(&group).expect("park_all");
+        let batch = session
+            .boundary(Budget(1 << 30))
+            .expect("boundary")
+            .expect("lines");
+        let delivered = vec![parkline::Outcome::Delivered; batch.items.len()];
+        session.settle(batch.id, &delivered).expect("settle");
+    }
+    assert!(store.idle().is_empty(), "every idle call");
+    let bytes = std::fs::metadata(dir.path().join("s0.mirror"))
+        .expect("a mirror")
+        .len();
+    drop(sessions);
+    drop(store);
+    fixture::sync_dir_tree(dir.path()).expect("sync the fixture");
+    (dir, bytes)
+}
+
+/// Start-up of [`SESSIONS`] sessions after traffic (a full remembered window each, at rest):
+/// `Store::start` / the floor of opening, reading and fsyncing the same files.
+fn traffic_startup_row() -> Row {
+    let (dir, bytes) = traffic_fixture();
+    let rounds = interleave::rounds(7);
+    let mut start_all = || {
+        let start = Instant::now();
+        let store = Store::open(dir.path()).expect("store");
+        let sessions = store.start([]).expect("start");
+        let elapsed = start.elapsed();
+        assert_eq!(
+            sessions.values().filter(|q| q.is_ok()).count() as u64,
+            SESSIONS
+        );
+        elapsed
+    };
+    let mut floor = || open_read_fsync_all(dir.path());
+    let t = interleave::samples(rounds, &mut [&mut start_all, &mut floor]);
+    fixture::discard(dir).expect("sync the deletion");
+    Row::timed(
+        format!(
+            "start-up: Store::start of 1,000 sessions after traffic ({bytes} bytes each at rest) / the floor"
+        ),
+        "open + read + fsync of each, one directory fsync",
+        rounds,
+        &t[0],
+        &t[1],
+    )
+}
+
+/// Creating [`SESSIONS`] sessions: `Store::start` of 1,000 expected names in an empty
+/// directory (one directory fsync) / the floor of creating, writing and fsyncing as many files
+/// of a new mirror's size and fsyncing the directory once; and 1,000 `Store::session` calls (a
+/// directory fsync each) / the same floor.
+fn create_rows() -> Vec<Row> {
+    let rounds = interleave::rounds(5);
+    let names: Vec<String> = (0..SESSIONS).map(|s| format!("s{s}")).collect();
+    let header = {
+        let dir = bench_dir().expect("temporary directory");
+        Store::open(dir.path())
+            .expect("store")
+            .session("probe")
+            .expect("create");
+        let bytes = std::fs::read(dir.path().join("probe.mirror")).expect("a mirror");
+        fixture::discard(dir).expect("sync the deletion");
+        bytes
+    };
+    let timed = |create: &dyn Fn(&Path)| {
+        let dir = bench_dir().expect("temporary directory");
+        let start = Instant::now();
+        create(dir.path());
+        let elapsed = start.elapsed();
+        fixture::discard(dir).expect("sync the deletion");
+        elapsed
+    };
+    let started = |dir: &Path| {
+        let store = Store::open(dir).expect("store");
+        let sessions = store
+            .start(names.iter().map(String::as_str))
+            .expect("start");
+        assert_eq!(sessions.len() as u64, SESSIONS);
+    };
+    let one_by_one = |dir: &Path| {
+        let store = Store::open(dir).expect("store");
+        for name in &names {
+            drop(store.session(name).expect("session"));
+        }
+    };
+    let floor = |dir: &Path| {
+        use std::io::Write;
+        for name in &names {
+            let path = dir.join(format!("{name}.mirror"));
+            let mut file = std::fs::File::create_new(path).expect("create");
+            file.write_all(&header).expect("write");
+            file.sync_all().expect("fsync");
+        }
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .expect("directory fsync");
+    };
+    let t = interleave::samples(
+        rounds,
+        &mut [
+            &mut || timed(&started),
+            &mut || timed(&one_by_one),
+            &mut || timed(&floor),
+        ],
+    );
+    let baseline = "create + write + fsync of each, one directory fsync";
+    vec![
+        Row::timed(
+            "creating 1,000 sessions: Store::start / the floor".to_owned(),
+            baseline,
+            rounds,
+            &t[0],
+            &t[2],
+        ),
+        Row::timed(
+            "creating 1,000 sessions: 1,000 Store::session / the floor".to_owned(),
+            baseline,
+            rounds,
+            &t[1],
+            &t[2],
+        ),
+    ]
+}
+
 /// The floor of opening many files durably: each file opened, read whole and fsynced, then
 /// the directory fsynced once.
 fn open_read_fsync_all(dir: &Path) -> Duration {
@@ -1159,6 +1309,8 @@ fn one_run() -> Vec<Row> {
     }
     if std::env::var_os("PARKLINE_TABLE_ONLY_STORE").is_some() {
         rows.push(store_load_row());
+        rows.extend(create_rows());
+        rows.push(traffic_startup_row());
         return rows;
     }
     if std::env::var_os("PARKLINE_TABLE_ONLY_STEADY").is_some() {
@@ -1201,6 +1353,10 @@ fn one_run() -> Vec<Row> {
     eprintln!("table: start-up");
     rows.push(store_load_row());
     eprintln!("table: a store under load");
+    rows.extend(create_rows());
+    eprintln!("table: creating sessions");
+    rows.push(traffic_startup_row());
+    eprintln!("table: start-up after traffic");
     rows
 }
 
