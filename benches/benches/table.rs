@@ -1462,6 +1462,15 @@ fn readme_label(key: &str) -> Option<&'static str> {
         "start-up: Store::open_all of 1,000 idle sessions / the floor" => {
             "`Store::open_all` of 1,000 idle sessions / open, read and fsync each file"
         }
+        "50 threads x 6 parks over 300 sessions, store of `max_open` 32 / `max_open` 320" => {
+            "50 threads parking over 300 sessions, `max_open` 32 / `max_open` 320"
+        }
+        "creating 1,000 sessions: Store::start / the floor" => {
+            "`Store::start` creating 1,000 sessions / create, write and fsync each file"
+        }
+        "start-up: Store::start of 1,000 sessions after traffic / the floor" => {
+            "`Store::start` of 1,000 sessions after traffic / open, read and fsync each file"
+        }
         _ => return None,
     })
 }
