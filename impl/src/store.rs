@@ -102,6 +102,8 @@ struct Shared {
     members: Mutex<BTreeMap<String, u64>>,
     next_id: AtomicU64,
     dir_fsyncs: AtomicU64,
+    /// Directory fsyncs through `dir_file`, the sessions' own and the store's.
+    sessions_dir_fsyncs: AtomicU64,
     /// The clock every session opened from now on stamps its times with (D24).
     clock: Mutex<Arc<dyn Clock>>,
     /// The sessions given out shared, which the idle call walks.
@@ -185,6 +187,7 @@ impl Sessions for Shared {
     }
 
     fn sync_dir(&self) -> io::Result<()> {
+        self.sessions_dir_fsyncs.fetch_add(1, Ordering::Relaxed);
         self.dir_file.sync_all()
     }
 }
@@ -321,6 +324,7 @@ impl Store {
                 members: Mutex::new(BTreeMap::new()),
                 next_id: AtomicU64::new(0),
                 dir_fsyncs: AtomicU64::new(0),
+                sessions_dir_fsyncs: AtomicU64::new(0),
                 clock: Mutex::new(crate::clock::system()),
                 reached: Mutex::new(Vec::new()),
                 figures: Mutex::new(Vec::new()),
@@ -512,6 +516,13 @@ impl Store {
         live.into_iter()
             .filter_map(|(name, session)| session.idle().err().map(|e| (name, e)))
             .collect()
+    }
+
+    /// The directory fsyncs made through the store's descriptor of it, the sessions' included
+    /// (the tests' view of M16's rule that a session's goes through it).
+    #[cfg(test)]
+    pub(crate) fn dir_fsyncs_through_the_store(&self) -> u64 {
+        self.shared.sessions_dir_fsyncs.load(Ordering::Relaxed)
     }
 
     /// Opens the sessions `names` (creating those without a mirror) with one directory fsync

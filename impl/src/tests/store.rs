@@ -392,14 +392,17 @@ fn many_sessions(dir: &Path) -> Result<usize, Box<dyn std::error::Error>> {
     }
     drop(filler);
     first.park(RequestId(5_000), "late")?;
-    full_table_defers_a_compaction(&mut first)?;
+    full_table_defers_a_compaction(&store, &mut first)?;
     Ok(most - before)
 }
 
 /// M10 with a real descriptor table: the drained session's idle call finds the table full, so
 /// its compaction cannot open the temp file; it is deferred, nothing is poisoned, and the next
 /// idle call, with room again, compacts.
-fn full_table_defers_a_compaction(queue: &mut Queue) -> Result<(), Box<dyn std::error::Error>> {
+fn full_table_defers_a_compaction(
+    store: &Store,
+    queue: &mut Queue,
+) -> Result<(), Box<dyn std::error::Error>> {
     //= spec/mirror.md#m16-a-store-of-sessions
     //= type=test
     //# A session's fsync of the directory MUST go through the store's own descriptor of it,
@@ -420,9 +423,13 @@ fn full_table_defers_a_compaction(queue: &mut Queue) -> Result<(), Box<dyn std::
     if (stats.compactions, stats.compactions_deferred) != (0, 1) || queue.is_poisoned() {
         return Err(format!("a full table at an idle call gave {stats:?}").into());
     }
+    let through_the_store = store.dir_fsyncs_through_the_store();
     queue.idle()?;
     if queue.stats().compactions != 1 {
         return Err(format!("the next idle call gave {:?}", queue.stats()).into());
+    }
+    if store.dir_fsyncs_through_the_store() != through_the_store + 1 {
+        return Err("the compaction's directory fsync went around the store's descriptor".into());
     }
     Ok(())
 }
