@@ -529,6 +529,19 @@ fn m16_a_written_descriptor_stays_open_until_its_fsync() -> TestResult {
         !is_open(&a)? && is_open(&b)?,
         "once fsynced, it is idle like any other"
     );
+    // A slot given back by a closed descriptor, not by one returned idle, wakes the waiter too.
+    storage_a.append("a.mirror", b"")?;
+    let waits = store.stats().descriptor_waits;
+    std::thread::scope(|scope| -> TestResult {
+        let parked = scope.spawn(|| queue_b.park(RequestId(4), "four"));
+        while store.stats().descriptor_waits == waits {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(storage_a);
+        parked.join().map_err(|_| "the park panicked")??;
+        Ok(())
+    })?;
+    assert!(is_open(&b)?);
     Ok(())
 }
 
