@@ -39,3 +39,9 @@ impl Clock for SystemClock {
 pub(crate) fn system() -> Arc<dyn Clock> {
     Arc::new(SystemClock)
 }
+
+/// How long before `now_ms` the time `at` was; 0 for a time ahead of it (a clock that went back
+/// changes only the ages shown, D24).
+pub(crate) fn age(now_ms: u64, at: u64) -> std::time::Duration {
+    std::time::Duration::from_millis(now_ms.saturating_sub(at))
+}

@@ -122,9 +122,7 @@ impl Shared {
         // Every change to the map is one insert or remove, so it stays whole across a panic.
         self.members.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
 
-impl Shared {
     fn clock(&self) -> Arc<dyn Clock> {
         self.clock
             .lock()
@@ -384,7 +382,12 @@ impl Store {
         let mirror = storage.mirror_name().to_owned();
         let queue = Queue::open_storage(storage, &mirror, self.shared.config.clone(), sync_dir)?;
         let figures = Arc::new(Figures::new(Arc::clone(&self.shared.retired)));
-        self.shared.figures().push(Arc::downgrade(&figures));
+        let mut all = self.shared.figures();
+        // The ended sessions' go as a session opens, so the list holds at most the live ones
+        // and one.
+        all.retain(|weak| weak.strong_count() > 0);
+        all.push(Arc::downgrade(&figures));
+        drop(all);
         Ok(queue.with_clock(self.clock()).with_figures(figures))
     }
 
@@ -505,14 +508,17 @@ impl Store {
     /// # drop(sessions); Ok(()) }
     /// ```
     pub fn idle(&self) -> Vec<(String, Error)> {
-        let live: Vec<(String, SharedQueue)> = {
-            let mut reached = self.shared.reached();
-            reached.retain(|(_, weak)| weak.upgrade().is_some());
-            reached
-                .iter()
-                .filter_map(|(name, weak)| Some((name.clone(), weak.upgrade()?)))
-                .collect()
-        };
+        let mut live = Vec::new();
+        // The dropped ones leave the list as the live ones are taken from it.
+        self.shared
+            .reached()
+            .retain(|(name, weak)| match weak.upgrade() {
+                Some(session) => {
+                    live.push((name.clone(), session));
+                    true
+                }
+                None => false,
+            });
         live.into_iter()
             .filter_map(|(name, session)| session.idle().err().map(|e| (name, e)))
             .collect()

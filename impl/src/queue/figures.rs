@@ -3,7 +3,6 @@
 //! queue dropped) folded into the store's.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use super::Stats;
 
@@ -34,19 +33,20 @@ impl Figures {
         }
     }
 
-    /// The queue's figures after a call.
+    /// The queue's figures after a write: its stats without the ages, and the times they are
+    /// told from.
     pub(crate) fn publish(&self, stats: Stats, oldest: Oldest) {
         *self.now() = (stats, oldest);
     }
 
-    /// Adds what the session holds now to `sum`, its ages told at `now_ms`.
+    /// Adds what the session holds now to `sum`, its ages told at `now_ms` (the oldest kept).
     pub(crate) fn add_to(&self, sum: &mut Stats, now_ms: u64) {
         let now = self.now();
         let (stats, [parked_at, died_at]) = &*now;
-        let age = |at: &Option<u64>| at.map(|at| Duration::from_millis(now_ms.saturating_sub(at)));
-        let mut aged = stats.clone();
-        (aged.oldest_parked_age, aged.oldest_dead_age) = (age(parked_at), age(died_at));
-        sum.absorb(&aged);
+        sum.absorb(stats);
+        let age = |at: &Option<u64>| at.map(|at| crate::clock::age(now_ms, at));
+        sum.oldest_parked_age = sum.oldest_parked_age.max(age(parked_at));
+        sum.oldest_dead_age = sum.oldest_dead_age.max(age(died_at));
     }
 
     fn now(&self) -> MutexGuard<'_, (Stats, Oldest)> {

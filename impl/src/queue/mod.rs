@@ -186,8 +186,8 @@ impl Stats {
         self.requests_unreadable += other.requests_unreadable;
     }
 
-    /// Adds another session's figures to these: counters and gauges summed, the oldest ages
-    /// and the slowest fsync kept, the last fsync the latest seen.
+    /// Adds another session's figures to these: counters and gauges summed, the slowest fsync
+    /// kept, the last fsync the latest seen (the ages are the caller's, from their times).
     pub(crate) fn absorb(&mut self, other: &Stats) {
         self.absorb_counters(other);
         self.fsync_last = other.fsync_last;
@@ -195,8 +195,6 @@ impl Stats {
         self.in_flight += other.in_flight;
         self.dead_letters += other.dead_letters;
         self.mirror_bytes += other.mirror_bytes;
-        self.oldest_parked_age = self.oldest_parked_age.max(other.oldest_parked_age);
-        self.oldest_dead_age = self.oldest_dead_age.max(other.oldest_dead_age);
     }
 }
 
@@ -947,6 +945,17 @@ impl<S: Storage> Queue<S> {
     /// # Ok(()) }
     /// ```
     pub fn stats(&self) -> Stats {
+        let now_ms = self.clock.now_ms();
+        let [parked_at, died_at] = self.oldest();
+        Stats {
+            oldest_parked_age: parked_at.map(|at| crate::clock::age(now_ms, at)),
+            oldest_dead_age: died_at.map(|at| crate::clock::age(now_ms, at)),
+            ..self.stats_untimed()
+        }
+    }
+
+    /// The stats without the ages, which a reader tells from [`Queue::oldest`] by its clock.
+    fn stats_untimed(&self) -> Stats {
         let state = &self.core.state;
         Stats {
             parked: state.parked.len(),
@@ -956,19 +965,20 @@ impl<S: Storage> Queue<S> {
                 .map_or(0, |batch| batch.items.len()),
             dead_letters: state.dead_letters.len(),
             mirror_bytes: self.log_bytes,
-            oldest_parked_age: self.oldest_parked_age(),
-            oldest_dead_age: self.oldest_dead_age(),
+            oldest_parked_age: None,
+            oldest_dead_age: None,
             ..self.stats.clone()
         }
     }
 
-    /// D24: the age of the live line with the lowest seq (parked or in flight), the oldest one
-    /// unless the clock went back; `None` when no line is live or the mirror has no time for it.
-    fn oldest_parked_age(&self) -> Option<Duration> {
-        self.age(self.oldest_parked_at()?)
+    /// D24: when the oldest live line was parked and when the first dead letter died.
+    fn oldest(&self) -> figures::Oldest {
+        [self.oldest_parked_at(), self.oldest_died_at()]
     }
 
-    /// D24: when the live line with the lowest seq was parked, if the mirror knows.
+    /// D24: when the live line with the lowest seq (parked or in flight) was parked, the oldest
+    /// one unless the clock went back; `None` when no line is live or the mirror has no time for
+    /// it.
     fn oldest_parked_at(&self) -> Option<u64> {
         let state = &self.core.state;
         let in_flight = state
@@ -986,24 +996,11 @@ impl<S: Storage> Queue<S> {
         oldest?.parked_at
     }
 
-    /// D24: the age of the dead letter that died first, among those whose time of death the
-    /// mirror knows: one pass over the dead letters, which are few.
-    fn oldest_dead_age(&self) -> Option<Duration> {
-        self.age(self.oldest_died_at()?)
-    }
-
-    /// D24: when the first of the dead letters died, among those whose time the mirror knows.
+    /// D24: when the first of the dead letters died, among those whose time the mirror knows:
+    /// one pass over the dead letters, which are few.
     fn oldest_died_at(&self) -> Option<u64> {
         let state = &self.core.state;
         state.dead_letters.iter().filter_map(Item::died_at).min()
-    }
-
-    /// How long ago `at` was by the queue's clock; 0 for a time ahead of it (a clock that went
-    /// back changes only the ages shown, D24).
-    fn age(&self, at: u64) -> Option<Duration> {
-        Some(Duration::from_millis(
-            self.clock.now_ms().saturating_sub(at),
-        ))
     }
 
     /// The handle with `clock` for the times it records from now on (D24); the system clock
@@ -1043,8 +1040,7 @@ impl<S: Storage> Queue<S> {
     /// Publishes the stats for the store's sum, if a store session.
     pub(super) fn publish(&self) {
         if let Some(figures) = &self.figures {
-            let oldest = [self.oldest_parked_at(), self.oldest_died_at()];
-            figures.publish(self.stats(), oldest);
+            figures.publish(self.stats_untimed(), self.oldest());
         }
     }
 
