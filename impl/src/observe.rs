@@ -5,7 +5,8 @@
 //! and its session's name) and, without the `tracing` feature, does nothing
 //! with it, so the protocol code calls the same functions either way and
 //! compiles to the same thing: the feature adds events, never a branch of the protocol. Events
-//! carry fields, not prose; the event's name is its first word (`parkline::opened`), its target
+//! carry fields, and those that ask for an operator (a dead letter, a closed batch, a poisoning)
+//! a message in words too; the event's name is its first word (`parkline::opened`), its target
 //! `parkline`.
 
 use std::path::{Path, PathBuf};
